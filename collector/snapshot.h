@@ -1,0 +1,239 @@
+// The snapshot model: what statlet knows about every tracked cgroup at one instant.
+//
+// Plain C++ value types only (no protobuf, no fds). Collectors fill it, servers and
+// exporters read it. A value that is unknown on this kernel or could not be read is
+// an empty std::optional (or an empty vector), never a zero. Counters are raw, in base
+// units: nanoseconds, bytes, counts. Rates that need two samples (usage_nano_cores)
+// are filled by the Sampler from the previous snapshot.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace statlet {
+
+template <typename T>
+using Opt = std::optional<T>;
+
+// "max" in a cgroup limit file (no limit). Kept distinct from absent (file missing).
+inline constexpr uint64_t kUnlimited = UINT64_MAX;
+
+// ---------------------------------------------------------------------------- identity
+enum class CgroupKind : uint8_t {
+  kRoot,       // the hierarchy root "/" (node totals, as cAdvisor's id="/")
+  kKubepods,   // kubepods / kubepods.slice (node allocatable)
+  kQos,        // burstable / besteffort slices
+  kPod,        // pod<uid> cgroup
+  kContainer,  // a container of a pod, or a bare runtime container (docker-<id>.scope)
+  kOther,      // any other non-empty cgroup (bare host: services, sessions)
+};
+enum class QosClass : uint8_t { kUnknown, kGuaranteed, kBurstable, kBestEffort };
+enum class RuntimeKind : uint8_t { kUnknown, kContainerd, kCrio, kDocker };
+enum class CgroupDriver : uint8_t { kUnknown, kSystemd, kCgroupfs };
+
+const char* CgroupKindName(CgroupKind k);
+const char* QosClassName(QosClass q);
+const char* RuntimeKindName(RuntimeKind r);
+
+// Names from the node's runtime (CRI). Shared and immutable; absent on a bare host.
+struct ContainerMetadata {
+  std::string container_id;
+  std::string container_name;   // CRI ContainerMetadata.name ("POD" never appears here)
+  uint32_t attempt = 0;
+  std::string pod_sandbox_id;
+  std::string pod_name;
+  std::string pod_namespace;
+  std::string pod_uid;
+  uint32_t pod_attempt = 0;
+  std::string image;            // as the user wrote it (ImageSpec.image)
+  std::string image_ref;        // resolved digest reference
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+  std::map<std::string, std::string> pod_labels;
+  std::map<std::string, std::string> pod_annotations;
+  int64_t created_at_ns = 0;
+  int64_t started_at_ns = 0;
+  bool is_sandbox = false;      // the pause container
+};
+
+struct Identity {
+  std::string cgroup_path;       // relative to the hierarchy root, "/" for the root
+  uint64_t cgroup_id = 0;        // inode of the cgroup v2 directory; 0 when there is none
+  CgroupKind kind = CgroupKind::kOther;
+  QosClass qos = QosClass::kUnknown;
+  RuntimeKind runtime = RuntimeKind::kUnknown;
+  CgroupDriver driver = CgroupDriver::kUnknown;
+  std::string container_id;      // 64-hex id parsed from the path; empty for non-containers
+  std::string pod_uid;           // with dashes, as Kubernetes writes it; empty if unknown
+  std::string parent_path;       // the pod's cgroup path for a container; "" otherwise
+  Opt<int64_t> created_ns;       // cgroup directory change time at discovery (wall clock)
+  std::shared_ptr<const ContainerMetadata> meta;  // joined from the runtime, may be null
+};
+
+// ---------------------------------------------------------------------------- resources
+struct PsiLine {
+  double avg10 = 0, avg60 = 0, avg300 = 0;
+  uint64_t total_us = 0;  // cumulative stall time, microseconds (the kernel's unit)
+};
+struct Psi {
+  Opt<PsiLine> some;
+  Opt<PsiLine> full;
+  bool present() const { return some.has_value() || full.has_value(); }
+};
+
+struct CpuStats {
+  Opt<uint64_t> usage_ns;
+  Opt<uint64_t> user_ns;
+  Opt<uint64_t> system_ns;
+  std::vector<uint64_t> per_cpu_ns;   // index = CPU number; empty when unknown
+  bool per_cpu_from_bpf = false;      // filled by the sched_switch probe (v2 hosts)
+  Opt<uint64_t> usage_nano_cores;     // rate over the previous sample (Sampler)
+  // CFS bandwidth
+  Opt<uint64_t> nr_periods;
+  Opt<uint64_t> nr_throttled;
+  Opt<uint64_t> throttled_ns;
+  Opt<uint64_t> nr_bursts;
+  Opt<uint64_t> burst_ns;
+  // limits
+  Opt<uint64_t> quota_us;             // kUnlimited for "max" / -1
+  Opt<uint64_t> period_us;
+  Opt<uint64_t> shares;               // v1 cpu.shares, or v2 weight converted to shares
+  Opt<uint64_t> weight;               // v2 cpu.weight, or v1 shares converted to weight
+  Psi psi;
+};
+
+struct MemoryEvents {
+  Opt<uint64_t> low, high, max, oom, oom_kill, oom_group_kill;
+};
+
+struct MemoryStats {
+  Opt<uint64_t> usage_bytes;          // v2 memory.current, v1 memory.usage_in_bytes
+  Opt<uint64_t> max_usage_bytes;      // v2 memory.peak, v1 memory.max_usage_in_bytes
+  Opt<uint64_t> working_set_bytes;    // usage - inactive_file, floored at 0 (as the kubelet)
+  Opt<uint64_t> rss_bytes;            // v2 anon, v1 total_rss
+  Opt<uint64_t> cache_bytes;          // v2 file, v1 total_cache
+  Opt<uint64_t> mapped_file_bytes;    // v2 file_mapped, v1 total_mapped_file
+  Opt<uint64_t> shmem_bytes;
+  Opt<uint64_t> swap_bytes;           // v2 memory.swap.current, v1 total_swap
+  Opt<uint64_t> kernel_bytes;         // v2 kernel, v1 kmem usage
+  Opt<uint64_t> slab_bytes;
+  Opt<uint64_t> active_anon, inactive_anon, active_file, inactive_file, unevictable;
+  Opt<uint64_t> failcnt;              // v1 memory.failcnt, v2 memory.events max
+  Opt<uint64_t> pgfault, pgmajfault;
+  // reclaim (v2 memory.stat)
+  Opt<uint64_t> pgscan, pgsteal, pgscan_direct, pgsteal_direct, pgscan_kswapd, pgsteal_kswapd;
+  Opt<uint64_t> workingset_refault_anon, workingset_refault_file;
+  Opt<uint64_t> workingset_activate_anon, workingset_activate_file;
+  Opt<uint64_t> workingset_restore_anon, workingset_restore_file;
+  // limits (kUnlimited for "max")
+  Opt<uint64_t> min_bytes, low_bytes, high_bytes, max_bytes;
+  Opt<uint64_t> swap_max_bytes;
+  Opt<uint64_t> soft_limit_bytes;     // v1 memory.soft_limit_in_bytes
+  MemoryEvents events;                // hierarchical (memory.events)
+  MemoryEvents events_local;          // this cgroup only (memory.events.local)
+  Psi psi;
+};
+
+struct ProcessStats {
+  Opt<uint64_t> processes;            // lines of cgroup.procs
+  Opt<uint64_t> threads;              // lines of cgroup.threads (v1: tasks)
+  Opt<uint64_t> pids_current;
+  Opt<uint64_t> pids_max;             // kUnlimited for "max"
+  Opt<uint64_t> pids_events_max;      // forks refused at pids.max
+};
+
+struct IoDeviceStats {
+  uint32_t major = 0, minor = 0;
+  Opt<uint64_t> read_bytes, write_bytes, read_ios, write_ios, discard_bytes, discard_ios;
+};
+struct IoStats {
+  std::vector<IoDeviceStats> devices;  // sorted by (major, minor)
+  Psi psi;
+};
+
+struct NetInterfaceStats {
+  std::string name;
+  uint64_t rx_bytes = 0, rx_packets = 0, rx_errors = 0, rx_dropped = 0;
+  uint64_t tx_bytes = 0, tx_packets = 0, tx_errors = 0, tx_dropped = 0;
+};
+// One network namespace; shared by all containers of a pod.
+struct NetNamespaceStats {
+  uint64_t netns_inode = 0;
+  std::vector<NetInterfaceStats> interfaces;  // in /proc/net/dev order, "lo" included
+};
+
+// Filled by the optional eBPF probes; keyed by cgroup id in the kernel.
+struct BpfCgroupStats {
+  Opt<uint64_t> minor_faults, major_faults;
+  Opt<uint64_t> oom_kills;
+  Opt<uint64_t> tcp_retransmits;
+  Opt<uint64_t> tcp_drops;
+  std::map<std::string, uint64_t> tcp_drop_reasons;
+  // run-queue latency: bucket i counts waits in [2^i, 2^(i+1)) microseconds
+  std::vector<uint64_t> runq_latency_log2_us;
+  Opt<uint64_t> runq_latency_sum_ns;
+};
+
+struct OomEvent {
+  int64_t timestamp_ns = 0;   // wall clock
+  uint32_t pid = 0;
+  std::string comm;
+  uint64_t cgroup_id = 0;     // the victim's memcg (cgroup v2 id)
+  std::string cgroup_path;    // resolved at collection when still known
+  bool constraint_memcg = false;  // true: the cgroup's limit; false: global OOM
+};
+
+// Everything about one cgroup at snapshot time.
+struct CgroupStats {
+  Identity id;
+  CpuStats cpu;
+  MemoryStats memory;
+  ProcessStats process;
+  IoStats io;
+  // Network: the pod's namespace, or none. host_network: in the host's namespace.
+  Opt<uint64_t> netns_inode;
+  bool host_network = false;
+  BpfCgroupStats bpf;
+  bool populated = false;  // some process in this cgroup or below
+};
+
+// Self-observation of one collection, for statlet_* self metrics.
+struct CollectionStats {
+  int64_t duration_ns = 0;
+  uint64_t cgroups_tracked = 0;
+  uint64_t cgroups_reported = 0;
+  uint64_t cgroups_vanished = 0;     // disappeared during this collection (normal)
+  uint64_t discovery_rescans = 0;    // directories re-read by discovery
+};
+
+// A labelled error counter (field/file, reason) kept across collections.
+struct ReadErrorCount {
+  std::string file;    // e.g. "memory.stat"
+  std::string reason;  // "parse", "io", "permission"
+  uint64_t count = 0;
+};
+
+struct Snapshot {
+  int64_t timestamp_ns = 0;          // wall clock (CLOCK_REALTIME) at collection start
+  int64_t monotonic_ns = 0;          // CLOCK_MONOTONIC, for rates
+  uint64_t sequence = 0;             // increases by one per collection
+  std::vector<CgroupStats> cgroups;  // sorted by id.cgroup_path
+  std::map<uint64_t, NetNamespaceStats> netns;  // by netns inode
+  std::vector<OomEvent> recent_ooms;            // newest last, bounded
+  std::vector<ReadErrorCount> read_errors;      // cumulative since start
+  CollectionStats collection;
+  uint32_t num_cpus = 0;
+
+  const CgroupStats* FindByPath(const std::string& path) const;
+  const CgroupStats* FindByContainerId(const std::string& id) const;
+  const NetNamespaceStats* Netns(const CgroupStats& c) const;
+};
+
+using SnapshotPtr = std::shared_ptr<const Snapshot>;
+
+}  // namespace statlet
