@@ -1,0 +1,37 @@
+// Collector: discovery + readers. Collect() walks the tracked cgroups once, reading every
+// file through kept fds, and returns a Snapshot (without rates or enrichment). Not
+// thread-safe: the Sampler serialises calls.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "collector/snapshot.h"
+
+namespace statlet {
+
+struct CollectorOptions {
+  std::string cgroup_mount = "/sys/fs/cgroup";  // where the hierarchies are mounted
+  std::string proc_root = "/proc";
+  // Restrict to these cgroup subtrees (paths relative to the hierarchy root, e.g.
+  // "/kubepods.slice"). Empty: the whole tree.
+  std::vector<std::string> subtrees;
+  // Report cgroups that are neither Kubernetes/runtime cgroups nor populated.
+  bool include_empty = false;
+  // Cardinality guard: at most this many cgroups reported (0 = no cap); the rest are
+  // counted in CollectionStats and dropped.
+  size_t max_cgroups = 0;
+  // Read network counters of each pod's namespace.
+  bool network = true;
+};
+
+class Collector {
+ public:
+  static StatusOr<std::unique_ptr<Collector>> Create(const CollectorOptions& options);
+  virtual ~Collector() = default;
+  virtual StatusOr<Snapshot> Collect() = 0;
+};
+
+}  // namespace statlet

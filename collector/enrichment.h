@@ -1,0 +1,41 @@
+// Optional sources that enrich a collection: runtime metadata (cri/) and eBPF maps (bpf/).
+// The Sampler calls them once per collection; each may be absent. Implementations must be
+// cheap to call (read caches / kernel maps), never block on the network per collection.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "collector/snapshot.h"
+
+namespace statlet {
+
+// Runtime metadata joined onto cgroups by container id (and onto pod cgroups by pod uid).
+struct MetadataMap {
+  std::unordered_map<std::string, std::shared_ptr<const ContainerMetadata>> by_container_id;
+  // The sandbox (pause container) of each pod, by pod uid: names the pod cgroup.
+  std::unordered_map<std::string, std::shared_ptr<const ContainerMetadata>> sandbox_by_pod_uid;
+};
+
+class MetadataSource {
+ public:
+  virtual ~MetadataSource() = default;
+  // The current cached map; never null (an empty map when the runtime is unknown or down).
+  virtual std::shared_ptr<const MetadataMap> Current() = 0;
+};
+
+// Kernel-side aggregates of the eBPF probes.
+class BpfSource {
+ public:
+  virtual ~BpfSource() = default;
+  // Adds this collection's per-cgroup values for the given live cgroup ids (others may be
+  // pruned from the kernel maps) and appends OOM events seen since the last call.
+  virtual void Collect(const std::vector<uint64_t>& live_cgroup_ids,
+                       std::unordered_map<uint64_t, BpfCgroupStats>* by_cgroup_id,
+                       std::vector<OomEvent>* new_ooms) = 0;
+};
+
+}  // namespace statlet
