@@ -1,1 +1,8 @@
-int main() { return 0; }
+#include <cstring>
+
+#include "cmd/commands.h"
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "stats") == 0) return statlet::RunStatsCommand(argc - 1, argv + 1);
+  return statlet::RunDaemonCommand(argc, argv);
+}
