@@ -24,7 +24,7 @@ class Sampler : public SnapshotSource {
 
  private:
   struct Flight;
-  StatusOr<SnapshotPtr> CollectOnce();
+  StatusOr<SnapshotPtr> CollectOnce(const SnapshotPtr& prev);
 
   std::unique_ptr<Collector> collector_;
   MetadataSource* metadata_;

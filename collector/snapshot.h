@@ -169,6 +169,7 @@ struct NetNamespaceStats {
 
 // Filled by the optional eBPF probes; keyed by cgroup id in the kernel.
 struct BpfCgroupStats {
+  std::vector<uint64_t> per_cpu_ns;   // running time per CPU (sched_switch)
   Opt<uint64_t> minor_faults, major_faults;
   Opt<uint64_t> oom_kills;
   Opt<uint64_t> tcp_retransmits;
@@ -208,7 +209,9 @@ struct CollectionStats {
   uint64_t cgroups_tracked = 0;
   uint64_t cgroups_reported = 0;
   uint64_t cgroups_vanished = 0;     // disappeared during this collection (normal)
+  uint64_t cgroups_dropped = 0;      // over the cardinality cap (CollectorOptions::max_cgroups)
   uint64_t discovery_rescans = 0;    // directories re-read by discovery
+  uint64_t fds_kept = 0;             // files kept open across collections
 };
 
 // A labelled error counter (field/file, reason) kept across collections.

@@ -1,0 +1,346 @@
+// The Collector over cgroupfs: discovery keeps the set of cgroups, every cgroup keeps its
+// files open, and one collection is two passes: process lists first (they decide which
+// cgroups are reported and find each pod's network namespace), then every other file of
+// the reported cgroups.
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "base/log.h"
+#include "collector/cgroup_discovery.h"
+#include "collector/cgroup_files.h"
+#include "collector/cgroup_path_classifier.h"
+#include "collector/collector.h"
+#include "collector/kept_file.h"
+#include "collector/netns_reader.h"
+#include "collector/parse/cgroup_parsers.h"
+
+namespace statlet {
+namespace {
+
+int64_t NowNs(clockid_t clock) {
+  struct timespec ts;
+  clock_gettime(clock, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+// Per-cgroup state kept across collections.
+struct Node {
+  std::string path;
+  std::string rel;  // for openat on a hierarchy root
+  CgroupDiscovery::HierarchyMask mask = 0;
+  PathClass cls;
+  uint64_t cgroup_id = 0;
+  Opt<int64_t> created_ns;
+  std::vector<KeptFile> files;  // parallel to the read plan
+  KeptFile procs, threads;
+  uint32_t net_pid = 0;        // a process whose netns stands for this cgroup's
+  uint64_t netns = 0;          // its namespace inode (0 = unknown)
+  // Per-collection scratch.
+  uint64_t own_procs = 0, own_threads = 0;
+  uint64_t tree_procs = 0, tree_threads = 0;
+  uint32_t first_pid = 0;
+  bool gone = false;
+  bool procs_known = false, threads_known = false;
+};
+
+class CgroupCollector : public Collector {
+ public:
+  CgroupCollector(const CollectorOptions& o, CgroupHierarchies h)
+      : opts_(o), discovery_(h, o.subtrees), plan_(BuildReadPlan(h)), netns_(o.proc_root),
+        budget_(FdBudget::FromRlimit(512)) {
+    num_cpus_ = static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_CONF));
+  }
+
+  Status Init() { 
+    Status s = discovery_.Init();
+    if (!s.ok()) return s;
+    for (const auto& [path, mask] : discovery_.paths()) AddNode(path, mask);
+    return Status::Ok();
+  }
+
+  StatusOr<Snapshot> Collect() override;
+
+ private:
+  void AddNode(const std::string& path, CgroupDiscovery::HierarchyMask mask);
+  void RemoveNode(const std::string& path);
+  void CloseNode(Node* n);
+  void ReadProcesses(Node* n);
+  void ReadFiles(Node* n, CgroupStats* out);
+  void CountError(const char* file, const char* reason);
+  void ApplyChanges(const CgroupDiscovery::Changes& ch);
+  Node* Parent(const Node& n);
+
+  CollectorOptions opts_;
+  CgroupDiscovery discovery_;
+  std::vector<const CgroupFileReader*> plan_;
+  NetnsReader netns_;
+  FdBudget budget_;
+  uint32_t num_cpus_ = 0;
+  std::map<std::string, std::unique_ptr<Node>> nodes_;
+  std::map<std::pair<std::string, std::string>, uint64_t> errors_;
+  uint64_t sequence_ = 0;
+  ReadBuffer buf_;
+};
+
+void CgroupCollector::AddNode(const std::string& path, CgroupDiscovery::HierarchyMask mask) {
+  auto n = std::make_unique<Node>();
+  n->path = path;
+  n->rel = CgroupDiscovery::RelPath(path);
+  n->mask = mask;
+  n->cls = ClassifyCgroupPath(path);
+  n->files = std::vector<KeptFile>(plan_.size());
+  struct stat st;
+  if ((mask & (1u << kUnified)) && ::fstatat(discovery_.root_fd(kUnified), n->rel.c_str(), &st, 0) == 0) {
+    n->cgroup_id = st.st_ino;
+  }
+  for (int h = 0; h < kNumHierarchies; ++h) {
+    if ((mask & (1u << h)) && ::fstatat(discovery_.root_fd(static_cast<Hierarchy>(h)), n->rel.c_str(), &st, 0) == 0) {
+      n->created_ns = int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec;
+      break;
+    }
+  }
+  nodes_[path] = std::move(n);
+}
+
+void CgroupCollector::CloseNode(Node* n) {
+  for (auto& f : n->files) f.Close(&budget_);
+  n->procs.Close(&budget_);
+  n->threads.Close(&budget_);
+}
+
+void CgroupCollector::RemoveNode(const std::string& path) {
+  auto it = nodes_.find(path);
+  if (it == nodes_.end()) return;
+  CloseNode(it->second.get());
+  nodes_.erase(it);
+}
+
+void CgroupCollector::ApplyChanges(const CgroupDiscovery::Changes& ch) {
+  for (const auto& p : ch.removed) RemoveNode(p);
+  for (const auto& p : ch.added) AddNode(p, discovery_.paths().at(p));
+  for (const auto& p : ch.changed) {
+    // A hierarchy appeared or vanished for this path: start over with fresh files.
+    RemoveNode(p);
+    AddNode(p, discovery_.paths().at(p));
+  }
+}
+
+void CgroupCollector::CountError(const char* file, const char* reason) {
+  ++errors_[{file, reason}];
+}
+
+Node* CgroupCollector::Parent(const Node& n) {
+  if (n.path == "/") return nullptr;
+  size_t slash = n.path.rfind('/');
+  std::string parent = slash == 0 ? "/" : n.path.substr(0, slash);
+  auto it = nodes_.find(parent);
+  return it == nodes_.end() ? nullptr : it->second.get();
+}
+
+void CgroupCollector::ReadProcesses(Node* n) {
+  n->own_procs = n->own_threads = 0;
+  n->first_pid = 0;
+  n->procs_known = n->threads_known = false;
+  // The unified hierarchy when the path is there (it has cgroup.threads even without
+  // controllers), else the first v1 hierarchy holding it.
+  Hierarchy procs_h = kNumHierarchies;
+  for (int h = 0; h < kNumHierarchies; ++h) {
+    if (n->mask & (1u << h)) { procs_h = static_cast<Hierarchy>(h); break; }
+  }
+  if (procs_h == kNumHierarchies) return;
+  int fd = discovery_.root_fd(procs_h);
+  char rel[4096];
+  int err = 0;
+  std::snprintf(rel, sizeof rel, "%s/cgroup.procs", n->rel.c_str());
+  ReadOutcome r = n->procs.Read(fd, rel, &budget_, &buf_, &err);
+  if (r == ReadOutcome::kGone) { n->gone = true; return; }
+  if (r == ReadOutcome::kError) { CountError("cgroup.procs", "io"); return; }
+  if (r == ReadOutcome::kOk) {
+    bool has_net_pid = false;
+    n->own_procs = parse::CountIds(buf_.view(), n->net_pid, &has_net_pid, &n->first_pid);
+    n->procs_known = true;
+    if (!has_net_pid) n->net_pid = 0;  // pick again below
+  }
+  std::snprintf(rel, sizeof rel, "%s/%s", n->rel.c_str(), procs_h == kUnified ? "cgroup.threads" : "tasks");
+  r = n->threads.Read(fd, rel, &budget_, &buf_, &err);
+  if (r == ReadOutcome::kGone) { n->gone = true; return; }
+  if (r == ReadOutcome::kError) { CountError(procs_h == kUnified ? "cgroup.threads" : "tasks", "io"); return; }
+  if (r == ReadOutcome::kOk) {
+    bool unused;
+    uint32_t unused_first;
+    n->own_threads = parse::CountIds(buf_.view(), 0, &unused, &unused_first);
+    n->threads_known = true;
+  }
+}
+
+void CgroupCollector::ReadFiles(Node* n, CgroupStats* out) {
+  char rel[4096];
+  for (size_t i = 0; i < plan_.size() && !n->gone; ++i) {
+    const CgroupFileReader& r = *plan_[i];
+    if (!(n->mask & (1u << r.hierarchy))) continue;
+    if (n->files[i].absent()) continue;
+    std::snprintf(rel, sizeof rel, "%s/%s", n->rel.c_str(), r.name);
+    int err = 0;
+    switch (n->files[i].Read(discovery_.root_fd(r.hierarchy), rel, &budget_, &buf_, &err)) {
+      case ReadOutcome::kOk:
+        if (!r.apply(buf_.view(), out)) CountError(r.name, "parse");
+        break;
+      case ReadOutcome::kGone:
+        n->gone = true;
+        break;
+      case ReadOutcome::kError:
+        CountError(r.name, err == EACCES || err == EPERM ? "permission" : "io");
+        break;
+      case ReadOutcome::kAbsent:
+        break;
+    }
+  }
+}
+
+StatusOr<Snapshot> CgroupCollector::Collect() {
+  Snapshot snap;
+  snap.timestamp_ns = NowNs(CLOCK_REALTIME);
+  snap.monotonic_ns = NowNs(CLOCK_MONOTONIC);
+  snap.sequence = ++sequence_;
+  snap.num_cpus = num_cpus_;
+  uint64_t dirs_before = discovery_.directories_read();
+  ApplyChanges(discovery_.Poll());
+
+  // Pass 1: process lists, and subtree totals (a parent sorts before its children, so a
+  // reverse walk sees every child before its parent).
+  for (auto& [path, n] : nodes_) {
+    n->gone = false;
+    ReadProcesses(n.get());
+    n->tree_procs = n->own_procs;
+    n->tree_threads = n->own_threads;
+  }
+  for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
+    Node* n = it->second.get();
+    if (n->gone) continue;
+    if (Node* p = Parent(*n)) {
+      p->tree_procs += n->tree_procs;
+      p->tree_threads += n->tree_threads;
+    }
+  }
+
+  // Pass 2: the reported cgroups.
+  uint64_t vanished = 0, dropped = 0;
+  std::vector<std::string> gone;
+  snap.cgroups.reserve(nodes_.size());
+  for (auto& [path, np] : nodes_) {
+    Node* n = np.get();
+    if (n->gone) { gone.push_back(path); continue; }
+    bool populated = n->tree_procs > 0;
+    bool k8s = n->cls.kind != CgroupKind::kOther;
+    if (!(k8s || populated || opts_.include_empty)) continue;
+    if (opts_.max_cgroups != 0 && snap.cgroups.size() >= opts_.max_cgroups) { ++dropped; continue; }
+    CgroupStats& s = snap.cgroups.emplace_back();
+    ReadFiles(n, &s);
+    if (n->gone) {
+      snap.cgroups.pop_back();
+      gone.push_back(path);
+      continue;
+    }
+    Identity& id = s.id;
+    id.cgroup_path = n->path;
+    id.cgroup_id = n->cgroup_id;
+    id.kind = n->cls.kind;
+    id.qos = n->cls.qos;
+    id.runtime = n->cls.runtime;
+    id.driver = n->cls.driver;
+    id.container_id = n->cls.container_id;
+    id.pod_uid = n->cls.pod_uid;
+    if (n->cls.kind == CgroupKind::kContainer) id.parent_path = n->cls.pod_path;
+    id.created_ns = n->created_ns;
+    s.populated = populated;
+    if (n->procs_known) s.process.processes = n->tree_procs;
+    if (n->threads_known) s.process.threads = n->tree_threads;
+    FinishCgroupStats(&s);
+
+    // Network namespace of a process in this cgroup (own processes only: a parent's
+    // namespace comes from its children below).
+    if (opts_.network && n->own_procs > 0) {
+      if (n->net_pid == 0 || n->netns == 0) {
+        n->net_pid = n->first_pid;
+        n->netns = netns_.NetnsOf(n->net_pid);
+      }
+      if (n->netns != 0 && n->netns == netns_.host_netns()) {
+        s.host_network = true;
+      } else if (n->netns != 0) {
+        auto [it, fresh] = snap.netns.try_emplace(n->netns);
+        ReadOutcome r = fresh ? netns_.Read(n->netns, n->net_pid, &it->second) : ReadOutcome::kOk;
+        if (r == ReadOutcome::kGone) {
+          snap.netns.erase(it);
+          n->net_pid = 0;
+          n->netns = 0;
+        } else {
+          if (r == ReadOutcome::kError) CountError("net/dev", "parse");
+          s.netns_inode = n->netns;
+        }
+      }
+    }
+  }
+  for (const auto& p : gone) {
+    ++vanished;
+    CgroupDiscovery::Changes ch;
+    discovery_.Revalidate(p, &ch);
+    ApplyChanges(ch);
+    if (nodes_.count(p)) {
+      // Still there in some hierarchy (a v1 directory removed first): reopen next time.
+      RemoveNode(p);
+      auto m = discovery_.paths().find(p);
+      if (m != discovery_.paths().end()) AddNode(p, m->second);
+    }
+  }
+  netns_.EndCollection();
+
+  // Pods (and other parents) without processes of their own share their children's
+  // namespace: a pod's containers all live in the sandbox's.
+  for (auto it = snap.cgroups.rbegin(); it != snap.cgroups.rend(); ++it) {
+    if (it->id.kind != CgroupKind::kContainer || it->id.parent_path.empty()) continue;
+    CgroupStats* pod = nullptr;
+    auto pit = std::lower_bound(snap.cgroups.begin(), snap.cgroups.end(), it->id.parent_path,
+                                [](const CgroupStats& c, const std::string& p) { return c.id.cgroup_path < p; });
+    if (pit != snap.cgroups.end() && pit->id.cgroup_path == it->id.parent_path) pod = &*pit;
+    if (pod == nullptr || pod->netns_inode || pod->host_network) continue;
+    if (it->netns_inode) pod->netns_inode = it->netns_inode;
+    else if (it->host_network) pod->host_network = true;
+  }
+  // A container without processes (exited, or only threads elsewhere) takes its pod's.
+  for (auto& c : snap.cgroups) {
+    if (c.id.kind != CgroupKind::kContainer || c.netns_inode || c.host_network || c.id.parent_path.empty()) continue;
+    if (const CgroupStats* pod = snap.FindByPath(c.id.parent_path)) {
+      c.netns_inode = pod->netns_inode;
+      c.host_network = pod->host_network;
+    }
+  }
+
+  for (const auto& [key, count] : errors_) snap.read_errors.push_back({key.first, key.second, count});
+  snap.collection.cgroups_tracked = nodes_.size();
+  snap.collection.cgroups_reported = snap.cgroups.size();
+  snap.collection.cgroups_vanished = vanished;
+  snap.collection.cgroups_dropped = dropped;
+  snap.collection.discovery_rescans = discovery_.directories_read() - dirs_before;
+  snap.collection.fds_kept = budget_.used();
+  snap.collection.duration_ns = NowNs(CLOCK_MONOTONIC) - snap.monotonic_ns;
+  return snap;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Collector>> Collector::Create(const CollectorOptions& options) {
+  auto h = DetectHierarchies(options.cgroup_mount, options.proc_root);
+  if (!h.ok()) return h.status();
+  auto c = std::make_unique<CgroupCollector>(options, *h);
+  Status s = c->Init();
+  if (!s.ok()) return s;
+  log::Debug(std::string("cgroup mode ") + h->Mode());
+  return std::unique_ptr<Collector>(std::move(c));
+}
+
+}  // namespace statlet

@@ -1,0 +1,228 @@
+#include "collector/cgroup_discovery.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "base/log.h"
+
+namespace statlet {
+namespace {
+
+constexpr uint32_t kWatchMask = IN_CREATE | IN_DELETE | IN_ONLYDIR | IN_DONT_FOLLOW;
+
+std::string Child(const std::string& parent, const char* name) {
+  return parent == "/" ? "/" + std::string(name) : parent + "/" + name;
+}
+
+bool IsUnder(const std::string& path, const std::string& root) {
+  if (root == "/") return true;
+  return path.size() >= root.size() && path.compare(0, root.size(), root) == 0 &&
+         (path.size() == root.size() || path[root.size()] == '/');
+}
+
+}  // namespace
+
+CgroupDiscovery::CgroupDiscovery(CgroupHierarchies hierarchies, std::vector<std::string> subtrees)
+    : h_(std::move(hierarchies)), subtrees_(std::move(subtrees)) {
+  for (int& fd : root_fd_) fd = -1;
+  if (subtrees_.empty()) subtrees_.push_back("/");
+  for (auto& s : subtrees_) {
+    if (s.empty() || s.front() != '/') s.insert(s.begin(), '/');
+    while (s.size() > 1 && s.back() == '/') s.pop_back();
+  }
+}
+
+CgroupDiscovery::~CgroupDiscovery() {
+  for (int fd : root_fd_) if (fd >= 0) ::close(fd);
+  if (inotify_fd_ >= 0) ::close(inotify_fd_);
+}
+
+std::string CgroupDiscovery::RelPath(const std::string& path) {
+  if (path == "/" || path.empty()) return ".";
+  return path.substr(1);
+}
+
+bool CgroupDiscovery::InScope(const std::string& path) const {
+  for (const auto& s : subtrees_) if (IsUnder(path, s)) return true;
+  return false;
+}
+
+Status CgroupDiscovery::Init() {
+  bool any = false;
+  for (int h = 0; h < kNumHierarchies; ++h) {
+    if (!h_.has(static_cast<Hierarchy>(h))) continue;
+    // v1 controllers co-mounted at one path share a root fd's content; opening twice is fine.
+    root_fd_[h] = ::open(h_.mount[h].c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (root_fd_[h] < 0) return ErrnoStatus(errno, "open " + h_.mount[h]);
+    any = true;
+  }
+  if (!any) return NotFound("no cgroup hierarchy to read");
+  inotify_fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (inotify_fd_ < 0) {
+    log::Warn(std::string("inotify unavailable, cgroups are re-walked on every collection: ") + std::strerror(errno));
+  }
+  WalkAll(&paths_);
+  return Status::Ok();
+}
+
+void CgroupDiscovery::AddWatch(Hierarchy h, const std::string& path) {
+  if (inotify_fd_ < 0) return;
+  std::string full = h_.mount[h] + (path == "/" ? "" : path);
+  int wd = ::inotify_add_watch(inotify_fd_, full.c_str(), kWatchMask);
+  if (wd < 0) {
+    log::Once(log::Level::kWarn, "inotify_add_watch",
+              "inotify_add_watch failed (" + std::string(std::strerror(errno)) +
+                  "); new cgroups may be seen late. Raise fs.inotify.max_user_watches.");
+    return;
+  }
+  wd_[wd] = Watch{h, path};
+}
+
+void CgroupDiscovery::Walk(Hierarchy h, const std::string& path, std::map<std::string, HierarchyMask>* out) {
+  std::string rel = RelPath(path);
+  int fd = ::openat(root_fd_[h], rel.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;  // vanished or not in this hierarchy
+  DIR* dir = ::fdopendir(fd);
+  if (dir == nullptr) {
+    ::close(fd);
+    return;
+  }
+  // Watch before listing, so a child created between the listing and the watch is not lost.
+  AddWatch(h, path);
+  ++dirs_read_;
+  (*out)[path] |= 1u << h;
+  std::vector<std::string> children;
+  while (dirent* e = ::readdir(dir)) {
+    if (e->d_type != DT_DIR || e->d_name[0] == '.') continue;
+    children.push_back(Child(path, e->d_name));
+  }
+  ::closedir(dir);
+  for (const auto& c : children) Walk(h, c, out);
+}
+
+void CgroupDiscovery::WalkAll(std::map<std::string, HierarchyMask>* out) {
+  ++full_walks_;
+  for (int h = 0; h < kNumHierarchies; ++h) {
+    if (root_fd_[h] < 0) continue;
+    for (const auto& s : subtrees_) Walk(static_cast<Hierarchy>(h), s, out);
+  }
+}
+
+void CgroupDiscovery::FullRescan(Changes* changes) {
+  if (inotify_fd_ >= 0) {
+    for (auto& [wd, w] : wd_) ::inotify_rm_watch(inotify_fd_, wd);
+    wd_.clear();
+  }
+  std::map<std::string, HierarchyMask> fresh;
+  WalkAll(&fresh);
+  for (const auto& [p, m] : fresh) {
+    auto it = paths_.find(p);
+    if (it == paths_.end()) changes->added.push_back(p);
+    else if (it->second != m) changes->changed.push_back(p);
+  }
+  for (const auto& [p, m] : paths_) {
+    if (!fresh.count(p)) changes->removed.push_back(p);
+  }
+  paths_ = std::move(fresh);
+}
+
+void CgroupDiscovery::RemoveSubtree(Hierarchy h, const std::string& path,
+                                    std::map<std::string, HierarchyMask>* masks) {
+  for (auto it = paths_.lower_bound(path); it != paths_.end() && IsUnder(it->first, path); ++it) {
+    if (it->second & (1u << h)) (*masks)[it->first] = it->second & ~(1u << h);
+  }
+}
+
+CgroupDiscovery::Changes CgroupDiscovery::Poll() {
+  Changes changes;
+  if (inotify_fd_ < 0) {
+    FullRescan(&changes);
+    return changes;
+  }
+  // New masks for touched paths; applied after the queue is drained.
+  std::map<std::string, HierarchyMask> masks;
+  bool overflow = false;
+  alignas(struct inotify_event) char buf[16384];
+  while (true) {
+    ssize_t n = ::read(inotify_fd_, buf, sizeof buf);
+    if (n <= 0) break;
+    for (char* p = buf; p < buf + n;) {
+      auto* ev = reinterpret_cast<struct inotify_event*>(p);
+      p += sizeof(struct inotify_event) + ev->len;
+      if (ev->mask & IN_Q_OVERFLOW) { overflow = true; continue; }
+      auto it = wd_.find(ev->wd);
+      if (it == wd_.end()) continue;
+      if (ev->mask & IN_IGNORED) { wd_.erase(it); continue; }
+      if (!(ev->mask & IN_ISDIR) || ev->len == 0) continue;
+      Watch w = it->second;
+      std::string child = Child(w.path, ev->name);
+      if (ev->mask & IN_CREATE) {
+        std::map<std::string, HierarchyMask> found;
+        Walk(w.h, child, &found);
+        for (const auto& [fp, bit] : found) {
+          auto cur = masks.count(fp) ? masks[fp] : (paths_.count(fp) ? paths_[fp] : 0u);
+          masks[fp] = cur | bit;
+        }
+      } else if (ev->mask & IN_DELETE) {
+        // Apply to the pending view: a create+delete within one drain cancels out.
+        for (auto& [mp, mm] : masks) {
+          if (IsUnder(mp, child)) mm &= ~(1u << w.h);
+        }
+        RemoveSubtree(w.h, child, &masks);
+      }
+    }
+    if (overflow) break;
+  }
+  if (overflow) {
+    log::Warn("inotify queue overflowed; re-walking the cgroup tree");
+    FullRescan(&changes);
+    return changes;
+  }
+  for (const auto& [p, m] : masks) {
+    auto it = paths_.find(p);
+    if (m == 0) {
+      if (it != paths_.end()) {
+        paths_.erase(it);
+        changes.removed.push_back(p);
+      }
+    } else if (it == paths_.end()) {
+      paths_[p] = m;
+      changes.added.push_back(p);
+    } else if (it->second != m) {
+      it->second = m;
+      changes.changed.push_back(p);
+    }
+  }
+  return changes;
+}
+
+void CgroupDiscovery::Revalidate(const std::string& path, Changes* changes) {
+  auto it = paths_.find(path);
+  if (it == paths_.end()) return;
+  std::string rel = RelPath(path);
+  HierarchyMask m = 0;
+  for (int h = 0; h < kNumHierarchies; ++h) {
+    if (!(it->second & (1u << h))) continue;
+    struct stat st;
+    if (::fstatat(root_fd_[h], rel.c_str(), &st, 0) == 0) m |= 1u << h;
+  }
+  if (m == it->second) return;
+  if (m == 0) {
+    // Descendants are gone too (a cgroup can only be removed when empty of children).
+    for (auto d = paths_.lower_bound(path); d != paths_.end() && IsUnder(d->first, path);) {
+      changes->removed.push_back(d->first);
+      d = paths_.erase(d);
+    }
+  } else {
+    it->second = m;
+    changes->changed.push_back(path);
+  }
+}
+
+}  // namespace statlet

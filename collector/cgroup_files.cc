@@ -1,0 +1,293 @@
+#include "collector/cgroup_files.h"
+
+#include "collector/parse/cgroup_parsers.h"
+
+namespace statlet {
+namespace {
+
+using parse::FlatKeyField;
+
+// ------------------------------------------------------------------ cpu (v2)
+const FlatKeyField<CpuStats> kV2CpuStat[] = {
+    {"usage_usec", &CpuStats::usage_ns, 1000},     {"user_usec", &CpuStats::user_ns, 1000},
+    {"system_usec", &CpuStats::system_ns, 1000},   {"nr_periods", &CpuStats::nr_periods},
+    {"nr_throttled", &CpuStats::nr_throttled},     {"throttled_usec", &CpuStats::throttled_ns, 1000},
+    {"nr_bursts", &CpuStats::nr_bursts},           {"burst_usec", &CpuStats::burst_ns, 1000},
+};
+bool ApplyV2CpuStat(std::string_view c, CgroupStats* s) {
+  return parse::ParseFlatKeyedInto(c, kV2CpuStat, &s->cpu) == 0;
+}
+bool ApplyV2CpuMax(std::string_view c, CgroupStats* s) {
+  return parse::ParseCpuMax(c, &s->cpu.quota_us, &s->cpu.period_us);
+}
+bool ApplyV2CpuWeight(std::string_view c, CgroupStats* s) {
+  uint64_t v;
+  if (!parse::ParseU64(c, &v)) return false;
+  s->cpu.weight = v;
+  return true;
+}
+
+// ------------------------------------------------------------------ cpu (v1)
+const FlatKeyField<CpuStats> kV1CpuStat[] = {
+    {"nr_periods", &CpuStats::nr_periods},   {"nr_throttled", &CpuStats::nr_throttled},
+    {"throttled_time", &CpuStats::throttled_ns}, {"nr_bursts", &CpuStats::nr_bursts},
+    {"burst_time", &CpuStats::burst_ns},
+};
+bool ApplyV1CpuStat(std::string_view c, CgroupStats* s) {
+  return parse::ParseFlatKeyedInto(c, kV1CpuStat, &s->cpu) == 0;
+}
+bool ApplyV1Percpu(std::string_view c, CgroupStats* s) {
+  s->cpu.per_cpu_ns.clear();
+  return parse::ParseU64List(c, &s->cpu.per_cpu_ns);
+}
+bool ApplyU64(std::string_view c, Opt<uint64_t>* out) {
+  uint64_t v;
+  if (!parse::ParseU64(c, &v)) return false;
+  *out = v;
+  return true;
+}
+bool ApplyLimit(std::string_view c, Opt<uint64_t>* out) {
+  uint64_t v;
+  if (!parse::ParseLimit(c, &v)) return false;
+  *out = v;
+  return true;
+}
+bool ApplyV1Limit(std::string_view c, Opt<uint64_t>* out) {
+  uint64_t v;
+  if (!parse::ParseV1Limit(c, &v)) return false;
+  *out = v;
+  return true;
+}
+bool ApplyV1CpuUser(std::string_view c, CgroupStats* s) { return ApplyU64(c, &s->cpu.user_ns); }
+bool ApplyV1CpuSys(std::string_view c, CgroupStats* s) { return ApplyU64(c, &s->cpu.system_ns); }
+bool ApplyV1Quota(std::string_view c, CgroupStats* s) {
+  uint64_t v;
+  if (!parse::ParseV1Quota(c, &v)) return false;
+  s->cpu.quota_us = v;
+  return true;
+}
+bool ApplyV1Period(std::string_view c, CgroupStats* s) { return ApplyU64(c, &s->cpu.period_us); }
+bool ApplyV1Shares(std::string_view c, CgroupStats* s) { return ApplyU64(c, &s->cpu.shares); }
+
+// ------------------------------------------------------------------ memory (v2)
+const FlatKeyField<MemoryStats> kV2MemoryStat[] = {
+    {"anon", &MemoryStats::rss_bytes},
+    {"file", &MemoryStats::cache_bytes},
+    {"kernel", &MemoryStats::kernel_bytes},
+    {"shmem", &MemoryStats::shmem_bytes},
+    {"file_mapped", &MemoryStats::mapped_file_bytes},
+    {"inactive_anon", &MemoryStats::inactive_anon},
+    {"active_anon", &MemoryStats::active_anon},
+    {"inactive_file", &MemoryStats::inactive_file},
+    {"active_file", &MemoryStats::active_file},
+    {"unevictable", &MemoryStats::unevictable},
+    {"slab", &MemoryStats::slab_bytes},
+    {"workingset_refault_anon", &MemoryStats::workingset_refault_anon},
+    {"workingset_refault_file", &MemoryStats::workingset_refault_file},
+    {"workingset_activate_anon", &MemoryStats::workingset_activate_anon},
+    {"workingset_activate_file", &MemoryStats::workingset_activate_file},
+    {"workingset_restore_anon", &MemoryStats::workingset_restore_anon},
+    {"workingset_restore_file", &MemoryStats::workingset_restore_file},
+    {"pgscan", &MemoryStats::pgscan},
+    {"pgsteal", &MemoryStats::pgsteal},
+    {"pgscan_kswapd", &MemoryStats::pgscan_kswapd},
+    {"pgscan_direct", &MemoryStats::pgscan_direct},
+    {"pgsteal_kswapd", &MemoryStats::pgsteal_kswapd},
+    {"pgsteal_direct", &MemoryStats::pgsteal_direct},
+    {"pgfault", &MemoryStats::pgfault},
+    {"pgmajfault", &MemoryStats::pgmajfault},
+};
+bool ApplyV2MemoryStat(std::string_view c, CgroupStats* s) {
+  return parse::ParseFlatKeyedInto(c, kV2MemoryStat, &s->memory) == 0;
+}
+const FlatKeyField<MemoryEvents> kMemoryEvents[] = {
+    {"low", &MemoryEvents::low},   {"high", &MemoryEvents::high},
+    {"max", &MemoryEvents::max},   {"oom", &MemoryEvents::oom},
+    {"oom_kill", &MemoryEvents::oom_kill}, {"oom_group_kill", &MemoryEvents::oom_group_kill},
+};
+bool ApplyV2MemoryEvents(std::string_view c, CgroupStats* s) {
+  return parse::ParseFlatKeyedInto(c, kMemoryEvents, &s->memory.events) == 0;
+}
+bool ApplyV2MemoryEventsLocal(std::string_view c, CgroupStats* s) {
+  return parse::ParseFlatKeyedInto(c, kMemoryEvents, &s->memory.events_local) == 0;
+}
+bool ApplyV2MemCurrent(std::string_view c, CgroupStats* s) { return ApplyU64(c, &s->memory.usage_bytes); }
+bool ApplyV2MemPeak(std::string_view c, CgroupStats* s) { return ApplyU64(c, &s->memory.max_usage_bytes); }
+bool ApplyV2MemMin(std::string_view c, CgroupStats* s) { return ApplyLimit(c, &s->memory.min_bytes); }
+bool ApplyV2MemLow(std::string_view c, CgroupStats* s) { return ApplyLimit(c, &s->memory.low_bytes); }
+bool ApplyV2MemHigh(std::string_view c, CgroupStats* s) { return ApplyLimit(c, &s->memory.high_bytes); }
+bool ApplyV2MemMax(std::string_view c, CgroupStats* s) { return ApplyLimit(c, &s->memory.max_bytes); }
+bool ApplyV2SwapCurrent(std::string_view c, CgroupStats* s) { return ApplyU64(c, &s->memory.swap_bytes); }
+bool ApplyV2SwapMax(std::string_view c, CgroupStats* s) { return ApplyLimit(c, &s->memory.swap_max_bytes); }
+
+// ------------------------------------------------------------------ memory (v1)
+const FlatKeyField<MemoryStats> kV1MemoryStat[] = {
+    {"total_cache", &MemoryStats::cache_bytes},
+    {"total_rss", &MemoryStats::rss_bytes},
+    {"total_shmem", &MemoryStats::shmem_bytes},
+    {"total_mapped_file", &MemoryStats::mapped_file_bytes},
+    {"total_workingset_refault_anon", &MemoryStats::workingset_refault_anon},
+    {"total_workingset_refault_file", &MemoryStats::workingset_refault_file},
+    {"total_swap", &MemoryStats::swap_bytes},
+    {"total_pgfault", &MemoryStats::pgfault},
+    {"total_pgmajfault", &MemoryStats::pgmajfault},
+    {"total_inactive_anon", &MemoryStats::inactive_anon},
+    {"total_active_anon", &MemoryStats::active_anon},
+    {"total_inactive_file", &MemoryStats::inactive_file},
+    {"total_active_file", &MemoryStats::active_file},
+    {"total_unevictable", &MemoryStats::unevictable},
+};
+bool ApplyV1MemoryStat(std::string_view c, CgroupStats* s) {
+  return parse::ParseFlatKeyedInto(c, kV1MemoryStat, &s->memory) == 0;
+}
+bool ApplyV1MemUsage(std::string_view c, CgroupStats* s) { return ApplyU64(c, &s->memory.usage_bytes); }
+bool ApplyV1MemMaxUsage(std::string_view c, CgroupStats* s) { return ApplyU64(c, &s->memory.max_usage_bytes); }
+bool ApplyV1Failcnt(std::string_view c, CgroupStats* s) { return ApplyU64(c, &s->memory.failcnt); }
+bool ApplyV1MemLimit(std::string_view c, CgroupStats* s) { return ApplyV1Limit(c, &s->memory.max_bytes); }
+bool ApplyV1SoftLimit(std::string_view c, CgroupStats* s) { return ApplyV1Limit(c, &s->memory.soft_limit_bytes); }
+bool ApplyV1MemswLimit(std::string_view c, CgroupStats* s) { return ApplyV1Limit(c, &s->memory.swap_max_bytes); }
+bool ApplyV1OomControl(std::string_view c, CgroupStats* s) {
+  // "oom_kill_disable 0\nunder_oom 0\noom_kill N": only oom_kill is a counter.
+  return parse::ForEachFlatKeyed(c, [&](std::string_view k, uint64_t v) {
+           if (k == "oom_kill") s->memory.events.oom_kill = v;
+         }) == 0;
+}
+
+// ------------------------------------------------------------------ pids
+bool ApplyPidsCurrent(std::string_view c, CgroupStats* s) { return ApplyU64(c, &s->process.pids_current); }
+bool ApplyPidsMax(std::string_view c, CgroupStats* s) { return ApplyLimit(c, &s->process.pids_max); }
+bool ApplyPidsEvents(std::string_view c, CgroupStats* s) {
+  return parse::ForEachFlatKeyed(c, [&](std::string_view k, uint64_t v) {
+           if (k == "max") s->process.pids_events_max = v;
+         }) == 0;
+}
+
+// ------------------------------------------------------------------ io
+bool ApplyV2IoStat(std::string_view c, CgroupStats* s) {
+  s->io.devices.clear();
+  return parse::ParseIoStat(c, &s->io.devices);
+}
+bool ApplyV1BlkioBytes(std::string_view c, CgroupStats* s) { return parse::ParseBlkio(c, true, &s->io.devices); }
+bool ApplyV1BlkioIos(std::string_view c, CgroupStats* s) { return parse::ParseBlkio(c, false, &s->io.devices); }
+
+// ------------------------------------------------------------------ PSI (unified hierarchy)
+bool ApplyCpuPressure(std::string_view c, CgroupStats* s) { return parse::ParsePsi(c, &s->cpu.psi); }
+bool ApplyMemoryPressure(std::string_view c, CgroupStats* s) { return parse::ParsePsi(c, &s->memory.psi); }
+bool ApplyIoPressure(std::string_view c, CgroupStats* s) { return parse::ParsePsi(c, &s->io.psi); }
+
+// clang-format off
+const CgroupFileReader kV2CpuFiles[] = {
+    {kUnified, "cpu.stat", ApplyV2CpuStat},
+    {kUnified, "cpu.max", ApplyV2CpuMax},
+    {kUnified, "cpu.weight", ApplyV2CpuWeight},
+};
+const CgroupFileReader kV1CpuFiles[] = {
+    {kV1Cpuacct, "cpuacct.usage_percpu", ApplyV1Percpu},
+    {kV1Cpuacct, "cpuacct.usage_user", ApplyV1CpuUser},
+    {kV1Cpuacct, "cpuacct.usage_sys", ApplyV1CpuSys},
+    {kV1Cpu, "cpu.stat", ApplyV1CpuStat},
+    {kV1Cpu, "cpu.cfs_quota_us", ApplyV1Quota},
+    {kV1Cpu, "cpu.cfs_period_us", ApplyV1Period},
+    {kV1Cpu, "cpu.shares", ApplyV1Shares},
+};
+const CgroupFileReader kV2MemoryFiles[] = {
+    {kUnified, "memory.current", ApplyV2MemCurrent},
+    {kUnified, "memory.peak", ApplyV2MemPeak},
+    {kUnified, "memory.stat", ApplyV2MemoryStat},
+    {kUnified, "memory.events", ApplyV2MemoryEvents},
+    {kUnified, "memory.events.local", ApplyV2MemoryEventsLocal},
+    {kUnified, "memory.min", ApplyV2MemMin},
+    {kUnified, "memory.low", ApplyV2MemLow},
+    {kUnified, "memory.high", ApplyV2MemHigh},
+    {kUnified, "memory.max", ApplyV2MemMax},
+    {kUnified, "memory.swap.current", ApplyV2SwapCurrent},
+    {kUnified, "memory.swap.max", ApplyV2SwapMax},
+};
+const CgroupFileReader kV1MemoryFiles[] = {
+    {kV1Memory, "memory.usage_in_bytes", ApplyV1MemUsage},
+    {kV1Memory, "memory.max_usage_in_bytes", ApplyV1MemMaxUsage},
+    {kV1Memory, "memory.stat", ApplyV1MemoryStat},
+    {kV1Memory, "memory.failcnt", ApplyV1Failcnt},
+    {kV1Memory, "memory.limit_in_bytes", ApplyV1MemLimit},
+    {kV1Memory, "memory.soft_limit_in_bytes", ApplyV1SoftLimit},
+    {kV1Memory, "memory.memsw.limit_in_bytes", ApplyV1MemswLimit},
+    {kV1Memory, "memory.oom_control", ApplyV1OomControl},
+};
+const CgroupFileReader kV2PidsFiles[] = {
+    {kUnified, "pids.current", ApplyPidsCurrent},
+    {kUnified, "pids.max", ApplyPidsMax},
+    {kUnified, "pids.events", ApplyPidsEvents},
+};
+const CgroupFileReader kV1PidsFiles[] = {
+    {kV1Pids, "pids.current", ApplyPidsCurrent},
+    {kV1Pids, "pids.max", ApplyPidsMax},
+    {kV1Pids, "pids.events", ApplyPidsEvents},
+};
+const CgroupFileReader kV2IoFiles[] = {
+    {kUnified, "io.stat", ApplyV2IoStat},
+};
+const CgroupFileReader kV1IoFiles[] = {
+    {kV1Blkio, "blkio.throttle.io_service_bytes_recursive", ApplyV1BlkioBytes},
+    {kV1Blkio, "blkio.throttle.io_serviced_recursive", ApplyV1BlkioIos},
+};
+const CgroupFileReader kPsiFiles[] = {
+    {kUnified, "cpu.pressure", ApplyCpuPressure},
+    {kUnified, "memory.pressure", ApplyMemoryPressure},
+    {kUnified, "io.pressure", ApplyIoPressure},
+};
+// clang-format on
+
+template <size_t N>
+void Append(std::vector<const CgroupFileReader*>* out, const CgroupFileReader (&t)[N]) {
+  for (const auto& r : t) out->push_back(&r);
+}
+
+}  // namespace
+
+std::vector<const CgroupFileReader*> BuildReadPlan(const CgroupHierarchies& h) {
+  std::vector<const CgroupFileReader*> plan;
+  if (h.v2_cpu) Append(&plan, kV2CpuFiles);
+  else if (h.has(kV1Cpuacct) || h.has(kV1Cpu)) {
+    for (const auto& r : kV1CpuFiles) if (h.has(r.hierarchy)) plan.push_back(&r);
+  }
+  if (h.v2_memory) Append(&plan, kV2MemoryFiles);
+  else if (h.has(kV1Memory)) Append(&plan, kV1MemoryFiles);
+  if (h.v2_pids) Append(&plan, kV2PidsFiles);
+  else if (h.has(kV1Pids)) Append(&plan, kV1PidsFiles);
+  if (h.v2_io) Append(&plan, kV2IoFiles);
+  else if (h.has(kV1Blkio)) Append(&plan, kV1IoFiles);
+  if (h.has(kUnified)) Append(&plan, kPsiFiles);
+  return plan;
+}
+
+uint64_t CpuWeightToShares(uint64_t weight) {
+  if (weight == 0) return 0;
+  return 2 + ((weight - 1) * 262142) / 9999;
+}
+uint64_t CpuSharesToWeight(uint64_t shares) {
+  if (shares < 2) shares = 2;
+  if (shares > 262144) shares = 262144;
+  return 1 + ((shares - 2) * 9999) / 262142;
+}
+
+void FinishCgroupStats(CgroupStats* s) {
+  CpuStats& cpu = s->cpu;
+  if (!cpu.usage_ns && !cpu.per_cpu_ns.empty()) {
+    uint64_t sum = 0;
+    for (uint64_t v : cpu.per_cpu_ns) sum += v;
+    cpu.usage_ns = sum;
+  }
+  if (cpu.weight && !cpu.shares) cpu.shares = CpuWeightToShares(*cpu.weight);
+  if (cpu.shares && !cpu.weight) cpu.weight = CpuSharesToWeight(*cpu.shares);
+
+  MemoryStats& m = s->memory;
+  if (m.usage_bytes) {
+    uint64_t inactive = m.inactive_file.value_or(0);
+    m.working_set_bytes = *m.usage_bytes > inactive ? *m.usage_bytes - inactive : 0;
+  }
+  if (!m.failcnt && m.events.max) m.failcnt = m.events.max;
+  // v1 only knows oom kills; v2 reports both oom and oom_kill
+  // (the remaining fields of memory.events stay absent on v1).
+}
+
+}  // namespace statlet

@@ -1,0 +1,34 @@
+// The cgroup files statlet reads, one typed reader per file: where it lives (hierarchy),
+// its name, and how its content lands in CgroupStats. Which files a host needs depends
+// on where each controller is mounted (v2, v1, hybrid): BuildReadPlan picks them once.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "collector/cgroup_hierarchies.h"
+#include "collector/snapshot.h"
+
+namespace statlet {
+
+struct CgroupFileReader {
+  Hierarchy hierarchy;
+  const char* name;
+  // Parses `content` into `out`; false when (part of) the content was malformed.
+  bool (*apply)(std::string_view content, CgroupStats* out);
+};
+
+// The files to read on this host, in read order. cgroup.procs / cgroup.threads are not in
+// the plan: the collector reads them first (they decide what is reported).
+std::vector<const CgroupFileReader*> BuildReadPlan(const CgroupHierarchies& h);
+
+// Derived values, computed once every file is read: working set (usage − inactive_file,
+// floored at 0, as the kubelet does), failcnt from memory.events on v2, shares/weight
+// conversions, CPU usage totals from per-CPU values on v1.
+void FinishCgroupStats(CgroupStats* s);
+
+// v2 cpu.weight [1, 10000] ↔ v1 cpu.shares [2, 262144], the kubelet's conversion.
+uint64_t CpuWeightToShares(uint64_t weight);
+uint64_t CpuSharesToWeight(uint64_t shares);
+
+}  // namespace statlet

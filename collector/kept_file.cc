@@ -1,0 +1,88 @@
+#include "collector/kept_file.h"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace statlet {
+
+size_t FdBudget::FromRlimit(size_t reserve) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return 1024 > reserve ? 1024 - reserve : 0;
+  if (rl.rlim_cur < rl.rlim_max) {
+    struct rlimit raised = rl;
+    raised.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) rl = raised;
+  }
+  size_t cur = rl.rlim_cur == RLIM_INFINITY ? (1u << 20) : static_cast<size_t>(rl.rlim_cur);
+  return cur > reserve ? cur - reserve : 0;
+}
+
+int PreadWhole(int fd, ReadBuffer* buf) {
+  size_t len = 0;
+  while (true) {
+    ssize_t n = ::pread(fd, buf->data() + len, buf->capacity() - len, static_cast<off_t>(len));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    len += static_cast<size_t>(n);
+    if (n == 0 || len < buf->capacity()) break;
+    buf->Grow();
+  }
+  buf->set_len(len);
+  return 0;
+}
+
+namespace {
+bool IsGone(int e) { return e == ENOENT || e == ENODEV || e == ESRCH; }
+}  // namespace
+
+ReadOutcome KeptFile::Read(int dir_fd, const char* rel, FdBudget* budget, ReadBuffer* buf, int* err) {
+  if (absent_) return ReadOutcome::kAbsent;
+  bool transient = false;
+  if (fd_ < 0) {
+    int fd = ::openat(dir_fd, rel, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      *err = errno;
+      if (errno == ENOENT) {
+        // Absent file vs vanished cgroup: the caller tells them apart (its directory).
+        absent_ = true;
+        return ReadOutcome::kAbsent;
+      }
+      return IsGone(errno) ? ReadOutcome::kGone : ReadOutcome::kError;
+    }
+    if (budget == nullptr || budget->TryAcquire()) {
+      fd_ = fd;
+    } else {
+      fd_ = fd;
+      transient = true;
+    }
+  }
+  int e = PreadWhole(fd_, buf);
+  if (transient) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  if (e != 0) {
+    *err = e;
+    return IsGone(e) ? ReadOutcome::kGone : ReadOutcome::kError;
+  }
+  return ReadOutcome::kOk;
+}
+
+void KeptFile::Close(FdBudget* budget) {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+    if (budget) budget->Release();
+  }
+}
+
+KeptFile::~KeptFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+}  // namespace statlet

@@ -1,0 +1,127 @@
+#include "collector/sampler.h"
+
+#include <time.h>
+
+#include <unordered_map>
+
+namespace statlet {
+namespace {
+
+constexpr size_t kMaxRecentOoms = 64;
+
+int64_t MonotonicNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+// usage_nano_cores as the kubelet computes it: the CPU time used between two samples over
+// the wall time between them. A restarted cgroup (counter went back) gets no rate.
+void FillRates(const Snapshot* prev, Snapshot* cur) {
+  if (prev == nullptr || cur->monotonic_ns <= prev->monotonic_ns) return;
+  double dt = static_cast<double>(cur->monotonic_ns - prev->monotonic_ns);
+  for (auto& c : cur->cgroups) {
+    const CgroupStats* p = prev->FindByPath(c.id.cgroup_path);
+    if (p == nullptr || !p->cpu.usage_ns || !c.cpu.usage_ns || p->id.created_ns != c.id.created_ns) continue;
+    if (*c.cpu.usage_ns < *p->cpu.usage_ns) continue;
+    c.cpu.usage_nano_cores = static_cast<uint64_t>(static_cast<double>(*c.cpu.usage_ns - *p->cpu.usage_ns) * 1e9 / dt);
+  }
+}
+
+}  // namespace
+
+struct Sampler::Flight {
+  std::condition_variable cv;
+  bool done = false;
+  StatusOr<SnapshotPtr> result = Status(StatusCode::kUnavailable, "collection in flight");
+};
+
+Sampler::Sampler(std::unique_ptr<Collector> collector, MetadataSource* metadata, BpfSource* bpf)
+    : collector_(std::move(collector)), metadata_(metadata), bpf_(bpf) {}
+
+SamplerStats Sampler::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+StatusOr<SnapshotPtr> Sampler::Get(std::chrono::nanoseconds max_age) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (last_ && max_age.count() > 0 && MonotonicNs() - last_->monotonic_ns <= max_age.count()) {
+    ++stats_.reuses;
+    return last_;
+  }
+  if (in_flight_) {
+    ++stats_.joins;
+    std::shared_ptr<Flight> f = in_flight_;
+    f->cv.wait(lock, [&] { return f->done; });
+    return f->result;
+  }
+  auto flight = std::make_shared<Flight>();
+  in_flight_ = flight;
+  ++stats_.collections;
+  SnapshotPtr prev = last_;
+  lock.unlock();
+
+  StatusOr<SnapshotPtr> result = CollectOnce(prev);
+
+  lock.lock();
+  flight->result = result;
+  flight->done = true;
+  in_flight_.reset();
+  if (result.ok()) last_ = *result;
+  flight->cv.notify_all();
+  return result;
+}
+
+StatusOr<SnapshotPtr> Sampler::CollectOnce(const SnapshotPtr& prev) {
+  auto collected = collector_->Collect();
+  if (!collected.ok()) return collected.status();
+  auto snap = std::make_shared<Snapshot>(std::move(*collected));
+
+  if (metadata_ != nullptr) {
+    std::shared_ptr<const MetadataMap> meta = metadata_->Current();
+    for (auto& c : snap->cgroups) {
+      if (!c.id.container_id.empty()) {
+        auto it = meta->by_container_id.find(c.id.container_id);
+        if (it != meta->by_container_id.end()) c.id.meta = it->second;
+      } else if (c.id.kind == CgroupKind::kPod && !c.id.pod_uid.empty()) {
+        auto it = meta->sandbox_by_pod_uid.find(c.id.pod_uid);
+        if (it != meta->sandbox_by_pod_uid.end()) c.id.meta = it->second;
+      }
+    }
+  }
+
+  if (bpf_ != nullptr) {
+    std::vector<uint64_t> live;
+    live.reserve(snap->cgroups.size());
+    for (const auto& c : snap->cgroups) if (c.id.cgroup_id != 0) live.push_back(c.id.cgroup_id);
+    std::unordered_map<uint64_t, BpfCgroupStats> by_id;
+    std::vector<OomEvent> new_ooms;
+    bpf_->Collect(live, &by_id, &new_ooms);
+    std::unordered_map<uint64_t, const CgroupStats*> path_of;
+    for (auto& c : snap->cgroups) {
+      if (c.id.cgroup_id == 0) continue;
+      path_of[c.id.cgroup_id] = &c;
+      auto it = by_id.find(c.id.cgroup_id);
+      if (it == by_id.end()) continue;
+      c.bpf = std::move(it->second);
+      if (c.cpu.per_cpu_ns.empty() && !c.bpf.per_cpu_ns.empty()) {
+        c.cpu.per_cpu_ns = c.bpf.per_cpu_ns;
+        c.cpu.per_cpu_from_bpf = true;
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& e : new_ooms) {
+      auto it = path_of.find(e.cgroup_id);
+      if (it != path_of.end()) e.cgroup_path = it->second->id.cgroup_path;
+      ooms_.push_back(std::move(e));
+    }
+    if (ooms_.size() > kMaxRecentOoms) ooms_.erase(ooms_.begin(), ooms_.end() - kMaxRecentOoms);
+    snap->recent_ooms = ooms_;
+  }
+
+  FillRates(prev.get(), snap.get());
+  return SnapshotPtr(std::move(snap));
+}
+
+}  // namespace statlet
