@@ -44,6 +44,7 @@ struct Node {
   uint64_t own_procs = 0, own_threads = 0;
   uint64_t tree_procs = 0, tree_threads = 0;
   uint32_t first_pid = 0;
+  int procs_h = kNumHierarchies;  // the hierarchy the process lists were read from
   bool gone = false;
   bool procs_known = false, threads_known = false;
 };
@@ -152,6 +153,7 @@ void CgroupCollector::ReadProcesses(Node* n) {
   for (int h = 0; h < kNumHierarchies; ++h) {
     if (n->mask & (1u << h)) { procs_h = static_cast<Hierarchy>(h); break; }
   }
+  n->procs_h = procs_h;
   if (procs_h == kNumHierarchies) return;
   int fd = discovery_.root_fd(procs_h);
   char rel[4096];
@@ -222,7 +224,10 @@ StatusOr<Snapshot> CgroupCollector::Collect() {
   for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
     Node* n = it->second.get();
     if (n->gone) continue;
-    if (Node* p = Parent(*n)) {
+    // Only within one hierarchy: on a hybrid host a path may exist in v1 hierarchies only,
+    // and its processes are then already counted at the unified root.
+    Node* p = Parent(*n);
+    if (p != nullptr && p->procs_h == n->procs_h) {
       p->tree_procs += n->tree_procs;
       p->tree_threads += n->tree_threads;
     }
