@@ -1,0 +1,112 @@
+#include "bpf/bpf_probes.h"
+
+#include <unistd.h>
+
+#include "base/log.h"
+#include "bpf/cgroup_pruner.h"
+#include "bpf/probe.h"
+
+namespace statlet {
+
+bool ParseBpfMode(std::string_view s, BpfMode* out) {
+  if (s == "auto") *out = BpfMode::kAuto;
+  else if (s == "on") *out = BpfMode::kOn;
+  else if (s == "off") *out = BpfMode::kOff;
+  else return false;
+  return true;
+}
+
+const char* BpfModeName(BpfMode mode) {
+  switch (mode) {
+    case BpfMode::kAuto: return "auto";
+    case BpfMode::kOn: return "on";
+    case BpfMode::kOff: return "off";
+  }
+  return "auto";
+}
+
+const std::vector<std::string>& BpfProbes::ProbeNames() {
+  static const std::vector<std::string> names = {"cpu", "runqlat", "faults", "oom", "tcp"};
+  return names;
+}
+
+BpfProbes::BpfProbes() = default;
+
+BpfProbes::~BpfProbes() {
+  slots_.clear();  // detach and unload before closing anything else
+  if (cgroup2_root_fd_ >= 0) close(cgroup2_root_fd_);
+}
+
+StatusOr<std::unique_ptr<BpfProbes>> BpfProbes::Create(const BpfOptions& options) {
+  if (options.max_cgroups == 0) return InvalidArgument("bpf: max_cgroups must be positive");
+  std::unique_ptr<BpfProbes> self(new BpfProbes());
+  std::unique_ptr<bpf::Probe> (*factories[])() = {bpf::NewCpuTimeProbe, bpf::NewRunqLatencyProbe,
+                                                   bpf::NewPageFaultsProbe, bpf::NewOomKillProbe,
+                                                   bpf::NewTcpEventsProbe};
+  if (options.mode == BpfMode::kOff) {
+    self->slots_.resize(ProbeNames().size());
+    for (Slot& slot : self->slots_) slot.error = "disabled";
+    return self;
+  }
+  bpf::InstallLibbpfLogger();
+  self->cgroup2_root_fd_ = bpf::OpenCgroup2Root(options.cgroup2_root);
+  bpf::ProbeConfig config{.max_cgroups = options.max_cgroups};
+  for (auto* factory : factories) {
+    Slot slot;
+    slot.probe = factory();
+    Status st = slot.probe->Start(config);
+    if (st.ok()) {
+      slot.up = true;
+    } else {
+      const std::string name = slot.probe->name();
+      slot.error = st.message();
+      slot.probe.reset();
+      if (options.mode == BpfMode::kOn) {
+        return statlet::Status(st.code(), "bpf probe " + name + " did not load: " + st.message());
+      }
+      log::Warn("bpf probe " + name + " not loaded, skipping it: " + st.message());
+    }
+    self->slots_.push_back(std::move(slot));
+  }
+  return self;
+}
+
+void BpfProbes::Collect(const std::vector<uint64_t>& live_cgroup_ids,
+                        std::unordered_map<uint64_t, BpfCgroupStats>* by_cgroup_id,
+                        std::vector<OomEvent>* new_ooms) {
+  std::lock_guard<std::mutex> lock(collect_mu_);
+  per_cpu_ns_.clear();
+  bpf::CgroupPruner pruner(live_cgroup_ids, cgroup2_root_fd_);
+  std::vector<OomEvent> ignored_ooms;
+  bpf::CollectContext ctx{.pruner = &pruner,
+                          .by_cgroup_id = by_cgroup_id,
+                          .new_ooms = new_ooms ? new_ooms : &ignored_ooms,
+                          .per_cpu_ns = &per_cpu_ns_};
+  for (Slot& slot : slots_) {
+    if (slot.up) slot.probe->Collect(ctx);
+  }
+}
+
+const std::vector<uint64_t>* BpfProbes::PerCpuNs(uint64_t cgroup_id) const {
+  auto it = per_cpu_ns_.find(cgroup_id);
+  return it == per_cpu_ns_.end() ? nullptr : &it->second;
+}
+
+std::vector<BpfProbeStatus> BpfProbes::ProbeStatus() const {
+  std::lock_guard<std::mutex> lock(collect_mu_);
+  std::vector<BpfProbeStatus> out;
+  for (size_t i = 0; i < slots_.size(); i++) {
+    const Slot& s = slots_[i];
+    out.push_back({ProbeNames()[i], s.up, s.error, s.up ? s.probe->LostEvents() : 0});
+  }
+  return out;
+}
+
+bool BpfProbes::AnyUp() const {
+  for (const Slot& s : slots_) {
+    if (s.up) return true;
+  }
+  return false;
+}
+
+}  // namespace statlet

@@ -1,0 +1,67 @@
+#include "bpf/cgroup_pruner.h"
+
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace statlet::bpf {
+namespace {
+
+// File handle type of kernfs (cgroupfs) nodes: the handle is the 64-bit node id.
+constexpr int kFileIdKernfs = 0xfe;
+
+bool IsCgroup2(int fd) {
+  struct statfs st;
+  return fstatfs(fd, &st) == 0 && st.f_type == CGROUP2_SUPER_MAGIC;
+}
+
+}  // namespace
+
+CgroupPruner::CgroupPruner(const std::vector<uint64_t>& live_ids, int cgroup2_root_fd)
+    : live_(live_ids.begin(), live_ids.end()), root_fd_(cgroup2_root_fd) {}
+
+bool CgroupPruner::ShouldPrune(uint64_t id, bool map_crowded) {
+  if (map_crowded || root_fd_ < 0) return true;
+  return !CgroupExists(id);
+}
+
+bool CgroupPruner::CgroupExists(uint64_t id) {
+  auto it = exists_.find(id);
+  if (it != exists_.end()) return it->second;
+  alignas(struct file_handle) unsigned char buf[sizeof(struct file_handle) + sizeof(uint64_t)];
+  auto* fh = reinterpret_cast<struct file_handle*>(buf);
+  fh->handle_bytes = sizeof(uint64_t);
+  fh->handle_type = kFileIdKernfs;
+  std::memcpy(fh->f_handle, &id, sizeof(id));
+  int fd = open_by_handle_at(root_fd_, fh, O_RDONLY | O_CLOEXEC);
+  bool exists;
+  if (fd >= 0) {
+    close(fd);
+    exists = true;
+  } else {
+    // ESTALE / ENOENT: gone. Anything else (no permission, no handle support): unknown,
+    // and an unknown non-live entry is dropped, which is the interface's default.
+    exists = false;
+  }
+  exists_.emplace(id, exists);
+  return exists;
+}
+
+int OpenCgroup2Root(const std::string& path) {
+  const char* candidates[] = {path.c_str(), "/sys/fs/cgroup", "/sys/fs/cgroup/unified"};
+  for (const char* p : candidates) {
+    if (*p == '\0') continue;
+    int fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) continue;
+    if (IsCgroup2(fd)) return fd;
+    close(fd);
+    if (p == path.c_str()) return -1;  // an explicit path that is not cgroup2: no guessing
+  }
+  return -1;
+}
+
+}  // namespace statlet::bpf

@@ -1,0 +1,73 @@
+// The few kernel types the probes read, declared by hand for CO-RE.
+//
+// Every struct carries preserve_access_index, so clang records each field access as a BTF
+// relocation and libbpf patches the real offsets from the running kernel's BTF at load
+// time. Only the fields the programs touch are declared; their order and the missing
+// members do not matter. This keeps the build free of any vmlinux.h / build-machine BTF.
+#pragma once
+
+#include <linux/types.h>
+
+#define STATLET_CORE __attribute__((preserve_access_index))
+
+struct kernfs_node {
+  __u64 id;  // the cgroup id (inode number of the cgroupfs directory)
+} STATLET_CORE;
+
+struct cgroup {
+  struct kernfs_node *kn;
+} STATLET_CORE;
+
+struct cgroup_subsys_state {
+  struct cgroup *cgroup;
+  struct cgroup_subsys_state *parent;
+} STATLET_CORE;
+
+// The index of the memory controller in css_set.subsys is read from the kernel's enum.
+enum cgroup_subsys_id {
+  memory_cgrp_id = 4,
+};
+
+struct css_set {
+  struct cgroup_subsys_state *subsys[16];
+  struct cgroup *dfl_cgrp;  // the task's cgroup on the unified (v2) hierarchy
+} STATLET_CORE;
+
+struct task_struct {
+  int pid;   // thread id
+  int tgid;  // process id
+  char comm[16];
+  struct css_set *cgroups;
+} STATLET_CORE;
+
+typedef struct {
+  long counter;
+} atomic_long_t;
+
+struct page_counter {
+  atomic_long_t usage;  // pages
+  unsigned long max;    // pages
+} STATLET_CORE;
+
+struct mem_cgroup {
+  struct cgroup_subsys_state css;
+  struct page_counter memory;
+} STATLET_CORE;
+
+struct sock_cgroup_data {
+  struct cgroup *cgroup;  // the creating task's v2 cgroup (5.15+)
+} STATLET_CORE;
+
+struct sock_common {
+  unsigned char skc_state;
+} STATLET_CORE;
+
+struct sock {
+  struct sock_common __sk_common;
+  __u16 sk_protocol;
+  struct sock_cgroup_data sk_cgrp_data;
+} STATLET_CORE;
+
+struct sk_buff {
+  struct sock *sk;
+} STATLET_CORE;

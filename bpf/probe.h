@@ -1,0 +1,63 @@
+// One eBPF probe: a libbpf skeleton that loads, attaches, and adds its kernel aggregates to
+// a collection. BpfProbes owns one per probe; each is up or down on its own.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "bpf/cgroup_pruner.h"
+#include "collector/snapshot.h"
+
+struct bpf_map;
+
+namespace statlet::bpf {
+
+struct ProbeConfig {
+  uint32_t max_cgroups = 4096;  // entries of each per-cgroup map
+};
+
+// What one Collect() fills; shared by all probes of the collection.
+struct CollectContext {
+  CgroupPruner* pruner = nullptr;
+  std::unordered_map<uint64_t, BpfCgroupStats>* by_cgroup_id = nullptr;
+  std::vector<OomEvent>* new_ooms = nullptr;
+  std::unordered_map<uint64_t, std::vector<uint64_t>>* per_cpu_ns = nullptr;
+};
+
+class Probe {
+ public:
+  virtual ~Probe() = default;
+  virtual const char* name() const = 0;
+  // Opens, sizes, loads and attaches. On error nothing stays loaded.
+  virtual Status Start(const ProbeConfig& config) = 0;
+  // Reads the kernel maps into `ctx` (only live cgroups) and prunes entries of dead ones.
+  virtual void Collect(CollectContext& ctx) = 0;
+  // Events the kernel side could not record (a full map or ring buffer).
+  virtual uint64_t LostEvents() const = 0;
+};
+
+std::unique_ptr<Probe> NewCpuTimeProbe();
+std::unique_ptr<Probe> NewRunqLatencyProbe();
+std::unique_ptr<Probe> NewPageFaultsProbe();
+std::unique_ptr<Probe> NewOomKillProbe();
+std::unique_ptr<Probe> NewTcpEventsProbe();
+
+// Walks a per-cgroup per-CPU hash map (keys start with the u64 cgroup id): calls
+// visit(cgroup_id, key, values) for live cgroups and deletes entries the pruner rejects.
+template <typename Visit>
+void ScanCgroupMap(int fd, size_t key_size, size_t value_size, uint32_t max_entries,
+                   CollectContext& ctx, Visit&& visit);
+
+// The last libbpf warning of this thread, for error messages ("" if none).
+std::string LastLibbpfMessage();
+// Routes libbpf's own logging to statlet's log (once per process).
+void InstallLibbpfLogger();
+// A Status for a failed libbpf call returning -errno, with libbpf's last warning.
+Status LibbpfError(int err, const char* what);
+
+}  // namespace statlet::bpf
+
+#include "bpf/probe_scan.h"
