@@ -1,0 +1,52 @@
+// CriServer: serves CriStatsService (and an all-UNIMPLEMENTED ImageService) on a unix
+// socket. The daemon starts one with its SnapshotSource and stops it at shutdown.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "collector/snapshot_source.h"
+#include "cri/stats_service.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace statlet::cri {
+
+// Where `--cri.listen` points by default.
+inline constexpr char kDefaultCriListenPath[] = "/run/statlet/cri.sock";
+
+struct CriServerOptions {
+  std::string listen_path = kDefaultCriListenPath;  // a path or unix:///path
+  mode_t socket_mode = 0660;
+  CriServiceOptions service;
+};
+
+class CriServer {
+ public:
+  // Prepares the path (a stale socket file is replaced, a live one refused), binds,
+  // sets the mode and starts serving. `source` must outlive the server.
+  static StatusOr<std::unique_ptr<CriServer>> Start(SnapshotSource* source, const CriServerOptions& options);
+  ~CriServer();
+
+  // Stops accepting calls, lets running ones finish within `grace`, removes the socket
+  // file. Idempotent.
+  void Stop(std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
+  const std::string& path() const { return path_; }
+
+ private:
+  CriServer(std::string path, std::unique_ptr<CriStatsService> stats, std::unique_ptr<CriImageService> images);
+
+  std::string path_;
+  ino_t socket_inode_ = 0;
+  std::unique_ptr<CriStatsService> stats_;
+  std::unique_ptr<CriImageService> images_;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+}  // namespace statlet::cri

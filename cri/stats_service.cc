@@ -1,0 +1,188 @@
+#include "cri/stats_service.h"
+
+#include <utility>
+#include <vector>
+
+#include "cri/pod_metrics.h"
+#include "cri/snapshot_to_cri.h"
+#include "cri/stats_selection.h"
+
+namespace statlet::cri {
+namespace v1 = ::runtime::v1;
+namespace {
+
+grpc::Status ToGrpc(const Status& s) {
+  grpc::StatusCode code = grpc::StatusCode::INTERNAL;
+  switch (s.code()) {
+    case StatusCode::kOk: return grpc::Status::OK;
+    case StatusCode::kInvalidArgument: code = grpc::StatusCode::INVALID_ARGUMENT; break;
+    case StatusCode::kNotFound:
+    case StatusCode::kGone: code = grpc::StatusCode::NOT_FOUND; break;
+    case StatusCode::kUnavailable: code = grpc::StatusCode::UNAVAILABLE; break;
+    case StatusCode::kUnimplemented: code = grpc::StatusCode::UNIMPLEMENTED; break;
+    case StatusCode::kDataLoss: code = grpc::StatusCode::DATA_LOSS; break;
+    case StatusCode::kInternal: break;
+  }
+  return grpc::Status(code, s.message());
+}
+
+// One snapshot and its CRI view, kept alive together for one call.
+struct Frame {
+  SnapshotPtr snapshot;
+  CriView view;
+};
+
+StatusOr<Frame> Load(SnapshotSource* source, std::chrono::nanoseconds max_age) {
+  auto snap = source->Get(max_age);
+  if (!snap.ok()) return Unavailable("collecting stats failed: " + snap.status().message());
+  Frame f;
+  f.snapshot = std::move(snap).value();
+  f.view = BuildCriView(*f.snapshot);
+  return f;
+}
+
+ContainerFilter FromProto(const v1::ContainerStatsFilter& f) {
+  return {f.id(), f.pod_sandbox_id(), {f.label_selector().begin(), f.label_selector().end()}};
+}
+PodFilter FromProto(const v1::PodSandboxStatsFilter& f) {
+  return {f.id(), {f.label_selector().begin(), f.label_selector().end()}};
+}
+
+template <typename Entry, typename Filter>
+std::vector<const Entry*> Select(const CriView& view, const std::vector<Entry>& all, const Filter& f) {
+  std::vector<const Entry*> out;
+  for (const auto& e : all) {
+    if (Matches(view, e, f)) out.push_back(&e);
+  }
+  return out;
+}
+
+// Writes `items` in messages of at most `chunk` items; none when there are no items.
+template <typename Resp, typename Entry, typename Fill, typename Add>
+grpc::Status StreamChunks(grpc::ServerWriter<Resp>* writer, const std::vector<const Entry*>& items,
+                          size_t chunk, Fill&& fill, Add&& add) {
+  if (chunk == 0) chunk = 1;
+  for (size_t i = 0; i < items.size(); i += chunk) {
+    Resp resp;
+    for (size_t j = i; j < items.size() && j < i + chunk; ++j) fill(*items[j], add(resp));
+    if (!writer->Write(resp)) return grpc::Status(grpc::StatusCode::CANCELLED, "client went away");
+  }
+  return grpc::Status::OK;
+}
+
+}  // namespace
+
+CriStatsService::CriStatsService(SnapshotSource* source, CriServiceOptions options)
+    : source_(source), options_(options) {}
+
+grpc::Status CriStatsService::Version(Ctx*, const v1::VersionRequest*, v1::VersionResponse* resp) {
+  resp->set_version("0.1.0");  // the kubelet runtime API version every runtime reports
+  resp->set_runtime_name("statlet");
+  resp->set_runtime_version(STATLET_VERSION);
+  resp->set_runtime_api_version("v1");
+  return grpc::Status::OK;
+}
+
+grpc::Status CriStatsService::ContainerStats(Ctx*, const v1::ContainerStatsRequest* req,
+                                             v1::ContainerStatsResponse* resp) {
+  if (req->container_id().empty()) return ToGrpc(InvalidArgument("container_id is empty"));
+  auto frame = Load(source_, options_.max_age);
+  if (!frame.ok()) return ToGrpc(frame.status());
+  auto c = FindContainer(frame->view, req->container_id());
+  if (!c.ok()) return ToGrpc(c.status());
+  FillContainerStats(frame->view, **c, resp->mutable_stats());
+  return grpc::Status::OK;
+}
+
+grpc::Status CriStatsService::ListContainerStats(Ctx*, const v1::ListContainerStatsRequest* req,
+                                                 v1::ListContainerStatsResponse* resp) {
+  ContainerFilter filter = FromProto(req->filter());
+  if (statlet::Status s = ValidateLabelSelector(filter.label_selector); !s.ok()) return ToGrpc(s);
+  auto frame = Load(source_, options_.max_age);
+  if (!frame.ok()) return ToGrpc(frame.status());
+  for (const ContainerEntry* c : Select(frame->view, frame->view.containers, filter)) {
+    FillContainerStats(frame->view, *c, resp->add_stats());
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status CriStatsService::StreamContainerStats(
+    Ctx*, const v1::StreamContainerStatsRequest* req,
+    grpc::ServerWriter<v1::StreamContainerStatsResponse>* writer) {
+  ContainerFilter filter = FromProto(req->filter());
+  if (statlet::Status s = ValidateLabelSelector(filter.label_selector); !s.ok()) return ToGrpc(s);
+  auto frame = Load(source_, options_.max_age);
+  if (!frame.ok()) return ToGrpc(frame.status());
+  const CriView& view = frame->view;
+  return StreamChunks(
+      writer, Select(view, view.containers, filter), options_.stream_chunk,
+      [&](const ContainerEntry& c, v1::ContainerStats* out) { FillContainerStats(view, c, out); },
+      [](v1::StreamContainerStatsResponse& r) { return r.add_container_stats(); });
+}
+
+grpc::Status CriStatsService::PodSandboxStats(Ctx*, const v1::PodSandboxStatsRequest* req,
+                                              v1::PodSandboxStatsResponse* resp) {
+  if (req->pod_sandbox_id().empty()) return ToGrpc(InvalidArgument("pod_sandbox_id is empty"));
+  auto frame = Load(source_, options_.max_age);
+  if (!frame.ok()) return ToGrpc(frame.status());
+  auto p = FindPod(frame->view, req->pod_sandbox_id());
+  if (!p.ok()) return ToGrpc(p.status());
+  FillPodSandboxStats(frame->view, **p, resp->mutable_stats());
+  return grpc::Status::OK;
+}
+
+grpc::Status CriStatsService::ListPodSandboxStats(Ctx*, const v1::ListPodSandboxStatsRequest* req,
+                                                  v1::ListPodSandboxStatsResponse* resp) {
+  PodFilter filter = FromProto(req->filter());
+  if (statlet::Status s = ValidateLabelSelector(filter.label_selector); !s.ok()) return ToGrpc(s);
+  auto frame = Load(source_, options_.max_age);
+  if (!frame.ok()) return ToGrpc(frame.status());
+  for (const PodEntry* p : Select(frame->view, frame->view.pods, filter)) {
+    FillPodSandboxStats(frame->view, *p, resp->add_stats());
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status CriStatsService::StreamPodSandboxStats(
+    Ctx*, const v1::StreamPodSandboxStatsRequest* req,
+    grpc::ServerWriter<v1::StreamPodSandboxStatsResponse>* writer) {
+  PodFilter filter = FromProto(req->filter());
+  if (statlet::Status s = ValidateLabelSelector(filter.label_selector); !s.ok()) return ToGrpc(s);
+  auto frame = Load(source_, options_.max_age);
+  if (!frame.ok()) return ToGrpc(frame.status());
+  const CriView& view = frame->view;
+  return StreamChunks(
+      writer, Select(view, view.pods, filter), options_.stream_chunk,
+      [&](const PodEntry& p, v1::PodSandboxStats* out) { FillPodSandboxStats(view, p, out); },
+      [](v1::StreamPodSandboxStatsResponse& r) { return r.add_pod_sandbox_stats(); });
+}
+
+grpc::Status CriStatsService::ListMetricDescriptors(Ctx*, const v1::ListMetricDescriptorsRequest*,
+                                                    v1::ListMetricDescriptorsResponse* resp) {
+  FillMetricDescriptors(resp);
+  return grpc::Status::OK;
+}
+
+grpc::Status CriStatsService::ListPodSandboxMetrics(Ctx*, const v1::ListPodSandboxMetricsRequest*,
+                                                    v1::ListPodSandboxMetricsResponse* resp) {
+  auto frame = Load(source_, options_.max_age);
+  if (!frame.ok()) return ToGrpc(frame.status());
+  for (const auto& p : frame->view.pods) FillPodSandboxMetrics(frame->view, p, resp->add_pod_metrics());
+  return grpc::Status::OK;
+}
+
+grpc::Status CriStatsService::StreamPodSandboxMetrics(
+    Ctx*, const v1::StreamPodSandboxMetricsRequest*,
+    grpc::ServerWriter<v1::StreamPodSandboxMetricsResponse>* writer) {
+  auto frame = Load(source_, options_.max_age);
+  if (!frame.ok()) return ToGrpc(frame.status());
+  const CriView& view = frame->view;
+  std::vector<const PodEntry*> pods;
+  for (const auto& p : view.pods) pods.push_back(&p);
+  return StreamChunks(
+      writer, pods, options_.stream_chunk,
+      [&](const PodEntry& p, v1::PodSandboxMetrics* out) { FillPodSandboxMetrics(view, p, out); },
+      [](v1::StreamPodSandboxMetricsResponse& r) { return r.add_pod_sandbox_metrics(); });
+}
+
+}  // namespace statlet::cri

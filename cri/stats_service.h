@@ -1,0 +1,55 @@
+// CriStatsService: runtime.v1 RuntimeService's stats calls over statlet's snapshots.
+// Every RPC reads one snapshot through SnapshotSource::Get(max_age), so concurrent callers
+// share a collection (single-flight lives in the source). Methods not overridden here
+// answer UNIMPLEMENTED (gRPC's default for a declared but unimplemented method).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+
+#include "collector/snapshot_source.h"
+#include "cri/proto/api.grpc.pb.h"
+
+namespace statlet::cri {
+
+struct CriServiceOptions {
+  // Snapshot reuse: a collection younger than this answers the call.
+  std::chrono::nanoseconds max_age = std::chrono::seconds(1);
+  // Items per message of the Stream* calls.
+  size_t stream_chunk = 100;
+};
+
+class CriStatsService final : public ::runtime::v1::RuntimeService::Service {
+ public:
+  using Ctx = ::grpc::ServerContext;
+  CriStatsService(SnapshotSource* source, CriServiceOptions options);
+
+  ::grpc::Status Version(Ctx*, const ::runtime::v1::VersionRequest*, ::runtime::v1::VersionResponse*) override;
+  ::grpc::Status ContainerStats(Ctx*, const ::runtime::v1::ContainerStatsRequest*,
+                                ::runtime::v1::ContainerStatsResponse*) override;
+  ::grpc::Status ListContainerStats(Ctx*, const ::runtime::v1::ListContainerStatsRequest*,
+                                    ::runtime::v1::ListContainerStatsResponse*) override;
+  ::grpc::Status StreamContainerStats(Ctx*, const ::runtime::v1::StreamContainerStatsRequest*,
+                                      ::grpc::ServerWriter<::runtime::v1::StreamContainerStatsResponse>*) override;
+  ::grpc::Status PodSandboxStats(Ctx*, const ::runtime::v1::PodSandboxStatsRequest*,
+                                 ::runtime::v1::PodSandboxStatsResponse*) override;
+  ::grpc::Status ListPodSandboxStats(Ctx*, const ::runtime::v1::ListPodSandboxStatsRequest*,
+                                     ::runtime::v1::ListPodSandboxStatsResponse*) override;
+  ::grpc::Status StreamPodSandboxStats(Ctx*, const ::runtime::v1::StreamPodSandboxStatsRequest*,
+                                       ::grpc::ServerWriter<::runtime::v1::StreamPodSandboxStatsResponse>*) override;
+  ::grpc::Status ListMetricDescriptors(Ctx*, const ::runtime::v1::ListMetricDescriptorsRequest*,
+                                       ::runtime::v1::ListMetricDescriptorsResponse*) override;
+  ::grpc::Status ListPodSandboxMetrics(Ctx*, const ::runtime::v1::ListPodSandboxMetricsRequest*,
+                                       ::runtime::v1::ListPodSandboxMetricsResponse*) override;
+  ::grpc::Status StreamPodSandboxMetrics(Ctx*, const ::runtime::v1::StreamPodSandboxMetricsRequest*,
+                                         ::grpc::ServerWriter<::runtime::v1::StreamPodSandboxMetricsResponse>*) override;
+
+ private:
+  SnapshotSource* source_;
+  CriServiceOptions options_;
+};
+
+// The ImageService: statlet serves no image call; each answers UNIMPLEMENTED.
+class CriImageService final : public ::runtime::v1::ImageService::Service {};
+
+}  // namespace statlet::cri
