@@ -1,0 +1,348 @@
+#include "exporters/daemon_options.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+namespace statlet {
+namespace {
+
+using std::chrono::nanoseconds;
+using std::chrono::seconds;
+
+Status ParseUint(const std::string& name, const std::string& text, uint64_t* out) {
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno != 0 || text[0] == '-') {
+    return InvalidArgument(name + ": expected a non-negative integer, got \"" + text + "\"");
+  }
+  *out = v;
+  return Status::Ok();
+}
+
+Status ParseBool(const std::string& name, const std::string& text, bool* out) {
+  if (text == "true" || text == "1") *out = true;
+  else if (text == "false" || text == "0") *out = false;
+  else return InvalidArgument(name + ": expected true or false, got \"" + text + "\"");
+  return Status::Ok();
+}
+
+Status ParseSeconds(const std::string& name, const std::string& text, seconds* out) {
+  nanoseconds ns;
+  if (Status s = ParseDuration(text, &ns); !s.ok()) return InvalidArgument(name + ": " + s.message());
+  *out = std::chrono::duration_cast<seconds>(ns);
+  if (*out < seconds(1)) return InvalidArgument(name + ": must be at least 1s");
+  return Status::Ok();
+}
+
+// One option: its flag name (without "--"), YAML path (section.key), help and setter.
+struct Option {
+  const char* flag;
+  const char* yaml;
+  const char* def;
+  const char* help;
+  bool is_bool;
+  std::function<Status(DaemonOptions*, const std::string&)> set;
+};
+
+const std::vector<Option>& Options() {
+  static const auto* opts = new std::vector<Option>{
+      {"web.listen-address", "web.listen_address", ":10340",
+       "Address to listen on for /metrics, /healthz and /readyz (host:port, :port).", false,
+       [](DaemonOptions* o, const std::string& v) {
+         std::string h;
+         int p;
+         if (Status s = ParseListenAddress(v, &h, &p); !s.ok()) return s;
+         o->http.listen_address = v;
+         return Status::Ok();
+       }},
+      {"web.telemetry-path", "web.telemetry_path", "/metrics", "Path under which to expose metrics.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (v.empty() || v[0] != '/') return InvalidArgument("web.telemetry-path must start with '/'");
+         o->http.telemetry_path = v;
+         return Status::Ok();
+       }},
+      {"web.config.file", "web.config_file", "",
+       "Exporter-toolkit web config (TLS cert/key/client CA, basic_auth_users, headers).", false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->web_config_file = v;
+         return Status::Ok();
+       }},
+      {"web.max-connections", "web.max_connections", "8",
+       "Connections served at once; more wait in a queue. Keep-alive connections hold a slot.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         uint64_t n;
+         if (Status s = ParseUint("web.max-connections", v, &n); !s.ok()) return s;
+         if (n == 0 || n > 1024) return InvalidArgument("web.max-connections must be 1..1024");
+         o->http.threads = n;
+         return Status::Ok();
+       }},
+      {"web.read-timeout", "web.read_timeout", "10s", "Timeout for reading a request.", false,
+       [](DaemonOptions* o, const std::string& v) { return ParseSeconds("web.read-timeout", v, &o->http.read_timeout); }},
+      {"web.write-timeout", "web.write_timeout", "30s", "Timeout for writing a response.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         return ParseSeconds("web.write-timeout", v, &o->http.write_timeout);
+       }},
+      {"web.idle-timeout", "web.idle_timeout", "30s", "How long an idle keep-alive connection stays open.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         return ParseSeconds("web.idle-timeout", v, &o->http.keep_alive_timeout);
+       }},
+      {"web.max-request-bytes", "web.max_request_bytes", "65536", "Largest request body accepted.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         uint64_t n;
+         if (Status s = ParseUint("web.max-request-bytes", v, &n); !s.ok()) return s;
+         o->http.max_request_bytes = n;
+         return Status::Ok();
+       }},
+      {"web.gzip-level", "web.gzip_level", "1", "zlib level (1..9) when a scraper accepts gzip.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         uint64_t n;
+         if (Status s = ParseUint("web.gzip-level", v, &n); !s.ok()) return s;
+         if (n < 1 || n > 9) return InvalidArgument("web.gzip-level must be 1..9");
+         o->http.gzip_level = static_cast<int>(n);
+         return Status::Ok();
+       }},
+      {"log.level", "log.level", "info", "Only log messages with the given severity or above: debug, info, warn, error.",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (!log::ParseLevel(v, &o->log_level)) return InvalidArgument("log.level: expected debug|info|warn|error");
+         return Status::Ok();
+       }},
+      {"log.format", "log.format", "logfmt", "Output format of log messages: logfmt or json.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (!log::ParseFormat(v, &o->log_format)) return InvalidArgument("log.format: expected logfmt|json");
+         return Status::Ok();
+       }},
+      {"collector.max-age", "collector.max_age", "0s",
+       "Serve a snapshot younger than this instead of collecting again (0: collect per scrape; concurrent "
+       "scrapes always share one collection).",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (Status s = ParseDuration(v, &o->http.max_age); !s.ok()) return InvalidArgument("collector.max-age: " + s.message());
+         return Status::Ok();
+       }},
+      {"collector.cgroup-root", "collector.cgroup_root", "/sys/fs/cgroup", "Where the cgroup hierarchies are mounted.",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->collector.cgroup_mount = v;
+         return Status::Ok();
+       }},
+      {"collector.proc-root", "collector.proc_root", "/proc", "Mount point of procfs.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->collector.proc_root = v;
+         return Status::Ok();
+       }},
+      {"collector.subtree", "collector.subtrees", "",
+       "Only report cgroups under this path (relative to the hierarchy root); repeatable. Default: all.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (v.empty() || v[0] != '/') return InvalidArgument("collector.subtree must start with '/'");
+         o->collector.subtrees.push_back(v);
+         return Status::Ok();
+       }},
+      {"collector.include-empty", "collector.include_empty", "false",
+       "Also report cgroups with no processes that are not Kubernetes or runtime cgroups.", true,
+       [](DaemonOptions* o, const std::string& v) {
+         return ParseBool("collector.include-empty", v, &o->collector.include_empty);
+       }},
+      {"collector.network", "collector.network", "true", "Read network counters of each pod's namespace.", true,
+       [](DaemonOptions* o, const std::string& v) { return ParseBool("collector.network", v, &o->collector.network); }},
+      {"collector.per-cpu", "collector.per_cpu", "false",
+       "Expose container_cpu_usage_seconds_total per CPU (cpu=\"cpuNN\") instead of cpu=\"total\", as cAdvisor's "
+       "percpu metrics.",
+       true,
+       [](DaemonOptions* o, const std::string& v) { return ParseBool("collector.per-cpu", v, &o->encoder.per_cpu); }},
+      {"metrics.max-cgroups", "metrics.max_cgroups", "0",
+       "Cardinality cap: expose at most this many cgroups (0: no cap); the rest are counted in "
+       "statlet_cardinality_dropped_total.",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         uint64_t n;
+         if (Status s = ParseUint("metrics.max-cgroups", v, &n); !s.ok()) return s;
+         o->encoder.max_cgroups = n;
+         return Status::Ok();
+       }},
+      {"metrics.max-interfaces", "metrics.max_interfaces", "0",
+       "Cardinality cap on interfaces per network namespace (0: no cap).", false,
+       [](DaemonOptions* o, const std::string& v) {
+         uint64_t n;
+         if (Status s = ParseUint("metrics.max-interfaces", v, &n); !s.ok()) return s;
+         o->encoder.max_interfaces = n;
+         return Status::Ok();
+       }},
+  };
+  return *opts;
+}
+
+const Option* FindOption(const std::string& flag) {
+  for (const Option& o : Options()) {
+    if (flag == o.flag) return &o;
+  }
+  return nullptr;
+}
+
+Status ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path);
+  if (!in) return ErrnoStatus(errno, "open " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ParseDuration(const std::string& text, nanoseconds* out) {
+  if (text == "0") { *out = nanoseconds(0); return Status::Ok(); }
+  size_t i = 0;
+  while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.')) ++i;
+  if (i == 0) return InvalidArgument("bad duration \"" + text + "\"");
+  double v = std::strtod(text.substr(0, i).c_str(), nullptr);
+  std::string unit = text.substr(i);
+  double scale;
+  if (unit == "ns") scale = 1;
+  else if (unit == "us") scale = 1e3;
+  else if (unit == "ms") scale = 1e6;
+  else if (unit == "s") scale = 1e9;
+  else if (unit == "m") scale = 60e9;
+  else if (unit == "h") scale = 3600e9;
+  else return InvalidArgument("bad duration unit in \"" + text + "\" (use ns, us, ms, s, m, h)");
+  *out = nanoseconds(static_cast<int64_t>(v * scale));
+  return Status::Ok();
+}
+
+Status ApplyConfigYaml(const std::string& yaml_text, DaemonOptions* out) {
+  try {
+    YAML::Node root = YAML::Load(yaml_text);
+    if (root.IsNull()) return Status::Ok();
+    if (!root.IsMap()) return InvalidArgument("config: expected a mapping of sections (web, log, collector, metrics)");
+    for (const auto& section : root) {
+      std::string sname = section.first.as<std::string>();
+      if (!section.second.IsMap()) return InvalidArgument("config: section " + sname + " must be a mapping");
+      for (const auto& kv : section.second) {
+        std::string key = sname + "." + kv.first.as<std::string>();
+        const Option* opt = nullptr;
+        for (const Option& o : Options()) {
+          if (key == o.yaml) opt = &o;
+        }
+        if (opt == nullptr) return InvalidArgument("config: unknown key " + key);
+        if (kv.second.IsSequence()) {
+          for (const auto& item : kv.second) {
+            if (Status s = opt->set(out, item.as<std::string>()); !s.ok()) return InvalidArgument("config: " + s.message());
+          }
+        } else if (Status s = opt->set(out, kv.second.as<std::string>()); !s.ok()) {
+          return InvalidArgument("config: " + s.message());
+        }
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(std::string("config: ") + e.what());
+  }
+  return Status::Ok();
+}
+
+Status ParseDaemonOptions(const std::vector<std::string>& args, DaemonOptions* out) {
+  // Split "--name=value", "--name value", "--bool", "--no-bool" first, so the config file
+  // can be applied before the flags that override it.
+  std::vector<std::pair<const Option*, std::string>> flags;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "-h" || a == "--help") { out->help = true; continue; }
+    if (a == "--version") { out->version = true; continue; }
+    if (a.rfind("--", 0) != 0) return InvalidArgument("unexpected argument \"" + a + "\" (see --help)");
+    std::string name = a.substr(2), value;
+    bool has_value = false;
+    if (size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_value = true;
+    }
+    if (name == "config.file") {
+      if (!has_value) {
+        if (i + 1 >= args.size()) return InvalidArgument("--config.file needs a value");
+        value = args[++i];
+      }
+      out->config_file = value;
+      continue;
+    }
+    const Option* opt = FindOption(name);
+    if (opt == nullptr && name.rfind("no-", 0) == 0) {
+      opt = FindOption(name.substr(3));
+      if (opt == nullptr || !opt->is_bool || has_value) return InvalidArgument("unknown flag --" + name);
+      flags.emplace_back(opt, "false");
+      continue;
+    }
+    if (opt == nullptr) return InvalidArgument("unknown flag --" + name + " (see --help)");
+    if (!has_value) {
+      if (opt->is_bool) {
+        value = "true";
+      } else {
+        if (i + 1 >= args.size()) return InvalidArgument("--" + name + " needs a value");
+        value = args[++i];
+      }
+    }
+    flags.emplace_back(opt, value);
+  }
+  if (out->help || out->version) return Status::Ok();
+  if (!out->config_file.empty()) {
+    std::string text;
+    if (Status s = ReadFile(out->config_file, &text); !s.ok()) return s;
+    if (Status s = ApplyConfigYaml(text, out); !s.ok()) return InvalidArgument(out->config_file + ": " + s.message());
+  }
+  bool subtree_flags = false;
+  for (const auto& [opt, value] : flags) {
+    if (std::string_view(opt->flag) == "collector.subtree" && !subtree_flags) {
+      out->collector.subtrees.clear();  // flags replace the file's list
+      subtree_flags = true;
+    }
+    if (Status s = opt->set(out, value); !s.ok()) return s;
+  }
+  if (!out->web_config_file.empty()) {
+    auto web = LoadWebConfig(out->web_config_file);
+    if (!web.ok()) return web.status();
+    out->http.web = std::move(*web);
+  }
+  return Status::Ok();
+}
+
+std::string DaemonUsage() {
+  std::string s =
+      "usage: statlet [flags]\n"
+      "       statlet stats [flags]\n\n"
+      "Serves container and cgroup metrics in the Prometheus text format 0.0.4 or OpenMetrics 1.0\n"
+      "(negotiated by Accept), gzip-compressed when the scraper accepts it. Endpoints: the telemetry\n"
+      "path (default /metrics), /healthz (process up), /readyz (first collection done).\n"
+      "Collection runs at scrape time; concurrent scrapes share one collection.\n\n"
+      "Flags (--name=value or --name value; booleans also as --name / --no-name):\n"
+      "  -h, --help\n      Show this help.\n"
+      "  --version\n      Print the version.\n"
+      "  --config.file=\"\"\n      YAML file with the options below, grouped by section, e.g.\n"
+      "      web: {listen_address: \":10340\"}  collector: {max_age: 2s, subtrees: [/kubepods]}\n"
+      "      Flags given on the command line win over the file.\n";
+  for (const Option& o : Options()) {
+    s += "  --";
+    s += o.flag;
+    if (!o.is_bool) {
+      s += "=\"";
+      s += o.def;
+      s += "\"";
+    } else {
+      s += " (default ";
+      s += o.def;
+      s += ")";
+    }
+    s += "\n      ";
+    s += o.help;
+    s += "\n      config file key: ";
+    s += o.yaml;
+    s += "\n";
+  }
+  s += "\nSignals: SIGTERM or SIGINT stop the daemon gracefully (in-flight scrapes finish).\n";
+  return s;
+}
+
+}  // namespace statlet

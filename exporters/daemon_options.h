@@ -1,0 +1,39 @@
+// Options of the statlet daemon: Prometheus-exporter style flags (--web.listen-address …)
+// layered over an optional YAML file (--config.file) over defaults. Flags win over the file.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "base/log.h"
+#include "base/status.h"
+#include "collector/collector.h"
+#include "exporters/metrics_http_server.h"
+#include "exporters/prometheus_encoder.h"
+
+namespace statlet {
+
+struct DaemonOptions {
+  HttpServerOptions http;
+  EncoderOptions encoder;
+  CollectorOptions collector;
+  std::string web_config_file;
+  std::string config_file;
+  log::Level log_level = log::Level::kInfo;
+  log::Format log_format = log::Format::kLogfmt;
+  bool help = false;
+  bool version = false;
+};
+
+// Parses flags (args excludes the program name). Loads --config.file and --web.config.file.
+Status ParseDaemonOptions(const std::vector<std::string>& args, DaemonOptions* out);
+// Applies a YAML config document (the --config.file format) onto *out.
+Status ApplyConfigYaml(const std::string& yaml_text, DaemonOptions* out);
+// "10s", "250ms", "1m", "1h", "0".
+Status ParseDuration(const std::string& text, std::chrono::nanoseconds* out);
+
+// The --help text: every option, its default and what it does.
+std::string DaemonUsage();
+
+}  // namespace statlet

@@ -1,0 +1,59 @@
+#include "exporters/exposition_text.h"
+
+#include <charconv>
+#include <cmath>
+
+namespace statlet {
+
+void AppendEscapedLabelValue(std::string* out, std::string_view value) {
+  size_t start = 0;
+  for (size_t i = 0; i < value.size(); ++i) {
+    char c = value[i];
+    if (c != '\\' && c != '"' && c != '\n') continue;
+    out->append(value.data() + start, i - start);
+    out->push_back('\\');
+    out->push_back(c == '\n' ? 'n' : c);
+    start = i + 1;
+  }
+  out->append(value.data() + start, value.size() - start);
+}
+
+void AppendEscapedHelp(std::string* out, std::string_view help, ExpositionFormat format) {
+  const bool quote = format == ExpositionFormat::kOpenMetrics100;
+  for (char c : help) {
+    if (c == '\\') out->append("\\\\");
+    else if (c == '\n') out->append("\\n");
+    else if (c == '"' && quote) out->append("\\\"");
+    else out->push_back(c);
+  }
+}
+
+void AppendUint(std::string* out, uint64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out->append(buf, r.ptr - buf);
+}
+
+void AppendDouble(std::string* out, double v) {
+  if (std::isnan(v)) { out->append("NaN"); return; }
+  if (std::isinf(v)) { out->append(v > 0 ? "+Inf" : "-Inf"); return; }
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out->append(buf, r.ptr - buf);
+}
+
+void AppendScaledUint(std::string* out, uint64_t units, int decimals) {
+  uint64_t scale = 1;
+  for (int i = 0; i < decimals; ++i) scale *= 10;
+  AppendUint(out, units / scale);
+  uint64_t frac = units % scale;
+  if (frac == 0) return;
+  char digits[20];
+  int n = decimals;
+  for (int i = n - 1; i >= 0; --i) { digits[i] = static_cast<char>('0' + frac % 10); frac /= 10; }
+  while (n > 0 && digits[n - 1] == '0') --n;
+  out->push_back('.');
+  out->append(digits, n);
+}
+
+}  // namespace statlet

@@ -1,0 +1,28 @@
+// Low-level writers for the Prometheus text (0.0.4) and OpenMetrics (1.0) formats: numbers
+// via std::to_chars, label-value and HELP escaping. They append to a caller-owned buffer whose
+// capacity is reused across scrapes, so steady-state writes do not allocate.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace statlet {
+
+enum class ExpositionFormat : uint8_t { kText004, kOpenMetrics100 };
+
+// Label value escaping, identical in both formats: backslash, double quote, line feed.
+void AppendEscapedLabelValue(std::string* out, std::string_view value);
+// HELP escaping: text 0.0.4 escapes backslash and line feed; OpenMetrics also double quote.
+void AppendEscapedHelp(std::string* out, std::string_view help, ExpositionFormat format);
+
+void AppendUint(std::string* out, uint64_t v);
+// Shortest round-trip form; "+Inf", "-Inf", "NaN" for the special values.
+void AppendDouble(std::string* out, double v);
+// An exact decimal of `units` / 10^`decimals` with trailing zeros trimmed: nanoseconds or
+// microseconds as seconds without going through floating point.
+void AppendScaledUint(std::string* out, uint64_t units, int decimals);
+inline void AppendNanosAsSeconds(std::string* out, uint64_t ns) { AppendScaledUint(out, ns, 9); }
+inline void AppendMicrosAsSeconds(std::string* out, uint64_t us) { AppendScaledUint(out, us, 6); }
+
+}  // namespace statlet

@@ -1,0 +1,47 @@
+#include "exporters/gzip_compressor.h"
+
+namespace statlet {
+
+GzipCompressor::GzipCompressor(int level) {
+  // windowBits 15 + 16 selects the gzip wrapper; memLevel 8 is zlib's default.
+  ready_ = deflateInit2(&stream_, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+}
+
+GzipCompressor::~GzipCompressor() {
+  if (ready_) deflateEnd(&stream_);
+}
+
+Status GzipCompressor::Compress(std::string_view in, std::string* out) {
+  if (!ready_) return Internal("zlib deflateInit2 failed");
+  if (deflateReset(&stream_) != Z_OK) return Internal("zlib deflateReset failed");
+  out->resize(deflateBound(&stream_, in.size()));
+  stream_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  stream_.avail_in = static_cast<uInt>(in.size());
+  stream_.next_out = reinterpret_cast<Bytef*>(out->data());
+  stream_.avail_out = static_cast<uInt>(out->size());
+  int rc = deflate(&stream_, Z_FINISH);
+  if (rc != Z_STREAM_END) return Internal("zlib deflate did not finish: " + std::to_string(rc));
+  out->resize(stream_.total_out);
+  return Status::Ok();
+}
+
+StatusOr<std::string> GunzipForTest(std::string_view in) {
+  z_stream s{};
+  if (inflateInit2(&s, 15 + 16) != Z_OK) return Internal("inflateInit2 failed");
+  std::string out;
+  s.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  s.avail_in = static_cast<uInt>(in.size());
+  char buf[65536];
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    s.next_out = reinterpret_cast<Bytef*>(buf);
+    s.avail_out = sizeof buf;
+    rc = inflate(&s, Z_NO_FLUSH);
+    out.append(buf, sizeof buf - s.avail_out);
+  }
+  inflateEnd(&s);
+  if (rc != Z_STREAM_END) return StatusOr<std::string>(Status(StatusCode::kDataLoss, "bad gzip stream"));
+  return out;
+}
+
+}  // namespace statlet

@@ -1,0 +1,34 @@
+// GzipCompressor: gzip (RFC 1952) with zlib at a fast level into a reused output buffer.
+// statlet compresses its exposition itself rather than letting the HTTP library do it, so
+// the level stays fast (compression costs several times the encoding) and the compressed
+// body can be shared by every scrape of the same snapshot.
+#pragma once
+
+#include <zlib.h>
+
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace statlet {
+
+class GzipCompressor {
+ public:
+  explicit GzipCompressor(int level = 1);
+  ~GzipCompressor();
+  GzipCompressor(const GzipCompressor&) = delete;
+  GzipCompressor& operator=(const GzipCompressor&) = delete;
+
+  // Replaces *out (keeping its capacity) with the gzip stream of `in`.
+  Status Compress(std::string_view in, std::string* out);
+
+ private:
+  z_stream stream_{};
+  bool ready_ = false;
+};
+
+// Inflates a gzip stream (for tests and benches).
+StatusOr<std::string> GunzipForTest(std::string_view in);
+
+}  // namespace statlet

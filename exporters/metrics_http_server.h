@@ -1,0 +1,107 @@
+// MetricsHttpServer: serves /metrics (path configurable), /healthz, /readyz and a landing
+// page over HTTP/1.1 (cpp-httplib), with keep-alive, read/write timeouts, a request size cap,
+// optional TLS and basic auth (web config), and a fixed thread pool for concurrent scrapes.
+//
+// A scrape asks the SnapshotSource for a snapshot no older than max_age (single-flight and
+// reuse live there). The exposition of one snapshot is encoded — and gzipped, when asked
+// for — once per format; every scrape served from the same snapshot shares those bytes.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "base/status.h"
+#include "collector/snapshot_source.h"
+#include "exporters/gzip_compressor.h"
+#include "exporters/prometheus_encoder.h"
+#include "exporters/web_config.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace statlet {
+
+// Outside the 9100-9999 exporter range (fully allocated) and the Kubernetes node ports.
+inline constexpr int kDefaultPort = 10340;
+
+struct HttpServerOptions {
+  std::string listen_address = ":" + std::to_string(kDefaultPort);
+  std::string telemetry_path = "/metrics";
+  WebConfig web;
+  std::chrono::seconds read_timeout{10};
+  std::chrono::seconds write_timeout{30};
+  std::chrono::seconds keep_alive_timeout{30};
+  size_t keep_alive_max_requests = 1000;
+  size_t max_request_bytes = 64 * 1024;
+  size_t threads = 8;
+  std::chrono::nanoseconds max_age{0};  // passed to SnapshotSource::Get
+  int gzip_level = 1;
+};
+
+// Parses "host:port", ":port" (all interfaces) or "[v6]:port".
+Status ParseListenAddress(const std::string& address, std::string* host, int* port);
+
+class MetricsHttpServer {
+ public:
+  // `source` must outlive the server.
+  static StatusOr<std::unique_ptr<MetricsHttpServer>> Create(HttpServerOptions options, EncoderOptions encoder,
+                                                             SnapshotSource* source);
+  ~MetricsHttpServer();
+
+  // Binds the listen address and serves from a background thread.
+  Status Start();
+  // Stops accepting, finishes in-flight requests and joins the thread. Idempotent.
+  void Stop();
+  int port() const { return port_; }
+  // /readyz answers 200 once set (after the first successful collection).
+  void SetReady(bool ready) { ready_ = ready; }
+
+  struct Counters {
+    uint64_t scrapes = 0;
+    uint64_t encodes = 0;        // expositions actually encoded (others reused bytes)
+    uint64_t failed_scrapes = 0;
+  };
+  Counters counters() const;
+
+ private:
+  MetricsHttpServer(HttpServerOptions options, EncoderOptions encoder, SnapshotSource* source);
+  void HandleMetrics(const httplib::Request& req, httplib::Response& res);
+  bool Authorized(const httplib::Request& req, httplib::Response& res);
+  StatusOr<std::shared_ptr<const std::string>> Exposition(const SnapshotPtr& snap, ExpositionFormat format,
+                                                          bool gzip);
+
+  HttpServerOptions options_;
+  SnapshotSource* source_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  std::string host_;
+  int port_ = 0;
+  std::atomic<bool> ready_{false};
+  std::atomic<bool> running_{false};
+
+  // Encoding state, one encode at a time.
+  std::mutex mu_;
+  PrometheusEncoder encoder_;
+  GzipCompressor gzip_;
+  std::string plain_scratch_;  // the uncompressed exposition before gzip
+  struct CachedBody {
+    uint64_t sequence = UINT64_MAX;
+    std::shared_ptr<std::string> bytes;
+  };
+  CachedBody bodies_[2][2];  // [format][gzip]
+  Counters counters_;
+
+  // Authorization headers that passed bcrypt, so each scrape does not pay for it again.
+  std::mutex auth_mu_;
+  std::vector<std::string> verified_auth_;
+};
+
+}  // namespace statlet
