@@ -1,0 +1,241 @@
+// The v2 readers and discovery on trees built from real recorded v2 contents, in both
+// kubelet cgroup-driver layouts, with a multi-container pod and its pause container.
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+
+#include "collector/collector.h"
+#include "collector/sampler.h"
+#include "tests/collector/fixture_tree.h"
+
+namespace statlet {
+namespace {
+
+using testing::LoadRecordedCgroups;
+using testing::MakeDirs;
+using testing::RecordedCgroups;
+using testing::TempDir;
+using testing::WriteFile;
+
+const char* kFixture = STATLET_SOURCE_DIR "/tests/fixtures/cgroup-v2-debian-6.1.txt";
+const std::string kRec = "/sys/fs/cgroup/kubepods.slice/";
+
+std::string Hex64(char c) { return std::string(64, c); }
+
+struct Layout {
+  std::string name;
+  std::string pod_dir(const std::string& uid) const {
+    return name == "systemd" ? "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + Underscored(uid) + ".slice"
+                             : "/kubepods/burstable/pod" + uid;
+  }
+  std::string ctr_dir(const std::string& uid, const std::string& id) const {
+    return name == "systemd" ? pod_dir(uid) + "/cri-containerd-" + id + ".scope" : pod_dir(uid) + "/" + id;
+  }
+  static std::string Underscored(std::string s) {
+    for (auto& c : s) if (c == '-') c = '_';
+    return s;
+  }
+};
+
+class FixtureTree : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    rec_ = LoadRecordedCgroups(kFixture);
+    root_ = tmp_.path() + "/cgroup";
+    MakeDirs(root_);
+    WriteFile(root_ + "/cgroup.controllers", "cpuset cpu io memory hugetlb pids rdma misc\n");
+    WriteFile(root_ + "/cgroup.procs", "");
+    layout_.name = GetParam();
+    // pod A: the CPU burner, the memory.high allocator and a pause container
+    Populate(layout_.pod_dir(kPodA), kRec + "pod1");
+    Populate(layout_.ctr_dir(kPodA, Hex64('a')), kRec + "pod1/ctr_cpu");
+    Populate(layout_.ctr_dir(kPodA, Hex64('b')), kRec + "pod1/ctr_high");
+    Populate(layout_.ctr_dir(kPodA, Hex64('c')), "");
+    // pod B: the OOM victim and the O_DIRECT writer
+    Populate(layout_.pod_dir(kPodB), "");
+    Populate(layout_.ctr_dir(kPodB, Hex64('d')), kRec + "pod2/ctr_oom");
+    Populate(layout_.ctr_dir(kPodB, Hex64('e')), kRec + "pod2/ctr_io");
+    // A memory.stat recorded for ctr_high
+    WriteFile(root_ + layout_.ctr_dir(kPodA, Hex64('b')) + "/memory.stat", rec_.at(kRec + "pod1/ctr_high").at("memory.stat"));
+    WriteFile(root_ + layout_.ctr_dir(kPodB, Hex64('d')) + "/memory.events.local",
+              rec_.at(kRec + "pod2/ctr_oom").at("memory.events.local"));
+    WriteFile(root_ + layout_.ctr_dir(kPodA, Hex64('a')) + "/cpu.max", "50000 100000\n");
+    WriteFile(root_ + layout_.ctr_dir(kPodA, Hex64('b')) + "/memory.high", "62914560\n");
+    WriteFile(root_ + layout_.ctr_dir(kPodA, Hex64('b')) + "/memory.max", "max\n");
+  }
+
+  void Populate(const std::string& dir, const std::string& recorded) {
+    std::string d = root_ + dir;
+    MakeDirs(d);
+    WriteFile(d + "/cgroup.procs", "");
+    WriteFile(d + "/cgroup.threads", "");
+    if (recorded.empty()) return;
+    for (const auto& [file, content] : rec_.at(recorded)) WriteFile(d + "/" + file, content);
+  }
+
+  SnapshotPtr Collect() {
+    CollectorOptions o;
+    o.cgroup_mount = root_;
+    o.proc_root = tmp_.path() + "/noproc";
+    auto c = Collector::Create(o);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    sampler_ = std::make_unique<Sampler>(std::move(*c), nullptr, nullptr);
+    auto s = sampler_->Get(std::chrono::nanoseconds(0));
+    EXPECT_TRUE(s.ok());
+    return *s;
+  }
+
+  const std::string kPodA = "1b2c3d4e-5f60-7182-93a4-b5c6d7e8f901";
+  const std::string kPodB = "99999999-0000-1111-2222-333333333333";
+  TempDir tmp_;
+  std::string root_;
+  Layout layout_;
+  RecordedCgroups rec_;
+  std::unique_ptr<Sampler> sampler_;
+};
+
+TEST_P(FixtureTree, DiscoversPodsAndContainers) {
+  SnapshotPtr s = Collect();
+  int pods = 0, containers = 0;
+  for (const auto& c : s->cgroups) {
+    if (c.id.kind == CgroupKind::kPod) ++pods;
+    if (c.id.kind == CgroupKind::kContainer) ++containers;
+  }
+  EXPECT_EQ(pods, 2);
+  EXPECT_EQ(containers, 5);
+  const CgroupStats* ctr = s->FindByContainerId(Hex64('a'));
+  ASSERT_NE(ctr, nullptr);
+  EXPECT_EQ(ctr->id.pod_uid, kPodA);
+  EXPECT_EQ(ctr->id.qos, QosClass::kBurstable);
+  EXPECT_EQ(ctr->id.parent_path, layout_.pod_dir(kPodA));
+  EXPECT_EQ(ctr->id.driver, GetParam() == "systemd" ? CgroupDriver::kSystemd : CgroupDriver::kCgroupfs);
+  struct stat st;
+  ASSERT_EQ(stat((root_ + ctr->id.cgroup_path).c_str(), &st), 0);
+  EXPECT_EQ(ctr->id.cgroup_id, st.st_ino);
+  ASSERT_NE(s->FindByPath(layout_.pod_dir(kPodA)), nullptr);
+}
+
+TEST_P(FixtureTree, CpuFromCpuStatAndCpuMax) {
+  SnapshotPtr s = Collect();
+  const CgroupStats* c = s->FindByContainerId(Hex64('a'));
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(*c->cpu.usage_ns, 1823703000u);
+  EXPECT_EQ(*c->cpu.user_ns, 1786332000u);
+  EXPECT_EQ(*c->cpu.system_ns, 37370000u);
+  EXPECT_EQ(*c->cpu.nr_periods, 45u);
+  EXPECT_EQ(*c->cpu.nr_throttled, 23u);
+  EXPECT_EQ(*c->cpu.throttled_ns, 954049000u);
+  EXPECT_EQ(*c->cpu.quota_us, 50000u);
+  EXPECT_EQ(*c->cpu.period_us, 100000u);
+  EXPECT_TRUE(c->cpu.per_cpu_ns.empty());  // v2 cgroupfs has no per-CPU time
+  ASSERT_TRUE(c->cpu.psi.some.has_value());
+  EXPECT_EQ(c->cpu.psi.some->total_us, 1143656u);
+  EXPECT_DOUBLE_EQ(c->cpu.psi.full->avg10, 4.82);
+}
+
+TEST_P(FixtureTree, MemoryHighDetail) {
+  SnapshotPtr s = Collect();
+  const CgroupStats* c = s->FindByContainerId(Hex64('b'));
+  ASSERT_NE(c, nullptr);
+  const MemoryStats& m = c->memory;
+  EXPECT_EQ(*m.usage_bytes, 67211264u);
+  EXPECT_EQ(*m.max_usage_bytes, 69304320u);
+  EXPECT_EQ(*m.rss_bytes, 64196608u);
+  EXPECT_EQ(*m.cache_bytes, 2293760u);
+  EXPECT_EQ(*m.mapped_file_bytes, 2293760u);
+  EXPECT_EQ(*m.shmem_bytes, 2293760u);
+  EXPECT_EQ(*m.inactive_file, 0u);
+  EXPECT_EQ(*m.working_set_bytes, 67211264u);  // usage - inactive_file (0)
+  EXPECT_EQ(*m.pgfault, 17029u);
+  EXPECT_EQ(*m.pgmajfault, 0u);
+  EXPECT_EQ(*m.pgscan, 0u);
+  EXPECT_EQ(*m.workingset_refault_file, 0u);
+  EXPECT_EQ(*m.events.high, 752u);
+  EXPECT_EQ(*m.high_bytes, 62914560u);
+  EXPECT_EQ(*m.max_bytes, kUnlimited);
+  EXPECT_EQ(*m.failcnt, 0u);  // memory.events max
+  EXPECT_EQ(m.psi.some->total_us, 5762041u);
+  EXPECT_FALSE(m.swap_bytes.has_value());  // memory.swap.current was not recorded: absent, not 0
+}
+
+TEST_P(FixtureTree, OomEvents) {
+  SnapshotPtr s = Collect();
+  const CgroupStats* c = s->FindByContainerId(Hex64('d'));
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(*c->memory.events.max, 736u);
+  EXPECT_EQ(*c->memory.events.oom, 21u);
+  EXPECT_EQ(*c->memory.events.oom_kill, 20u);
+  EXPECT_EQ(*c->memory.events.oom_group_kill, 0u);
+  EXPECT_EQ(*c->memory.events_local.oom_kill, 20u);
+  EXPECT_EQ(*c->memory.failcnt, 736u);
+  EXPECT_EQ(*c->memory.max_usage_bytes, 52428800u);
+}
+
+TEST_P(FixtureTree, IoStat) {
+  SnapshotPtr s = Collect();
+  const CgroupStats* c = s->FindByContainerId(Hex64('e'));
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(c->io.devices.size(), 1u);
+  EXPECT_EQ(c->io.devices[0].major, 1u);
+  EXPECT_EQ(*c->io.devices[0].write_bytes, 33554432u);
+  EXPECT_EQ(*c->io.devices[0].write_ios, 32u);
+  EXPECT_EQ(*c->io.devices[0].read_bytes, 0u);
+  const CgroupStats* empty_io = s->FindByContainerId(Hex64('a'));
+  EXPECT_TRUE(empty_io->io.devices.empty());
+}
+
+TEST_P(FixtureTree, PauseContainerWithoutFilesHasAbsentValues) {
+  SnapshotPtr s = Collect();
+  const CgroupStats* c = s->FindByContainerId(Hex64('c'));
+  ASSERT_NE(c, nullptr);
+  EXPECT_FALSE(c->cpu.usage_ns.has_value());
+  EXPECT_FALSE(c->memory.usage_bytes.has_value());
+  EXPECT_FALSE(c->memory.working_set_bytes.has_value());
+  EXPECT_EQ(*c->process.processes, 0u);
+  EXPECT_TRUE(s->read_errors.empty());
+}
+
+TEST_P(FixtureTree, MalformedFileCostsOnlyItsField) {
+  std::string d = root_ + layout_.ctr_dir(kPodA, Hex64('a'));
+  WriteFile(d + "/cpu.stat", "usage_usec banana\nuser_usec 5\n");
+  WriteFile(d + "/memory.current", "\x01\x02garbage");
+  SnapshotPtr s = Collect();
+  const CgroupStats* c = s->FindByContainerId(Hex64('a'));
+  ASSERT_NE(c, nullptr);
+  EXPECT_FALSE(c->cpu.usage_ns.has_value());
+  EXPECT_EQ(*c->cpu.user_ns, 5000u);
+  EXPECT_FALSE(c->memory.usage_bytes.has_value());
+  EXPECT_EQ(*c->memory.max_usage_bytes, 516096u);  // the rest of the cgroup is served
+  uint64_t cpu_errors = 0, mem_errors = 0;
+  for (const auto& e : s->read_errors) {
+    if (e.file == "cpu.stat" && e.reason == "parse") cpu_errors = e.count;
+    if (e.file == "memory.current" && e.reason == "parse") mem_errors = e.count;
+  }
+  EXPECT_EQ(cpu_errors, 1u);
+  EXPECT_EQ(mem_errors, 1u);
+}
+
+TEST_P(FixtureTree, NewContainerSeenAtNextCollectionWithoutFullWalk) {
+  CollectorOptions o;
+  o.cgroup_mount = root_;
+  o.proc_root = tmp_.path() + "/noproc";
+  auto c = Collector::Create(o);
+  ASSERT_TRUE(c.ok());
+  auto first = (*c)->Collect();
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->FindByContainerId(Hex64('f')), nullptr);
+  Populate(layout_.ctr_dir(kPodB, Hex64('f')), kRec + "pod1/ctr_cpu");
+  auto second = (*c)->Collect();
+  ASSERT_TRUE(second.ok());
+  const CgroupStats* added = second->FindByContainerId(Hex64('f'));
+  ASSERT_NE(added, nullptr);
+  EXPECT_EQ(*added->cpu.usage_ns, 1823703000u);
+  EXPECT_EQ(second->collection.discovery_rescans, 1u);  // only the new directory was read
+  auto third = (*c)->Collect();
+  EXPECT_EQ(third->collection.discovery_rescans, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, FixtureTree, ::testing::Values("systemd", "cgroupfs"));
+
+}  // namespace
+}  // namespace statlet
