@@ -1,92 +1,115 @@
 #include "cri/metric_table.h"
 
 #include <algorithm>
-#include <cstring>
+#include <string_view>
 
 namespace statlet::cri {
 namespace {
 
-using F = FamilyId;
-constexpr bool C = true, G = false;  // counter / gauge
+struct KepOnlyRow {
+  KepOnlyFamily id;
+  const char* name;
+  const char* help;
+  bool counter;
+  std::vector<std::string> labels;
+};
 
-const std::vector<MetricFamily>& Table() {
-  static const std::vector<MetricFamily> t = {
-      {F::kCpuCfsPeriods, "container_cpu_cfs_periods_total", "Number of elapsed enforcement period intervals.", C, false, false, true, {}},
-      {F::kCpuCfsThrottledPeriods, "container_cpu_cfs_throttled_periods_total", "Number of throttled period intervals.", C, false, false, true, {}},
-      {F::kCpuCfsThrottledSeconds, "container_cpu_cfs_throttled_seconds_total", "Total time duration the container has been throttled.", C, true, false, true, {}},
-      {F::kCpuSystemSeconds, "container_cpu_system_seconds_total", "Cumulative system cpu time consumed in seconds.", C, true, false, true, {}},
-      {F::kCpuUsageSeconds, "container_cpu_usage_seconds_total", "Cumulative cpu time consumed in seconds.", C, true, false, true, {"cpu"}},
-      {F::kCpuUserSeconds, "container_cpu_user_seconds_total", "Cumulative user cpu time consumed in seconds.", C, true, false, true, {}},
-      {F::kFileDescriptors, "container_file_descriptors", "Number of open file descriptors for the container.", G, false, false, true, {}},
-      {F::kFsLimitBytes, "container_fs_limit_bytes", "Number of bytes that can be consumed by the container on this filesystem.", G, false, false, true, {"device"}},
-      {F::kFsUsageBytes, "container_fs_usage_bytes", "Number of bytes that are consumed by the container on this filesystem.", G, false, false, true, {"device"}},
-      {F::kFsReadsBytes, "container_fs_reads_bytes_total", "Cumulative count of bytes read.", C, false, false, true, {"device"}},
-      {F::kFsReads, "container_fs_reads_total", "Cumulative count of reads completed.", C, false, false, true, {"device"}},
-      {F::kFsWritesBytes, "container_fs_writes_bytes_total", "Cumulative count of bytes written.", C, false, false, true, {"device"}},
-      {F::kFsWrites, "container_fs_writes_total", "Cumulative count of writes completed.", C, false, false, true, {"device"}},
-      {F::kLastSeen, "container_last_seen", "Last time a container was seen by the exporter.", G, false, false, true, {}},
-      {F::kMemoryCache, "container_memory_cache", "Number of bytes of page cache memory.", G, false, false, true, {}},
-      {F::kMemoryFailures, "container_memory_failures_total", "Cumulative count of memory allocation failures.", C, false, false, true, {"failure_type", "scope"}},
-      {F::kMemoryMappedFile, "container_memory_mapped_file", "Size of memory mapped files in bytes.", G, false, false, true, {}},
-      {F::kMemoryMaxUsage, "container_memory_max_usage_bytes", "Maximum memory usage recorded in bytes.", G, false, false, true, {}},
-      {F::kMemoryRss, "container_memory_rss", "Size of RSS in bytes.", G, false, false, true, {}},
-      {F::kMemorySwap, "container_memory_swap", "Container swap usage in bytes.", G, false, false, true, {}},
-      {F::kMemoryUsage, "container_memory_usage_bytes", "Current memory usage in bytes, including all memory regardless of when it was accessed.", G, false, false, true, {}},
-      {F::kMemoryWorkingSet, "container_memory_working_set_bytes", "Current working set in bytes.", G, false, false, true, {}},
-      {F::kOomEvents, "container_oom_events_total", "Count of out of memory events observed for the container.", C, false, false, true, {}},
-      {F::kProcesses, "container_processes", "Number of processes running inside the container.", G, false, false, true, {}},
-      {F::kSockets, "container_sockets", "Number of open sockets for the container.", G, false, false, true, {}},
-      {F::kSpecCpuPeriod, "container_spec_cpu_period", "CPU period of the container.", G, false, false, true, {}},
-      {F::kSpecCpuShares, "container_spec_cpu_shares", "CPU share of the container.", G, false, false, true, {}},
-      {F::kSpecMemoryLimit, "container_spec_memory_limit_bytes", "Memory limit for the container.", G, false, false, true, {}},
-      {F::kSpecMemorySwapLimit, "container_spec_memory_swap_limit_bytes", "Memory swap limit for the container.", G, false, false, true, {}},
-      {F::kStartTimeSeconds, "container_start_time_seconds", "Start time of the container since unix epoch in seconds.", G, true, false, true, {}},
-      {F::kThreads, "container_threads", "Number of threads running inside the container.", G, false, false, true, {}},
-      {F::kThreadsMax, "container_threads_max", "Maximum number of threads allowed inside the container, infinity if value is zero.", G, false, false, true, {}},
-      {F::kNetworkReceiveBytes, "container_network_receive_bytes_total", "Cumulative count of bytes received.", C, false, true, true, {"interface"}},
-      {F::kNetworkReceivePackets, "container_network_receive_packets_total", "Cumulative count of packets received.", C, false, true, true, {"interface"}},
-      {F::kNetworkReceiveErrors, "container_network_receive_errors_total", "Cumulative count of errors encountered while receiving.", C, false, true, true, {"interface"}},
-      {F::kNetworkReceiveDropped, "container_network_receive_packets_dropped_total", "Cumulative count of packets dropped while receiving.", C, false, true, true, {"interface"}},
-      {F::kNetworkTransmitBytes, "container_network_transmit_bytes_total", "Cumulative count of bytes transmitted.", C, false, true, true, {"interface"}},
-      {F::kNetworkTransmitPackets, "container_network_transmit_packets_total", "Cumulative count of packets transmitted.", C, false, true, true, {"interface"}},
-      {F::kNetworkTransmitErrors, "container_network_transmit_errors_total", "Cumulative count of errors encountered while transmitting.", C, false, true, true, {"interface"}},
-      {F::kNetworkTransmitDropped, "container_network_transmit_packets_dropped_total", "Cumulative count of packets dropped while transmitting.", C, false, true, true, {"interface"}},
-      {F::kBlkioDeviceUsage, "container_blkio_device_usage_total", "Blkio device bytes usage.", C, false, false, false, {"device", "major", "minor", "operation"}},
-      {F::kFsInodesFree, "container_fs_inodes_free", "Number of available Inodes.", G, false, false, false, {"device"}},
-      {F::kFsInodesTotal, "container_fs_inodes_total", "Number of Inodes.", G, false, false, false, {"device"}},
-      {F::kHugetlbUsage, "container_hugetlb_usage_bytes", "Current hugepage usage in bytes.", G, false, false, false, {"pagesize"}},
-      {F::kHugetlbMaxUsage, "container_hugetlb_max_usage_bytes", "Maximum hugepage usage recorded in bytes.", G, false, false, false, {"pagesize"}},
-      {F::kSpecCpuQuota, "container_spec_cpu_quota", "CPU quota of the container.", G, false, false, false, {}},
-      {F::kSpecMemoryReservationLimit, "container_spec_memory_reservation_limit_bytes", "Memory reservation limit for the container.", G, false, false, false, {}},
-      {F::kUlimitsSoft, "container_ulimits_soft", "Soft ulimit values for the container root process. Unlimited if -1, except priority and nice.", G, false, false, false, {"ulimit"}},
-      {F::kPressureCpuStalled, "container_pressure_cpu_stalled_seconds_total", "Total time duration no tasks in the container could make progress due to CPU congestion.", C, true, false, false, {}},
-      {F::kPressureCpuWaiting, "container_pressure_cpu_waiting_seconds_total", "Total time duration tasks in the container have waited due to CPU congestion.", C, true, false, false, {}},
-      {F::kPressureMemoryStalled, "container_pressure_memory_stalled_seconds_total", "Total time duration no tasks in the container could make progress due to memory congestion.", C, true, false, false, {}},
-      {F::kPressureMemoryWaiting, "container_pressure_memory_waiting_seconds_total", "Total time duration tasks in the container have waited due to memory congestion.", C, true, false, false, {}},
-      {F::kPressureIoStalled, "container_pressure_io_stalled_seconds_total", "Total time duration no tasks in the container could make progress due to IO congestion.", C, true, false, false, {}},
-      {F::kPressureIoWaiting, "container_pressure_io_waiting_seconds_total", "Total time duration tasks in the container have waited due to IO congestion.", C, true, false, false, {}},
+// Names, help and labels as cAdvisor exposes them.
+const std::vector<KepOnlyRow>& KepOnlyRows() {
+  static const std::vector<KepOnlyRow> rows = {
+      {KepOnlyFamily::kBlkioDeviceUsage, "container_blkio_device_usage_total", "Blkio device bytes usage.", true,
+       {"device", "major", "minor", "operation"}},
+      {KepOnlyFamily::kFileDescriptors, "container_file_descriptors", "Number of open file descriptors for the container.", false, {}},
+      {KepOnlyFamily::kSockets, "container_sockets", "Number of open sockets for the container.", false, {}},
+      {KepOnlyFamily::kFsLimitBytes, "container_fs_limit_bytes", "Number of bytes that can be consumed by the container on this filesystem.", false, {"device"}},
+      {KepOnlyFamily::kFsUsageBytes, "container_fs_usage_bytes", "Number of bytes that are consumed by the container on this filesystem.", false, {"device"}},
+      {KepOnlyFamily::kFsInodesFree, "container_fs_inodes_free", "Number of available Inodes.", false, {"device"}},
+      {KepOnlyFamily::kFsInodesTotal, "container_fs_inodes_total", "Number of Inodes.", false, {"device"}},
+      {KepOnlyFamily::kHugetlbUsage, "container_hugetlb_usage_bytes", "Current hugepage usage in bytes.", false, {"pagesize"}},
+      {KepOnlyFamily::kHugetlbMaxUsage, "container_hugetlb_max_usage_bytes", "Maximum hugepage usage recorded in bytes.", false, {"pagesize"}},
+      {KepOnlyFamily::kUlimitsSoft, "container_ulimits_soft", "Soft ulimit values for the container root process. Unlimited if -1, except priority and nice.", false, {"ulimit"}},
   };
+  return rows;
+}
+
+bool IsPodNetwork(FamilyId id) {
+  switch (id) {
+    case FamilyId::kContainerNetworkReceiveBytesTotal:
+    case FamilyId::kContainerNetworkReceivePacketsTotal:
+    case FamilyId::kContainerNetworkReceiveErrorsTotal:
+    case FamilyId::kContainerNetworkReceivePacketsDroppedTotal:
+    case FamilyId::kContainerNetworkTransmitBytesTotal:
+    case FamilyId::kContainerNetworkTransmitPacketsTotal:
+    case FamilyId::kContainerNetworkTransmitErrorsTotal:
+    case FamilyId::kContainerNetworkTransmitPacketsDroppedTotal: return true;
+    default: return false;
+  }
+}
+
+void SetLabels(const std::vector<std::string>& own, CriMetricFamily* f) {
+  std::vector<std::string> source(std::begin(kCgroupLabels), std::end(kCgroupLabels));
+  source.insert(source.end(), own.begin(), own.end());
+  f->label_keys = source;
+  std::sort(f->label_keys.begin(), f->label_keys.end());
+  for (const auto& key : f->label_keys) {
+    f->label_source.push_back(static_cast<int>(std::find(source.begin(), source.end(), key) - source.begin()));
+  }
+}
+
+struct Tables {
+  std::vector<CriMetricFamily> families;
+  std::vector<int> by_shared_id;  // FamilyId -> index, -1 when not served
+  std::vector<int> by_kep_only;
+};
+
+const Tables& GetTables() {
+  static const Tables t = [] {
+    static_assert(std::size(kCgroupLabels) == kSharedLabelCount);
+    Tables t;
+    t.by_shared_id.assign(kFamilyCount, -1);
+    for (const MetricFamily& m : AllMetricFamilies()) {
+      if (!m.cadvisor || m.scope != MetricScope::kCgroup) continue;
+      CriMetricFamily f;
+      f.name = std::string(m.name);
+      f.help = std::string(m.help);
+      f.counter = m.type == MetricType::kCounter;
+      f.seconds = m.unit == "seconds" && f.name.find("_seconds") != std::string::npos;
+      f.pod_level = IsPodNetwork(m.id);
+      SetLabels(std::vector<std::string>(m.labels.begin(), m.labels.end()), &f);
+      t.by_shared_id[static_cast<size_t>(m.id)] = static_cast<int>(t.families.size());
+      t.families.push_back(std::move(f));
+    }
+    t.by_kep_only.assign(static_cast<size_t>(KepOnlyFamily::kCount), -1);
+    for (const KepOnlyRow& r : KepOnlyRows()) {
+      CriMetricFamily f;
+      f.name = r.name;
+      f.help = r.help;
+      f.counter = r.counter;
+      SetLabels(r.labels, &f);
+      t.by_kep_only[static_cast<size_t>(r.id)] = static_cast<int>(t.families.size());
+      t.families.push_back(std::move(f));
+    }
+    return t;
+  }();
   return t;
 }
 
 }  // namespace
 
-std::span<const MetricFamily> MetricFamilies() { return Table(); }
+std::span<const CriMetricFamily> CriMetricFamilies() { return GetTables().families; }
 
-const MetricFamily& FamilyOf(FamilyId id) {
-  const auto& t = Table();
-  // Rows are in FamilyId order (checked by tests/cri).
-  return t[static_cast<size_t>(id)];
+const CriMetricFamily* CriFamily(FamilyId id) {
+  const Tables& t = GetTables();
+  int i = t.by_shared_id[static_cast<size_t>(id)];
+  return i < 0 ? nullptr : &t.families[i];
 }
 
-std::vector<std::string> LabelKeys(const MetricFamily& f) {
-  std::vector<std::string> keys = {"container", "id", "image", "name", "namespace", "pod"};
-  keys.insert(keys.end(), f.extra_labels.begin(), f.extra_labels.end());
-  std::sort(keys.begin(), keys.end());
-  return keys;
+const CriMetricFamily& CriFamily(KepOnlyFamily id) {
+  const Tables& t = GetTables();
+  return t.families[t.by_kep_only[static_cast<size_t>(id)]];
 }
 
-std::string NanosecondsName(const char* seconds_name) {
+std::string NanosecondsName(const std::string& seconds_name) {
   std::string s = seconds_name;
   auto pos = s.find("_seconds");
   if (pos != std::string::npos) s.replace(pos, 8, "_nanoseconds");

@@ -12,29 +12,6 @@ namespace v1 = ::runtime::v1;
 namespace {
 
 constexpr uint64_t kNsPerSecond = 1000000000ull;
-constexpr size_t kSharedLabels = 6;  // container, id, image, name, namespace, pod
-
-// For each family: where each sorted label key takes its value from, as an index into
-// [shared labels..., the family's extra labels...].
-const std::vector<std::vector<int>>& LabelOrders() {
-  static const std::vector<std::vector<int>> orders = [] {
-    static const char* const kShared[kSharedLabels] = {"container", "id", "image", "name", "namespace", "pod"};
-    std::vector<std::vector<int>> all;
-    for (const auto& f : MetricFamilies()) {
-      std::vector<std::string> source(kShared, kShared + kSharedLabels);
-      source.insert(source.end(), f.extra_labels.begin(), f.extra_labels.end());
-      std::vector<int> order;
-      for (const auto& key : LabelKeys(f)) {
-        for (size_t i = 0; i < source.size(); ++i) {
-          if (source[i] == key) order.push_back(static_cast<int>(i));
-        }
-      }
-      all.push_back(std::move(order));
-    }
-    return all;
-  }();
-  return orders;
-}
 
 // "/dev/<name>" of a block device, as cAdvisor labels it; "" when sysfs does not know it.
 std::string BlockDeviceName(uint32_t major, uint32_t minor) {
@@ -59,20 +36,17 @@ std::string BlockDeviceName(uint32_t major, uint32_t minor) {
 // Appends the series of one cgroup (a container, or the pod with container="POD").
 class SeriesWriter {
  public:
+  using Extra = std::initializer_list<std::string_view>;
   SeriesWriter(google::protobuf::RepeatedPtrField<v1::Metric>* out, int64_t timestamp_ns,
                std::vector<std::string> shared)
       : out_(out), ts_(timestamp_ns), shared_(std::move(shared)) {}
 
-  void Add(FamilyId id, uint64_t value, std::initializer_list<std::string_view> extra = {}) {
-    const MetricFamily& f = FamilyOf(id);
-    if (f.seconds) {
-      Emit(f, f.name, value / kNsPerSecond, extra);
-      Emit(f, NanosecondsName(f.name), value, extra);
-    } else {
-      Emit(f, f.name, value, extra);
-    }
+  void Add(FamilyId id, uint64_t value, Extra extra = {}) {
+    if (const CriMetricFamily* f = CriFamily(id)) Add(*f, value, extra);
   }
-  void AddIf(FamilyId id, const Opt<uint64_t>& v, std::initializer_list<std::string_view> extra = {}) {
+  void Add(KepOnlyFamily id, uint64_t value, Extra extra = {}) { Add(CriFamily(id), value, extra); }
+  template <typename Id>
+  void AddIf(Id id, const Opt<uint64_t>& v, Extra extra = {}) {
     if (v) Add(id, *v, extra);
   }
   // Limits: cAdvisor reports "no limit" as 0.
@@ -81,17 +55,27 @@ class SeriesWriter {
   }
 
  private:
-  void Emit(const MetricFamily& f, std::string name, uint64_t value,
-            std::initializer_list<std::string_view> extra) {
+  // Seconds families get the value in ns: whole seconds under the cAdvisor name, exact
+  // nanoseconds under the sibling.
+  void Add(const CriMetricFamily& f, uint64_t value, Extra extra) {
+    if (f.seconds) {
+      Emit(f, f.name, value / kNsPerSecond, extra);
+      Emit(f, NanosecondsName(f.name), value, extra);
+    } else {
+      Emit(f, f.name, value, extra);
+    }
+  }
+
+  void Emit(const CriMetricFamily& f, const std::string& name, uint64_t value, Extra extra) {
     v1::Metric* m = out_->Add();
-    m->set_name(std::move(name));
+    m->set_name(name);
     m->set_timestamp(ts_);
     m->set_metric_type(f.counter ? v1::COUNTER : v1::GAUGE);
-    for (int src : LabelOrders()[static_cast<size_t>(f.id)]) {
-      if (static_cast<size_t>(src) < kSharedLabels) {
+    for (int src : f.label_source) {
+      if (static_cast<size_t>(src) < kSharedLabelCount) {
         m->add_label_values(shared_[src]);
       } else {
-        size_t i = static_cast<size_t>(src) - kSharedLabels;
+        size_t i = static_cast<size_t>(src) - kSharedLabelCount;
         m->add_label_values(i < extra.size() ? std::string(*(extra.begin() + i)) : std::string());
       }
     }
@@ -103,72 +87,79 @@ class SeriesWriter {
   std::vector<std::string> shared_;
 };
 
+// Values taken as the Prometheus encoder takes them, so both edges agree.
 void AddCgroupSeries(const Snapshot& snap, const CgroupStats& cg, const Opt<uint64_t>& processes,
                      const Opt<uint64_t>& threads, Opt<int64_t> start_ns, SeriesWriter& w) {
   using F = FamilyId;
   const CpuStats& cpu = cg.cpu;
-  w.AddIf(F::kCpuCfsPeriods, cpu.nr_periods);
-  w.AddIf(F::kCpuCfsThrottledPeriods, cpu.nr_throttled);
-  w.AddIf(F::kCpuCfsThrottledSeconds, cpu.throttled_ns);
-  w.AddIf(F::kCpuSystemSeconds, cpu.system_ns);
-  w.AddIf(F::kCpuUsageSeconds, cpu.usage_ns, {"total"});
-  w.AddIf(F::kCpuUserSeconds, cpu.user_ns);
+  const MemoryStats& mem = cg.memory;
+  w.Add(F::kContainerLastSeen, static_cast<uint64_t>(snap.timestamp_ns) / kNsPerSecond);
+  if (start_ns && *start_ns > 0) w.Add(F::kContainerStartTimeSeconds, static_cast<uint64_t>(*start_ns));
+  w.AddIf(F::kContainerCpuUsageSecondsTotal, cpu.usage_ns, {"total"});
+  w.AddIf(F::kContainerCpuUserSecondsTotal, cpu.user_ns);
+  w.AddIf(F::kContainerCpuSystemSecondsTotal, cpu.system_ns);
+  if (cpu.quota_us && *cpu.quota_us != kUnlimited) {  // CFS counters mean something only with a quota
+    w.AddIf(F::kContainerCpuCfsPeriodsTotal, cpu.nr_periods);
+    w.AddIf(F::kContainerCpuCfsThrottledPeriodsTotal, cpu.nr_throttled);
+    w.AddIf(F::kContainerCpuCfsThrottledSecondsTotal, cpu.throttled_ns);
+    w.Add(F::kContainerSpecCpuQuota, *cpu.quota_us);
+  }
+  w.AddIf(F::kContainerSpecCpuPeriod, cpu.period_us);
+  w.AddIf(F::kContainerSpecCpuShares, cpu.shares);
+  w.AddLimitIf(F::kContainerSpecMemoryLimitBytes, mem.max_bytes);
+  w.AddLimitIf(F::kContainerSpecMemorySwapLimitBytes, mem.swap_max_bytes);
+  w.AddLimitIf(F::kContainerSpecMemoryReservationLimitBytes,
+               mem.soft_limit_bytes ? mem.soft_limit_bytes : mem.min_bytes);
+  w.AddIf(F::kContainerMemoryUsageBytes, mem.usage_bytes);
+  w.AddIf(F::kContainerMemoryMaxUsageBytes, mem.max_usage_bytes);
+  w.AddIf(F::kContainerMemoryWorkingSetBytes, mem.working_set_bytes);
+  w.AddIf(F::kContainerMemoryRss, mem.rss_bytes);
+  w.AddIf(F::kContainerMemoryCache, mem.cache_bytes);
+  w.AddIf(F::kContainerMemoryMappedFile, mem.mapped_file_bytes);
+  w.AddIf(F::kContainerMemorySwap, mem.swap_bytes);
+  w.AddIf(F::kContainerMemoryFailcnt, mem.failcnt);
+  // memory.stat counts faults hierarchically; both scopes carry the same value.
+  for (const char* scope : {"container", "hierarchy"}) {
+    w.AddIf(F::kContainerMemoryFailuresTotal, mem.pgfault, {"pgfault", scope});
+    w.AddIf(F::kContainerMemoryFailuresTotal, mem.pgmajfault, {"pgmajfault", scope});
+  }
+  w.AddIf(F::kContainerOomEventsTotal, mem.events_local.oom_kill ? mem.events_local.oom_kill
+                                       : mem.events.oom_kill     ? mem.events.oom_kill
+                                                                 : cg.bpf.oom_kills);
+  w.AddIf(F::kContainerProcesses, processes);
+  w.AddIf(F::kContainerThreads, threads ? threads : cg.process.pids_current);
+  w.AddLimitIf(F::kContainerThreadsMax, cg.process.pids_max);
   for (const auto& d : cg.io.devices) {
     std::string dev = BlockDeviceName(d.major, d.minor);
     std::string major = std::to_string(d.major), minor = std::to_string(d.minor);
-    w.AddIf(F::kFsReadsBytes, d.read_bytes, {dev});
-    w.AddIf(F::kFsReads, d.read_ios, {dev});
-    w.AddIf(F::kFsWritesBytes, d.write_bytes, {dev});
-    w.AddIf(F::kFsWrites, d.write_ios, {dev});
-    w.AddIf(F::kBlkioDeviceUsage, d.read_bytes, {dev, major, minor, "Read"});
-    w.AddIf(F::kBlkioDeviceUsage, d.write_bytes, {dev, major, minor, "Write"});
+    w.AddIf(F::kContainerFsReadsBytesTotal, d.read_bytes, {dev});
+    w.AddIf(F::kContainerFsWritesBytesTotal, d.write_bytes, {dev});
+    w.AddIf(F::kContainerFsReadsTotal, d.read_ios, {dev});
+    w.AddIf(F::kContainerFsWritesTotal, d.write_ios, {dev});
+    w.AddIf(KepOnlyFamily::kBlkioDeviceUsage, d.read_bytes, {dev, major, minor, "Read"});
+    w.AddIf(KepOnlyFamily::kBlkioDeviceUsage, d.write_bytes, {dev, major, minor, "Write"});
   }
-  w.Add(F::kLastSeen, static_cast<uint64_t>(snap.timestamp_ns) / kNsPerSecond);
-  const MemoryStats& mem = cg.memory;
-  w.AddIf(F::kMemoryCache, mem.cache_bytes);
-  // memory.stat counts faults hierarchically; both scopes carry the same value.
-  for (const char* scope : {"container", "hierarchy"}) {
-    w.AddIf(F::kMemoryFailures, mem.pgfault, {"pgfault", scope});
-    w.AddIf(F::kMemoryFailures, mem.pgmajfault, {"pgmajfault", scope});
-  }
-  w.AddIf(F::kMemoryMappedFile, mem.mapped_file_bytes);
-  w.AddIf(F::kMemoryMaxUsage, mem.max_usage_bytes);
-  w.AddIf(F::kMemoryRss, mem.rss_bytes);
-  w.AddIf(F::kMemorySwap, mem.swap_bytes);
-  w.AddIf(F::kMemoryUsage, mem.usage_bytes);
-  w.AddIf(F::kMemoryWorkingSet, mem.working_set_bytes);
-  w.AddIf(F::kOomEvents, mem.events.oom_kill ? mem.events.oom_kill : cg.bpf.oom_kills);
-  w.AddIf(F::kProcesses, processes);
-  w.AddIf(F::kSpecCpuPeriod, cpu.period_us);
-  w.AddIf(F::kSpecCpuShares, cpu.shares);
-  w.AddLimitIf(F::kSpecMemoryLimit, mem.max_bytes);
-  w.AddLimitIf(F::kSpecMemorySwapLimit, mem.swap_max_bytes);
-  if (start_ns && *start_ns > 0) w.Add(F::kStartTimeSeconds, static_cast<uint64_t>(*start_ns));
-  w.AddIf(F::kThreads, threads);
-  w.AddLimitIf(F::kThreadsMax, cg.process.pids_max);
-  if (cpu.quota_us && *cpu.quota_us != kUnlimited) w.Add(F::kSpecCpuQuota, *cpu.quota_us);
-  w.AddLimitIf(F::kSpecMemoryReservationLimit, mem.soft_limit_bytes ? mem.soft_limit_bytes : mem.low_bytes);
-  auto psi = [&](const Psi& p, F stalled, F waiting) {
-    if (p.full) w.Add(stalled, p.full->total_us * 1000);
+  auto psi = [&](const Psi& p, F waiting, F stalled) {
     if (p.some) w.Add(waiting, p.some->total_us * 1000);
+    if (p.full) w.Add(stalled, p.full->total_us * 1000);
   };
-  psi(cpu.psi, F::kPressureCpuStalled, F::kPressureCpuWaiting);
-  psi(mem.psi, F::kPressureMemoryStalled, F::kPressureMemoryWaiting);
-  psi(cg.io.psi, F::kPressureIoStalled, F::kPressureIoWaiting);
+  psi(cpu.psi, F::kContainerPressureCpuWaitingSecondsTotal, F::kContainerPressureCpuStalledSecondsTotal);
+  psi(mem.psi, F::kContainerPressureMemoryWaitingSecondsTotal, F::kContainerPressureMemoryStalledSecondsTotal);
+  psi(cg.io.psi, F::kContainerPressureIoWaitingSecondsTotal, F::kContainerPressureIoStalledSecondsTotal);
 }
 
 void AddNetworkSeries(const NetNamespaceStats& ns, SeriesWriter& w) {
   using F = FamilyId;
   for (const auto& i : ns.interfaces) {
     if (i.name == "lo") continue;
-    w.Add(F::kNetworkReceiveBytes, i.rx_bytes, {i.name});
-    w.Add(F::kNetworkReceivePackets, i.rx_packets, {i.name});
-    w.Add(F::kNetworkReceiveErrors, i.rx_errors, {i.name});
-    w.Add(F::kNetworkReceiveDropped, i.rx_dropped, {i.name});
-    w.Add(F::kNetworkTransmitBytes, i.tx_bytes, {i.name});
-    w.Add(F::kNetworkTransmitPackets, i.tx_packets, {i.name});
-    w.Add(F::kNetworkTransmitErrors, i.tx_errors, {i.name});
-    w.Add(F::kNetworkTransmitDropped, i.tx_dropped, {i.name});
+    w.Add(F::kContainerNetworkReceiveBytesTotal, i.rx_bytes, {i.name});
+    w.Add(F::kContainerNetworkReceivePacketsTotal, i.rx_packets, {i.name});
+    w.Add(F::kContainerNetworkReceiveErrorsTotal, i.rx_errors, {i.name});
+    w.Add(F::kContainerNetworkReceivePacketsDroppedTotal, i.rx_dropped, {i.name});
+    w.Add(F::kContainerNetworkTransmitBytesTotal, i.tx_bytes, {i.name});
+    w.Add(F::kContainerNetworkTransmitPacketsTotal, i.tx_packets, {i.name});
+    w.Add(F::kContainerNetworkTransmitErrorsTotal, i.tx_errors, {i.name});
+    w.Add(F::kContainerNetworkTransmitPacketsDroppedTotal, i.tx_dropped, {i.name});
   }
 }
 
@@ -181,16 +172,15 @@ Opt<int64_t> StartTimeNs(const ContainerMetadata* meta, const CgroupStats& cg) {
 }  // namespace
 
 void FillMetricDescriptors(v1::ListMetricDescriptorsResponse* out) {
-  for (const auto& f : MetricFamilies()) {
-    std::vector<std::string> keys = LabelKeys(f);
+  for (const CriMetricFamily& f : CriMetricFamilies()) {
     auto add = [&](const std::string& name, const std::string& help) {
       auto* d = out->add_descriptors();
       d->set_name(name);
       d->set_help(help);
-      for (const auto& k : keys) d->add_label_keys(k);
+      for (const auto& k : f.label_keys) d->add_label_keys(k);
     };
     add(f.name, f.help);
-    if (f.seconds) add(NanosecondsName(f.name), std::string(f.help) + " Exact, in nanoseconds.");
+    if (f.seconds) add(NanosecondsName(f.name), f.help + " Exact, in nanoseconds.");
   }
 }
 
