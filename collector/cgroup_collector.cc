@@ -49,6 +49,49 @@ struct Node {
   bool procs_known = false, threads_known = false;
 };
 
+// A cgroup without processes of its own (a pod, whose containers all live in the
+// sandbox's namespace) takes the namespace its populated descendants share; a container
+// without processes (exited) takes its pod's.
+void ShareNamespacesWithParents(Snapshot* snap) {
+  struct Seen {
+    uint64_t netns = 0;
+    bool host = false, mixed = false, any = false;
+    void Merge(uint64_t ns, bool h) {
+      if (!any) { netns = ns; host = h; any = true; return; }
+      if (ns != netns || h != host) mixed = true;
+    }
+  };
+  std::map<std::string, Seen> below;
+  auto parent_of = [&](const std::string& path) -> CgroupStats* {
+    std::string p = path;
+    while (p != "/") {
+      size_t slash = p.rfind('/');
+      p = slash == 0 ? "/" : p.substr(0, slash);
+      auto it = std::lower_bound(snap->cgroups.begin(), snap->cgroups.end(), p,
+                                 [](const CgroupStats& c, const std::string& x) { return c.id.cgroup_path < x; });
+      if (it != snap->cgroups.end() && it->id.cgroup_path == p) return &*it;
+    }
+    return nullptr;
+  };
+  for (auto it = snap->cgroups.rbegin(); it != snap->cgroups.rend(); ++it) {
+    CgroupStats& c = *it;
+    auto b = below.find(c.id.cgroup_path);
+    if (!c.netns_inode && !c.host_network && b != below.end() && b->second.any && !b->second.mixed) {
+      if (b->second.host) c.host_network = true;
+      else c.netns_inode = b->second.netns;
+    }
+    if (!c.netns_inode && !c.host_network) continue;
+    if (CgroupStats* p = parent_of(c.id.cgroup_path)) below[p->id.cgroup_path].Merge(c.netns_inode.value_or(0), c.host_network);
+  }
+  for (auto& c : snap->cgroups) {
+    if (c.id.kind != CgroupKind::kContainer || c.netns_inode || c.host_network || c.id.parent_path.empty()) continue;
+    if (const CgroupStats* pod = snap->FindByPath(c.id.parent_path)) {
+      c.netns_inode = pod->netns_inode;
+      c.host_network = pod->host_network;
+    }
+  }
+}
+
 class CgroupCollector : public Collector {
  public:
   CgroupCollector(const CollectorOptions& o, CgroupHierarchies h)
@@ -304,26 +347,7 @@ StatusOr<Snapshot> CgroupCollector::Collect() {
   }
   netns_.EndCollection();
 
-  // Pods (and other parents) without processes of their own share their children's
-  // namespace: a pod's containers all live in the sandbox's.
-  for (auto it = snap.cgroups.rbegin(); it != snap.cgroups.rend(); ++it) {
-    if (it->id.kind != CgroupKind::kContainer || it->id.parent_path.empty()) continue;
-    CgroupStats* pod = nullptr;
-    auto pit = std::lower_bound(snap.cgroups.begin(), snap.cgroups.end(), it->id.parent_path,
-                                [](const CgroupStats& c, const std::string& p) { return c.id.cgroup_path < p; });
-    if (pit != snap.cgroups.end() && pit->id.cgroup_path == it->id.parent_path) pod = &*pit;
-    if (pod == nullptr || pod->netns_inode || pod->host_network) continue;
-    if (it->netns_inode) pod->netns_inode = it->netns_inode;
-    else if (it->host_network) pod->host_network = true;
-  }
-  // A container without processes (exited, or only threads elsewhere) takes its pod's.
-  for (auto& c : snap.cgroups) {
-    if (c.id.kind != CgroupKind::kContainer || c.netns_inode || c.host_network || c.id.parent_path.empty()) continue;
-    if (const CgroupStats* pod = snap.FindByPath(c.id.parent_path)) {
-      c.netns_inode = pod->netns_inode;
-      c.host_network = pod->host_network;
-    }
-  }
+  ShareNamespacesWithParents(&snap);
 
   for (const auto& [key, count] : errors_) snap.read_errors.push_back({key.first, key.second, count});
   snap.collection.cgroups_tracked = nodes_.size();

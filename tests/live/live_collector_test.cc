@@ -1,0 +1,319 @@
+// The collector on this machine's real kernel: real cgroups (v1 controllers and the
+// unified cgroup2 of this hybrid host), real processes doing a known amount of work.
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "collector/collector.h"
+#include "collector/kept_file.h"
+#include "collector/sampler.h"
+#include "tests/live/live_cgroup.h"
+
+namespace statlet {
+namespace {
+
+using testing::Child;
+using testing::HostHierarchies;
+using testing::LiveCgroup;
+using testing::UniqueName;
+using testing::WaitFor;
+
+uint64_t ThreadCpuNs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+uint64_t BurnCpu(uint64_t ns) {
+  uint64_t start = ThreadCpuNs();
+  volatile uint64_t x = 0;
+  while (ThreadCpuNs() - start < ns) {
+    for (int i = 0; i < 10000; ++i) x = x + i;
+  }
+  return ThreadCpuNs();
+}
+
+class LiveCollector : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "live cgroup tests need root";
+    root_ = "/" + UniqueName("statlet-live");
+  }
+  std::unique_ptr<Sampler> NewSampler(bool include_empty = false) {
+    CollectorOptions o;
+    o.subtrees = {root_};
+    o.include_empty = include_empty;
+    auto c = Collector::Create(o);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return std::make_unique<Sampler>(std::move(*c), nullptr, nullptr);
+  }
+  SnapshotPtr Get(Sampler* s) {
+    auto r = s->Get(std::chrono::nanoseconds(0));
+    EXPECT_TRUE(r.ok());
+    return *r;
+  }
+  std::string root_;
+};
+
+TEST_F(LiveCollector, CpuTimeMatchesTheBurnedTime) {
+  LiveCgroup top(root_);
+  LiveCgroup cg(root_ + "/burner");
+  constexpr uint64_t kBurn = 400'000'000;  // 0.4 s of CPU
+  Child burner([] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(1, &set);
+    sched_setaffinity(0, sizeof set, &set);  // pin to CPU 1: the per-CPU split must follow
+    return BurnCpu(kBurn);
+  });
+  cg.Add(burner.pid());
+  burner.Start();
+  uint64_t child_cpu = burner.Result();
+  auto sampler = NewSampler();
+  SnapshotPtr s = Get(sampler.get());
+  const CgroupStats* c = s->FindByPath(cg.path());
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->cpu.usage_ns.has_value());
+  double usage = double(*c->cpu.usage_ns);
+  // The cgroup holds exactly this process after it was moved in: its CPU time is the
+  // burn plus a few ms of start-up.
+  EXPECT_GE(usage, double(kBurn) * 0.99);
+  EXPECT_NEAR(usage, double(child_cpu), double(child_cpu) * 0.05);
+  ASSERT_TRUE(c->cpu.user_ns && c->cpu.system_ns);
+  EXPECT_NEAR(double(*c->cpu.user_ns + *c->cpu.system_ns), usage, usage * 0.10);  // tick-based split
+  ASSERT_GE(c->cpu.per_cpu_ns.size(), 2u);
+  EXPECT_GE(double(c->cpu.per_cpu_ns[1]), usage * 0.95);
+  EXPECT_EQ(c->process.processes.value_or(0), 1u);
+}
+
+TEST_F(LiveCollector, UsageNanoCoresFollowsTheScheduler) {
+  LiveCgroup top(root_);
+  LiveCgroup cg(root_ + "/spinner");
+  Child spinner([] {
+    BurnCpu(uint64_t(60) * 1000000000);
+    return uint64_t{0};
+  });
+  cg.Add(spinner.pid());
+  spinner.Start();
+  auto sampler = NewSampler();
+  uint64_t cpu0 = testing::ProcessCpuNs(spinner.pid());
+  SnapshotPtr a = Get(sampler.get());
+  // A sampling window of CPU time, measured by the scheduler's own account.
+  ASSERT_TRUE(WaitFor([&] { return testing::ProcessCpuNs(spinner.pid()) - cpu0 > 300'000'000; }, 20000));
+  SnapshotPtr b = Get(sampler.get());
+  uint64_t cpu1 = testing::ProcessCpuNs(spinner.pid());
+  const CgroupStats* c = b->FindByPath(cg.path());
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->cpu.usage_nano_cores.has_value());
+  double expected = double(cpu1 - cpu0) * 1e9 / double(b->monotonic_ns - a->monotonic_ns);
+  EXPECT_NEAR(double(*c->cpu.usage_nano_cores), expected, expected * 0.10);
+  EXPECT_FALSE(a->FindByPath(cg.path())->cpu.usage_nano_cores.has_value());  // no previous sample
+}
+
+TEST_F(LiveCollector, MemoryOfTouchedPages) {
+  if (!HostHierarchies().has(kV1Memory) && !HostHierarchies().v2_memory) GTEST_SKIP() << "no memory controller";
+  LiveCgroup top(root_);
+  LiveCgroup cg(root_ + "/alloc");
+  constexpr size_t kBytes = 64 << 20;
+  Child alloc([] {
+    char* p = static_cast<char*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    for (size_t i = 0; i < kBytes; i += 4096) p[i] = 1;
+    return uint64_t{kBytes};
+  });
+  cg.Add(alloc.pid());
+  ASSERT_TRUE(cg.Write(HostHierarchies().memory(), HostHierarchies().v2_memory ? "memory.max" : "memory.limit_in_bytes",
+                       std::to_string(256 << 20)));
+  alloc.Start();
+  alloc.Result();
+  auto sampler = NewSampler();
+  SnapshotPtr s = Get(sampler.get());
+  const CgroupStats* c = s->FindByPath(cg.path());
+  ASSERT_NE(c, nullptr);
+  const MemoryStats& m = c->memory;
+  ASSERT_TRUE(m.usage_bytes && m.rss_bytes && m.working_set_bytes && m.max_usage_bytes && m.max_bytes);
+  EXPECT_GE(*m.usage_bytes, kBytes);
+  EXPECT_LE(*m.usage_bytes, kBytes + (16 << 20));
+  EXPECT_GE(*m.rss_bytes, kBytes);
+  EXPECT_LE(*m.rss_bytes, kBytes + (8 << 20));
+  EXPECT_GE(*m.working_set_bytes, kBytes);
+  EXPECT_GE(*m.max_usage_bytes, *m.usage_bytes);
+  EXPECT_EQ(*m.max_bytes, uint64_t{256} << 20);
+  ASSERT_TRUE(m.pgfault.has_value());
+  EXPECT_GE(*m.pgfault, kBytes / 4096);
+}
+
+TEST_F(LiveCollector, OomKillIsCounted) {
+  if (!HostHierarchies().has(kV1Memory) && !HostHierarchies().v2_memory) GTEST_SKIP() << "no memory controller";
+  LiveCgroup top(root_);
+  LiveCgroup cg(root_ + "/oom");
+  bool v2 = HostHierarchies().v2_memory;
+  ASSERT_TRUE(cg.Write(HostHierarchies().memory(), v2 ? "memory.max" : "memory.limit_in_bytes", std::to_string(32 << 20)));
+  Child victim(
+      [] {
+        constexpr size_t kBytes = 128 << 20;
+        char* p = static_cast<char*>(mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+        for (size_t i = 0; i < kBytes; i += 4096) p[i] = 1;
+        return uint64_t{0};
+      },
+      false);
+  cg.Add(victim.pid());
+  victim.Start();
+  int status = 0;
+  ASSERT_EQ(waitpid(victim.pid(), &status, 0), victim.pid());
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "the allocator was expected to be OOM-killed";
+  auto sampler = NewSampler(/*include_empty=*/true);
+  SnapshotPtr s = Get(sampler.get());
+  const CgroupStats* c = s->FindByPath(cg.path());
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->memory.events.oom_kill.has_value());
+  EXPECT_EQ(*c->memory.events.oom_kill, 1u);
+  ASSERT_TRUE(c->memory.failcnt.has_value());
+  EXPECT_GT(*c->memory.failcnt, 0u);
+}
+
+TEST_F(LiveCollector, ProcessesAndThreadsAreExact) {
+  LiveCgroup top(root_);
+  LiveCgroup cg(root_ + "/forker");
+  bool pids = HostHierarchies().pids() != kNumHierarchies;
+  if (pids) {
+    ASSERT_TRUE(cg.Write(HostHierarchies().pids(), "pids.max", "13"));
+  }
+  Child forker([] {
+    for (int i = 0; i < 9; ++i) {
+      if (fork() == 0) {
+        while (true) pause();
+      }
+    }
+    for (int i = 0; i < 3; ++i) std::thread([] { while (true) pause(); }).detach();
+    // 1 + 9 processes, 3 more threads: 13 tasks = pids.max; one more fork must fail.
+    uint64_t refused = 0;
+    for (int tries = 0; tries < 100; ++tries) {
+      pid_t p = fork();
+      if (p == 0) _exit(0);
+      if (p < 0) { refused = 1; break; }
+      waitpid(p, nullptr, 0);  // a fork that slipped in (an earlier exit): reap and retry
+    }
+    return refused;
+  });
+  cg.Add(forker.pid());
+  forker.Start();
+  uint64_t refused = forker.Result();
+  auto sampler = NewSampler();
+  SnapshotPtr s = Get(sampler.get());
+  const CgroupStats* c = s->FindByPath(cg.path());
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(*c->process.processes, 10u);
+  EXPECT_EQ(*c->process.threads, 13u);
+  if (pids) {
+    EXPECT_EQ(refused, 1u);
+    EXPECT_EQ(*c->process.pids_current, 13u);
+    EXPECT_EQ(*c->process.pids_max, 13u);
+    ASSERT_TRUE(c->process.pids_events_max.has_value());
+    EXPECT_GE(*c->process.pids_events_max, 1u);
+  }
+  // The parent's processes include its child's (subtree totals).
+  const CgroupStats* parent = s->FindByPath(top.path());
+  ASSERT_NE(parent, nullptr);
+  EXPECT_EQ(*parent->process.processes, 10u);
+}
+
+TEST_F(LiveCollector, EmptyCgroupsAreOnlyListedOnRequest) {
+  LiveCgroup top(root_);
+  LiveCgroup empty(root_ + "/empty");
+  auto sampler = NewSampler();
+  SnapshotPtr s = Get(sampler.get());
+  EXPECT_EQ(s->FindByPath(empty.path()), nullptr);
+  auto all = NewSampler(true);
+  SnapshotPtr s2 = Get(all.get());
+  const CgroupStats* e = s2->FindByPath(empty.path());
+  ASSERT_NE(e, nullptr);
+  EXPECT_FALSE(e->populated);
+  EXPECT_EQ(*e->process.processes, 0u);
+}
+
+TEST_F(LiveCollector, KubeletLayoutOnTheRealKernel) {
+  const std::string id(64, 'e');
+  const std::string uid = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0";
+  std::string kube = root_ + "/kubepods";
+  LiveCgroup top(root_);
+  LiveCgroup k(kube);
+  LiveCgroup q(kube + "/burstable");
+  LiveCgroup pod(kube + "/burstable/pod" + uid);
+  LiveCgroup ctr(pod.path() + "/" + id);
+  LiveCgroup pause_ctr(pod.path() + "/" + std::string(64, 'f'));
+  Child a([] { return uint64_t{0}; });
+  Child b([] { return uint64_t{0}; });
+  ctr.Add(a.pid());
+  pause_ctr.Add(b.pid());
+  a.Start();
+  b.Start();
+  a.Result();
+  b.Result();
+  auto sampler = NewSampler();
+  SnapshotPtr s = Get(sampler.get());
+  const CgroupStats* c = s->FindByContainerId(id);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->id.kind, CgroupKind::kContainer);
+  EXPECT_EQ(c->id.pod_uid, uid);
+  EXPECT_EQ(c->id.qos, QosClass::kBurstable);
+  if (HostHierarchies().has(kUnified)) {
+    struct stat st;
+    ASSERT_EQ(stat(ctr.Dir(kUnified).c_str(), &st), 0);
+    EXPECT_EQ(c->id.cgroup_id, st.st_ino);  // what bpf_get_current_cgroup_id() returns
+  }
+  const CgroupStats* p = s->FindByPath(pod.path());
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->id.kind, CgroupKind::kPod);
+  EXPECT_EQ(*p->process.processes, 2u);
+  const CgroupStats* qos = s->FindByPath(q.path());
+  ASSERT_NE(qos, nullptr);
+  EXPECT_EQ(qos->id.kind, CgroupKind::kQos);
+}
+
+TEST_F(LiveCollector, ContainersComeAndGoBetweenCollections) {
+  LiveCgroup top(root_);
+  auto sampler = NewSampler();
+  std::string path;
+  {
+    LiveCgroup cg(root_ + "/short-lived");
+    path = cg.path();
+    Child c([] { return uint64_t{0}; });
+    cg.Add(c.pid());
+    c.Start();
+    c.Result();
+    SnapshotPtr s = Get(sampler.get());
+    ASSERT_NE(s->FindByPath(path), nullptr);
+    EXPECT_GT(s->collection.fds_kept, 0u);
+  }  // killed and removed
+  SnapshotPtr s = Get(sampler.get());
+  EXPECT_EQ(s->FindByPath(path), nullptr);
+  EXPECT_TRUE(s->read_errors.empty());
+}
+
+TEST(KeptFileLive, RemovedCgroupAnswersGone) {
+  if (geteuid() != 0) GTEST_SKIP();
+  const auto& h = HostHierarchies();
+  Hierarchy hier = h.has(kUnified) ? kUnified : h.cpu();
+  std::string dir = h.mount[hier] + "/" + UniqueName("statlet-kept");
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  KeptFile f;
+  ReadBuffer buf;
+  int err = 0;
+  ASSERT_EQ(f.Read(AT_FDCWD, (dir + "/cgroup.procs").c_str(), nullptr, &buf, &err), ReadOutcome::kOk);
+  ASSERT_TRUE(f.is_open());
+  ASSERT_EQ(rmdir(dir.c_str()), 0);
+  EXPECT_EQ(f.Read(AT_FDCWD, (dir + "/cgroup.procs").c_str(), nullptr, &buf, &err), ReadOutcome::kGone);
+}
+
+}  // namespace
+}  // namespace statlet

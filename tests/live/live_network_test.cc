@@ -1,0 +1,175 @@
+// Per-pod network counters from the pod's own namespace: two network namespaces made by
+// the test, a veth pair between them, a known payload from a process in one to a process
+// in the other.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include <gtest/gtest.h>
+
+#include "collector/collector.h"
+#include "collector/sampler.h"
+#include "tests/live/live_cgroup.h"
+
+namespace statlet {
+namespace {
+
+using testing::Child;
+using testing::LiveCgroup;
+using testing::UniqueName;
+
+constexpr uint64_t kPayload = 3'000'000;
+
+bool Sh(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0; }
+
+void EnterNetns(const std::string& name) {
+  int fd = open(("/var/run/netns/" + name).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) _exit(3);
+  close(fd);
+}
+
+class NetnsPair {
+ public:
+  NetnsPair() : a_(UniqueName("stl-a")), b_(UniqueName("stl-b")) {
+    ok_ = Sh("ip netns add " + a_) && Sh("ip netns add " + b_) &&
+          Sh("ip link add va netns " + a_ + " type veth peer name vb netns " + b_) &&
+          Sh("ip -n " + a_ + " addr add 10.231.7.1/24 dev va") && Sh("ip -n " + a_ + " link set va up") &&
+          Sh("ip -n " + a_ + " link set lo up") && Sh("ip -n " + b_ + " addr add 10.231.7.2/24 dev vb") &&
+          Sh("ip -n " + b_ + " link set vb up");
+  }
+  ~NetnsPair() {
+    Sh("ip netns del " + a_);
+    Sh("ip netns del " + b_);
+  }
+  bool ok() const { return ok_; }
+  const std::string& a() const { return a_; }
+  const std::string& b() const { return b_; }
+
+ private:
+  std::string a_, b_;
+  bool ok_ = false;
+};
+
+TEST(LiveNetwork, PodNamespaceCountersAndHostNetwork) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  NetnsPair ns;
+  ASSERT_TRUE(ns.ok()) << "could not build the veth pair (iproute2)";
+  std::string root = "/" + UniqueName("statlet-net");
+  LiveCgroup top(root);
+  LiveCgroup pod_a(root + "/pod-a");
+  LiveCgroup server_cg(pod_a.path() + "/server");
+  LiveCgroup sidecar_cg(pod_a.path() + "/sidecar");
+  LiveCgroup client_cg(root + "/client");
+  LiveCgroup host_cg(root + "/hostnet");
+
+  std::string a = ns.a(), b = ns.b();
+  Child server([a] {
+    EnterNetns(a);
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(5071);
+    inet_pton(AF_INET, "10.231.7.1", &addr.sin_addr);
+    if (bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(s, 1) != 0) return uint64_t{0};
+    int c = accept(s, nullptr, nullptr);
+    uint64_t got = 0;
+    char buf[65536];
+    for (ssize_t n; (n = read(c, buf, sizeof buf)) > 0;) got += uint64_t(n);
+    return got;
+  });
+  Child sidecar([a] {
+    EnterNetns(a);
+    return uint64_t{1};
+  });
+  Child client([b] {
+    EnterNetns(b);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(5071);
+    inet_pton(AF_INET, "10.231.7.1", &addr.sin_addr);
+    int s = -1;
+    // The server may not listen yet: retry the connection for a bounded time.
+    for (int i = 0; i < 500; ++i) {
+      s = socket(AF_INET, SOCK_STREAM, 0);
+      if (connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) break;
+      close(s);
+      s = -1;
+      usleep(10000);
+    }
+    if (s < 0) return uint64_t{0};
+    static char buf[65536];
+    uint64_t sent = 0;
+    while (sent < kPayload) {
+      ssize_t n = write(s, buf, std::min<uint64_t>(sizeof buf, kPayload - sent));
+      if (n <= 0) break;
+      sent += uint64_t(n);
+    }
+    close(s);
+    return sent;
+  });
+  Child hostnet([] { return uint64_t{2}; });
+  server_cg.Add(server.pid());
+  sidecar_cg.Add(sidecar.pid());
+  client_cg.Add(client.pid());
+  host_cg.Add(hostnet.pid());
+  server.Start();
+  sidecar.Start();
+  client.Start();
+  hostnet.Start();
+  ASSERT_EQ(client.Result(), kPayload);
+  ASSERT_EQ(server.Result(), kPayload);
+  sidecar.Result();
+  hostnet.Result();
+
+  CollectorOptions o;
+  o.subtrees = {root};
+  auto col = Collector::Create(o);
+  ASSERT_TRUE(col.ok());
+  Sampler sampler(std::move(*col), nullptr, nullptr);
+  auto snap = sampler.Get(std::chrono::nanoseconds(0));
+  ASSERT_TRUE(snap.ok());
+  const Snapshot& s = **snap;
+
+  const CgroupStats* srv = s.FindByPath(server_cg.path());
+  const CgroupStats* side = s.FindByPath(sidecar_cg.path());
+  const CgroupStats* cli = s.FindByPath(client_cg.path());
+  const CgroupStats* host = s.FindByPath(host_cg.path());
+  const CgroupStats* pod = s.FindByPath(pod_a.path());
+  ASSERT_TRUE(srv && side && cli && host && pod);
+
+  // Two containers of one namespace share one entry; their parent gets it too.
+  ASSERT_TRUE(srv->netns_inode.has_value());
+  EXPECT_EQ(srv->netns_inode, side->netns_inode);
+  EXPECT_EQ(pod->netns_inode, srv->netns_inode);
+  EXPECT_NE(srv->netns_inode, cli->netns_inode);
+  EXPECT_EQ(s.netns.size(), 2u);
+
+  auto iface = [&](const CgroupStats* c, const std::string& name) -> const NetInterfaceStats* {
+    const NetNamespaceStats* n = s.Netns(*c);
+    if (!n) return nullptr;
+    for (const auto& i : n->interfaces) if (i.name == name) return &i;
+    return nullptr;
+  };
+  const NetInterfaceStats* va = iface(srv, "va");
+  const NetInterfaceStats* vb = iface(cli, "vb");
+  ASSERT_NE(va, nullptr);
+  ASSERT_NE(vb, nullptr);
+  EXPECT_GE(va->rx_bytes, kPayload);
+  EXPECT_LE(va->rx_bytes, kPayload + kPayload / 10);  // headers and handshake only
+  EXPECT_GE(vb->tx_bytes, kPayload);
+  EXPECT_GT(va->rx_packets, 0u);
+  EXPECT_EQ(iface(srv, "vb"), nullptr);  // the peer's interface is not in this namespace
+
+  EXPECT_TRUE(host->host_network);
+  EXPECT_FALSE(host->netns_inode.has_value());
+}
+
+}  // namespace
+}  // namespace statlet
