@@ -1,0 +1,249 @@
+#include "exporters/prometheus_encoder.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "exporters/metric_families.h"
+#include "tests/prometheus/promtool.h"
+#include "tests/prometheus/test_snapshots.h"
+
+namespace statlet {
+namespace {
+
+using testing::MakeNodeSnapshot;
+using testing::SnapshotShape;
+
+std::string FakeDevice(uint32_t major, uint32_t minor) {
+  return "/dev/blk" + std::to_string(major) + "_" + std::to_string(minor);
+}
+
+std::string Encode(PrometheusEncoder& enc, const Snapshot& s, ExpositionFormat f) {
+  std::string out;
+  enc.Encode(s, SamplerStats{5, 3, 1}, f, &out);
+  return out;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+// The metric name of a sample line.
+std::string SampleName(const std::string& line) { return line.substr(0, line.find_first_of("{ ")); }
+
+TEST(PrometheusEncoder, TextHasHelpAndTypeForEveryFamilyBeforeItsSamples) {
+  PrometheusEncoder enc({}, FakeDevice);
+  std::string text = Encode(enc, MakeNodeSnapshot({}), ExpositionFormat::kText004);
+  std::map<std::string, std::string> type_of;
+  std::set<std::string> helped;
+  for (const std::string& l : Lines(text)) {
+    if (l.rfind("# HELP ", 0) == 0) helped.insert(l.substr(7, l.find(' ', 7) - 7));
+    else if (l.rfind("# TYPE ", 0) == 0) {
+      std::string name = l.substr(7, l.find(' ', 7) - 7);
+      EXPECT_EQ(type_of.count(name), 0u) << "second TYPE line for " << name;
+      type_of[name] = l.substr(l.rfind(' ') + 1);
+    } else {
+      std::string name = SampleName(l);
+      EXPECT_TRUE(type_of.count(name)) << "sample before its TYPE: " << l;
+    }
+  }
+  for (const MetricFamily& f : AllMetricFamilies()) {
+    EXPECT_TRUE(helped.count(std::string(f.name))) << f.name;
+    ASSERT_TRUE(type_of.count(std::string(f.name))) << f.name;
+    EXPECT_EQ(type_of[std::string(f.name)], f.type == MetricType::kCounter ? "counter" : "gauge") << f.name;
+  }
+}
+
+TEST(PrometheusEncoder, PromtoolAcceptsTheTextFormat) {
+  PrometheusEncoder enc({}, FakeDevice);
+  std::string text = Encode(enc, MakeNodeSnapshot({}), ExpositionFormat::kText004);
+  testing::PromtoolResult r = testing::PromtoolCheckMetrics(text);
+  EXPECT_NE(r.exit_code, 1) << r.output;  // 1: parse error
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.output;
+  EXPECT_TRUE(r.unexpected_findings.empty()) << r.output;
+}
+
+TEST(PrometheusEncoder, OpenMetricsFramingTypesAndUnits) {
+  PrometheusEncoder enc({}, FakeDevice);
+  std::string om = Encode(enc, MakeNodeSnapshot({}), ExpositionFormat::kOpenMetrics100);
+  ASSERT_GE(om.size(), 6u);
+  EXPECT_EQ(om.substr(om.size() - 6), "# EOF\n");
+  EXPECT_EQ(om.find("# EOF\n"), om.size() - 6) << "exactly one EOF, at the end";
+  // Counter families drop "_total" in metadata; samples keep it.
+  EXPECT_NE(om.find("# TYPE container_cpu_usage_seconds counter\n"), std::string::npos);
+  EXPECT_NE(om.find("# UNIT container_cpu_usage_seconds seconds\n"), std::string::npos);
+  EXPECT_NE(om.find("\ncontainer_cpu_usage_seconds_total{"), std::string::npos);
+  // A unit is declared only where the name carries it.
+  EXPECT_NE(om.find("# UNIT container_memory_usage_bytes bytes\n"), std::string::npos);
+  EXPECT_EQ(om.find("# UNIT container_memory_rss"), std::string::npos);
+  // cAdvisor's failcnt counter has no _total: "unknown" keeps the series name unchanged.
+  EXPECT_NE(om.find("# TYPE container_memory_failcnt unknown\n"), std::string::npos);
+  // OpenMetrics escapes double quotes in HELP; the text format does not need to.
+  EXPECT_NE(om.find("cpu=\\\"total\\\""), std::string::npos);
+  std::string text = Encode(enc, MakeNodeSnapshot({}), ExpositionFormat::kText004);
+  EXPECT_EQ(text.find("# EOF"), std::string::npos);
+  EXPECT_EQ(text.find("# UNIT"), std::string::npos);
+  // Same samples in both formats.
+  EXPECT_EQ(testing::CountSamples(text), testing::CountSamples(om));
+}
+
+TEST(PrometheusEncoder, LabelValuesAreEscaped) {
+  Snapshot s = MakeNodeSnapshot({.pods = 1, .containers_per_pod = 1});
+  for (auto& c : s.cgroups) {
+    if (c.id.meta && !c.id.meta->is_sandbox && c.id.kind == CgroupKind::kContainer) {
+      auto m = std::make_shared<ContainerMetadata>(*c.id.meta);
+      m->container_name = "we\"ird\\name\nx";
+      c.id.meta = m;
+    }
+  }
+  PrometheusEncoder enc({}, FakeDevice);
+  std::string text = Encode(enc, s, ExpositionFormat::kText004);
+  EXPECT_NE(text.find("container=\"we\\\"ird\\\\name\\nx\""), std::string::npos);
+  testing::PromtoolResult r = testing::PromtoolCheckMetrics(text);
+  EXPECT_TRUE(r.unexpected_findings.empty()) << r.output;
+  EXPECT_NE(r.exit_code, 1) << r.output;
+}
+
+TEST(PrometheusEncoder, CadvisorLabelsAndValues) {
+  Snapshot s = MakeNodeSnapshot({.pods = 1, .containers_per_pod = 1});
+  PrometheusEncoder enc({}, FakeDevice);
+  std::string text = Encode(enc, s, ExpositionFormat::kText004);
+  const CgroupStats* app = nullptr;
+  const CgroupStats* sandbox = nullptr;
+  for (const auto& c : s.cgroups) {
+    if (c.id.kind != CgroupKind::kContainer) continue;
+    (c.id.meta->is_sandbox ? sandbox : app) = &c;
+  }
+  ASSERT_TRUE(app && sandbox);
+  const ContainerMetadata& m = *app->id.meta;
+  std::string labels = "{container=\"" + m.container_name + "\",id=\"" + app->id.cgroup_path + "\",image=\"" + m.image +
+                       "\",name=\"" + app->id.container_id + "\",namespace=\"default\",pod=\"" + m.pod_name + "\"";
+  // ns -> seconds, exactly.
+  std::string usage = "container_cpu_usage_seconds_total" + labels + ",cpu=\"total\"} ";
+  size_t at = text.find(usage);
+  ASSERT_NE(at, std::string::npos) << usage;
+  uint64_t ns = *app->cpu.usage_ns;
+  std::string expect_value = std::to_string(ns / 1000000000) + "." ;
+  EXPECT_EQ(text.substr(at + usage.size(), expect_value.size()), expect_value);
+  // Fault counters in both scopes, with cAdvisor's label names.
+  EXPECT_NE(text.find("container_memory_failures_total" + labels + ",failure_type=\"pgmajfault\",scope=\"hierarchy\"} " +
+                      std::to_string(*app->memory.pgmajfault) + "\n"),
+            std::string::npos);
+  // Network on the sandbox (pause) container only, and on the pod for statlet's own family.
+  EXPECT_NE(text.find("container_network_receive_bytes_total{id=\"" + sandbox->id.cgroup_path), std::string::npos);
+  EXPECT_EQ(text.find("container_network_receive_bytes_total" + labels), std::string::npos);
+  EXPECT_NE(text.find("statlet_pod_network_bytes_total{id=\"" + app->id.parent_path +
+                      "\",namespace=\"default\",pod=\"" + m.pod_name + "\",direction=\"receive\",interface=\"eth0\"} "),
+            std::string::npos);
+  EXPECT_NE(text.find("container_fs_reads_bytes_total" + labels + ",device=\"/dev/blk8_0\"} "), std::string::npos);
+  // Unlimited limits as cAdvisor reports them: 0; statlet's own: +Inf.
+  EXPECT_NE(text.find("container_spec_memory_swap_limit_bytes" + labels + "} 0\n"), std::string::npos);
+  EXPECT_NE(text.find("statlet_memory_high_bytes" + labels + "} +Inf\n"), std::string::npos);
+  // Self metrics from the sampler and the snapshot.
+  EXPECT_NE(text.find("\nstatlet_scrape_joins_total 3\n"), std::string::npos);
+  EXPECT_NE(text.find("\nstatlet_read_errors_total{file=\"memory.stat\",reason=\"parse\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("\nstatlet_collection_duration_seconds 0.0015\n"), std::string::npos);
+}
+
+TEST(PrometheusEncoder, CfsSeriesOnlyWithAQuota) {
+  Snapshot s = MakeNodeSnapshot({.pods = 1, .containers_per_pod = 1});
+  PrometheusEncoder enc({}, FakeDevice);
+  std::string text = Encode(enc, s, ExpositionFormat::kText004);
+  for (const auto& c : s.cgroups) {
+    bool quota = c.cpu.quota_us && *c.cpu.quota_us != kUnlimited;
+    std::string key = "container_cpu_cfs_periods_total{";
+    bool found = false;
+    for (const std::string& l : Lines(text)) {
+      if (l.rfind(key, 0) == 0 && l.find("id=\"" + c.id.cgroup_path + "\"") != std::string::npos) found = true;
+    }
+    EXPECT_EQ(found, quota) << c.id.cgroup_path;
+  }
+}
+
+TEST(PrometheusEncoder, PerCpuModeLabelsLikeCadvisor) {
+  Snapshot s = MakeNodeSnapshot({.pods = 1, .containers_per_pod = 0, .num_cpus = 12});
+  PrometheusEncoder enc({.per_cpu = true}, FakeDevice);
+  std::string text = Encode(enc, s, ExpositionFormat::kText004);
+  EXPECT_NE(text.find(",cpu=\"cpu00\"} "), std::string::npos);
+  EXPECT_NE(text.find(",cpu=\"cpu11\"} "), std::string::npos);
+  EXPECT_EQ(text.find(",cpu=\"total\"} "), std::string::npos) << "per-CPU mode must not double count";
+}
+
+TEST(PrometheusEncoder, OutputIsStableAndLabelBlocksRenderOncePerCgroupLifetime) {
+  Snapshot s = MakeNodeSnapshot({.pods = 4, .containers_per_pod = 2});
+  PrometheusEncoder enc({}, FakeDevice);
+  std::string a = Encode(enc, s, ExpositionFormat::kText004);
+  EXPECT_EQ(enc.label_blocks_rendered(), s.cgroups.size());
+  std::string b = Encode(enc, s, ExpositionFormat::kText004);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(enc.label_blocks_rendered(), s.cgroups.size()) << "second encode rendered labels again";
+
+  // New metadata for one container: only its block is rendered again.
+  Snapshot s2 = s;
+  CgroupStats* target = nullptr;
+  for (auto& c : s2.cgroups) {
+    if (c.id.kind == CgroupKind::kContainer && !c.id.meta->is_sandbox) { target = &c; break; }
+  }
+  ASSERT_NE(target, nullptr);
+  auto m = std::make_shared<ContainerMetadata>(*target->id.meta);
+  m->image = "registry.example/app:2.0";
+  target->id.meta = m;
+  std::string c = Encode(enc, s2, ExpositionFormat::kText004);
+  EXPECT_EQ(enc.label_blocks_rendered(), s.cgroups.size() + 1);
+  EXPECT_NE(c.find("image=\"registry.example/app:2.0\""), std::string::npos);
+
+  // A vanished cgroup is evicted; a recreated one (same path, new id) is rendered again.
+  Snapshot s3 = s2;
+  std::string gone = s3.cgroups.back().id.cgroup_path;
+  s3.cgroups.pop_back();
+  Encode(enc, s3, ExpositionFormat::kText004);
+  EXPECT_EQ(enc.cached_cgroups(), s3.cgroups.size());
+  s3.cgroups.front().id.cgroup_id += 1;
+  Encode(enc, s3, ExpositionFormat::kText004);
+  EXPECT_EQ(enc.label_blocks_rendered(), s.cgroups.size() + 2);
+}
+
+TEST(PrometheusEncoder, CardinalityCapDropsAndCounts) {
+  Snapshot s = MakeNodeSnapshot({.pods = 2, .containers_per_pod = 1});
+  const size_t total = s.cgroups.size();
+  PrometheusEncoder enc({.max_cgroups = 3, .max_interfaces = 1}, FakeDevice);
+  std::string text = Encode(enc, s, ExpositionFormat::kText004);
+  std::set<std::string> ids;
+  for (const std::string& l : Lines(text)) {
+    if (l.rfind("container_last_seen{", 0) == 0) ids.insert(l);
+  }
+  EXPECT_EQ(ids.size(), 3u);
+  EXPECT_NE(text.find("statlet_cardinality_dropped_total{kind=\"cgroup\"} " + std::to_string(total - 3) + "\n"),
+            std::string::npos);
+  size_t dropped_if = 0;
+  for (const auto& [inode, ns] : s.netns) dropped_if += ns.interfaces.size() - 1;
+  EXPECT_NE(text.find("statlet_cardinality_dropped_total{kind=\"interface\"} " + std::to_string(dropped_if) + "\n"),
+            std::string::npos);
+  // Counted once per snapshot, not per scrape.
+  std::string again = Encode(enc, s, ExpositionFormat::kText004);
+  EXPECT_NE(again.find("statlet_cardinality_dropped_total{kind=\"cgroup\"} " + std::to_string(total - 3) + "\n"),
+            std::string::npos);
+}
+
+TEST(PrometheusEncoder, NoMetadataStillNamesCgroups) {
+  Snapshot s = MakeNodeSnapshot({.pods = 1, .containers_per_pod = 1, .with_metadata = false});
+  PrometheusEncoder enc({}, FakeDevice);
+  std::string text = Encode(enc, s, ExpositionFormat::kText004);
+  EXPECT_NE(text.find("container_last_seen{id=\"/\"} 1700000000\n"), std::string::npos);
+  for (const auto& c : s.cgroups) {
+    if (c.id.kind == CgroupKind::kContainer) {
+      EXPECT_NE(text.find("container_memory_rss{id=\"" + c.id.cgroup_path + "\",name=\"" + c.id.container_id + "\"} "),
+                std::string::npos);
+    }
+  }
+  testing::PromtoolResult r = testing::PromtoolCheckMetrics(text);
+  EXPECT_TRUE(r.unexpected_findings.empty()) << r.output;
+}
+
+}  // namespace
+}  // namespace statlet

@@ -1,0 +1,171 @@
+#include "exporters/metrics_http_server.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <crypt.h>
+
+#include <cstdlib>
+
+#include "exporters/gzip_compressor.h"
+#include "tests/prometheus/test_snapshots.h"
+
+namespace statlet {
+namespace {
+
+// A SnapshotSource over a fixed snapshot (the encoder side is a pure function of it).
+class FixedSource : public SnapshotSource {
+ public:
+  explicit FixedSource(Snapshot s) : snap_(std::make_shared<Snapshot>(std::move(s))) {}
+  StatusOr<SnapshotPtr> Get(std::chrono::nanoseconds) override {
+    if (fail_) return Unavailable("cgroupfs is gone");
+    ++gets_;
+    return SnapshotPtr(snap_);
+  }
+  SamplerStats stats() const override { return stats_; }
+  bool fail_ = false;
+  int gets_ = 0;
+
+ private:
+  SnapshotPtr snap_;
+  SamplerStats stats_;
+};
+
+struct Served {
+  FixedSource source{testing::MakeNodeSnapshot({})};
+  std::unique_ptr<MetricsHttpServer> server;
+  std::unique_ptr<httplib::Client> client;
+
+  explicit Served(HttpServerOptions o = {}) {
+    o.listen_address = "127.0.0.1:0";
+    auto s = MetricsHttpServer::Create(o, {}, &source);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    server = std::move(*s);
+    EXPECT_TRUE(server->Start().ok());
+    client = std::make_unique<httplib::Client>("127.0.0.1", server->port());
+    client->set_decompress(false);
+  }
+};
+
+TEST(MetricsHttpServer, ServesTextThenReusesTheEncodedSnapshot) {
+  Served s;
+  auto r = s.client->Get("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_FALSE(r->has_header("Content-Encoding"));
+  EXPECT_NE(r->body.find("# TYPE container_cpu_usage_seconds_total counter\n"), std::string::npos);
+  EXPECT_EQ(std::to_string(r->body.size()), r->get_header_value("Content-Length"));
+  auto again = s.client->Get("/metrics");
+  ASSERT_TRUE(again);
+  EXPECT_TRUE(again->body == r->body);
+  EXPECT_EQ(s.server->counters().encodes, 1u) << "same snapshot must not be encoded twice";
+  EXPECT_EQ(s.server->counters().scrapes, 2u);
+}
+
+TEST(MetricsHttpServer, NegotiatesOpenMetricsAndGzip) {
+  Served s;
+  auto plain = s.client->Get("/metrics", {{"Accept", "application/openmetrics-text;version=1.0.0"}});
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->get_header_value("Content-Type"), "application/openmetrics-text; version=1.0.0; charset=utf-8");
+  ASSERT_GT(plain->body.size(), 6u);
+  EXPECT_EQ(plain->body.substr(plain->body.size() - 6), "# EOF\n");
+  auto gz = s.client->Get("/metrics", {{"Accept", "application/openmetrics-text;version=1.0.0"},
+                                       {"Accept-Encoding", "gzip"}});
+  ASSERT_TRUE(gz);
+  EXPECT_EQ(gz->get_header_value("Content-Encoding"), "gzip");
+  EXPECT_LT(gz->body.size(), plain->body.size() / 4);
+  auto inflated = GunzipForTest(gz->body);
+  ASSERT_TRUE(inflated.ok());
+  EXPECT_TRUE(*inflated == plain->body) << "gzip body differs from the plain one";
+}
+
+TEST(MetricsHttpServer, HealthReadinessAndErrors) {
+  Served s;
+  EXPECT_EQ(s.client->Get("/healthz")->status, 200);
+  EXPECT_EQ(s.client->Get("/readyz")->status, 503);
+  s.server->SetReady(true);
+  EXPECT_EQ(s.client->Get("/readyz")->status, 200);
+  EXPECT_EQ(s.client->Get("/nope")->status, 404);
+  EXPECT_NE(s.client->Get("/")->body.find("href=\"/metrics\""), std::string::npos);
+  s.source.fail_ = true;
+  auto r = s.client->Get("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 503);
+  EXPECT_NE(r->body.find("cgroupfs is gone"), std::string::npos);
+  EXPECT_EQ(s.server->counters().failed_scrapes, 1u);
+}
+
+TEST(MetricsHttpServer, RequestSizeCapAndKeepAlive) {
+  HttpServerOptions o;
+  o.max_request_bytes = 1024;
+  Served s(o);
+  s.client->set_keep_alive(true);
+  for (int i = 0; i < 3; ++i) {
+    auto r = s.client->Get("/healthz");
+    ASSERT_TRUE(r);
+    EXPECT_NE(r->get_header_value("Connection"), "close");
+  }
+  auto big = s.client->Post("/metrics", std::string(4096, 'x'), "text/plain");
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->status, 413);
+}
+
+TEST(MetricsHttpServer, BasicAuthFromWebConfig) {
+  HttpServerOptions o;
+  auto web = ParseWebConfig("basic_auth_users:\n  prom: \"" + std::string(
+      // bcrypt of "pw" with cost 4, made with crypt(3)
+      [] {
+        char salt[64];
+        crypt_gensalt_rn("$2b$", 4, nullptr, 0, salt, sizeof salt);
+        crypt_data d{};
+        return std::string(crypt_r("pw", salt, &d));
+      }()) + "\"\n");
+  ASSERT_TRUE(web.ok()) << web.status().ToString();
+  o.web = *web;
+  Served s(o);
+  auto denied = s.client->Get("/metrics");
+  ASSERT_TRUE(denied);
+  EXPECT_EQ(denied->status, 401);
+  EXPECT_EQ(s.source.gets_, 0) << "no collection for an unauthorised scrape";
+  s.client->set_basic_auth("prom", "pw");
+  EXPECT_EQ(s.client->Get("/metrics")->status, 200);
+  s.client->set_basic_auth("prom", "nope");
+  EXPECT_EQ(s.client->Get("/metrics")->status, 401);
+}
+
+TEST(MetricsHttpServer, ServesTlsFromWebConfig) {
+  char dir[] = "/tmp/statlet-tls-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::string d = dir;
+  std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -keyout " + d +
+                    "/key.pem -out " + d + "/cert.pem >/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  HttpServerOptions o;
+  auto web = ParseWebConfig("tls_server_config:\n  cert_file: " + d + "/cert.pem\n  key_file: " + d + "/key.pem\n");
+  ASSERT_TRUE(web.ok());
+  o.web = *web;
+  o.listen_address = "127.0.0.1:0";
+  FixedSource source(testing::MakeNodeSnapshot({}));
+  auto server = MetricsHttpServer::Create(o, {}, &source);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  ASSERT_TRUE((*server)->Start().ok());
+  httplib::SSLClient tls("127.0.0.1", (*server)->port());
+  tls.set_ca_cert_path((d + "/cert.pem").c_str());
+  tls.enable_server_certificate_verification(true);
+  auto r = tls.Get("/metrics");
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, 200);
+  httplib::Client plain("127.0.0.1", (*server)->port());
+  EXPECT_FALSE(plain.Get("/metrics")) << "plain HTTP must not be served on a TLS port";
+  (*server)->Stop();
+  std::system(("rm -rf " + d).c_str());
+
+  // Bad key material is a clear error at startup, not at the first scrape.
+  o.web.key_file = "/nonexistent.pem";
+  auto bad = MetricsHttpServer::Create(o, {}, &source);
+  EXPECT_FALSE(bad.ok());
+}
+
+}  // namespace
+}  // namespace statlet
