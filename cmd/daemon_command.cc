@@ -1,10 +1,86 @@
-#include <cstdio>
+// `statlet` with no subcommand: the daemon. Collects at scrape time through the Sampler
+// (single-flight, max-age reuse) and serves Prometheus /metrics until SIGTERM or SIGINT.
+#include <pthread.h>
+#include <signal.h>
 
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "base/log.h"
 #include "cmd/commands.h"
+#include "collector/collector.h"
+#include "collector/sampler.h"
+#include "exporters/daemon_options.h"
+#include "exporters/metrics_http_server.h"
+
+#ifndef STATLET_VERSION_STRING
+#define STATLET_VERSION_STRING "unknown"
+#endif
+#ifndef STATLET_REVISION_STRING
+#define STATLET_REVISION_STRING "unknown"
+#endif
 
 namespace statlet {
+
 int RunDaemonCommand(int argc, char** argv) {
-  std::fprintf(stderr, "statlet: the daemon is not built yet; use 'statlet stats'\n");
-  return 2;
+  DaemonOptions opts;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (Status s = ParseDaemonOptions(args, &opts); !s.ok()) {
+    std::fprintf(stderr, "statlet: %s\n", s.message().c_str());
+    return 2;
+  }
+  if (opts.help) {
+    std::fputs(DaemonUsage().c_str(), stdout);
+    return 0;
+  }
+  if (opts.version) {
+    std::printf("statlet %s (revision %s)\n", STATLET_VERSION_STRING, STATLET_REVISION_STRING);
+    return 0;
+  }
+  log::SetLevel(opts.log_level);
+  log::SetFormat(opts.log_format);
+  opts.encoder.version = STATLET_VERSION_STRING;
+  opts.encoder.revision = STATLET_REVISION_STRING;
+
+  // Block the stop signals before any thread starts, so that every thread inherits the mask
+  // and only sigwait() below receives them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // a scraper hanging up must not kill the daemon
+
+  auto collector = Collector::Create(opts.collector);
+  if (!collector.ok()) {
+    log::Error("cannot start the collector: " + collector.status().ToString());
+    return 1;
+  }
+  Sampler sampler(std::move(*collector), nullptr, nullptr);
+  auto server = MetricsHttpServer::Create(opts.http, opts.encoder, &sampler);
+  if (!server.ok()) {
+    log::Error("cannot configure the HTTP server: " + server.status().ToString());
+    return 1;
+  }
+  if (Status s = (*server)->Start(); !s.ok()) {
+    log::Error(s.ToString());
+    return 1;
+  }
+  // A first collection opens the kept fds and makes /readyz answer 200.
+  if (auto first = sampler.Get(std::chrono::nanoseconds(0)); first.ok()) {
+    (*server)->SetReady(true);
+    log::Info("first collection: " + std::to_string((*first)->cgroups.size()) + " cgroups");
+  } else {
+    log::Warn("first collection failed: " + first.status().ToString());
+  }
+
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  log::Info(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ", shutting down");
+  (*server)->Stop();
+  log::Info("stopped");
+  return 0;
 }
+
 }  // namespace statlet

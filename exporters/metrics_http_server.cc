@@ -195,6 +195,7 @@ void MetricsHttpServer::HandleMetrics(const httplib::Request& req, httplib::Resp
     res.set_content("collection failed: " + body.status().ToString() + "\n", "text/plain; charset=utf-8");
     return;
   }
+  ready_ = true;  // a successful collection, even if the start-up one failed
   std::shared_ptr<const std::string> bytes = std::move(*body);
   if (gzip) res.set_header("Content-Encoding", "gzip");
   res.set_header("Vary", "Accept-Encoding");
