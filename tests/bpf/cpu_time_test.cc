@@ -1,0 +1,66 @@
+// The cpu probe against the kernel's own accounting: burners pinned to each CPU in turn.
+#include <unistd.h>
+
+#include <numeric>
+
+#include "tests/bpf/child_process.h"
+#include "tests/bpf/probe_test_support.h"
+
+namespace statlet::testing {
+namespace {
+
+TEST(CpuTimeProbe, PerCpuSplitFollowsPinningAndMatchesCgroupTotal) {
+  STATLET_REQUIRE_ROOT();
+  auto probes = LoadAllProbes();
+  ASSERT_TRUE(probes);
+  TestCgroup cg(UniqueName("cpu"));
+  ASSERT_TRUE(cg.ok()) << cg.error();
+
+  const int cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  // CPU c gets (c + 1) * 150 ms of work, so every CPU's share is distinct.
+  auto burn_ns = [](int cpu) { return int64_t{150'000'000} * (cpu + 1); };
+  std::vector<pid_t> pids;
+  for (int cpu = 0; cpu < cpus; cpu++) {
+    pid_t pid = SpawnInCgroup(cg, [&, cpu] {
+      if (!PinToCpu(cpu)) return 3;
+      BurnCpu(burn_ns(cpu));
+      return 0;
+    });
+    ASSERT_GT(pid, 0);
+    pids.push_back(pid);
+  }
+  for (pid_t pid : pids) {
+    int status = WaitForExit(pid, std::chrono::seconds(60));
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "burner " << pid << " status " << status;
+  }
+
+  CollectOne(*probes, cg.id());
+  const std::vector<uint64_t>* per_cpu = probes->PerCpuNs(cg.id());
+  ASSERT_NE(per_cpu, nullptr);
+  ASSERT_GE(per_cpu->size(), static_cast<size_t>(cpus));
+
+  const double total_ns = static_cast<double>(cg.CpuUsageUsec()) * 1000;
+  ASSERT_GT(total_ns, 0);
+  const double sum_ns = static_cast<double>(std::accumulate(per_cpu->begin(), per_cpu->end(), uint64_t{0}));
+  EXPECT_NEAR(sum_ns, total_ns, total_ns * 0.05) << "per-CPU sum vs cpu.stat usage_usec";
+  for (int cpu = 0; cpu < cpus; cpu++) {
+    const double expected = static_cast<double>(burn_ns(cpu));
+    EXPECT_NEAR(static_cast<double>((*per_cpu)[cpu]), expected, expected * 0.10) << "cpu " << cpu;
+  }
+}
+
+TEST(CpuTimeProbe, LiveCgroupWithoutTasksReportsZeros) {
+  STATLET_REQUIRE_ROOT();
+  auto probes = LoadAllProbes();
+  ASSERT_TRUE(probes);
+  TestCgroup cg(UniqueName("cpu-idle"));
+  ASSERT_TRUE(cg.ok()) << cg.error();
+  CollectOne(*probes, cg.id());
+  const std::vector<uint64_t>* per_cpu = probes->PerCpuNs(cg.id());
+  ASSERT_NE(per_cpu, nullptr);
+  EXPECT_EQ(std::accumulate(per_cpu->begin(), per_cpu->end(), uint64_t{0}), 0u);
+  EXPECT_EQ(probes->PerCpuNs(cg.id() + 1'000'000'000), nullptr);  // not live: nothing
+}
+
+}  // namespace
+}  // namespace statlet::testing

@@ -1,0 +1,37 @@
+// Two named network namespaces joined by a veth pair (iproute2), removed on destruction.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace statlet::testing {
+
+// Runs a command (argv[0] looked up in PATH), returns its exit code or -1.
+int RunCommand(const std::vector<std::string>& argv);
+
+class NetnsPair {
+ public:
+  // Namespaces "<prefix>-a" (10.231.0.1/24) and "<prefix>-b" (10.231.0.2/24).
+  explicit NetnsPair(const std::string& prefix);
+  ~NetnsPair();
+  NetnsPair(const NetnsPair&) = delete;
+  NetnsPair& operator=(const NetnsPair&) = delete;
+
+  bool ok() const { return ok_; }
+  const std::string& a() const { return a_; }
+  const std::string& b() const { return b_; }
+  static constexpr const char* kAddrA = "10.231.0.1";
+  static constexpr const char* kAddrB = "10.231.0.2";
+  // Loses `percent` % of the packets from a to b: `tc netem loss` on a's veth egress, or,
+  // on kernels without sch_netem, an nftables rule dropping them at random on b's input.
+  // Returns the mechanism used ("netem", "nftables"), or "" when neither works.
+  std::string AddLossAToB(int percent);
+  // Moves the calling thread into namespace `name`.
+  static bool Enter(const std::string& name);
+
+ private:
+  std::string a_, b_, veth_a_;
+  bool ok_ = false;
+};
+
+}  // namespace statlet::testing
