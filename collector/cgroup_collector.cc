@@ -199,10 +199,8 @@ void CgroupCollector::ReadProcesses(Node* n) {
   n->procs_h = procs_h;
   if (procs_h == kNumHierarchies) return;
   int fd = discovery_.root_fd(procs_h);
-  char rel[4096];
   int err = 0;
-  std::snprintf(rel, sizeof rel, "%s/cgroup.procs", n->rel.c_str());
-  ReadOutcome r = n->procs.Read(fd, rel, &budget_, &buf_, &err);
+  ReadOutcome r = n->procs.Read(fd, n->rel, "cgroup.procs", &budget_, &buf_, &err);
   if (r == ReadOutcome::kGone) { n->gone = true; return; }
   if (r == ReadOutcome::kError) { CountError("cgroup.procs", "io"); return; }
   if (r == ReadOutcome::kOk) {
@@ -211,8 +209,7 @@ void CgroupCollector::ReadProcesses(Node* n) {
     n->procs_known = true;
     if (!has_net_pid) n->net_pid = 0;  // pick again below
   }
-  std::snprintf(rel, sizeof rel, "%s/%s", n->rel.c_str(), procs_h == kUnified ? "cgroup.threads" : "tasks");
-  r = n->threads.Read(fd, rel, &budget_, &buf_, &err);
+  r = n->threads.Read(fd, n->rel, procs_h == kUnified ? "cgroup.threads" : "tasks", &budget_, &buf_, &err);
   if (r == ReadOutcome::kGone) { n->gone = true; return; }
   if (r == ReadOutcome::kError) { CountError(procs_h == kUnified ? "cgroup.threads" : "tasks", "io"); return; }
   if (r == ReadOutcome::kOk) {
@@ -224,14 +221,12 @@ void CgroupCollector::ReadProcesses(Node* n) {
 }
 
 void CgroupCollector::ReadFiles(Node* n, CgroupStats* out) {
-  char rel[4096];
   for (size_t i = 0; i < plan_.size() && !n->gone; ++i) {
     const CgroupFileReader& r = *plan_[i];
     if (!(n->mask & (1u << r.hierarchy))) continue;
     if (n->files[i].absent()) continue;
-    std::snprintf(rel, sizeof rel, "%s/%s", n->rel.c_str(), r.name);
     int err = 0;
-    switch (n->files[i].Read(discovery_.root_fd(r.hierarchy), rel, &budget_, &buf_, &err)) {
+    switch (n->files[i].Read(discovery_.root_fd(r.hierarchy), n->rel, r.name, &budget_, &buf_, &err)) {
       case ReadOutcome::kOk:
         if (!r.apply(buf_.view(), out)) CountError(r.name, "parse");
         break;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 namespace statlet {
 
@@ -40,10 +41,20 @@ namespace {
 bool IsGone(int e) { return e == ENOENT || e == ENODEV || e == ESRCH; }
 }  // namespace
 
-ReadOutcome KeptFile::Read(int dir_fd, const char* rel, FdBudget* budget, ReadBuffer* buf, int* err) {
+ReadOutcome KeptFile::Read(int dir_fd, std::string_view dir, const char* name, FdBudget* budget, ReadBuffer* buf,
+                           int* err) {
   if (absent_) return ReadOutcome::kAbsent;
   bool transient = false;
   if (fd_ < 0) {
+    char rel[4096];
+    size_t n = std::strlen(name);
+    if (dir.size() + n + 2 > sizeof rel) {
+      *err = ENAMETOOLONG;
+      return ReadOutcome::kError;
+    }
+    std::memcpy(rel, dir.data(), dir.size());
+    rel[dir.size()] = '/';
+    std::memcpy(rel + dir.size() + 1, name, n + 1);
     int fd = ::openat(dir_fd, rel, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       *err = errno;

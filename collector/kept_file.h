@@ -57,10 +57,10 @@ class KeptFile {
   KeptFile& operator=(const KeptFile&) = delete;
   ~KeptFile();
 
-  // Reads the whole file into *buf. `dir_fd` and `rel` locate it (openat), used only when
-  // the file is not open yet. A file that does not exist is remembered as absent (this
+  // Reads the whole file into *buf. `dir_fd`, `dir` and `name` locate it (openat of
+  // "dir/name"), used only when the file is not open yet. A file that does not exist is remembered as absent (this
   // kernel or controller does not have it) and not looked up again. *err gets errno on kError.
-  ReadOutcome Read(int dir_fd, const char* rel, FdBudget* budget, ReadBuffer* buf, int* err);
+  ReadOutcome Read(int dir_fd, std::string_view dir, const char* name, FdBudget* budget, ReadBuffer* buf, int* err);
   void Close(FdBudget* budget);
   bool is_open() const { return fd_ >= 0; }
   bool absent() const { return absent_; }

@@ -309,10 +309,10 @@ TEST(KeptFileLive, RemovedCgroupAnswersGone) {
   KeptFile f;
   ReadBuffer buf;
   int err = 0;
-  ASSERT_EQ(f.Read(AT_FDCWD, (dir + "/cgroup.procs").c_str(), nullptr, &buf, &err), ReadOutcome::kOk);
+  ASSERT_EQ(f.Read(AT_FDCWD, dir, "cgroup.procs", nullptr, &buf, &err), ReadOutcome::kOk);
   ASSERT_TRUE(f.is_open());
   ASSERT_EQ(rmdir(dir.c_str()), 0);
-  EXPECT_EQ(f.Read(AT_FDCWD, (dir + "/cgroup.procs").c_str(), nullptr, &buf, &err), ReadOutcome::kGone);
+  EXPECT_EQ(f.Read(AT_FDCWD, dir, "cgroup.procs", nullptr, &buf, &err), ReadOutcome::kGone);
 }
 
 }  // namespace
