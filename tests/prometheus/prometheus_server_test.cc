@@ -1,0 +1,167 @@
+// statlet against a real Prometheus server: a CPU burner in a real cgroup (cgroup v1 cpu /
+// cpuacct plus the unified hierarchy on this host), the statlet daemon scraped every second
+// by Debian's prometheus on 127.0.0.1, and Prometheus' HTTP API asked for the burn rate.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "tests/prometheus/child_process.h"
+#include "tests/prometheus/live_cgroups.h"
+#include "tests/prometheus/promtool.h"
+
+namespace statlet::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+double WallNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// CPU seconds of a process sampled over time, to compute its true burn over any window.
+class BurnRecorder {
+ public:
+  explicit BurnRecorder(pid_t pid) : pid_(pid), thread_([this] { Run(); }) {}
+  ~BurnRecorder() {
+    stop_ = true;
+    thread_.join();
+  }
+  // Average CPUs used over [from, to] (wall-clock seconds), by linear interpolation.
+  double Rate(double from, double to) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return (At(to) - At(from)) / (to - from);
+  }
+
+ private:
+  void Run() {
+    while (!stop_) {
+      double cpu = ProcessCpuSeconds(pid_);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        samples_.emplace_back(WallNow(), cpu);
+      }
+      std::this_thread::sleep_for(milliseconds(100));  // sampling period, not synchronisation
+    }
+  }
+  double At(double t) {
+    for (size_t i = 1; i < samples_.size(); ++i) {
+      if (samples_[i].first >= t) {
+        auto [t0, c0] = samples_[i - 1];
+        auto [t1, c1] = samples_[i];
+        return c0 + (c1 - c0) * (t - t0) / (t1 - t0);
+      }
+    }
+    return samples_.empty() ? 0 : samples_.back().second;
+  }
+  pid_t pid_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::vector<std::pair<double, double>> samples_;
+  std::thread thread_;
+};
+
+nlohmann::json Query(httplib::Client& prom, const std::string& promql, double at) {
+  httplib::Params params{{"query", promql}, {"time", std::to_string(at)}};
+  auto r = prom.Get("/api/v1/query", params, httplib::Headers{});
+  if (!r || r->status != 200) return nullptr;
+  auto j = nlohmann::json::parse(r->body, nullptr, false);
+  if (j.is_discarded() || j["status"] != "success") return nullptr;
+  return j["data"]["result"];
+}
+
+TEST(PrometheusServer, ScrapesStatletAndSeesTheBurnRate) {
+  const std::string root = "/statlet-promtest-" + std::to_string(::getpid());
+  LiveCgroupTree tree(root);
+  ASSERT_TRUE(tree.Add("burner")) << "cannot create cgroups under /sys/fs/cgroup (needs root)";
+  // Half a CPU through the CFS quota, so the burn is steady on a busy 2-core machine.
+  ASSERT_TRUE(tree.Write("cpu", "burner", "cpu.cfs_quota_us", "50000"));
+  pid_t burner = StartCpuBurner();
+  ASSERT_GT(burner, 0);
+  ASSERT_TRUE(tree.Move("burner", burner));
+  BurnRecorder burn(burner);
+
+  char dir_template[] = "/tmp/statlet-prom-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const int statlet_port = FreeLoopbackPort();
+  ChildProcess statlet({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(statlet_port),
+                        "--collector.subtree=" + root, "--log.level=debug"},
+                       dir + "/statlet.log");
+  httplib::Client exporter("127.0.0.1", statlet_port);
+  ASSERT_TRUE(WaitFor([&] { auto r = exporter.Get("/readyz"); return r && r->status == 200; }, milliseconds(10000)))
+      << ReadWholeFile(dir + "/statlet.log");
+
+  const int prom_port = FreeLoopbackPort();
+  std::ofstream(dir + "/prometheus.yml") << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                                            "scrape_configs:\n  - job_name: statlet\n    static_configs:\n"
+                                            "      - targets: ['127.0.0.1:"
+                                         << statlet_port << "']\n";
+  ChildProcess prometheus({"/usr/bin/prometheus", "--config.file=" + dir + "/prometheus.yml",
+                           "--storage.tsdb.path=" + dir + "/data",
+                           "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
+                          dir + "/prometheus.log");
+  httplib::Client prom("127.0.0.1", prom_port);
+  ASSERT_TRUE(WaitFor([&] { auto r = prom.Get("/-/ready"); return r && r->status == 200; }, milliseconds(30000)))
+      << ReadWholeFile(dir + "/prometheus.log");
+
+  const std::string id = tree.path("burner");
+  const std::string series = "container_cpu_usage_seconds_total{id=\"" + id + "\",cpu=\"total\"}";
+  const std::string rate = "rate(" + series + "[6s])";
+  // Wait until the series is older than the rate window (scrapes every second), so that
+  // Prometheus' rate() is not cut short by extrapolation limits at the series' start.
+  double at = 0;
+  nlohmann::json result;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        at = WallNow() - 1;
+        auto n = Query(prom, "count_over_time(" + series + "[10s])", at);
+        if (n == nullptr || n.empty() || std::stod(n[0]["value"][1].get<std::string>()) < 9) return false;
+        result = Query(prom, rate, at);
+        return result != nullptr && result.size() == 1;
+      },
+      milliseconds(40000)))
+      << ReadWholeFile(dir + "/prometheus.log");
+
+  const double scraped = std::stod(result[0]["value"][1].get<std::string>());
+  const double truth = burn.Rate(at - 6, at);
+  EXPECT_GT(truth, 0.2) << "the burner did not run";
+  EXPECT_NEAR(scraped, truth, 0.10 * truth) << "Prometheus rate " << scraped << " vs burned " << truth;
+
+  const auto& labels = result[0]["metric"];
+  EXPECT_EQ(labels["id"], id);
+  EXPECT_EQ(labels["cpu"], "total");
+  EXPECT_EQ(labels["job"], "statlet");
+  EXPECT_EQ(labels["instance"], "127.0.0.1:" + std::to_string(statlet_port));
+
+  auto quota = Query(prom, "container_spec_cpu_quota{id=\"" + id + "\"}", at);
+  ASSERT_TRUE(quota != nullptr && quota.size() == 1);
+  EXPECT_EQ(quota[0]["value"][1], "50000");
+  auto up = Query(prom, "up{job=\"statlet\"}", at);
+  ASSERT_TRUE(up != nullptr && up.size() == 1);
+  EXPECT_EQ(up[0]["value"][1], "1") << "Prometheus failed to parse the (OpenMetrics) scrape";
+
+  // promtool on a live scrape.
+  auto live = exporter.Get("/metrics");
+  ASSERT_TRUE(live && live->status == 200);
+  PromtoolResult check = PromtoolCheckMetrics(live->body);
+  EXPECT_NE(check.exit_code, 1) << check.output;
+  EXPECT_TRUE(check.unexpected_findings.empty()) << check.output;
+  EXPECT_NE(live->body.find("container_cpu_usage_seconds_total{id=\"" + id + "\",cpu=\"total\"} "), std::string::npos);
+
+  prometheus.Stop();
+  EXPECT_EQ(statlet.Stop(), 0) << "statlet should exit 0 on SIGTERM";
+  EXPECT_NE(ReadWholeFile(dir + "/statlet.log").find("received SIGTERM"), std::string::npos);
+  KillAndReap(burner);
+  std::system(("rm -rf " + dir).c_str());
+}
+
+}  // namespace
+}  // namespace statlet::testing
