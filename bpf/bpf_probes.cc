@@ -54,6 +54,7 @@ StatusOr<std::unique_ptr<BpfProbes>> BpfProbes::Create(const BpfOptions& options
   for (auto* factory : factories) {
     Slot slot;
     slot.probe = factory();
+    bpf::ClearLibbpfMessages();
     Status st = slot.probe->Start(config);
     if (st.ok()) {
       slot.up = true;

@@ -13,7 +13,7 @@
 // start at zero when the probe loads, not when the cgroup was created.
 //
 // Usage (one thread calls Collect and then PerCpuNs; ProbeStatus() is thread-safe):
-//   auto probes = BpfProbes::Create({.mode = BpfMode::kAuto});
+//   auto probes = BpfProbes::Create(BpfOptions::WithMode(BpfMode::kAuto));
 //   if (!probes.ok()) ...              // only in kOn mode, when a probe fails to load
 //   (*probes)->Collect(live_ids, &by_id, &ooms);
 //   const std::vector<uint64_t>* per_cpu = (*probes)->PerCpuNs(id);   // CpuStats.per_cpu_ns
@@ -57,6 +57,12 @@ struct BpfOptions {
   // The cgroup v2 mount used to check whether a pruned cgroup id still exists;
   // "" detects /sys/fs/cgroup or /sys/fs/cgroup/unified.
   std::string cgroup2_root;
+
+  static BpfOptions WithMode(BpfMode m) {
+    BpfOptions o;
+    o.mode = m;
+    return o;
+  }
 };
 
 struct BpfProbeStatus {

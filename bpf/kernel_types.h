@@ -33,11 +33,34 @@ struct css_set {
   struct cgroup *dfl_cgrp;  // the task's cgroup on the unified (v2) hierarchy
 } STATLET_CORE;
 
+// CONFIG_SCHED_INFO (Debian: yes, via TASK_DELAY_ACCT): the scheduler's own wait stamps.
+struct sched_info {
+  unsigned long long last_arrival;  // rq clock when it last got the CPU
+  unsigned long long last_queued;   // rq clock when it became runnable; 0 while running
+} STATLET_CORE;
+
+// A CPU's run queue; `clock` is the rq clock the sched_info stamps use.
+struct rq {
+  unsigned long long clock;
+} STATLET_CORE;
+
+// CONFIG_FAIR_GROUP_SCHED (Debian: yes): every task's se.cfs_rq is set to its CPU's
+// cfs_rq whatever its class, which leads to the CPU's rq.
+struct cfs_rq {
+  struct rq *rq;
+} STATLET_CORE;
+
+struct sched_entity {
+  struct cfs_rq *cfs_rq;
+} STATLET_CORE;
+
 struct task_struct {
   int pid;   // thread id
   int tgid;  // process id
   char comm[16];
   struct css_set *cgroups;
+  struct sched_entity se;
+  struct sched_info sched_info;
 } STATLET_CORE;
 
 typedef struct {

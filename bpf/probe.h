@@ -51,8 +51,9 @@ template <typename Visit>
 void ScanCgroupMap(int fd, size_t key_size, size_t value_size, uint32_t max_entries,
                    CollectContext& ctx, Visit&& visit);
 
-// The last libbpf warning of this thread, for error messages ("" if none).
+// The last libbpf warnings of this thread, for error messages ("" if none).
 std::string LastLibbpfMessage();
+void ClearLibbpfMessages();
 // Routes libbpf's own logging to statlet's log (once per process).
 void InstallLibbpfLogger();
 // A Status for a failed libbpf call returning -errno, with libbpf's last warning.

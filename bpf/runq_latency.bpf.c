@@ -1,22 +1,18 @@
 // Run-queue latency per cgroup: time from becoming runnable to running, as a log2 histogram.
 //
-// Attach: tp_btf/sched_wakeup, tp_btf/sched_wakeup_new and tp_btf/sched_switch — BTF-typed
-// tracepoints that load on 6.1 and 6.18 without tracefs. sched_switch's fourth argument
-// (prev_state, 5.18+) tells a preempted task (still runnable) from one going to sleep.
-// The enqueue time lives in a preallocated hash keyed by thread id: no allocation happens
-// under the scheduler's locks, and the entry is removed when the thread gets the CPU.
+// Attach: tp_btf/sched_switch only — a BTF-typed tracepoint that loads on 6.1 and 6.18
+// without tracefs. The scheduler already stamps every task when it is queued
+// (task->sched_info.last_queued, CONFIG_SCHED_INFO, the source of delay accounting and
+// /proc/<pid>/schedstat) and clears the stamp only after this tracepoint, when the task
+// arrives on the CPU. So the wait is the CPU's rq clock now minus that stamp, exactly as
+// the kernel's own run_delay, with no wakeup programs and no per-thread map: one map
+// lookup and an add per switch. A wait that spans a migration is seen from the last
+// queueing on the new CPU, as in run_delay. The rq is reached through next->se.cfs_rq
+// (next is on this CPU's queue), not the per-CPU `runqueues` ksym: kernels without
+// CONFIG_KALLSYMS_ALL (this host) cannot resolve per-CPU variables for BPF.
 #include "bpf/probe_common.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
-
-#define TASK_RUNNING 0
-
-struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, 16384);
-  __type(key, __u32);   // thread id
-  __type(value, __u64); // CLOCK_MONOTONIC when it became runnable
-} enqueued_at SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -27,20 +23,9 @@ struct {
 
 STATLET_LOST_MAP;
 
-static __always_inline void mark_runnable(struct task_struct *p) {
-  __u32 tid = p->pid;
-  if (tid == 0) return;
-  __u64 now = bpf_ktime_get_ns();
-  if (bpf_map_update_elem(&enqueued_at, &tid, &now, BPF_ANY) != 0) {
-    __u32 zero = 0;
-    __u64 *n = bpf_map_lookup_elem(&lost, &zero);
-    if (n) *n += 1;
-  }
-}
-
 static __always_inline __u32 log2_slot(__u64 us) {
   __u32 slot = 0;
-  // Unrolled binary search over the bits of `us` (at most 64).
+  // Binary search over the bits of `us`: floor(log2(us)), 0 for 0 and 1.
   if (us >> 32) { slot += 32; us >>= 32; }
   if (us >> 16) { slot += 16; us >>= 16; }
   if (us >> 8) { slot += 8; us >>= 8; }
@@ -50,32 +35,15 @@ static __always_inline __u32 log2_slot(__u64 us) {
   return slot < STATLET_RUNQ_SLOTS ? slot : STATLET_RUNQ_SLOTS - 1;
 }
 
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(statlet_runq_wakeup, struct task_struct *p) {
-  mark_runnable(p);
-  return 0;
-}
-
-SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(statlet_runq_wakeup_new, struct task_struct *p) {
-  mark_runnable(p);
-  return 0;
-}
-
 SEC("tp_btf/sched_switch")
-int BPF_PROG(statlet_runq_switch, _Bool preempt, struct task_struct *prev, struct task_struct *next,
-             unsigned int prev_state) {
-  if (prev_state == TASK_RUNNING) mark_runnable(prev);  // preempted: back on the run queue
+int BPF_PROG(statlet_runq_switch, _Bool preempt, struct task_struct *prev, struct task_struct *next) {
+  __u64 queued = next->sched_info.last_queued;
+  if (queued == 0 || next->pid == 0) return 0;  // not queued through enqueue, or idle
+  __u64 now = next->se.cfs_rq->rq->clock;
+  if (now <= queued) return 0;
+  __u64 wait_ns = now - queued;
 
-  __u32 tid = next->pid;
-  if (tid == 0) return 0;
-  __u64 *queued = bpf_map_lookup_elem(&enqueued_at, &tid);
-  if (!queued) return 0;
-  __u64 now = bpf_ktime_get_ns();
-  __u64 wait_ns = now > *queued ? now - *queued : 0;
-  bpf_map_delete_elem(&enqueued_at, &tid);
-
-  __u64 cgid = statlet_task_cgroup_id(next);
+  __u64 cgid = next->cgroups->dfl_cgrp->kn->id;
   struct statlet_runq_hist *h = bpf_map_lookup_elem(&runq, &cgid);
   if (!h) {
     static const struct statlet_runq_hist empty;

@@ -1,6 +1,7 @@
 // The cpu probe against the kernel's own accounting: burners pinned to each CPU in turn.
 #include <unistd.h>
 
+#include <iostream>
 #include <numeric>
 
 #include "tests/bpf/child_process.h"
@@ -43,6 +44,7 @@ TEST(CpuTimeProbe, PerCpuSplitFollowsPinningAndMatchesCgroupTotal) {
   ASSERT_GT(total_ns, 0);
   const double sum_ns = static_cast<double>(std::accumulate(per_cpu->begin(), per_cpu->end(), uint64_t{0}));
   EXPECT_NEAR(sum_ns, total_ns, total_ns * 0.05) << "per-CPU sum vs cpu.stat usage_usec";
+  std::cout << "per-CPU sum " << sum_ns / 1e6 << " ms, cpu.stat usage " << total_ns / 1e6 << " ms\n";
   for (int cpu = 0; cpu < cpus; cpu++) {
     const double expected = static_cast<double>(burn_ns(cpu));
     EXPECT_NEAR(static_cast<double>((*per_cpu)[cpu]), expected, expected * 0.10) << "cpu " << cpu;

@@ -1,0 +1,123 @@
+// Cost of BpfProbes::Collect() with 1,000 live cgroups that all have entries in the kernel
+// maps, against a peer measured in the same run: re-reading each cgroup's cpu.stat with
+// kept fds (what the cgroupfs collector pays per cgroup for a single file).
+//   statlet_bpf_collect_bench   (root; prints "ratio collect/cpu_stat_pread")
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bpf/bpf_probes.h"
+#include "tests/bpf/child_process.h"
+#include "tests/bpf/test_cgroup.h"
+
+namespace {
+
+using statlet::testing::TestCgroup;
+
+constexpr int kCgroups = 1000;
+
+struct World {
+  std::unique_ptr<statlet::BpfProbes> probes;
+  std::vector<std::unique_ptr<TestCgroup>> cgroups;
+  std::vector<uint64_t> ids;
+  std::vector<int> cpu_stat_fds;
+};
+World* g_world = nullptr;
+
+// Every cgroup runs one short process, so each has cpu, faults and runqlat entries.
+bool BuildWorld(World* w) {
+  auto probes = statlet::BpfProbes::Create(statlet::BpfOptions::WithMode(statlet::BpfMode::kOn));
+  if (!probes.ok()) {
+    std::fprintf(stderr, "probes: %s\n", probes.status().ToString().c_str());
+    return false;
+  }
+  w->probes = std::move(probes).value();
+  for (int i = 0; i < kCgroups; i++) {
+    auto cg = std::make_unique<TestCgroup>(statlet::testing::UniqueName("bench-" + std::to_string(i)));
+    if (!cg->ok()) {
+      std::fprintf(stderr, "cgroup: %s\n", cg->error().c_str());
+      return false;
+    }
+    pid_t pid = statlet::testing::SpawnInCgroup(*cg, [] {
+      auto* p = static_cast<volatile char*>(mmap(nullptr, 16 * 4096, PROT_READ | PROT_WRITE,
+                                                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+      for (int j = 0; j < 16; j++) p[j * 4096] = 1;
+      return 0;
+    });
+    if (pid <= 0 || statlet::testing::WaitForExit(pid, std::chrono::seconds(30)) != 0) return false;
+    w->ids.push_back(cg->id());
+    w->cpu_stat_fds.push_back(open((cg->unified_dir() + "/cpu.stat").c_str(), O_RDONLY | O_CLOEXEC));
+    w->cgroups.push_back(std::move(cg));
+  }
+  return true;
+}
+
+void BM_Collect1000Cgroups(benchmark::State& state) {
+  std::unordered_map<uint64_t, statlet::BpfCgroupStats> by_id;
+  std::vector<statlet::OomEvent> ooms;
+  size_t filled = 0;
+  for (auto _ : state) {
+    by_id.clear();
+    g_world->probes->Collect(g_world->ids, &by_id, &ooms);
+    filled = by_id.size();
+  }
+  if (filled != g_world->ids.size()) state.SkipWithError("not every live cgroup was filled");
+  state.counters["cgroups"] = static_cast<double>(filled);
+  state.counters["per_cgroup_ns"] =
+      benchmark::Counter(static_cast<double>(kCgroups), benchmark::Counter::kIsIterationInvariantRate |
+                                                             benchmark::Counter::kInvert);
+}
+
+void BM_PreadCpuStat1000Cgroups(benchmark::State& state) {
+  char buf[512];
+  for (auto _ : state) {
+    for (int fd : g_world->cpu_stat_fds) benchmark::DoNotOptimize(pread(fd, buf, sizeof(buf), 0));
+  }
+}
+
+BENCHMARK(BM_Collect1000Cgroups)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PreadCpuStat1000Cgroups)->Unit(benchmark::kMicrosecond);
+
+// Prints the runs as usual and keeps each one's real time per iteration for the ratio.
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const Run& r : runs) {
+      if (!r.error_occurred) real_ns[r.run_name.function_name] = r.GetAdjustedRealTime();
+    }
+  }
+  std::map<std::string, double> real_ns;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (geteuid() != 0) {
+    std::fprintf(stderr, "needs root\n");
+    return 1;
+  }
+  World world;
+  g_world = &world;
+  if (!BuildWorld(&world)) return 1;
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  double collect = reporter.real_ns["BM_Collect1000Cgroups"];
+  double peer = reporter.real_ns["BM_PreadCpuStat1000Cgroups"];
+  if (collect > 0 && peer > 0) {
+    std::printf("ratio collect/cpu_stat_pread at %d cgroups: %.2f (collect %.0f us, pread %.0f us)\n", kCgroups,
+                collect / peer, collect, peer);
+  }
+  for (int fd : world.cpu_stat_fds) close(fd);
+  world.probes.reset();
+  return 0;
+}
