@@ -1,0 +1,483 @@
+#!/usr/bin/python3
+"""Host-side assertions of the VM stage.
+
+Every check compares a number statlet reported inside the guest with what the guest read
+itself from the same cgroup file right before and right after statlet's collection
+("bracket"), or with what a workload knows it did (bytes written, processes forked).
+A counter that is frozen by then (the workload finished) must match exactly or within the
+stated tolerance; a live one must fall inside the bracket widened by the tolerance.
+
+Checks are rows of CHECKS: (name, part, function). A part that this build lacks is
+reported as "SKIP: <part> not built (<evidence>)"; everything else passes or fails.
+Adding a part means adding its detector to PARTS and its rows to CHECKS.
+
+usage: check_results.py RESULTS_DIR [--accel NAME] [--boot-ms N]
+"""
+
+import argparse
+import re
+import sys
+
+from guest_results import GuestResults, parse_json
+
+MiB = 1 << 20
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def require(cond, msg):
+    if not cond:
+        raise CheckFailed(msg)
+
+
+def bracket_error(value, lo, hi):
+    """Relative distance of value outside [lo, hi] (0 inside)."""
+    lo, hi = min(lo, hi), max(lo, hi)
+    if lo <= value <= hi:
+        return 0.0
+    gap = lo - value if value < lo else value - hi
+    return gap / max(abs(hi), 1)
+
+
+class Context:
+    def __init__(self, results):
+        self.g = results
+        self.measured = []  # lines describing each asserted quantity and its error
+        self._stats = None
+
+    def note(self, text):
+        self.measured.append(text)
+
+    def within(self, what, value, lo, hi, tol):
+        """value within [lo, hi] widened by tol (relative); records the error."""
+        require(value is not None, f"{what}: statlet reported nothing")
+        err = bracket_error(value, lo, hi)
+        span = f"{lo}" if lo == hi else f"[{min(lo, hi)}, {max(lo, hi)}]"
+        self.note(f"{what}: statlet={value} guest={span} error={err * 100:.3f}% (tolerance {tol * 100:g}%)")
+        require(err <= tol, f"{what}: statlet {value} vs guest {span}: error {err * 100:.3f}% > {tol * 100:g}%")
+
+    def exact(self, what, value, want):
+        self.note(f"{what}: statlet={value} expected={want}")
+        require(value == want, f"{what}: got {value}, want {want}")
+
+    # --- statlet's one-shot JSON snapshot
+    def stats(self):
+        if self._stats is None:
+            rc, out, err = self.g.statlet_out("stats")
+            doc, perr = parse_json(out)
+            require(rc == "0" and doc is not None, f"statlet stats -o json: exit {rc}, {perr or ''} {err.strip()[:300]}")
+            self._stats = doc
+        return self._stats
+
+    def snap_cgroup(self, path, doc=None):
+        doc = doc or self.stats()
+        for c in doc.get("cgroups", []):
+            if c["identity"]["cgroup_path"] == path:
+                return c
+        raise CheckFailed(f"statlet reported no cgroup {path}")
+
+    def container(self, name):
+        return self.g.containers[name]
+
+
+def guest_values(ctx, path, read):
+    """read(CgroupFiles) at both phases -> (before, after)."""
+    b, a = ctx.g.both(path)
+    return read(b), read(a)
+
+
+# ------------------------------------------------------------------ parts of the build
+def part_guest(g):
+    return True, ""
+
+
+def part_collector(g):
+    rc, out, err = g.statlet_out("stats")
+    if rc == "2" and not out.strip():
+        return False, f"statlet stats -o json exited 2: {err.strip()[:120] or 'no output'}"
+    return True, ""
+
+
+def _help(g):
+    return g.statlet_file("help.out") or ""
+
+
+def part_exporters(g):
+    if "--web.listen-address" not in _help(g):
+        return False, "statlet --help lists no --web.listen-address"
+    return True, ""
+
+
+def part_cri(g):
+    if "--cri.listen" not in _help(g):
+        return False, "statlet --help lists no --cri.listen"
+    return True, ""
+
+
+def part_bpf(g):
+    if "--bpf" not in _help(g):
+        return False, "statlet --help lists no --bpf"
+    return True, ""
+
+
+PARTS = {"guest": part_guest, "collector": part_collector, "exporters": part_exporters,
+         "cri": part_cri, "bpf": part_bpf}
+
+
+# ------------------------------------------------------------------ guest-only checks
+# These hold without statlet: they prove the kernel and the workloads did what the
+# statlet checks assume.
+def guest_no_errors(ctx):
+    require(not ctx.g.errors, "guest init reported: " + "; ".join(ctx.g.errors))
+
+
+def guest_cgroup2_only(ctx):
+    m = ctx.g.mounts
+    require(re.search(r"^cgroup2 /sys/fs/cgroup cgroup2 ", m, re.M), "no cgroup2 at /sys/fs/cgroup")
+    require(not re.search(r" cgroup ", m), "a cgroup v1 hierarchy is mounted")
+    for c in ("cpu", "io", "memory", "pids"):
+        require(c in ctx.g.root_subtree_control, f"controller {c} not enabled at the root")
+    ctx.note(f"kernel {ctx.g.kernel}, root subtree_control: {' '.join(ctx.g.root_subtree_control)}")
+
+
+def guest_cpu(ctx):
+    st = ctx.g.cg("after", ctx.container("cpu").path).flat("cpu.stat")
+    require(st.get("nr_throttled", 0) > 0, f"burner never throttled: {st}")
+    require(st.get("throttled_usec", 0) > 0, f"no throttled time: {st}")
+    ctx.note(f"burner: usage {st['usage_usec']} us, {st['nr_throttled']}/{st['nr_periods']} periods throttled")
+
+
+def guest_memory(ctx):
+    c = ctx.g.cg("after", ctx.container("memory").path)
+    want = int(ctx.g.reports["memory"]["bytes"])
+    anon = c.flat("memory.stat").get("anon", 0)
+    require(c.value("memory.current") >= want, f"memory.current {c.value('memory.current')} < {want}")
+    require(anon >= want, f"anon {anon} < {want} touched")
+    require(c.value("memory.peak") >= c.value("memory.current"), "memory.peak < memory.current")
+
+
+def guest_memory_high(ctx):
+    path = ctx.container("memory-high").path
+    hb, ha = guest_values(ctx, path, lambda c: c.flat("memory.events").get("high", 0))
+    require(0 < hb < ha, f"memory.events high not rising: before {hb}, after {ha}")
+    a = ctx.g.cg("after", path)
+    for kind in ("some", "full"):
+        require((a.psi_total("memory.pressure", kind) or 0) > 0, f"memory PSI {kind} total is 0")
+    stat = a.flat("memory.stat")
+    for k in ("pgscan", "pgsteal", "workingset_refault_anon"):
+        require(k in stat, f"memory.stat lacks {k}")
+    ctx.note(f"memory.high events {hb} -> {ha} across statlet's collection")
+
+
+def guest_oom(ctx):
+    ev = ctx.g.cg("after", ctx.container("oom").path).flat("memory.events")
+    kills = int(ctx.g.reports["oom"]["kills"])
+    require(kills == int(ctx.g.expect["oom_kills"]), f"workload saw {kills} kills")
+    require(ev.get("oom_kill") == kills, f"memory.events oom_kill {ev.get('oom_kill')} != {kills}")
+    require(ev.get("max", 0) > 0 and ev.get("oom", 0) >= kills, f"memory.events {ev}")
+
+
+def guest_pids(ctx):
+    c = ctx.g.cg("after", ctx.container("pids").path)
+    rep = ctx.g.reports["pids"]
+    require("temporarily unavailable" in rep["fork_refused_errno"], f"fork refused with {rep['fork_refused_errno']}")
+    require(c.count_lines("cgroup.procs") == int(rep["processes"]), "cgroup.procs differs from the forker's count")
+    require(c.count_lines("cgroup.threads") == int(rep["threads"]), "cgroup.threads differs from the forker's count")
+    require(c.flat("pids.events").get("max", 0) >= 1, "pids.events max is 0")
+
+
+def _dio_expected(ctx):
+    r = ctx.g.reports["io"]
+    return {"wbytes": int(r["write_bytes"]), "wios": int(r["write_ios"]),
+            "rbytes": int(r["read_bytes"]), "rios": int(r["read_ios"])}
+
+
+def guest_io(ctx):
+    got = ctx.g.cg("after", ctx.container("io").path).io_stat("1:0")
+    for k, v in _dio_expected(ctx).items():
+        require(got.get(k) == v, f"io.stat 1:0 {k}={got.get(k)}, workload did {v}")
+
+
+def guest_net(ctx):
+    want = int(ctx.g.expect["net_bytes"])
+    require(int(ctx.g.reports["net"]["bytes"]) == want, "receiver counted a different payload")
+    rx = ctx.g.net["after"][ctx.container("net").pod_uid]["eth0"]["rx_bytes"]
+    require(rx >= want, f"pod eth0 rx_bytes {rx} < payload {want}")
+
+
+# ------------------------------------------------------------------ statlet collector
+def collector_identity(ctx):
+    for c in ctx.g.containers.values():
+        s = ctx.snap_cgroup(c.path)["identity"]
+        inode = ctx.g.cg("before", c.path).inode
+        want = {"kind": "container", "container_id": c.id, "pod_uid": c.pod_uid, "driver": c.driver,
+                "qos": c.qos, "cgroup_id": inode, "pod_cgroup_path": c.pod_path}
+        got = {k: s.get(k) for k in want}
+        require(got == want, f"{c.name}: identity {got}, want {want}")
+        pod = ctx.snap_cgroup(c.pod_path)["identity"]
+        require(pod.get("kind") == "pod" and pod.get("pod_uid") == c.pod_uid, f"{c.pod_path}: {pod}")
+    ctx.note(f"{len(ctx.g.containers)} containers (systemd and cgroupfs layouts): kind, id, pod uid, "
+             f"driver, qos, cgroup id = inode all equal")
+
+
+def collector_cpu(ctx):
+    path = ctx.container("cpu").path
+    s = ctx.snap_cgroup(path)["cpu"]
+    for field, key, scale in (("usage_ns", "usage_usec", 1000), ("user_ns", "user_usec", 1000),
+                              ("system_ns", "system_usec", 1000), ("nr_periods", "nr_periods", 1),
+                              ("nr_throttled", "nr_throttled", 1), ("throttled_ns", "throttled_usec", 1000)):
+        b, a = guest_values(ctx, path, lambda c: c.flat("cpu.stat")[key] * scale)
+        ctx.within(f"cpu.{field}", s.get(field), b, a, 0.02)
+    require(s["nr_throttled"] > 0 and s["throttled_ns"] > 0, "throttling not reported")
+    ctx.exact("cpu.quota_us", s.get("quota_us"), 50000)
+
+
+def collector_memory(ctx):
+    path = ctx.container("memory").path
+    s = ctx.snap_cgroup(path)["memory"]
+    for field, read in (("usage_bytes", lambda c: c.value("memory.current")),
+                        ("rss_bytes", lambda c: c.flat("memory.stat")["anon"]),
+                        ("max_usage_bytes", lambda c: c.value("memory.peak"))):
+        b, a = guest_values(ctx, path, read)
+        ctx.within(f"memory.{field}", s.get(field), b, a, 0.01)
+    require(s["rss_bytes"] >= int(ctx.g.reports["memory"]["bytes"]), "rss below what the allocator touched")
+
+
+def collector_oom_events(ctx):
+    path = ctx.container("oom").path
+    ev = ctx.snap_cgroup(path)["memory"].get("events", {})
+    want = ctx.g.cg("after", path).flat("memory.events")
+    for k in ("max", "oom", "oom_kill"):
+        ctx.exact(f"memory.events.{k} (memory.max container)", ev.get(k), want[k])
+    ctx.exact("memory.max_bytes", ctx.snap_cgroup(path)["memory"].get("max_bytes"),
+              ctx.g.cg("after", path).value("memory.max"))
+
+
+def collector_memory_high(ctx):
+    path = ctx.container("memory-high").path
+    m = ctx.snap_cgroup(path)["memory"]
+    b, a = guest_values(ctx, path, lambda c: c.flat("memory.events")["high"])
+    ctx.within("memory.events.high (rising)", m.get("events", {}).get("high"), b, a, 0.0)
+    for kind in ("some", "full"):
+        b, a = guest_values(ctx, path, lambda c: c.psi_total("memory.pressure", kind))
+        got = m.get("psi", {}).get(kind, {}).get("total_us")
+        ctx.within(f"memory.psi.{kind}.total_us", got, b, a, 0.0)
+        require(got > 0, f"memory PSI {kind} total is 0")
+    stat_keys = {"pgscan": "pgscan", "pgsteal": "pgsteal", "pgscan_direct": "pgscan_direct",
+                 "pgsteal_direct": "pgsteal_direct", "pgscan_kswapd": "pgscan_kswapd",
+                 "pgsteal_kswapd": "pgsteal_kswapd", "workingset_refault_anon": "workingset_refault_anon",
+                 "workingset_refault_file": "workingset_refault_file"}
+    for field, key in stat_keys.items():
+        b, a = guest_values(ctx, path, lambda c: c.flat("memory.stat")[key])
+        ctx.within(f"memory.{field}", m.get(field), b, a, 0.0)
+
+
+def collector_pids(ctx):
+    path = ctx.container("pids").path
+    p = ctx.snap_cgroup(path)["process"]
+    rep = ctx.g.reports["pids"]
+    c = ctx.g.cg("after", path)
+    ctx.exact("process.processes", p.get("processes"), int(rep["processes"]))
+    ctx.exact("process.threads", p.get("threads"), int(rep["threads"]))
+    ctx.exact("process.pids_current", p.get("pids_current"), c.value("pids.current"))
+    ctx.exact("process.pids_max", p.get("pids_max"), int(ctx.g.expect["pids_max"]))
+    ctx.exact("process.pids_events_max", p.get("pids_events_max"), c.flat("pids.events")["max"])
+
+
+def collector_io(ctx):
+    want = _dio_expected(ctx)
+    io_path = ctx.container("io").path
+    for c in ctx.g.containers.values():
+        devs = {d["device"]: d for d in ctx.snap_cgroup(c.path)["io"].get("devices", [])}
+        d = devs.get("1:0", {})
+        if c.path == io_path:
+            for field, key in (("write_bytes", "wbytes"), ("write_ios", "wios"),
+                               ("read_bytes", "rbytes"), ("read_ios", "rios")):
+                ctx.exact(f"io[1:0].{field}", d.get(field), want[key])
+        else:
+            require(not d.get("write_bytes"), f"{c.name} was charged ram0 writes: {d}")
+    ctx.note("ram0 IO attributed to the io container only")
+
+
+def collector_net(ctx):
+    doc = ctx.stats()
+    want = int(ctx.g.expect["net_bytes"])
+    netns = {n["netns_inode"]: n for n in doc.get("netns", [])}
+    for c in ctx.g.containers.values():
+        got = ctx.snap_cgroup(c.path)["network"]
+        if c.pod_uid in ctx.g.netns:  # a pod with a sandbox: every container shares its namespace
+            require(got.get("netns_inode") == ctx.g.netns[c.pod_uid] and not got["host_network"],
+                    f"{c.name}: {got}, the pod's namespace is {ctx.g.netns[c.pod_uid]}")
+        else:
+            require(got["host_network"], f"{c.name} runs in the host's namespace, statlet says {got}")
+    uid = ctx.container("net").pod_uid
+    ns = netns.get(ctx.g.netns[uid])
+    require(ns is not None, "statlet reported no entry for the pod's network namespace")
+    eth0 = {i["name"]: i for i in ns["interfaces"]}.get("eth0")
+    require(eth0 is not None, "the pod's eth0 is missing")
+    b, a = (ctx.g.net[p][uid]["eth0"]["rx_bytes"] for p in ("before", "after"))
+    ctx.within("pod eth0 rx_bytes", eth0["rx_bytes"], b, a, 0.0)
+    require(eth0["rx_bytes"] >= want, f"rx_bytes {eth0['rx_bytes']} < payload {want}")
+    other = ctx.g.netns[ctx.container("cpu").pod_uid]
+    other_rx = sum(i["rx_bytes"] for i in netns.get(other, {}).get("interfaces", []))
+    require(other_rx < want, f"the other pod's namespace shows {other_rx} received bytes")
+    ctx.note(f"payload {want} bytes; pod eth0 rx_bytes {eth0['rx_bytes']}; other pod {other_rx}")
+
+
+def collector_subtree(ctx):
+    rc, out, err = ctx.g.statlet_out("stats-subtree")
+    doc, perr = parse_json(out)
+    require(rc == "0" and doc is not None, f"--cgroup /kubepods: exit {rc} {perr or ''} {err[:200]}")
+    paths = [c["identity"]["cgroup_path"] for c in doc["cgroups"]]
+    outside = [p for p in paths if p != "/kubepods" and not p.startswith("/kubepods/")]
+    require(not outside, f"--cgroup /kubepods reported cgroups outside it: {outside[:3]}")
+    wanted = [c.path for c in ctx.g.containers.values() if c.driver == "cgroupfs"]
+    missing = [p for p in wanted if p not in paths]
+    require(not missing, f"--cgroup /kubepods missed {missing}")
+    ctx.note(f"--cgroup /kubepods: {len(paths)} cgroups, none outside the subtree")
+
+
+# ------------------------------------------------------------------ statlet daemon
+def parse_metrics(text):
+    """Prometheus text -> list of (name, labels dict, value)."""
+    out = []
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)", line)
+        if not m:
+            continue
+        labels = dict(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
+        out.append((m.group(1), labels, float(m.group(4))))
+    return out
+
+
+def metrics(ctx):
+    rc = (ctx.g.statlet_file("metrics.rc") or "").strip()
+    text = ctx.g.statlet_file("metrics.out") or ""
+    require(rc == "0" and text, f"/metrics not served (daemon exit {ctx.g.statlet_file('daemon.rc')}): "
+            f"{(ctx.g.statlet_file('daemon.log') or '')[-300:]}")
+    return parse_metrics(text)
+
+
+def metric(samples, name, **labels):
+    found = [v for n, l, v in samples if n == name and all(l.get(k) == want for k, want in labels.items())]
+    require(found, f"/metrics has no {name}{labels}")
+    return found[0]
+
+
+def exporter_metrics(ctx):
+    s = metrics(ctx)
+    cpu = ctx.container("cpu").path
+    b, a = guest_values(ctx, cpu, lambda c: c.flat("cpu.stat")["usage_usec"] / 1e6)
+    ctx.within("/metrics container_cpu_usage_seconds_total", metric(s, "container_cpu_usage_seconds_total", id=cpu),
+               b, a, 0.02)
+    oom = ctx.container("oom").path
+    ctx.exact("/metrics container_oom_events_total", metric(s, "container_oom_events_total", id=oom),
+              ctx.g.cg("after", oom).flat("memory.events")["oom_kill"])
+    pids = ctx.container("pids").path
+    ctx.exact("/metrics container_threads", metric(s, "container_threads", id=pids),
+              int(ctx.g.reports["pids"]["threads"]))
+    io = ctx.container("io").path
+    written = sum(v for n, l, v in s if n == "container_fs_writes_bytes_total" and l.get("id") == io)
+    ctx.exact("/metrics container_fs_writes_bytes_total", written, _dio_expected(ctx)["wbytes"])
+    # Without runtime metadata no container is known to be the sandbox, so the pod's
+    # namespace is reported on the pod (cAdvisor's families go on the sandbox only).
+    net_pod = ctx.container("net").pod_path
+    rx = metric(s, "statlet_pod_network_bytes_total", id=net_pod, direction="receive", interface="eth0")
+    require(rx >= int(ctx.g.expect["net_bytes"]), f"/metrics eth0 receive bytes {rx} < payload")
+    other_pod = ctx.container("cpu").pod_path
+    other = [v for n, l, v in s if n == "statlet_pod_network_bytes_total" and l.get("id") == other_pod
+             and l.get("direction") == "receive"]
+    require(sum(other) < int(ctx.g.expect["net_bytes"]), f"the other pod shows {sum(other)} received bytes")
+    ctx.note(f"/metrics: {len(s)} samples; eth0 receive bytes {rx:.0f}")
+
+
+def cri_stats(ctx):
+    rc, out, err = ctx.g.statlet_out("cri-stats")
+    doc, perr = parse_json(out)
+    require(rc == "0" and doc is not None, f"CRI ListContainerStats: exit {rc} {perr or ''} {err[:300]}")
+    by_id = {st["attributes"]["id"]: st for st in doc.get("stats", [])}
+    cpu = ctx.container("cpu")
+    st = by_id.get(cpu.id)
+    require(st is not None, f"CRI stats lack container {cpu.id[:12]} (have {len(by_id)})")
+    got = int(st["cpu"]["usageCoreNanoSeconds"]["value"])
+    b, a = guest_values(ctx, cpu.path, lambda c: c.flat("cpu.stat")["usage_usec"] * 1000)
+    ctx.within("CRI cpu.usage_core_nano_seconds", got, b, a, 0.02)
+
+
+def bpf_probes(ctx):
+    s = metrics(ctx)
+    up = {l.get("probe"): v for n, l, v in s if n == "statlet_bpf_probe_up"}
+    require(up, "/metrics has no statlet_bpf_probe_up")
+    down = [p for p, v in up.items() if v != 1]
+    ctx.note(f"probes loaded on {ctx.g.kernel}: {', '.join(sorted(p for p in up if up[p] == 1))}")
+    require(not down, f"probes not loaded: {down}")
+
+
+CHECKS = [
+    ("guest.no_errors", "guest", guest_no_errors),
+    ("guest.cgroup2_only", "guest", guest_cgroup2_only),
+    ("guest.cpu_throttled", "guest", guest_cpu),
+    ("guest.memory", "guest", guest_memory),
+    ("guest.memory_high", "guest", guest_memory_high),
+    ("guest.oom", "guest", guest_oom),
+    ("guest.pids", "guest", guest_pids),
+    ("guest.io", "guest", guest_io),
+    ("guest.net", "guest", guest_net),
+    ("collector.identity", "collector", collector_identity),
+    ("collector.cpu", "collector", collector_cpu),
+    ("collector.memory", "collector", collector_memory),
+    ("collector.memory_max_oom", "collector", collector_oom_events),
+    ("collector.memory_high", "collector", collector_memory_high),
+    ("collector.pids", "collector", collector_pids),
+    ("collector.io", "collector", collector_io),
+    ("collector.net", "collector", collector_net),
+    ("collector.subtree", "collector", collector_subtree),
+    ("exporters.metrics", "exporters", exporter_metrics),
+    ("cri.container_stats", "cri", cri_stats),
+    ("bpf.probes_loaded", "bpf", bpf_probes),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("results")
+    ap.add_argument("--accel", default="?")
+    ap.add_argument("--boot-ms", default="?")
+    args = ap.parse_args()
+    g = GuestResults(args.results)
+    part_state = {name: detect(g) for name, detect in PARTS.items()}
+    failed = 0
+    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+    for name, part, fn in CHECKS:
+        present, why = part_state[part]
+        if not present:
+            print(f"SKIP {name}: {part} not built ({why})")
+            counts["SKIP"] += 1
+            continue
+        ctx = Context(g)
+        try:
+            fn(ctx)
+            status, detail = "PASS", ""
+        except CheckFailed as e:
+            status, detail = "FAIL", f": {e}"
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            status, detail = "FAIL", f": missing or malformed data ({type(e).__name__}: {e})"
+        counts[status] += 1
+        print(f"{status} {name}{detail}")
+        for m in ctx.measured:
+            print(f"     {m}")
+        failed += status == "FAIL"
+    t = g.times
+    print(f"vm: accelerator={args.accel} boot_to_result_ms={args.boot_ms} kernel={g.kernel} "
+          f"guest: init at {t.get('init_start', 0):.2f}s, workloads done {t.get('workloads_done', 0):.2f}s, "
+          f"results at {t.get('results_packed', 0):.2f}s uptime")
+    print(f"vm: {counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

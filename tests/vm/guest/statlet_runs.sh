@@ -1,0 +1,78 @@
+# statlet's runs inside the guest (sourced by /init). Each run leaves its output, stderr
+# and exit code under $R/statlet/; the host decides what passed. The guest's own readings
+# of the same cgroup files are taken right before ("before") and after ("after") the
+# collection, so every statlet number can be bracketed.
+
+STATLET_PORT=9779
+CRI_SOCK=/run/statlet/cri.sock
+
+# Every container cgroup and every pod cgroup above them.
+tracked_cgroups() {
+  awk '{print $6}' $R/containers
+  awk '{print $6}' $R/containers | sed 's|/[^/]*$||' | sort -u
+}
+
+dump_all() {
+  local phase=$1 uid pid
+  mkdir -p $R/cg $R/net
+  dump_cgroups $R/cg/$phase $(tracked_cgroups)
+  while read -r uid pid; do
+    grep -H '' /proc/$pid/net/dev | sed "s|^/proc/$pid/net/dev|$uid|"
+  done < $R/pod_pause_pids > $R/net/$phase.dev
+  while read -r uid pid; do
+    echo "$uid $(readlink /proc/$pid/ns/net | tr -dc 0-9)"
+  done < $R/pod_pause_pids > $R/net/netns
+}
+
+# run_capture NAME TIMEOUT CMD...: stdout, stderr and exit code under $R/statlet/NAME.*
+run_capture() {
+  local name=$1 limit=$2; shift 2
+  timeout "$limit" "$@" > $R/statlet/$name.out 2> $R/statlet/$name.err
+  echo $? > $R/statlet/$name.rc
+}
+
+run_collector() {
+  mkdir -p $R/statlet
+  dump_all before
+  run_capture stats 60 statlet stats -o json
+  dump_all after
+  run_capture stats-subtree 60 statlet stats -o json --cgroup /kubepods
+  mark collector_done
+}
+
+daemon_alive() { kill -0 "$1" 2>/dev/null; }
+metrics_served() { wget -q -O $R/statlet/metrics.out http://127.0.0.1:$STATLET_PORT/metrics; }
+# Stops the wait early when the daemon has exited (e.g. a build without the daemon).
+served_or_exited() { metrics_served || ! daemon_alive "$1"; }
+
+# The daemon serves /metrics, and the CRI socket and eBPF probes when this build has
+# them (their flags appear in --help); $R/statlet/daemon.flags records what was asked.
+run_daemon() {
+  local pid flags="--web.listen-address 127.0.0.1:$STATLET_PORT"
+  statlet --help > $R/statlet/help.out 2>&1
+  grep -q -- '--cri.listen' $R/statlet/help.out && flags="$flags --cri.listen $CRI_SOCK"
+  grep -q -- '--bpf' $R/statlet/help.out && flags="$flags --bpf=on"
+  echo "$flags" > $R/statlet/daemon.flags
+  make_cgroup /system.slice/statlet
+  mkdir -p /run/statlet
+  run_in /system.slice/statlet statlet $flags > $R/statlet/daemon.log 2>&1
+  pid=$!
+  wait_until 60 served_or_exited $pid
+  if metrics_served; then
+    echo 0 > $R/statlet/metrics.rc
+    if grep -q -- '--cri.listen' $R/statlet/daemon.flags; then
+      wait_until 20 test -S $CRI_SOCK
+      run_capture cri-stats 60 statlet stats --cri.endpoint unix://$CRI_SOCK -o json
+      run_capture cri-statsp 60 statlet stats --cri.endpoint unix://$CRI_SOCK --pods -o json
+    fi
+  else
+    echo 1 > $R/statlet/metrics.rc
+  fi
+  if daemon_alive $pid; then
+    echo running > $R/statlet/daemon.rc
+    kill $pid
+  else
+    wait $pid; echo $? > $R/statlet/daemon.rc
+  fi
+  mark daemon_done
+}
