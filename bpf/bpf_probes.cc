@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <iterator>
+
 #include "base/log.h"
 #include "bpf/cgroup_pruner.h"
 #include "bpf/probe.h"
@@ -39,6 +42,11 @@ BpfProbes::~BpfProbes() {
 
 StatusOr<std::unique_ptr<BpfProbes>> BpfProbes::Create(const BpfOptions& options) {
   if (options.max_cgroups == 0) return InvalidArgument("bpf: max_cgroups must be positive");
+  for (const std::string& name : options.probes) {
+    if (std::find(ProbeNames().begin(), ProbeNames().end(), name) == ProbeNames().end()) {
+      return InvalidArgument("bpf: unknown probe \"" + name + "\"");
+    }
+  }
   std::unique_ptr<BpfProbes> self(new BpfProbes());
   std::unique_ptr<bpf::Probe> (*factories[])() = {bpf::NewCpuTimeProbe, bpf::NewRunqLatencyProbe,
                                                    bpf::NewPageFaultsProbe, bpf::NewOomKillProbe,
@@ -51,9 +59,15 @@ StatusOr<std::unique_ptr<BpfProbes>> BpfProbes::Create(const BpfOptions& options
   bpf::InstallLibbpfLogger();
   self->cgroup2_root_fd_ = bpf::OpenCgroup2Root(options.cgroup2_root);
   bpf::ProbeConfig config{.max_cgroups = options.max_cgroups};
-  for (auto* factory : factories) {
+  for (size_t i = 0; i < std::size(factories); i++) {
     Slot slot;
-    slot.probe = factory();
+    if (!options.probes.empty() &&
+        std::find(options.probes.begin(), options.probes.end(), ProbeNames()[i]) == options.probes.end()) {
+      slot.error = "not selected";
+      self->slots_.push_back(std::move(slot));
+      continue;
+    }
+    slot.probe = factories[i]();
     bpf::ClearLibbpfMessages();
     Status st = slot.probe->Start(config);
     if (st.ok()) {

@@ -57,6 +57,9 @@ struct BpfOptions {
   // The cgroup v2 mount used to check whether a pruned cgroup id still exists;
   // "" detects /sys/fs/cgroup or /sys/fs/cgroup/unified.
   std::string cgroup2_root;
+  // Probes to load, by name; empty loads all. The others report down with "not selected".
+  // Lets a node skip the scheduler probes (cpu, runqlat), which run on every context switch.
+  std::vector<std::string> probes;
 
   static BpfOptions WithMode(BpfMode m) {
     BpfOptions o;

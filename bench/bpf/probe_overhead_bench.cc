@@ -6,7 +6,7 @@
 // Cost is the workload's own CPU time (user + system, from wait4), so waiting for a CPU
 // that other processes use does not count. Rounds alternate off/on and on/off; the result
 // is the median over rounds of on/off, per workload.
-//   statlet_bpf_overhead_bench [rounds]   (root)
+//   statlet_bpf_overhead_bench [rounds] [probe,probe,...]   (root; default: all probes)
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -105,6 +105,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   const int rounds = argc > 1 ? std::max(1, std::atoi(argv[1])) : 9;
+  statlet::BpfOptions options = statlet::BpfOptions::WithMode(statlet::BpfMode::kOn);
+  if (argc > 2) {
+    std::string list = argv[2];
+    for (size_t start = 0; start <= list.size();) {
+      size_t comma = std::min(list.find(',', start), list.size());
+      if (comma > start) options.probes.push_back(list.substr(start, comma - start));
+      start = comma + 1;
+    }
+  }
   struct Workload {
     const char* name;
     double (*cost)();
@@ -118,7 +127,7 @@ int main(int argc, char** argv) {
       const bool on = (r + k) % 2 == 1;  // alternate which mode goes first
       std::unique_ptr<statlet::BpfProbes> probes;
       if (on) {
-        auto created = statlet::BpfProbes::Create(statlet::BpfOptions::WithMode(statlet::BpfMode::kOn));
+        auto created = statlet::BpfProbes::Create(options);
         if (!created.ok()) {
           std::fprintf(stderr, "probes: %s\n", created.status().ToString().c_str());
           return 1;
@@ -143,6 +152,9 @@ int main(int argc, char** argv) {
   for (const Workload& w : workloads) {
     std::printf("%-24s %12.1f %12.1f %16.3f\n", w.name, Median(w.off), Median(w.on), Median(w.ratio));
   }
-  std::printf("rounds: %d (median of per-round ratios; target <= 1.03)\n", rounds);
+  std::string loaded;
+  for (const std::string& p : options.probes) loaded += (loaded.empty() ? "" : ",") + p;
+  std::printf("rounds: %d, probes: %s (median of per-round ratios; target <= 1.03)\n", rounds,
+              loaded.empty() ? "all" : loaded.c_str());
   return 0;
 }

@@ -99,6 +99,32 @@ TEST(BpfMode, ParsesTheThreeModes) {
   EXPECT_STREQ(BpfModeName(BpfMode::kOn), "on");
 }
 
+TEST(BpfOptions, LoadsOnlySelectedProbes) {
+  STATLET_REQUIRE_ROOT();
+  BpfOptions options = BpfOptions::WithMode(BpfMode::kOn);
+  options.probes = {"oom", "tcp"};
+  auto probes = BpfProbes::Create(options);
+  ASSERT_TRUE(probes.ok()) << probes.status().ToString();
+  for (const BpfProbeStatus& s : (*probes)->ProbeStatus()) {
+    const bool selected = s.probe == "oom" || s.probe == "tcp";
+    EXPECT_EQ(s.up, selected) << s.probe;
+    if (!selected) {
+      EXPECT_EQ(s.error, "not selected");
+    }
+  }
+  std::unordered_map<uint64_t, BpfCgroupStats> by_id;
+  std::vector<OomEvent> ooms;
+  (*probes)->Collect({1}, &by_id, &ooms);
+  EXPECT_TRUE(by_id[1].oom_kills.has_value());
+  EXPECT_FALSE(by_id[1].minor_faults.has_value());  // faults probe not loaded
+  EXPECT_EQ((*probes)->PerCpuNs(1), nullptr);
+
+  options.probes = {"nosuchprobe"};
+  auto bad = BpfProbes::Create(options);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(BpfOptions, ZeroMapSizeIsRejected) {
   BpfOptions options;
   options.max_cgroups = 0;
