@@ -130,6 +130,8 @@ class GuestResults:
         self.mounts = _read(os.path.join(root, "mounts"), "")
         self.root_subtree_control = (_read(os.path.join(root, "root_subtree_control"), "")).split()
         self.kernel = (_read(os.path.join(root, "kernel"), "")).strip()
+        later = (_read(os.path.join(root, "cg", "high_events_later"), "")).strip()
+        self.high_events_later = int(later) if later.isdigit() else None
 
     def cg(self, phase, path):
         return self.phases[phase].get(path, CgroupFiles())
