@@ -56,17 +56,23 @@ served_or_exited() { metrics_served || ! daemon_alive "$1"; }
 
 # The daemon serves /metrics, and the CRI socket and eBPF probes when this build has
 # them (their flags appear in --help); $R/statlet/daemon.flags records what was asked.
-run_daemon() {
-  local pid flags="--web.listen-address 127.0.0.1:$STATLET_PORT"
+# It starts before the workloads, as on a node, so its probes see every event.
+start_daemon() {
+  local flags="--web.listen-address 127.0.0.1:$STATLET_PORT"
+  mkdir -p $R/statlet /run/statlet
   statlet --help > $R/statlet/help.out 2>&1
   grep -q -- '--cri.listen' $R/statlet/help.out && flags="$flags --cri.listen $CRI_SOCK"
   grep -q -- '--bpf' $R/statlet/help.out && flags="$flags --bpf=on"
   echo "$flags" > $R/statlet/daemon.flags
   make_cgroup /system.slice/statlet
-  mkdir -p /run/statlet
   run_in /system.slice/statlet statlet $flags > $R/statlet/daemon.log 2>&1
-  pid=$!
-  wait_until 60 served_or_exited $pid
+  DAEMON_PID=$!
+  wait_until 60 served_or_exited $DAEMON_PID
+  mark daemon_started
+}
+
+# Reads the daemon's endpoints after the workloads, then stops it.
+check_daemon() {
   if metrics_served; then
     echo 0 > $R/statlet/metrics.rc
     if grep -q -- '--cri.listen' $R/statlet/daemon.flags; then
@@ -77,11 +83,11 @@ run_daemon() {
   else
     echo 1 > $R/statlet/metrics.rc
   fi
-  if daemon_alive $pid; then
+  if daemon_alive $DAEMON_PID; then
     echo running > $R/statlet/daemon.rc
-    kill $pid
+    kill $DAEMON_PID
   else
-    wait $pid; echo $? > $R/statlet/daemon.rc
+    wait $DAEMON_PID; echo $? > $R/statlet/daemon.rc
   fi
   mark daemon_done
 }
