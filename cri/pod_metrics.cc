@@ -193,7 +193,8 @@ void FillPodSandboxMetrics(const CriView& view, const PodEntry& pod, v1::PodSand
     SeriesWriter w(out->mutable_metrics(), snap.timestamp_ns,
                    {"POD", pod.cgroup->id.cgroup_path, image, pod.id, info.namespace_, info.name});
     const ContainerMetadata* sandbox = pod.meta != nullptr && pod.meta->is_sandbox ? pod.meta : nullptr;
-    AddCgroupSeries(snap, *pod.cgroup, pod.processes, pod.threads, StartTimeNs(sandbox, *pod.cgroup), w);
+    AddCgroupSeries(snap, *pod.cgroup, pod.cgroup->process.processes, pod.cgroup->process.threads,
+                    StartTimeNs(sandbox, *pod.cgroup), w);
     if (pod.netns != nullptr) AddNetworkSeries(*pod.netns, w);
   }
   for (int ci : pod.containers) {

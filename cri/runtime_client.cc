@@ -82,12 +82,13 @@ void RuntimeClient::Stop() {
 }
 
 void RuntimeClient::Loop() {
-  auto backoff = std::chrono::milliseconds(1000);
+  const auto first_backoff = std::min(options_.refresh_period, std::chrono::milliseconds(1000));
+  auto backoff = first_backoff;
   while (true) {
     Status s = Refresh();
     std::chrono::milliseconds wait = options_.refresh_period;
     if (s.ok()) {
-      backoff = std::chrono::milliseconds(1000);
+      backoff = first_backoff;
     } else {
       wait = std::min(backoff, options_.max_backoff);
       backoff = std::min(backoff * 2, options_.max_backoff);

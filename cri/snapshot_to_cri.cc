@@ -205,10 +205,9 @@ void FillPodSandboxStats(const CriView& view, const PodEntry& p, v1::PodSandboxS
   FillCpuUsage(cg.cpu, ts, linux->mutable_cpu());
   FillMemoryUsage(cg.memory, ts, linux->mutable_memory());
   if (p.netns != nullptr) FillNetworkUsage(*p.netns, ts, linux->mutable_network());
-  ProcessStats pod_process = cg.process;
-  pod_process.processes = p.processes;
-  pod_process.threads = p.threads;
-  FillProcessUsage(pod_process, ts, linux->mutable_process());
+  // The collector counts processes over the whole subtree: the pod's include every
+  // container's, the sandbox's too.
+  FillProcessUsage(cg.process, ts, linux->mutable_process());
   FillIoUsage(cg.io, ts, linux->mutable_io());
   for (int ci : p.containers) FillContainerStats(view, view.containers[ci], linux->add_containers());
   out->set_statlet_cgroup_path(cg.id.cgroup_path);

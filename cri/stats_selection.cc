@@ -52,15 +52,6 @@ StatusOr<const Entry*> FindUnique(const std::vector<Entry>& entries, const std::
   return NotFound(std::string(what) + " \"" + id + "\" not found");
 }
 
-void AddTo(const Opt<uint64_t>& v, Opt<uint64_t>* sum) {
-  if (v) *sum = sum->value_or(0) + *v;
-}
-
-void AddProcesses(const CgroupStats& c, PodEntry* p) {
-  AddTo(c.process.processes, &p->processes);
-  AddTo(c.process.threads, &p->threads);
-}
-
 }  // namespace
 
 CriView BuildCriView(const Snapshot& snapshot) {
@@ -72,7 +63,6 @@ CriView BuildCriView(const Snapshot& snapshot) {
     PodEntry p;
     p.cgroup = &c;
     p.meta = MetaOf(c);
-    AddProcesses(c, &p);
     pod_by_path.emplace(c.id.cgroup_path, static_cast<int>(view.pods.size()));
     view.pods.push_back(std::move(p));
   }
@@ -81,7 +71,6 @@ CriView BuildCriView(const Snapshot& snapshot) {
     const ContainerMetadata* meta = MetaOf(c);
     auto pod_it = c.id.parent_path.empty() ? pod_by_path.end() : pod_by_path.find(c.id.parent_path);
     int pod_index = pod_it == pod_by_path.end() ? -1 : pod_it->second;
-    if (pod_index >= 0) AddProcesses(c, &view.pods[pod_index]);
     if (meta != nullptr && meta->is_sandbox) {
       // The pause container names its pod but is not listed among the containers.
       if (pod_index >= 0 && view.pods[pod_index].meta == nullptr) view.pods[pod_index].meta = meta;

@@ -27,9 +27,6 @@ struct PodEntry {
   std::string id;
   std::vector<int> containers;              // into CriView::containers
   const NetNamespaceStats* netns = nullptr;  // the pod's network namespace, if known
-  // cgroup.procs lists a cgroup's own processes only: the pod's are the sum over its
-  // cgroup and every container's (the sandbox's included).
-  Opt<uint64_t> processes, threads;
 };
 
 struct CriView {

@@ -1,0 +1,120 @@
+// In-process checks of the CRI edge: the metric table, socket path handling and the CLI's
+// argument parsing.
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "cri/metric_table.h"
+#include "cri/pod_metrics.h"
+#include "cri/snapshot_to_cri.h"
+#include "cri/socket_path.h"
+#include "cri/stats_view.h"
+#include "tests/cri/fixture_snapshot.h"
+#include "tests/cri/server_process.h"
+
+namespace statlet::cri {
+namespace {
+
+TEST(MetricTable, EveryFamilyHasSortedKeysAndConsistentSources) {
+  std::set<std::string> names;
+  for (const auto& f : CriMetricFamilies()) {
+    EXPECT_TRUE(names.insert(f.name).second) << f.name;
+    EXPECT_TRUE(std::is_sorted(f.label_keys.begin(), f.label_keys.end())) << f.name;
+    ASSERT_EQ(f.label_keys.size(), f.label_source.size()) << f.name;
+    EXPECT_EQ(f.seconds, f.name.find("_seconds") != std::string::npos) << f.name;
+  }
+  EXPECT_EQ(NanosecondsName("container_cpu_usage_seconds_total"), "container_cpu_usage_nanoseconds_total");
+  EXPECT_EQ(NanosecondsName("container_start_time_seconds"), "container_start_time_nanoseconds");
+  EXPECT_NE(CriFamily(FamilyId::kContainerCpuUsageSecondsTotal), nullptr);
+  EXPECT_EQ(CriFamily(FamilyId::kStatletBuildInfo), nullptr);  // process-scope: not CRI
+}
+
+TEST(PodMetrics, SeriesOfAPodWithoutMetadata) {
+  Snapshot s = testing::FixtureSnapshot();
+  CriView view = BuildCriView(s);
+  const PodEntry* b = nullptr;
+  for (const auto& p : view.pods) {
+    if (p.id == testing::kPodBUid) b = &p;
+  }
+  ASSERT_NE(b, nullptr);
+  ::runtime::v1::PodSandboxMetrics m;
+  FillPodSandboxMetrics(view, *b, &m);
+  ASSERT_EQ(m.container_metrics_size(), 1);
+  for (const auto& metric : m.container_metrics(0).metrics()) {
+    // No quota on this container: no CFS series, no quota.
+    EXPECT_NE(metric.name(), "container_cpu_cfs_periods_total");
+    EXPECT_NE(metric.name(), "container_spec_cpu_quota");
+    if (metric.name() == "container_spec_memory_limit_bytes") EXPECT_EQ(metric.value().value(), 0u);
+  }
+  for (const auto& metric : m.metrics()) EXPECT_NE(metric.name().rfind("container_network_", 0), 0u);
+}
+
+TEST(SocketPath, ParsesUnixEndpoints) {
+  EXPECT_EQ(*ParseUnixEndpoint("unix:///run/x.sock"), "/run/x.sock");
+  EXPECT_EQ(*ParseUnixEndpoint("unix:/run/x.sock"), "/run/x.sock");
+  EXPECT_EQ(*ParseUnixEndpoint("/run/x.sock"), "/run/x.sock");
+  EXPECT_EQ(ParseUnixEndpoint("tcp://1.2.3.4:5").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseUnixEndpoint("unix://relative").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseUnixEndpoint("unix://" + std::string(200, 'a')).status().code(), StatusCode::kInvalidArgument);
+}
+
+int BindAt(const std::string& path, bool listen_too) {
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  if (listen_too) EXPECT_EQ(listen(fd, 1), 0);
+  return fd;
+}
+
+TEST(SocketPath, ReplacesOnlyStaleSockets) {
+  testing::ScratchDir dir;
+  const std::string path = dir.path() + "/sub/dir/cri.sock";
+  ASSERT_TRUE(PrepareListenPath(path).ok());  // creates the parents
+  struct stat st;
+  ASSERT_EQ(stat((dir.path() + "/sub/dir").c_str(), &st), 0);
+
+  int live = BindAt(path, true);
+  Status s = PrepareListenPath(path);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
+  EXPECT_EQ(stat(path.c_str(), &st), 0);  // untouched
+  close(live);  // the socket file stays behind, nobody listens: stale
+  EXPECT_TRUE(PrepareListenPath(path).ok());
+  EXPECT_NE(stat(path.c_str(), &st), 0);
+
+  std::ofstream(path) << "not a socket";
+  EXPECT_EQ(PrepareListenPath(path).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(stat(path.c_str(), &st), 0);
+}
+
+StatusOr<CriStatsViewOptions> Parse(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return ParseCriStatsViewArgs(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(StatsView, ParsesArguments) {
+  auto o = Parse({"stats", "--cri.endpoint=unix:///run/s.sock", "-o", "yaml", "--label", "app=web", "--label",
+                  "tier=front", "--pod", "abc", "--pods"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->endpoint, "unix:///run/s.sock");
+  EXPECT_EQ(o->output, "yaml");
+  EXPECT_EQ(o->labels.size(), 2u);
+  EXPECT_EQ(o->pod, "abc");
+  EXPECT_TRUE(o->pods);
+  EXPECT_FALSE(Parse({"--cri.endpoint", "unix:///x", "-o", "xml"}).ok());
+  EXPECT_FALSE(Parse({"--cri.endpoint", "unix:///x", "--label", "novalue"}).ok());
+  EXPECT_FALSE(Parse({"--cri.endpoint", "tcp://x"}).ok());
+  EXPECT_FALSE(Parse({"-o", "json"}).ok());  // no endpoint
+  EXPECT_FALSE(Parse({"--cri.endpoint"}).ok());
+}
+
+}  // namespace
+}  // namespace statlet::cri

@@ -1,0 +1,111 @@
+// RuntimeClient against a runtime peer in another process (cri_fixture_runtime, built
+// from the upstream-shaped proto): the metadata it publishes, ContainerStatus asked once
+// per container, the sandbox a pod uid names, and the absent / down states.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include "cri/proto/api.grpc.pb.h"
+#include "cri/runtime_client.h"
+#include "tests/cri/server_process.h"
+
+namespace statlet::cri {
+namespace {
+
+const std::string kSandbox = std::string(64, '1');
+const std::string kApp = std::string(64, '2');
+
+int ContainerStatusCalls(const std::string& socket) {
+  auto stub = ::runtime::v1::RuntimeService::NewStub(
+      grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  ::runtime::v1::StatusResponse resp;
+  if (!stub->Status(&ctx, ::runtime::v1::StatusRequest(), &resp).ok()) return -1;
+  return std::stoi(resp.info().at("container_status_calls"));
+}
+
+TEST(RuntimeClient, PublishesMetadataAndAsksStatusOncePerContainer) {
+  testing::ScratchDir dir;
+  const std::string socket = dir.path() + "/runtime.sock";
+  testing::ServerProcess runtime;
+  ASSERT_TRUE(runtime.Start({CRI_FIXTURE_RUNTIME, "--socket", socket})) << runtime.error();
+
+  RuntimeClientOptions o;
+  o.endpoint = "unix://" + socket;
+  RuntimeClient client(o);
+  EXPECT_TRUE(client.Current()->by_container_id.empty());
+  ASSERT_TRUE(client.Refresh().ok()) << client.status().last_error;
+  auto st = client.status();
+  EXPECT_EQ(st.state, RuntimeState::kUp);
+  EXPECT_EQ(st.runtime_name, "fixture-runtime");
+  EXPECT_EQ(st.runtime_version, "1.2.3");
+  EXPECT_EQ(st.containers, 1u);
+  EXPECT_EQ(st.sandboxes, 2u);
+
+  auto map = client.Current();
+  ASSERT_TRUE(map->by_container_id.count(kApp));
+  const ContainerMetadata& app = *map->by_container_id.at(kApp);
+  EXPECT_EQ(app.container_name, "app");
+  EXPECT_EQ(app.attempt, 3u);
+  EXPECT_EQ(app.pod_sandbox_id, kSandbox);
+  EXPECT_EQ(app.pod_name, "web");
+  EXPECT_EQ(app.pod_namespace, "prod");
+  EXPECT_EQ(app.pod_uid, "0a0a0a0a-1111-2222-3333-444444444444");
+  EXPECT_EQ(app.image, "docker.io/library/app:1.0");  // ContainerStatus's name, not the id
+  EXPECT_EQ(app.image_ref, "docker.io/library/app@sha256:feed");
+  EXPECT_EQ(app.started_at_ns, 400);
+  EXPECT_EQ(app.created_at_ns, 300);
+  EXPECT_EQ(app.labels.at("io.kubernetes.container.name"), "app");
+  EXPECT_EQ(app.pod_labels.at("app"), "web");
+  EXPECT_FALSE(app.is_sandbox);
+  // The ready sandbox names the pod, not the older stopped one.
+  ASSERT_TRUE(map->sandbox_by_pod_uid.count(app.pod_uid));
+  EXPECT_EQ(map->sandbox_by_pod_uid.at(app.pod_uid)->container_id, kSandbox);
+  EXPECT_TRUE(map->sandbox_by_pod_uid.at(app.pod_uid)->is_sandbox);
+  EXPECT_TRUE(map->by_container_id.count(std::string(64, '0')));
+
+  // A second round with nothing changed: no new ContainerStatus, the same map object.
+  ASSERT_TRUE(client.Refresh().ok());
+  EXPECT_EQ(ContainerStatusCalls(socket), 1);
+  EXPECT_EQ(client.Current().get(), map.get());
+
+  // The runtime goes away: state down, the last metadata stays published.
+  runtime.Stop();
+  EXPECT_FALSE(client.Refresh().ok());
+  EXPECT_NE(client.status().state, RuntimeState::kUp);
+  EXPECT_EQ(client.Current().get(), map.get());
+}
+
+TEST(RuntimeClient, AbsentRuntimeIsAStateNotAnError) {
+  testing::ScratchDir dir;
+  RuntimeClientOptions o;
+  o.candidates = {dir.path() + "/containerd.sock", dir.path() + "/crio.sock"};
+  RuntimeClient client(o);
+  EXPECT_FALSE(client.Refresh().ok());
+  auto st = client.status();
+  EXPECT_EQ(st.state, RuntimeState::kAbsent);
+  EXPECT_NE(st.last_error.find("crio.sock"), std::string::npos);
+  EXPECT_TRUE(client.Current()->by_container_id.empty());
+}
+
+TEST(RuntimeClient, AutoDetectsAndBackgroundRefreshes) {
+  testing::ScratchDir dir;
+  const std::string socket = dir.path() + "/crio.sock";
+  RuntimeClientOptions o;
+  o.candidates = {dir.path() + "/containerd.sock", socket};
+  o.refresh_period = std::chrono::milliseconds(50);
+  RuntimeClient client(o);
+  client.Start();
+  // The runtime starts after statlet: the refresher finds it without a restart.
+  testing::ServerProcess runtime;
+  ASSERT_TRUE(runtime.Start({CRI_FIXTURE_RUNTIME, "--socket", socket})) << runtime.error();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (client.Current()->by_container_id.count(kApp) == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling a condition
+  }
+  EXPECT_EQ(client.Current()->by_container_id.count(kApp), 1u);
+  EXPECT_EQ(client.status().endpoint, socket);
+  client.Stop();
+}
+
+}  // namespace
+}  // namespace statlet::cri
