@@ -11,6 +11,7 @@
 #include "cmd/commands.h"
 #include "collector/collector.h"
 #include "collector/sampler.h"
+#include "cri/daemon_hooks.h"
 #include "exporters/daemon_options.h"
 #include "exporters/metrics_http_server.h"
 
@@ -26,12 +27,20 @@ namespace statlet {
 int RunDaemonCommand(int argc, char** argv) {
   DaemonOptions opts;
   std::vector<std::string> args(argv + 1, argv + argc);
+  // --- CRI (cri/daemon_hooks.h): --cri.listen and --runtime.endpoint ---
+  cri::CriDaemonOptions cri_opts;
+  if (Status s = cri::ExtractCriDaemonOptions(&args, &cri_opts); !s.ok()) {
+    std::fprintf(stderr, "statlet: %s\n", s.message().c_str());
+    return 2;
+  }
+  // --- end CRI ---
   if (Status s = ParseDaemonOptions(args, &opts); !s.ok()) {
     std::fprintf(stderr, "statlet: %s\n", s.message().c_str());
     return 2;
   }
   if (opts.help) {
     std::fputs(DaemonUsage().c_str(), stdout);
+    std::fputs(cri::CriDaemonUsage().c_str(), stdout);  // CRI
     return 0;
   }
   if (opts.version) {
@@ -57,7 +66,10 @@ int RunDaemonCommand(int argc, char** argv) {
     log::Error("cannot start the collector: " + collector.status().ToString());
     return 1;
   }
-  Sampler sampler(std::move(*collector), nullptr, nullptr);
+  // --- CRI: the runtime's metadata joins the snapshots ---
+  std::unique_ptr<cri::RuntimeClient> runtime = cri::StartRuntimeClient(cri_opts);
+  // --- end CRI ---
+  Sampler sampler(std::move(*collector), runtime.get(), nullptr);
   auto server = MetricsHttpServer::Create(opts.http, opts.encoder, &sampler);
   if (!server.ok()) {
     log::Error("cannot configure the HTTP server: " + server.status().ToString());
@@ -75,9 +87,20 @@ int RunDaemonCommand(int argc, char** argv) {
     log::Warn("first collection failed: " + first.status().ToString());
   }
 
+  // --- CRI: runtime.v1 stats on a unix socket, from the same Sampler ---
+  auto cri_server = cri::StartCriServer(&sampler, cri_opts);
+  if (!cri_server.ok()) {
+    log::Error("cannot start the CRI stats service: " + cri_server.status().ToString());
+    (*server)->Stop();
+    return 1;
+  }
+  // --- end CRI ---
+
   int sig = 0;
   sigwait(&stop_signals, &sig);
   log::Info(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ", shutting down");
+  if (*cri_server) (*cri_server)->Stop();  // CRI
+  if (runtime) runtime->Stop();            // CRI
   (*server)->Stop();
   log::Info("stopped");
   return 0;

@@ -13,6 +13,7 @@
 #include "cmd/snapshot_json.h"
 #include "collector/collector.h"
 #include "collector/sampler.h"
+#include "cri/stats_view.h"
 
 namespace statlet {
 namespace {
@@ -84,6 +85,9 @@ void PrintTable(const Snapshot& s) {
 }  // namespace
 
 int RunStatsCommand(int argc, char** argv) {
+  // --- CRI: with --cri.endpoint, read a CRI endpoint instead (cri/stats_view.h) ---
+  if (cri::WantsCriStatsView(argc, argv)) return cri::RunCriStatsCommand(argc, argv);
+  // --- end CRI ---
   CollectorOptions opts;
   std::string output = "table";
   std::chrono::nanoseconds interval = std::chrono::seconds(1);

@@ -1,0 +1,36 @@
+// What the daemon (cmd/daemon_command.cc) needs from cri/: its flags, the runtime
+// metadata client and the CRI server.
+//
+//   --cri.listen PATH         serve runtime.v1 stats on this unix socket
+//                             (default /run/statlet/cri.sock; "" disables)
+//   --runtime.endpoint URL    the node runtime's CRI socket, unix:///…
+//                             (default: auto-detect containerd / CRI-O; "none" disables)
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "collector/snapshot_source.h"
+#include "cri/cri_server.h"
+#include "cri/runtime_client.h"
+
+namespace statlet::cri {
+
+struct CriDaemonOptions {
+  std::string listen = kDefaultCriListenPath;
+  std::string runtime_endpoint;  // empty: auto-detect; "none": no runtime client
+};
+
+// Takes the flags above out of `args` (both "--flag value" and "--flag=value"), leaving
+// the rest for the daemon's own parser.
+Status ExtractCriDaemonOptions(std::vector<std::string>* args, CriDaemonOptions* out);
+std::string CriDaemonUsage();
+
+// A started RuntimeClient, or null when disabled.
+std::unique_ptr<RuntimeClient> StartRuntimeClient(const CriDaemonOptions& o);
+// A started CriServer over `source`, or null (and Ok) when --cri.listen is "".
+StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, const CriDaemonOptions& o);
+
+}  // namespace statlet::cri
