@@ -59,6 +59,14 @@ struct ContainerMetadata {
   int64_t created_at_ns = 0;
   int64_t started_at_ns = 0;
   bool is_sandbox = false;      // the pause container
+  // The writable layer as the runtime last reported it (CRI ContainerStats.writable_layer);
+  // only the runtime knows where it lives. timestamp 0 = never reported.
+  struct WritableLayer {
+    int64_t timestamp_ns = 0;
+    std::string mountpoint;
+    Opt<uint64_t> used_bytes, inodes_used;
+    Opt<uint64_t> capacity_bytes, inodes_total, inodes_free;  // of the filesystem holding it
+  } writable_layer;
 };
 
 struct Identity {
@@ -134,6 +142,11 @@ struct MemoryStats {
   Opt<uint64_t> min_bytes, low_bytes, high_bytes, max_bytes;
   Opt<uint64_t> swap_max_bytes;
   Opt<uint64_t> soft_limit_bytes;     // v1 memory.soft_limit_in_bytes
+  struct Hugetlb {
+    std::string page_size;            // as the kernel names it: "2MB", "1GB"
+    Opt<uint64_t> usage_bytes, max_usage_bytes, limit_bytes, failcnt;
+  };
+  std::vector<Hugetlb> hugetlb;       // v2 hugetlb.<size>.*, v1 hugetlb.<size>.*_in_bytes
   MemoryEvents events;                // hierarchical (memory.events)
   MemoryEvents events_local;          // this cgroup only (memory.events.local)
   Psi psi;
@@ -145,6 +158,10 @@ struct ProcessStats {
   Opt<uint64_t> pids_current;
   Opt<uint64_t> pids_max;             // kUnlimited for "max"
   Opt<uint64_t> pids_events_max;      // forks refused at pids.max
+  // Per-process scans (/proc/<pid>/fd of every process; optional, costly on big cgroups)
+  Opt<uint64_t> file_descriptors;     // open fds over all processes
+  Opt<uint64_t> sockets;              // of which sockets
+  Opt<uint64_t> max_open_files_soft;  // RLIMIT_NOFILE soft limit of the first process
 };
 
 struct IoDeviceStats {
