@@ -117,13 +117,19 @@ def part_cri(g):
 
 
 def part_bpf(g):
+    if g.statlet_file("bpf.rc") is None and g.statlet_file("bpf-ready") is None:
+        return False, "statlet_vm_bpf_dump is not in this build"
+    return True, ""
+
+
+def part_bpf_daemon(g):
     if "--bpf" not in _help(g):
         return False, "statlet --help lists no --bpf"
     return True, ""
 
 
 PARTS = {"guest": part_guest, "collector": part_collector, "exporters": part_exporters,
-         "cri": part_cri, "bpf": part_bpf}
+         "cri": part_cri, "bpf": part_bpf, "bpf_daemon": part_bpf_daemon}
 
 
 # ------------------------------------------------------------------ guest-only checks
@@ -410,7 +416,80 @@ def cri_stats(ctx):
     ctx.within("CRI cpu.usage_core_nano_seconds", got, b, a, 0.02)
 
 
-def bpf_probes(ctx):
+# ------------------------------------------------------------------ eBPF probes
+def bpf_dump(ctx):
+    rc = (ctx.g.statlet_file("bpf.rc") or "").strip()
+    doc, perr = parse_json(ctx.g.statlet_file("bpf.out") or "")
+    require(rc == "0" and doc is not None,
+            f"statlet_vm_bpf_dump: exit {rc or 'none'} {perr or ''} {(ctx.g.statlet_file('bpf.err') or '')[-300:]}")
+    return doc
+
+
+def bpf_cgroup(ctx, name):
+    c = ctx.container(name)
+    got = bpf_dump(ctx)["cgroups"].get(c.path)
+    require(got is not None, f"the probes reported nothing for {name} ({c.path})")
+    return got
+
+
+def bpf_probes_loaded(ctx):
+    doc = bpf_dump(ctx)
+    up = [p["probe"] for p in doc["probes"] if p["up"]]
+    down = [f"{p['probe']}: {p['error']}" for p in doc["probes"] if not p["up"]]
+    ctx.note(f"loaded on {ctx.g.kernel}: {', '.join(up) or 'none'}")
+    require(not down, f"probes not loaded on {ctx.g.kernel}: {down}")
+
+
+def bpf_cgroup_ids(ctx):
+    # Data the kernel keyed by bpf_get_current_cgroup_id() is found under the directory
+    # inode of the burner's container, and that container ran far more than an idle one.
+    busy = bpf_cgroup(ctx, "cpu")
+    idle = bpf_cgroup(ctx, "pids")
+    ctx.exact("cpu container cgroup_id", busy["cgroup_id"], ctx.g.cg("before", ctx.container("cpu").path).inode)
+    require(sum(busy["per_cpu_ns"]) > 10 * sum(idle["per_cpu_ns"]),
+            f"burner {sum(busy['per_cpu_ns'])} ns vs idle {sum(idle['per_cpu_ns'])} ns")
+
+
+def bpf_per_cpu_sum(ctx):
+    path = ctx.container("cpu").path
+    per_cpu = bpf_cgroup(ctx, "cpu")["per_cpu_ns"]
+    b, a = guest_values(ctx, path, lambda c: c.flat("cpu.stat")["usage_usec"] * 1000)
+    ctx.within("eBPF per-CPU time sum vs cpu.stat usage", sum(per_cpu), b, a, 0.05)
+    ctx.note(f"per CPU: {per_cpu}")
+
+
+def bpf_oom(ctx):
+    c = ctx.container("oom")
+    kills = ctx.g.cg("after", c.path).flat("memory.events")["oom_kill"]
+    ctx.exact("eBPF oom_kills vs memory.events oom_kill", bpf_cgroup(ctx, "oom").get("oom_kills"), kills)
+    events = [e for e in bpf_dump(ctx)["ooms"] if e["cgroup_id"] == ctx.g.cg("before", c.path).inode]
+    pids = sorted(int(p) for p in ctx.g.reports["oom"]["victim_pids"].split(","))
+    ctx.exact("OOM events' victim pids", sorted(e["pid"] for e in events), pids)
+    ctx.exact("OOM events' victim comm", sorted({e["comm"] for e in events}), [ctx.g.reports["oom"]["victim_comm"]])
+    require(all(e["constraint_memcg"] for e in events), f"an OOM kill not attributed to the memcg limit: {events}")
+
+
+def bpf_faults(ctx):
+    path = ctx.container("memory").path
+    got = bpf_cgroup(ctx, "memory")
+    faults = got.get("minor_faults", 0) + got.get("major_faults", 0)
+    b, a = guest_values(ctx, path, lambda c: c.flat("memory.stat")["pgfault"])
+    ctx.within("eBPF page faults vs memory.stat pgfault (allocator)", faults, b, a, 0.10)
+
+
+def bpf_tcp_retransmits(ctx):
+    at_load = int(ctx.g.statlet_file("retrans-at-load").strip())
+    at_dump = int(ctx.g.statlet_file("retrans-at-dump").strip())
+    got = bpf_cgroup(ctx, "tcp").get("tcp_retransmits")
+    ctx.note(f"sender's container: {got} retransmits; its namespace's RetransSegs rose {at_dump - at_load}")
+    require(got is not None and 0 < got <= at_dump - at_load,
+            f"tcp_retransmits {got}, namespace counted {at_dump - at_load}")
+    others = {n: v.get("tcp_retransmits") for n, v in bpf_dump(ctx)["cgroups"].items()
+              if v.get("tcp_retransmits") and n != ctx.container("tcp").path}
+    require(sum(others.values()) + got <= at_dump - at_load, f"other cgroups charged retransmits: {others}")
+
+
+def bpf_daemon_probes(ctx):
     s = metrics(ctx)
     up = {l.get("probe"): v for n, l, v in s if n == "statlet_bpf_probe_up"}
     require(up, "/metrics has no statlet_bpf_probe_up")
@@ -440,7 +519,13 @@ CHECKS = [
     ("collector.subtree", "collector", collector_subtree),
     ("exporters.metrics", "exporters", exporter_metrics),
     ("cri.container_stats", "cri", cri_stats),
-    ("bpf.probes_loaded", "bpf", bpf_probes),
+    ("bpf.probes_loaded", "bpf", bpf_probes_loaded),
+    ("bpf.cgroup_id_is_inode", "bpf", bpf_cgroup_ids),
+    ("bpf.per_cpu_sum", "bpf", bpf_per_cpu_sum),
+    ("bpf.oom_victims", "bpf", bpf_oom),
+    ("bpf.page_faults", "bpf", bpf_faults),
+    ("bpf.tcp_retransmits", "bpf", bpf_tcp_retransmits),
+    ("bpf_daemon.probes_up", "bpf_daemon", bpf_daemon_probes),
 ]
 
 
