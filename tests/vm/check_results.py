@@ -441,13 +441,17 @@ def bpf_probes_loaded(ctx):
 
 
 def bpf_cgroup_ids(ctx):
-    # Data the kernel keyed by bpf_get_current_cgroup_id() is found under the directory
-    # inode of the burner's container, and that container ran far more than an idle one.
-    busy = bpf_cgroup(ctx, "cpu")
-    idle = bpf_cgroup(ctx, "pids")
-    ctx.exact("cpu container cgroup_id", busy["cgroup_id"], ctx.g.cg("before", ctx.container("cpu").path).inode)
-    require(sum(busy["per_cpu_ns"]) > 10 * sum(idle["per_cpu_ns"]),
-            f"burner {sum(busy['per_cpu_ns'])} ns vs idle {sum(idle['per_cpu_ns'])} ns")
+    # What the kernel keyed by bpf_get_current_cgroup_id() is found under each container
+    # directory's inode and matches that directory's own cpu.stat: the keys are the inodes.
+    for name in ("cpu", "memory", "pids", "io", "oom"):
+        c = ctx.container(name)
+        got = bpf_cgroup(ctx, name)
+        ctx.exact(f"{name}: cgroup_id", got["cgroup_id"], ctx.g.cg("before", c.path).inode)
+        b, a = guest_values(ctx, c.path, lambda g: g.flat("cpu.stat")["usage_usec"] * 1000)
+        ran = sum(got["per_cpu_ns"])
+        slack = max(0.05 * max(a, b), 5e6)  # 5 %, or 5 ms for nearly idle containers
+        ctx.note(f"{name}: eBPF {ran} ns, cpu.stat [{b}, {a}] ns")
+        require(min(a, b) - slack <= ran <= max(a, b) + slack, f"{name}: eBPF {ran} ns vs cpu.stat {a} ns")
 
 
 def bpf_per_cpu_sum(ctx):
