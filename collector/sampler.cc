@@ -28,6 +28,44 @@ void FillRates(const Snapshot* prev, Snapshot* cur) {
   }
 }
 
+void AddOpt(Opt<uint64_t>* to, const Opt<uint64_t>& v) {
+  if (v) *to = to->value_or(0) + *v;
+}
+void AddVec(std::vector<uint64_t>* to, const std::vector<uint64_t>& v) {
+  if (to->size() < v.size()) to->resize(v.size());
+  for (size_t i = 0; i < v.size(); ++i) (*to)[i] += v[i];
+}
+
+// The probes count the tasks of each cgroup itself; cgroupfs counters are hierarchical.
+// Adding every cgroup's values to its nearest reported ancestor (children sort after their
+// parents, so a reverse walk sees each subtree complete) makes them hierarchical too: a
+// pod's per-CPU time then sums to its cpu.stat usage.
+void RollUpBpf(Snapshot* snap) {
+  for (size_t i = snap->cgroups.size(); i-- > 0;) {
+    const CgroupStats& c = snap->cgroups[i];
+    std::string p = c.id.cgroup_path;
+    CgroupStats* parent = nullptr;
+    while (parent == nullptr && p != "/") {
+      size_t slash = p.rfind('/');
+      p = slash == 0 ? "/" : p.substr(0, slash);
+      const CgroupStats* found = snap->FindByPath(p);
+      parent = const_cast<CgroupStats*>(found);
+    }
+    if (parent == nullptr) continue;
+    const BpfCgroupStats& b = c.bpf;
+    BpfCgroupStats& to = parent->bpf;
+    AddVec(&to.per_cpu_ns, b.per_cpu_ns);
+    AddOpt(&to.minor_faults, b.minor_faults);
+    AddOpt(&to.major_faults, b.major_faults);
+    AddOpt(&to.oom_kills, b.oom_kills);
+    AddOpt(&to.tcp_retransmits, b.tcp_retransmits);
+    AddOpt(&to.tcp_drops, b.tcp_drops);
+    for (const auto& [reason, n] : b.tcp_drop_reasons) to.tcp_drop_reasons[reason] += n;
+    AddVec(&to.runq_latency_log2_us, b.runq_latency_log2_us);
+    AddOpt(&to.runq_latency_sum_ns, b.runq_latency_sum_ns);
+  }
+}
+
 }  // namespace
 
 struct Sampler::Flight {
@@ -103,8 +141,10 @@ StatusOr<SnapshotPtr> Sampler::CollectOnce(const SnapshotPtr& prev) {
       if (c.id.cgroup_id == 0) continue;
       path_of[c.id.cgroup_id] = &c;
       auto it = by_id.find(c.id.cgroup_id);
-      if (it == by_id.end()) continue;
-      c.bpf = std::move(it->second);
+      if (it != by_id.end()) c.bpf = std::move(it->second);
+    }
+    RollUpBpf(snap.get());
+    for (auto& c : snap->cgroups) {
       if (c.cpu.per_cpu_ns.empty() && !c.bpf.per_cpu_ns.empty()) {
         c.cpu.per_cpu_ns = c.bpf.per_cpu_ns;
         c.cpu.per_cpu_from_bpf = true;
