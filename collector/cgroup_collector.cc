@@ -18,6 +18,7 @@
 #include "collector/kept_file.h"
 #include "collector/netns_reader.h"
 #include "collector/parse/cgroup_parsers.h"
+#include "collector/process_fd_scanner.h"
 
 namespace statlet {
 namespace {
@@ -44,6 +45,7 @@ struct Node {
   uint64_t own_procs = 0, own_threads = 0;
   uint64_t tree_procs = 0, tree_threads = 0;
   uint32_t first_pid = 0;
+  std::vector<uint32_t> pids;  // own processes, kept only for the per-process scans
   int procs_h = kNumHierarchies;  // the hierarchy the process lists were read from
   bool gone = false;
   bool procs_known = false, threads_known = false;
@@ -95,8 +97,8 @@ void ShareNamespacesWithParents(Snapshot* snap) {
 class CgroupCollector : public Collector {
  public:
   CgroupCollector(const CollectorOptions& o, CgroupHierarchies h)
-      : opts_(o), discovery_(h, o.subtrees), plan_(BuildReadPlan(h)), netns_(o.proc_root),
-        budget_(FdBudget::FromRlimit(512)) {
+      : opts_(o), discovery_(h, o.subtrees), plan_(BuildReadPlan(h, HugePageSizes(o.hugepages_dir))),
+        netns_(o.proc_root), fd_scanner_(o.proc_root), budget_(FdBudget::FromRlimit(512)) {
     num_cpus_ = static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_CONF));
   }
 
@@ -115,6 +117,7 @@ class CgroupCollector : public Collector {
   void CloseNode(Node* n);
   void ReadProcesses(Node* n);
   void ReadFiles(Node* n, CgroupStats* out);
+  void ScanProcesses(const Node& n, ProcessStats* out);
   void CountError(const char* file, const char* reason);
   void ApplyChanges(const CgroupDiscovery::Changes& ch);
   Node* Parent(const Node& n);
@@ -123,6 +126,7 @@ class CgroupCollector : public Collector {
   CgroupDiscovery discovery_;
   std::vector<const CgroupFileReader*> plan_;
   NetnsReader netns_;
+  ProcessFdScanner fd_scanner_;
   FdBudget budget_;
   uint32_t num_cpus_ = 0;
   std::map<std::string, std::unique_ptr<Node>> nodes_;
@@ -189,6 +193,7 @@ Node* CgroupCollector::Parent(const Node& n) {
 void CgroupCollector::ReadProcesses(Node* n) {
   n->own_procs = n->own_threads = 0;
   n->first_pid = 0;
+  n->pids.clear();
   n->procs_known = n->threads_known = false;
   // The unified hierarchy when the path is there (it has cgroup.threads even without
   // controllers), else the first v1 hierarchy holding it.
@@ -205,7 +210,8 @@ void CgroupCollector::ReadProcesses(Node* n) {
   if (r == ReadOutcome::kError) { CountError("cgroup.procs", "io"); return; }
   if (r == ReadOutcome::kOk) {
     bool has_net_pid = false;
-    n->own_procs = parse::CountIds(buf_.view(), n->net_pid, &has_net_pid, &n->first_pid);
+    const bool keep_pids = opts_.process_fds && n->cls.kind == CgroupKind::kContainer;
+    n->own_procs = parse::CountIds(buf_.view(), n->net_pid, &has_net_pid, &n->first_pid, keep_pids ? &n->pids : nullptr);
     n->procs_known = true;
     if (!has_net_pid) n->net_pid = 0;  // pick again below
   }
@@ -228,7 +234,7 @@ void CgroupCollector::ReadFiles(Node* n, CgroupStats* out) {
     int err = 0;
     switch (n->files[i].Read(discovery_.root_fd(r.hierarchy), n->rel, r.name, &budget_, &buf_, &err)) {
       case ReadOutcome::kOk:
-        if (!r.apply(buf_.view(), out)) CountError(r.name, "parse");
+        if (!ApplyReader(r, buf_.view(), out)) CountError(r.name, "parse");
         break;
       case ReadOutcome::kGone:
         n->gone = true;
@@ -238,6 +244,34 @@ void CgroupCollector::ReadFiles(Node* n, CgroupStats* out) {
         break;
       case ReadOutcome::kAbsent:
         break;
+    }
+  }
+}
+
+// A process that exits during the scan is left out; one that cannot be read is counted
+// as a read error and left out too, so the sums cover the processes that answered.
+void CgroupCollector::ScanProcesses(const Node& n, ProcessStats* out) {
+  ProcessFdCounts counts;
+  for (uint32_t pid : n.pids) {
+    int err = 0;
+    if (fd_scanner_.Count(pid, &counts, &err) == ReadOutcome::kError) {
+      CountError("/proc/<pid>/fd", err == EACCES || err == EPERM ? "permission" : "io");
+    }
+  }
+  out->file_descriptors = counts.fds;
+  out->sockets = counts.sockets;
+  // The first process that answers stands for the container (cAdvisor: its root process).
+  for (uint32_t pid : n.pids) {
+    int err = 0;
+    uint64_t soft = 0;
+    ReadOutcome r = fd_scanner_.MaxOpenFilesSoft(pid, &soft, &err);
+    if (r == ReadOutcome::kOk) {
+      out->max_open_files_soft = soft;
+      break;
+    }
+    if (r == ReadOutcome::kError) {
+      CountError("/proc/<pid>/limits", err == EACCES || err == EPERM ? "permission" : err == EINVAL ? "parse" : "io");
+      break;
     }
   }
 }
@@ -303,6 +337,7 @@ StatusOr<Snapshot> CgroupCollector::Collect() {
     s.populated = populated;
     if (n->procs_known) s.process.processes = n->tree_procs;
     if (n->threads_known) s.process.threads = n->tree_threads;
+    if (opts_.process_fds && n->cls.kind == CgroupKind::kContainer && n->procs_known) ScanProcesses(*n, &s.process);
     FinishCgroupStats(&s);
 
     // Network namespace of a process in this cgroup (own processes only: a parent's

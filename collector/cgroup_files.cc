@@ -1,5 +1,12 @@
 #include "collector/cgroup_files.h"
 
+#include <dirent.h>
+
+#include <algorithm>
+#include <deque>
+#include <mutex>
+#include <utility>
+
 #include "collector/parse/cgroup_parsers.h"
 
 namespace statlet {
@@ -175,6 +182,59 @@ bool ApplyCpuPressure(std::string_view c, CgroupStats* s) { return parse::ParseP
 bool ApplyMemoryPressure(std::string_view c, CgroupStats* s) { return parse::ParsePsi(c, &s->memory.psi); }
 bool ApplyIoPressure(std::string_view c, CgroupStats* s) { return parse::ParsePsi(c, &s->io.psi); }
 
+// ------------------------------------------------------------------ hugetlb (per page size)
+bool ApplyHugetlbUsage(std::string_view c, MemoryStats::Hugetlb* h) { return ApplyU64(c, &h->usage_bytes); }
+bool ApplyHugetlbMaxUsage(std::string_view c, MemoryStats::Hugetlb* h) { return ApplyU64(c, &h->max_usage_bytes); }
+bool ApplyHugetlbFailcnt(std::string_view c, MemoryStats::Hugetlb* h) { return ApplyU64(c, &h->failcnt); }
+bool ApplyV1HugetlbLimit(std::string_view c, MemoryStats::Hugetlb* h) { return ApplyV1Limit(c, &h->limit_bytes); }
+bool ApplyV2HugetlbMax(std::string_view c, MemoryStats::Hugetlb* h) { return ApplyLimit(c, &h->limit_bytes); }
+bool ApplyV2HugetlbEvents(std::string_view c, MemoryStats::Hugetlb* h) {
+  // "max N": allocations refused at the limit, v1's failcnt.
+  return parse::ForEachFlatKeyed(c, [&](std::string_view k, uint64_t v) {
+           if (k == "max") h->failcnt = v;
+         }) == 0;
+}
+
+struct HugetlbFile {
+  const char* suffix;  // after "hugetlb.<size>."
+  bool (*apply)(std::string_view, MemoryStats::Hugetlb*);
+};
+constexpr HugetlbFile kV2HugetlbFiles[] = {
+    {"current", ApplyHugetlbUsage}, {"max", ApplyV2HugetlbMax}, {"events", ApplyV2HugetlbEvents}};
+constexpr HugetlbFile kV1HugetlbFiles[] = {
+    {"usage_in_bytes", ApplyHugetlbUsage}, {"max_usage_in_bytes", ApplyHugetlbMaxUsage},
+    {"limit_in_bytes", ApplyV1HugetlbLimit}, {"failcnt", ApplyHugetlbFailcnt}};
+
+// Readers for file names known only at run time, built once per (hierarchy, name) and kept
+// for the life of the process so that plans can point at them like at the static tables.
+const CgroupFileReader* InternHugetlbReader(Hierarchy h, const std::string& page_size, const HugetlbFile& f) {
+  struct Entry {
+    std::string name, page_size;
+    CgroupFileReader reader;
+  };
+  static std::mutex mu;
+  static std::deque<Entry>* entries = new std::deque<Entry>();
+  std::string name = "hugetlb." + page_size + "." + f.suffix;
+  std::lock_guard<std::mutex> lock(mu);
+  for (const Entry& e : *entries) {
+    if (e.reader.hierarchy == h && e.name == name) return &e.reader;
+  }
+  Entry& e = entries->emplace_back();
+  e.name = std::move(name);
+  e.page_size = page_size;
+  e.reader = {h, e.name.c_str(), nullptr, f.apply, e.page_size.c_str()};
+  return &e.reader;
+}
+
+MemoryStats::Hugetlb* HugetlbEntry(CgroupStats* s, std::string_view page_size) {
+  for (auto& h : s->memory.hugetlb) {
+    if (h.page_size == page_size) return &h;
+  }
+  auto& h = s->memory.hugetlb.emplace_back();
+  h.page_size = std::string(page_size);
+  return &h;
+}
+
 // clang-format off
 const CgroupFileReader kV2CpuFiles[] = {
     {kUnified, "cpu.stat", ApplyV2CpuStat},
@@ -244,7 +304,31 @@ void Append(std::vector<const CgroupFileReader*>* out, const CgroupFileReader (&
 
 }  // namespace
 
-std::vector<const CgroupFileReader*> BuildReadPlan(const CgroupHierarchies& h) {
+bool ApplyReader(const CgroupFileReader& r, std::string_view content, CgroupStats* out) {
+  if (r.apply_hugetlb != nullptr) return r.apply_hugetlb(content, HugetlbEntry(out, r.page_size));
+  return r.apply(content, out);
+}
+
+std::vector<std::string> HugePageSizes(const std::string& hugepages_dir) {
+  std::vector<std::pair<uint64_t, std::string>> sizes;
+  if (DIR* d = ::opendir(hugepages_dir.c_str())) {
+    while (struct dirent* e = ::readdir(d)) {
+      std::string name;
+      if (!parse::ParseHugepagesDirName(e->d_name, &name)) continue;
+      uint64_t kb = 0;
+      parse::ParseU64(std::string_view(e->d_name).substr(10, std::string_view(e->d_name).size() - 12), &kb);
+      sizes.emplace_back(kb, std::move(name));
+    }
+    ::closedir(d);
+  }
+  std::sort(sizes.begin(), sizes.end());
+  std::vector<std::string> out;
+  for (auto& [kb, name] : sizes) out.push_back(std::move(name));
+  return out;
+}
+
+std::vector<const CgroupFileReader*> BuildReadPlan(const CgroupHierarchies& h,
+                                                   const std::vector<std::string>& page_sizes) {
   std::vector<const CgroupFileReader*> plan;
   if (h.v2_cpu) Append(&plan, kV2CpuFiles);
   else if (h.has(kV1Cpuacct) || h.has(kV1Cpu)) {
@@ -257,6 +341,15 @@ std::vector<const CgroupFileReader*> BuildReadPlan(const CgroupHierarchies& h) {
   if (h.v2_io) Append(&plan, kV2IoFiles);
   else if (h.has(kV1Blkio)) Append(&plan, kV1IoFiles);
   if (h.has(kUnified)) Append(&plan, kPsiFiles);
+  if (Hierarchy hh = h.hugetlb(); hh != kNumHierarchies) {
+    for (const std::string& size : page_sizes) {
+      if (hh == kUnified) {
+        for (const auto& f : kV2HugetlbFiles) plan.push_back(InternHugetlbReader(hh, size, f));
+      } else {
+        for (const auto& f : kV1HugetlbFiles) plan.push_back(InternHugetlbReader(hh, size, f));
+      }
+    }
+  }
   return plan;
 }
 

@@ -3,6 +3,7 @@
 // on where each controller is mounted (v2, v1, hybrid): BuildReadPlan picks them once.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -16,11 +17,25 @@ struct CgroupFileReader {
   const char* name;
   // Parses `content` into `out`; false when (part of) the content was malformed.
   bool (*apply)(std::string_view content, CgroupStats* out);
+  // hugetlb files come once per huge page size ("hugetlb.2MB.current"): these readers
+  // fill the MemoryStats::Hugetlb entry of `page_size` instead (apply is null).
+  bool (*apply_hugetlb)(std::string_view content, MemoryStats::Hugetlb* out) = nullptr;
+  const char* page_size = nullptr;
 };
 
+// Runs the reader's parser over `content` (either kind of reader).
+bool ApplyReader(const CgroupFileReader& r, std::string_view content, CgroupStats* out);
+
 // The files to read on this host, in read order. cgroup.procs / cgroup.threads are not in
-// the plan: the collector reads them first (they decide what is reported).
-std::vector<const CgroupFileReader*> BuildReadPlan(const CgroupHierarchies& h);
+// the plan: the collector reads them first (they decide what is reported). `page_sizes`
+// are the host's huge page sizes as the hugetlb controller names them ("2MB", "1GB"), see
+// HugePageSizes; their readers are built once per size and live as long as the process.
+std::vector<const CgroupFileReader*> BuildReadPlan(const CgroupHierarchies& h,
+                                                   const std::vector<std::string>& page_sizes = {});
+
+// The huge page sizes of this host from the directory names under `hugepages_dir`
+// (/sys/kernel/mm/hugepages), smallest first; empty when the kernel has none.
+std::vector<std::string> HugePageSizes(const std::string& hugepages_dir);
 
 // Derived values, computed once every file is read: working set (usage − inactive_file,
 // floored at 0, as the kubelet does), failcnt from memory.events on v2, shares/weight

@@ -63,6 +63,7 @@ const char* HierarchyName(Hierarchy h) {
     case kV1Memory: return "memory";
     case kV1Pids: return "pids";
     case kV1Blkio: return "blkio";
+    case kV1Hugetlb: return "hugetlb";
     default: return "?";
   }
 }
@@ -81,6 +82,7 @@ void ParseV2Controllers(std::string_view controllers, CgroupHierarchies* h) {
     else if (c == "memory") h->v2_memory = true;
     else if (c == "io") h->v2_io = true;
     else if (c == "pids") h->v2_pids = true;
+    else if (c == "hugetlb") h->v2_hugetlb = true;
   }
 }
 
@@ -109,6 +111,7 @@ StatusOr<CgroupHierarchies> ParseMountinfo(std::string_view mountinfo, std::stri
       else if (opt == "memory") which = kV1Memory;
       else if (opt == "pids") which = kV1Pids;
       else if (opt == "blkio") which = kV1Blkio;
+      else if (opt == "hugetlb") which = kV1Hugetlb;
       if (which != kNumHierarchies && h.mount[which].empty()) h.mount[which] = mnt;
     }
   }
@@ -134,7 +137,7 @@ StatusOr<CgroupHierarchies> DetectHierarchies(const std::string& cgroup_mount, c
     } else {
       const std::pair<Hierarchy, const char*> dirs[] = {
           {kUnified, "unified"}, {kV1Cpu, "cpu"}, {kV1Cpuacct, "cpuacct"},
-          {kV1Memory, "memory"}, {kV1Pids, "pids"}, {kV1Blkio, "blkio"}};
+          {kV1Memory, "memory"}, {kV1Pids, "pids"}, {kV1Blkio, "blkio"}, {kV1Hugetlb, "hugetlb"}};
       for (auto [which, name] : dirs) {
         std::string p = cgroup_mount + "/" + name;
         if (Exists(p + "/cgroup.procs")) h.mount[which] = p;

@@ -11,7 +11,9 @@
 namespace statlet {
 
 // The hierarchies statlet reads. kUnified is the cgroup2 mount (with or without controllers).
-enum Hierarchy : int { kUnified = 0, kV1Cpu, kV1Cpuacct, kV1Memory, kV1Pids, kV1Blkio, kNumHierarchies };
+enum Hierarchy : int {
+  kUnified = 0, kV1Cpu, kV1Cpuacct, kV1Memory, kV1Pids, kV1Blkio, kV1Hugetlb, kNumHierarchies
+};
 const char* HierarchyName(Hierarchy h);
 
 struct CgroupHierarchies {
@@ -19,7 +21,7 @@ struct CgroupHierarchies {
   // (e.g. "cpu,cpuacct") share one path.
   std::array<std::string, kNumHierarchies> mount;
   // Controllers enabled at the cgroup2 root (cgroup.controllers), e.g. "cpu io memory pids".
-  bool v2_cpu = false, v2_memory = false, v2_io = false, v2_pids = false;
+  bool v2_cpu = false, v2_memory = false, v2_io = false, v2_pids = false, v2_hugetlb = false;
 
   bool has(Hierarchy h) const { return !mount[h].empty(); }
   // The hierarchy that answers a resource: v2 when the controller is on the unified
@@ -28,6 +30,7 @@ struct CgroupHierarchies {
   Hierarchy memory() const { return v2_memory ? kUnified : has(kV1Memory) ? kV1Memory : kNumHierarchies; }
   Hierarchy pids() const { return v2_pids ? kUnified : has(kV1Pids) ? kV1Pids : kNumHierarchies; }
   Hierarchy io() const { return v2_io ? kUnified : has(kV1Blkio) ? kV1Blkio : kNumHierarchies; }
+  Hierarchy hugetlb() const { return v2_hugetlb ? kUnified : has(kV1Hugetlb) ? kV1Hugetlb : kNumHierarchies; }
   const char* Mode() const;  // "v2", "hybrid", "v1"
 };
 

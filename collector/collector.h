@@ -25,6 +25,12 @@ struct CollectorOptions {
   size_t max_cgroups = 0;
   // Read network counters of each pod's namespace.
   bool network = true;
+  // Scan every process of each container cgroup: open fds and sockets (/proc/<pid>/fd) and
+  // the first process's RLIMIT_NOFILE soft limit. Costs a directory listing and a readlink
+  // per fd, so it is off unless asked for (the daemon asks: --collector.process-fds).
+  bool process_fds = false;
+  // Where the kernel lists its huge page sizes (one hugetlb file set per size).
+  std::string hugepages_dir = "/sys/kernel/mm/hugepages";
 };
 
 class Collector {

@@ -64,6 +64,7 @@ struct ContainerMetadata {
   struct WritableLayer {
     int64_t timestamp_ns = 0;
     std::string mountpoint;
+    std::string device;  // the filesystem's source as cAdvisor's `device` label ("/dev/sda1")
     Opt<uint64_t> used_bytes, inodes_used;
     Opt<uint64_t> capacity_bytes, inodes_total, inodes_free;  // of the filesystem holding it
   } writable_layer;

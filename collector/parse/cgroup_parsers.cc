@@ -217,7 +217,8 @@ bool ParseU64List(std::string_view s, std::vector<uint64_t>* out) {
   return ok;
 }
 
-uint64_t CountIds(std::string_view s, uint32_t wanted, bool* contains, uint32_t* first) {
+uint64_t CountIds(std::string_view s, uint32_t wanted, bool* contains, uint32_t* first,
+                  std::vector<uint32_t>* ids) {
   uint64_t n = 0;
   *contains = false;
   *first = 0;
@@ -230,11 +231,84 @@ uint64_t CountIds(std::string_view s, uint32_t wanted, bool* contains, uint32_t*
     if (p != start) {
       if (n == 0) *first = v;
       ++n;
+      if (ids != nullptr) ids->push_back(v);
       if (v == wanted && wanted != 0) *contains = true;
     }
     while (p < end && (*p < '0' || *p > '9')) ++p;
   }
   return n;
+}
+
+bool ParseHugepagesDirName(std::string_view name, std::string* page_size) {
+  constexpr std::string_view kPrefix = "hugepages-", kSuffix = "kB";
+  if (name.size() <= kPrefix.size() + kSuffix.size() || name.substr(0, kPrefix.size()) != kPrefix ||
+      name.substr(name.size() - kSuffix.size()) != kSuffix) {
+    return false;
+  }
+  uint64_t kb;
+  if (!ParseU64(name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size()), &kb) || kb == 0 ||
+      kb > (uint64_t{1} << 40)) {
+    return false;
+  }
+  // The kernel's own naming (mm/hugetlb_cgroup.c): whole GB, else whole MB, else KB.
+  constexpr uint64_t kMb = 1024, kGb = 1024 * 1024;
+  if (kb >= kGb) *page_size = std::to_string(kb / kGb) + "GB";
+  else if (kb >= kMb) *page_size = std::to_string(kb / kMb) + "MB";
+  else *page_size = std::to_string(kb) + "KB";
+  return true;
+}
+
+bool ParseMaxOpenFilesSoft(std::string_view s, uint64_t* soft) {
+  // "Max open files            1024                 1048576              files     "
+  constexpr std::string_view kName = "Max open files";
+  while (!s.empty()) {
+    std::string_view line = NextLine(&s);
+    if (line.substr(0, kName.size()) != kName) continue;
+    line.remove_prefix(kName.size());
+    size_t start = line.find_first_not_of(' ');
+    if (start == std::string_view::npos) return false;
+    line.remove_prefix(start);
+    std::string_view value = line.substr(0, line.find(' '));
+    if (value == "unlimited") {
+      *soft = kUnlimited;
+      return true;
+    }
+    return ParseU64(value, soft);
+  }
+  return false;
+}
+
+bool ParseMountSource(std::string_view mountinfo, uint32_t major, uint32_t minor, std::string* source) {
+  // "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue"
+  while (!mountinfo.empty()) {
+    std::string_view line = NextLine(&mountinfo);
+    // Third field: maj:min.
+    size_t a = line.find(' ');
+    if (a == std::string_view::npos) continue;
+    size_t b = line.find(' ', a + 1);
+    if (b == std::string_view::npos) continue;
+    size_t c = line.find(' ', b + 1);
+    if (c == std::string_view::npos) continue;
+    std::string_view dev = line.substr(b + 1, c - b - 1);
+    size_t colon = dev.find(':');
+    uint64_t ma, mi;
+    if (colon == std::string_view::npos || !ParseU64(dev.substr(0, colon), &ma) ||
+        !ParseU64(dev.substr(colon + 1), &mi) || ma != major || mi != minor) {
+      continue;
+    }
+    // After " - ": fstype, then the source.
+    size_t dash = line.find(" - ", c);
+    if (dash == std::string_view::npos) continue;
+    std::string_view rest = line.substr(dash + 3);
+    size_t sp = rest.find(' ');
+    if (sp == std::string_view::npos) continue;
+    rest.remove_prefix(sp + 1);
+    std::string_view src = rest.substr(0, rest.find(' '));
+    if (src.empty()) continue;
+    source->assign(src);
+    return true;
+  }
+  return false;
 }
 
 }  // namespace statlet::parse

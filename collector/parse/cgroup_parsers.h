@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -58,7 +59,21 @@ bool ParseU64List(std::string_view s, std::vector<uint64_t>* out);
 
 // cgroup.procs / cgroup.threads / tasks: one id per line. Returns the count; sets
 // *contains when `wanted` (if nonzero) is one of the ids, and *first to the first id.
-uint64_t CountIds(std::string_view s, uint32_t wanted, bool* contains, uint32_t* first);
+// When `ids` is given, every id is also appended to it (the per-process scans reuse the
+// one parse of cgroup.procs).
+uint64_t CountIds(std::string_view s, uint32_t wanted, bool* contains, uint32_t* first,
+                  std::vector<uint32_t>* ids = nullptr);
+
+// A directory name of /sys/kernel/mm/hugepages ("hugepages-2048kB") as the hugetlb
+// controller names that size in its files ("2MB"; "1GB"; "64KB").
+bool ParseHugepagesDirName(std::string_view name, std::string* page_size);
+
+// /proc/self/mountinfo: the mount source ("/dev/vda1", "overlay") of the first mount of
+// device major:minor; false when no line names that device.
+bool ParseMountSource(std::string_view mountinfo, uint32_t major, uint32_t minor, std::string* source);
+
+// /proc/<pid>/limits: the soft limit of "Max open files" ("unlimited" → kUnlimited).
+bool ParseMaxOpenFilesSoft(std::string_view s, uint64_t* soft);
 
 // ---------------------------------------------------------------- implementation (templates)
 inline std::string_view NextLine(std::string_view* s) {

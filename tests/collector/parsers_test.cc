@@ -140,6 +140,63 @@ TEST(CountIds, CountsAndFinds) {
   EXPECT_FALSE(contains);
 }
 
+TEST(CountIds, KeepsTheIdsWhenAsked) {
+  bool contains;
+  uint32_t first;
+  std::vector<uint32_t> ids = {99};  // appended to, not replaced
+  EXPECT_EQ(CountIds("7\n300\n12\n", 0, &contains, &first, &ids), 3u);
+  EXPECT_EQ(ids, (std::vector<uint32_t>{99, 7, 300, 12}));
+}
+
+TEST(ParseHugepagesDirName, NamesSizesAsTheHugetlbController) {
+  std::string size;
+  ASSERT_TRUE(ParseHugepagesDirName("hugepages-2048kB", &size));
+  EXPECT_EQ(size, "2MB");
+  ASSERT_TRUE(ParseHugepagesDirName("hugepages-1048576kB", &size));
+  EXPECT_EQ(size, "1GB");
+  ASSERT_TRUE(ParseHugepagesDirName("hugepages-64kB", &size));  // arm64 contiguous PTEs
+  EXPECT_EQ(size, "64KB");
+  ASSERT_TRUE(ParseHugepagesDirName("hugepages-32768kB", &size));
+  EXPECT_EQ(size, "32MB");
+  EXPECT_FALSE(ParseHugepagesDirName("hugepages-kB", &size));
+  EXPECT_FALSE(ParseHugepagesDirName("hugepages-2048", &size));
+  EXPECT_FALSE(ParseHugepagesDirName("hugepages-0kB", &size));
+  EXPECT_FALSE(ParseHugepagesDirName(".", &size));
+}
+
+TEST(ParseMaxOpenFilesSoft, ReadsTheSoftColumn) {
+  const char* limits =
+      "Limit                     Soft Limit           Hard Limit           Units     \n"
+      "Max cpu time              unlimited            unlimited            seconds   \n"
+      "Max processes             63438                63438                processes \n"
+      "Max open files            1024                 1048576              files     \n"
+      "Max locked memory         8388608              8388608              bytes     \n";
+  uint64_t v = 0;
+  ASSERT_TRUE(ParseMaxOpenFilesSoft(limits, &v));
+  EXPECT_EQ(v, 1024u);
+  ASSERT_TRUE(ParseMaxOpenFilesSoft("Max open files            unlimited            unlimited            files\n", &v));
+  EXPECT_EQ(v, kUnlimited);
+  EXPECT_FALSE(ParseMaxOpenFilesSoft("Max processes             63438                63438\n", &v));
+  EXPECT_FALSE(ParseMaxOpenFilesSoft("Max open files            lots                 1048576              files\n", &v));
+}
+
+TEST(ParseMountSource, FindsTheMountOfADevice) {
+  const char* mountinfo =
+      "22 27 0:21 / /proc rw,relatime - proc proc rw\n"
+      "27 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
+      "40 27 254:0 /var/lib /mnt/bind rw,relatime shared:1 - ext4 /dev/vda rw\n"
+      "41 27 8:17 / /data rw,relatime master:3 - xfs /dev/sdb1 rw,attr2\n";
+  std::string src;
+  ASSERT_TRUE(ParseMountSource(mountinfo, 8, 17, &src));
+  EXPECT_EQ(src, "/dev/sdb1");
+  ASSERT_TRUE(ParseMountSource(mountinfo, 254, 0, &src));
+  EXPECT_EQ(src, "/dev/vda");
+  ASSERT_TRUE(ParseMountSource(mountinfo, 0, 21, &src));
+  EXPECT_EQ(src, "proc");
+  EXPECT_FALSE(ParseMountSource(mountinfo, 8, 1, &src));
+  EXPECT_FALSE(ParseMountSource("41 27 8:1 / /data rw\n", 8, 1, &src));  // no " - " part
+}
+
 TEST(ParseFlatKeyedInto, OutOfOrderAndUnknownKeys) {
   struct S { Opt<uint64_t> a, b, c; };
   const FlatKeyField<S> table[] = {{"a", &S::a}, {"b", &S::b, 1000}, {"c", &S::c}};

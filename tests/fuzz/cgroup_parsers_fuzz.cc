@@ -3,6 +3,7 @@
 // what they accept must be self-consistent.
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -17,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
   uint64_t v = 0;
-  switch (data[0] % 12) {
+  switch (data[0] % 15) {
     case 0: {
       if (parse::ParseU64(in, &v)) {
         uint64_t w = 0;
@@ -66,8 +67,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 7: {
       bool c;
       uint32_t first;
-      uint64_t n = parse::CountIds(in, 1, &c, &first);
-      if (n > in.size()) std::abort();
+      std::vector<uint32_t> ids;
+      uint64_t n = parse::CountIds(in, 1, &c, &first, &ids);
+      if (n > in.size() || ids.size() != n || (n > 0 && ids.front() != first)) std::abort();
       break;
     }
     case 8: {
@@ -79,10 +81,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       h.mount[kV1Memory] = "/m";
       h.mount[kV1Pids] = "/p";
       h.mount[kV1Blkio] = "/b";
+      h.mount[kV1Hugetlb] = "/h";
+      const std::vector<std::string> sizes = {"2MB", "1GB"};
       CgroupStats s;
-      for (const auto* r : BuildReadPlan(h)) r->apply(in, &s);
-      h.v2_cpu = h.v2_memory = h.v2_io = h.v2_pids = true;
-      for (const auto* r : BuildReadPlan(h)) r->apply(in, &s);
+      for (const auto* r : BuildReadPlan(h, sizes)) ApplyReader(*r, in, &s);
+      h.v2_cpu = h.v2_memory = h.v2_io = h.v2_pids = h.v2_hugetlb = true;
+      for (const auto* r : BuildReadPlan(h, sizes)) ApplyReader(*r, in, &s);
+      if (s.memory.hugetlb.size() > sizes.size()) std::abort();  // one entry per page size
       FinishCgroupStats(&s);
       if (s.memory.working_set_bytes && s.memory.usage_bytes && *s.memory.working_set_bytes > *s.memory.usage_bytes)
         std::abort();
@@ -103,6 +108,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const parse::FlatKeyField<S> t[] = {{"a", &S::a}, {"b", &S::b, 1000}};
       S s;
       parse::ParseFlatKeyedInto(in, t, &s);
+      break;
+    }
+    case 12: {
+      std::string size;
+      if (parse::ParseHugepagesDirName(in, &size) &&
+          (size.size() < 3 || (size.substr(size.size() - 2) != "KB" && size.substr(size.size() - 2) != "MB" &&
+                               size.substr(size.size() - 2) != "GB")))
+        std::abort();
+      break;
+    }
+    case 13: {
+      parse::ParseMaxOpenFilesSoft(in, &v);
+      break;
+    }
+    case 14: {
+      std::string source;
+      if (parse::ParseMountSource(in, 8, 1, &source) && (source.empty() || in.find(source) == std::string_view::npos))
+        std::abort();
       break;
     }
   }
