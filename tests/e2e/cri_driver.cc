@@ -1,0 +1,192 @@
+#include "tests/e2e/cri_driver.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include <grpcpp/impl/codegen/client_unary_call.h>
+#include <grpcpp/impl/codegen/rpc_method.h>
+
+namespace statlet::e2e {
+namespace {
+
+Status FromGrpc(const char* call, const grpc::Status& s) {
+  if (s.ok()) return Status::Ok();
+  return Unavailable(std::string(call) + ": " + std::to_string(s.error_code()) + " " + s.error_message());
+}
+
+}  // namespace
+
+std::shared_ptr<grpc::Channel> CriChannel(const std::string& socket_path) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  return grpc::CreateCustomChannel("unix:" + socket_path, grpc::InsecureChannelCredentials(), args);
+}
+
+std::unique_ptr<grpc::ClientContext> CallContext(std::chrono::milliseconds timeout) {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  ctx->set_deadline(std::chrono::system_clock::now() + timeout);
+  return ctx;
+}
+
+CriDriver::CriDriver(const std::string& socket, std::string cgroup_root, std::string image)
+    : cgroup_root_(std::move(cgroup_root)),
+      image_(std::move(image)),
+      channel_(CriChannel(socket)),
+      runtime_(v1::RuntimeService::NewStub(channel_)),
+      images_(v1::ImageService::NewStub(channel_)) {}
+
+template <typename Req, typename Resp>
+Status CriDriver::Call(const char* method, const Req& req, Resp* resp) {
+  const std::string path = std::string("/runtime.v1.RuntimeService/") + method;
+  grpc::internal::RpcMethod rpc(path.c_str(), grpc::internal::RpcMethod::NORMAL_RPC, channel_);
+  auto ctx = CallContext();
+  return FromGrpc(method, grpc::internal::BlockingUnaryCall<Req, Resp>(channel_.get(), rpc, ctx.get(), req, resp));
+}
+
+Status CriDriver::WaitForImage(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string last;
+  while (std::chrono::steady_clock::now() < deadline) {
+    v1::ImageStatusRequest req;
+    req.mutable_image()->set_image(image_);
+    v1::ImageStatusResponse resp;
+    grpc::Status s = images_->ImageStatus(CallContext(std::chrono::seconds(2)).get(), req, &resp);
+    if (s.ok() && resp.has_image()) return Status::Ok();
+    last = s.ok() ? "not listed yet" : s.error_message();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return Unavailable("image " + image_ + " not known to the runtime: " + last);
+}
+
+StatusOr<Pod> CriDriver::RunPod(const PodSpec& spec) {
+  Pod pod;
+  pod.uid = NewUid();
+  pod.name = spec.name;
+  pod.namespace_ = spec.namespace_;
+  // The kubelet's cgroupfs layout, under the test's own root.
+  pod.cgroup_parent = cgroup_root_ + "/kubepods/besteffort/pod" + pod.uid;
+  lifecycle::PodSandboxConfig& cfg = pod.config;
+  cfg.mutable_metadata()->set_name(spec.name);
+  cfg.mutable_metadata()->set_namespace_(spec.namespace_);
+  cfg.mutable_metadata()->set_uid(pod.uid);
+  cfg.mutable_metadata()->set_attempt(0);
+  cfg.set_hostname(spec.name);
+  cfg.mutable_labels()->insert(spec.labels.begin(), spec.labels.end());
+  (*cfg.mutable_labels())["io.kubernetes.pod.name"] = spec.name;
+  (*cfg.mutable_labels())["io.kubernetes.pod.namespace"] = spec.namespace_;
+  (*cfg.mutable_labels())["io.kubernetes.pod.uid"] = pod.uid;
+  auto* linux = cfg.mutable_linux();
+  linux->set_cgroup_parent(pod.cgroup_parent);
+  auto* ns = linux->mutable_security_context()->mutable_namespace_options();
+  ns->set_network(lifecycle::POD);
+  ns->set_pid(lifecycle::CONTAINER);  // as the kubelet sets it for v1 pods
+  ns->set_ipc(lifecycle::POD);
+
+  lifecycle::RunPodSandboxRequest req;
+  *req.mutable_config() = cfg;
+  lifecycle::RunPodSandboxResponse resp;
+  if (Status s = Call("RunPodSandbox", req, &resp); !s.ok()) return s;
+  pod.id = resp.pod_sandbox_id();
+  return pod;
+}
+
+StatusOr<std::string> CriDriver::StartContainer(const Pod& pod, const ContainerSpec& spec) {
+  lifecycle::CreateContainerRequest req;
+  req.set_pod_sandbox_id(pod.id);
+  // The full sandbox config: containerd places the container by its cgroup_parent.
+  *req.mutable_sandbox_config() = pod.config;
+  lifecycle::ContainerConfig* c = req.mutable_config();
+  c->mutable_metadata()->set_name(spec.name);
+  c->mutable_metadata()->set_attempt(0);
+  c->mutable_image()->set_image(image_);
+  for (const auto& arg : spec.command) c->add_command(arg);
+  (*c->mutable_labels())["io.kubernetes.container.name"] = spec.name;
+  (*c->mutable_labels())["io.kubernetes.pod.name"] = pod.name;
+  (*c->mutable_labels())["io.kubernetes.pod.namespace"] = pod.namespace_;
+  (*c->mutable_labels())["io.kubernetes.pod.uid"] = pod.uid;
+  lifecycle::CreateContainerResponse created;
+  if (Status s = Call("CreateContainer", req, &created); !s.ok()) return s;
+  lifecycle::StartContainerRequest start;
+  start.set_container_id(created.container_id());
+  lifecycle::StartContainerResponse started;
+  if (Status s = Call("StartContainer", start, &started); !s.ok()) return s;
+  return created.container_id();
+}
+
+Status CriDriver::RemoveContainer(const std::string& id) {
+  lifecycle::StopContainerRequest stop;
+  stop.set_container_id(id);
+  stop.set_timeout(0);
+  lifecycle::StopContainerResponse stopped;
+  if (Status s = Call("StopContainer", stop, &stopped); !s.ok()) return s;
+  lifecycle::RemoveContainerRequest rm;
+  rm.set_container_id(id);
+  lifecycle::RemoveContainerResponse removed;
+  return Call("RemoveContainer", rm, &removed);
+}
+
+Status CriDriver::RemovePod(const Pod& pod) {
+  lifecycle::StopPodSandboxRequest stop;
+  stop.set_pod_sandbox_id(pod.id);
+  lifecycle::StopPodSandboxResponse stopped;
+  if (Status s = Call("StopPodSandbox", stop, &stopped); !s.ok()) return s;
+  lifecycle::RemovePodSandboxRequest rm;
+  rm.set_pod_sandbox_id(pod.id);
+  lifecycle::RemovePodSandboxResponse removed;
+  if (Status s = Call("RemovePodSandbox", rm, &removed); !s.ok()) return s;
+  return RemoveCgroupEverywhere(pod.cgroup_parent, std::chrono::seconds(10));
+}
+
+std::vector<std::string> CgroupMounts() {
+  std::vector<std::string> out;
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    // "… mount_point … - fstype source options": the type follows the " - " separator.
+    size_t sep = line.find(" - ");
+    if (sep == std::string::npos) continue;
+    std::istringstream tail(line.substr(sep + 3));
+    std::string fstype;
+    tail >> fstype;
+    if (fstype != "cgroup" && fstype != "cgroup2") continue;
+    std::istringstream head(line.substr(0, sep));
+    std::string id, parent, devno, root, mount_point;
+    head >> id >> parent >> devno >> root >> mount_point;
+    out.push_back(mount_point);
+  }
+  return out;
+}
+
+Status RemoveCgroupEverywhere(const std::string& path, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (const std::string& mount : CgroupMounts()) {
+    const std::string dir = mount + path;
+    while (rmdir(dir.c_str()) != 0 && errno != ENOENT) {
+      if (errno != EBUSY || std::chrono::steady_clock::now() >= deadline) {
+        return ErrnoStatus(errno, "rmdir " + dir);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  return Status::Ok();
+}
+
+std::string NewUid() {
+  static std::mt19937_64 rng{std::random_device{}()};
+  uint64_t a = rng(), b = rng();
+  a = (a & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
+  b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // RFC 4122 variant
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(a >> 32),
+                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xffff),
+                static_cast<unsigned>(b >> 48), static_cast<unsigned long long>(b & 0xffffffffffffULL));
+  return buf;
+}
+
+}  // namespace statlet::e2e
