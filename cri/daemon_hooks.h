@@ -5,8 +5,11 @@
 //                             (default /run/statlet/cri.sock; "" disables)
 //   --runtime.endpoint URL    the node runtime's CRI socket, unix:///…
 //                             (default: auto-detect containerd / CRI-O; "none" disables)
+//   --runtime.stats-period D  how often the runtime's ListContainerStats is asked for
+//                             writable layers (default 10s; 0 never)
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +24,7 @@ namespace statlet::cri {
 struct CriDaemonOptions {
   std::string listen = kDefaultCriListenPath;
   std::string runtime_endpoint;  // empty: auto-detect; "none": no runtime client
+  std::chrono::milliseconds runtime_stats_period{10000};
 };
 
 // Takes the flags above out of `args` (both "--flag value" and "--flag=value"), leaving

@@ -6,32 +6,6 @@
 namespace statlet::cri {
 namespace {
 
-struct KepOnlyRow {
-  KepOnlyFamily id;
-  const char* name;
-  const char* help;
-  bool counter;
-  std::vector<std::string> labels;
-};
-
-// Names, help and labels as cAdvisor exposes them.
-const std::vector<KepOnlyRow>& KepOnlyRows() {
-  static const std::vector<KepOnlyRow> rows = {
-      {KepOnlyFamily::kBlkioDeviceUsage, "container_blkio_device_usage_total", "Blkio device bytes usage.", true,
-       {"device", "major", "minor", "operation"}},
-      {KepOnlyFamily::kFileDescriptors, "container_file_descriptors", "Number of open file descriptors for the container.", false, {}},
-      {KepOnlyFamily::kSockets, "container_sockets", "Number of open sockets for the container.", false, {}},
-      {KepOnlyFamily::kFsLimitBytes, "container_fs_limit_bytes", "Number of bytes that can be consumed by the container on this filesystem.", false, {"device"}},
-      {KepOnlyFamily::kFsUsageBytes, "container_fs_usage_bytes", "Number of bytes that are consumed by the container on this filesystem.", false, {"device"}},
-      {KepOnlyFamily::kFsInodesFree, "container_fs_inodes_free", "Number of available Inodes.", false, {"device"}},
-      {KepOnlyFamily::kFsInodesTotal, "container_fs_inodes_total", "Number of Inodes.", false, {"device"}},
-      {KepOnlyFamily::kHugetlbUsage, "container_hugetlb_usage_bytes", "Current hugepage usage in bytes.", false, {"pagesize"}},
-      {KepOnlyFamily::kHugetlbMaxUsage, "container_hugetlb_max_usage_bytes", "Maximum hugepage usage recorded in bytes.", false, {"pagesize"}},
-      {KepOnlyFamily::kUlimitsSoft, "container_ulimits_soft", "Soft ulimit values for the container root process. Unlimited if -1, except priority and nice.", false, {"ulimit"}},
-  };
-  return rows;
-}
-
 bool IsPodNetwork(FamilyId id) {
   switch (id) {
     case FamilyId::kContainerNetworkReceiveBytesTotal:
@@ -59,7 +33,6 @@ void SetLabels(const std::vector<std::string>& own, CriMetricFamily* f) {
 struct Tables {
   std::vector<CriMetricFamily> families;
   std::vector<int> by_shared_id;  // FamilyId -> index, -1 when not served
-  std::vector<int> by_kep_only;
 };
 
 const Tables& GetTables() {
@@ -79,16 +52,6 @@ const Tables& GetTables() {
       t.by_shared_id[static_cast<size_t>(m.id)] = static_cast<int>(t.families.size());
       t.families.push_back(std::move(f));
     }
-    t.by_kep_only.assign(static_cast<size_t>(KepOnlyFamily::kCount), -1);
-    for (const KepOnlyRow& r : KepOnlyRows()) {
-      CriMetricFamily f;
-      f.name = r.name;
-      f.help = r.help;
-      f.counter = r.counter;
-      SetLabels(r.labels, &f);
-      t.by_kep_only[static_cast<size_t>(r.id)] = static_cast<int>(t.families.size());
-      t.families.push_back(std::move(f));
-    }
     return t;
   }();
   return t;
@@ -102,11 +65,6 @@ const CriMetricFamily* CriFamily(FamilyId id) {
   const Tables& t = GetTables();
   int i = t.by_shared_id[static_cast<size_t>(id)];
   return i < 0 ? nullptr : &t.families[i];
-}
-
-const CriMetricFamily& CriFamily(KepOnlyFamily id) {
-  const Tables& t = GetTables();
-  return t.families[t.by_kep_only[static_cast<size_t>(id)]];
 }
 
 std::string NanosecondsName(const std::string& seconds_name) {

@@ -1,7 +1,6 @@
 // The metric families served through ListMetricDescriptors / ListPodSandboxMetrics: the
 // cAdvisor-compatible cgroup families of statlet's one family table
-// (exporters/metric_families.h), plus the few KEP-2371 families that table does not hold
-// yet (kep_only below), so that the CRI lists every family KEP-2371 names.
+// (exporters/metric_families.h), which holds every family KEP-2371 names.
 //
 // Label keys: the shared cgroup labels (container, id, image, name, namespace, pod) plus
 // the family's own, sorted as cAdvisor's exposition shows them. Seconds-valued families
@@ -18,12 +17,6 @@
 
 namespace statlet::cri {
 
-// KEP-2371 families absent from exporters/metric_families.h. To be moved into that table.
-enum class KepOnlyFamily : uint8_t {
-  kBlkioDeviceUsage, kFileDescriptors, kSockets, kFsLimitBytes, kFsUsageBytes, kFsInodesFree,
-  kFsInodesTotal, kHugetlbUsage, kHugetlbMaxUsage, kUlimitsSoft, kCount,
-};
-
 struct CriMetricFamily {
   std::string name;
   std::string help;
@@ -37,7 +30,6 @@ struct CriMetricFamily {
 std::span<const CriMetricFamily> CriMetricFamilies();
 // The CRI family of a shared-table family; nullptr when the CRI does not serve it.
 const CriMetricFamily* CriFamily(FamilyId id);
-const CriMetricFamily& CriFamily(KepOnlyFamily id);
 
 // "container_cpu_usage_seconds_total" -> "container_cpu_usage_nanoseconds_total".
 std::string NanosecondsName(const std::string& seconds_name);

@@ -44,7 +44,6 @@ class SeriesWriter {
   void Add(FamilyId id, uint64_t value, Extra extra = {}) {
     if (const CriMetricFamily* f = CriFamily(id)) Add(*f, value, extra);
   }
-  void Add(KepOnlyFamily id, uint64_t value, Extra extra = {}) { Add(CriFamily(id), value, extra); }
   template <typename Id>
   void AddIf(Id id, const Opt<uint64_t>& v, Extra extra = {}) {
     if (v) Add(id, *v, extra);
@@ -88,8 +87,10 @@ class SeriesWriter {
 };
 
 // Values taken as the Prometheus encoder takes them, so both edges agree.
-void AddCgroupSeries(const Snapshot& snap, const CgroupStats& cg, const Opt<uint64_t>& processes,
-                     const Opt<uint64_t>& threads, Opt<int64_t> start_ns, SeriesWriter& w) {
+// `meta` (containers only) carries the writable layer the runtime reported.
+void AddCgroupSeries(const Snapshot& snap, const CgroupStats& cg, const ContainerMetadata* meta,
+                     const Opt<uint64_t>& processes, const Opt<uint64_t>& threads, Opt<int64_t> start_ns,
+                     SeriesWriter& w) {
   using F = FamilyId;
   const CpuStats& cpu = cg.cpu;
   const MemoryStats& mem = cg.memory;
@@ -136,8 +137,26 @@ void AddCgroupSeries(const Snapshot& snap, const CgroupStats& cg, const Opt<uint
     w.AddIf(F::kContainerFsWritesBytesTotal, d.write_bytes, {dev});
     w.AddIf(F::kContainerFsReadsTotal, d.read_ios, {dev});
     w.AddIf(F::kContainerFsWritesTotal, d.write_ios, {dev});
-    w.AddIf(KepOnlyFamily::kBlkioDeviceUsage, d.read_bytes, {dev, major, minor, "Read"});
-    w.AddIf(KepOnlyFamily::kBlkioDeviceUsage, d.write_bytes, {dev, major, minor, "Write"});
+    w.AddIf(F::kContainerBlkioDeviceUsageTotal, d.read_bytes, {dev, major, minor, "Read"});
+    w.AddIf(F::kContainerBlkioDeviceUsageTotal, d.write_bytes, {dev, major, minor, "Write"});
+  }
+  if (meta != nullptr && meta->writable_layer.timestamp_ns != 0) {
+    const auto& layer = meta->writable_layer;
+    const std::string& dev = layer.device.empty() ? layer.mountpoint : layer.device;
+    w.AddIf(F::kContainerFsUsageBytes, layer.used_bytes, {dev});
+    w.AddIf(F::kContainerFsLimitBytes, layer.capacity_bytes, {dev});
+    w.AddIf(F::kContainerFsInodesFree, layer.inodes_free, {dev});
+    w.AddIf(F::kContainerFsInodesTotal, layer.inodes_total, {dev});
+  }
+  w.AddIf(F::kContainerFileDescriptors, cg.process.file_descriptors);
+  w.AddIf(F::kContainerSockets, cg.process.sockets);
+  // Metric.value is unsigned: an unlimited soft limit (cAdvisor's -1) has no series.
+  if (cg.process.max_open_files_soft && *cg.process.max_open_files_soft != kUnlimited) {
+    w.Add(F::kContainerUlimitsSoft, *cg.process.max_open_files_soft, {"max_open_files"});
+  }
+  for (const auto& h : mem.hugetlb) {
+    w.AddIf(F::kContainerHugetlbUsageBytes, h.usage_bytes, {h.page_size});
+    w.AddIf(F::kContainerHugetlbMaxUsageBytes, h.max_usage_bytes, {h.page_size});
   }
   auto psi = [&](const Psi& p, F waiting, F stalled) {
     if (p.some) w.Add(waiting, p.some->total_us * 1000);
@@ -193,7 +212,7 @@ void FillPodSandboxMetrics(const CriView& view, const PodEntry& pod, v1::PodSand
     SeriesWriter w(out->mutable_metrics(), snap.timestamp_ns,
                    {"POD", pod.cgroup->id.cgroup_path, image, pod.id, info.namespace_, info.name});
     const ContainerMetadata* sandbox = pod.meta != nullptr && pod.meta->is_sandbox ? pod.meta : nullptr;
-    AddCgroupSeries(snap, *pod.cgroup, pod.cgroup->process.processes, pod.cgroup->process.threads,
+    AddCgroupSeries(snap, *pod.cgroup, nullptr, pod.cgroup->process.processes, pod.cgroup->process.threads,
                     StartTimeNs(sandbox, *pod.cgroup), w);
     if (pod.netns != nullptr) AddNetworkSeries(*pod.netns, w);
   }
@@ -205,7 +224,7 @@ void FillPodSandboxMetrics(const CriView& view, const PodEntry& pod, v1::PodSand
     SeriesWriter w(cm->mutable_metrics(), snap.timestamp_ns,
                    {m != nullptr ? m->container_name : "", c.cgroup->id.cgroup_path,
                     m != nullptr ? m->image : "", c.id, info.namespace_, info.name});
-    AddCgroupSeries(snap, *c.cgroup, c.cgroup->process.processes, c.cgroup->process.threads,
+    AddCgroupSeries(snap, *c.cgroup, m, c.cgroup->process.processes, c.cgroup->process.threads,
                     StartTimeNs(m, *c.cgroup), w);
   }
 }

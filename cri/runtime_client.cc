@@ -7,6 +7,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "base/log.h"
+#include "cri/filesystem_stats.h"
 #include "cri/proto/api.grpc.pb.h"
 #include "cri/socket_path.h"
 
@@ -33,7 +34,13 @@ struct RuntimeClient::Conn {
   std::string path;
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::RuntimeService::Stub> stub;
+  std::unique_ptr<v1::ImageService::Stub> images;
   bool versioned = false;
+};
+
+struct RuntimeClient::Lists {
+  v1::ListPodSandboxResponse sandboxes;
+  v1::ListContainersResponse containers;
 };
 
 namespace {
@@ -61,7 +68,7 @@ bool Better(const v1::PodSandbox& a, const v1::PodSandbox& b) {
 }  // namespace
 
 RuntimeClient::RuntimeClient(RuntimeClientOptions options)
-    : options_(std::move(options)), current_(std::make_shared<MetadataMap>()) {}
+    : options_(std::move(options)), lists_(std::make_unique<Lists>()), current_(std::make_shared<MetadataMap>()) {}
 
 RuntimeClient::~RuntimeClient() { Stop(); }
 
@@ -84,10 +91,20 @@ void RuntimeClient::Stop() {
 void RuntimeClient::Loop() {
   const auto first_backoff = std::min(options_.refresh_period, std::chrono::milliseconds(1000));
   auto backoff = first_backoff;
+  std::chrono::steady_clock::time_point last_stats{};
+  bool stats_asked = false;
   while (true) {
     Status s = Refresh();
     std::chrono::milliseconds wait = options_.refresh_period;
     if (s.ok()) {
+      auto now = std::chrono::steady_clock::now();
+      if (options_.stats_period.count() > 0 && (!stats_asked || now - last_stats >= options_.stats_period)) {
+        // A failure is counted in the status and retried at the next period, not sooner:
+        // a runtime without ListContainerStats must not be asked on every round.
+        (void)RefreshStats();
+        last_stats = now;
+        stats_asked = true;
+      }
       backoff = first_backoff;
     } else {
       wait = std::min(backoff, options_.max_backoff);
@@ -180,6 +197,7 @@ Status RuntimeClient::RefreshLocked() {
     args.SetMaxReceiveMessageSize(64 << 20);
     conn_->channel = grpc::CreateCustomChannel("unix:" + path, grpc::InsecureChannelCredentials(), args);
     conn_->stub = v1::RuntimeService::NewStub(conn_->channel);
+    conn_->images = v1::ImageService::NewStub(conn_->channel);
   }
   auto fail = [&](const char* call, const grpc::Status& s) {
     conn_->versioned = false;
@@ -200,14 +218,16 @@ Status RuntimeClient::RefreshLocked() {
     status_.runtime_version = resp.runtime_version();
     conn_->versioned = true;
   }
-  v1::ListPodSandboxResponse sandboxes;
+  v1::ListPodSandboxResponse& sandboxes = lists_->sandboxes;
+  sandboxes.Clear();
   {
     grpc::ClientContext ctx;
     SetDeadline(&ctx, options_.call_timeout);
     grpc::Status s = conn_->stub->ListPodSandbox(&ctx, v1::ListPodSandboxRequest(), &sandboxes);
     if (!s.ok()) return fail("ListPodSandbox", s);
   }
-  v1::ListContainersResponse containers;
+  v1::ListContainersResponse& containers = lists_->containers;
+  containers.Clear();
   {
     grpc::ClientContext ctx;
     SetDeadline(&ctx, options_.call_timeout);
@@ -250,60 +270,8 @@ Status RuntimeClient::RefreshLocked() {
           std::to_string(it == known_.end() ? 0 : it->second.started_at) + ";";
   }
   if (fp != last_fingerprint_) {
-    auto map = std::make_shared<MetadataMap>();
-    std::unordered_map<std::string, const v1::PodSandbox*> sandbox_by_id;
-    std::unordered_map<std::string, const v1::PodSandbox*> best_by_uid;
-    for (const auto& p : sandboxes.items()) {
-      sandbox_by_id[p.id()] = &p;
-      auto& best = best_by_uid[p.metadata().uid()];
-      if (best == nullptr || Better(p, *best)) best = &p;
-      auto m = std::make_shared<ContainerMetadata>();
-      m->container_id = p.id();
-      m->pod_sandbox_id = p.id();
-      m->pod_name = p.metadata().name();
-      m->pod_namespace = p.metadata().namespace_();
-      m->pod_uid = p.metadata().uid();
-      m->pod_attempt = p.metadata().attempt();
-      m->labels.insert(p.labels().begin(), p.labels().end());
-      m->annotations.insert(p.annotations().begin(), p.annotations().end());
-      m->pod_labels = m->labels;
-      m->pod_annotations = m->annotations;
-      m->created_at_ns = p.created_at();
-      m->started_at_ns = p.created_at();
-      m->is_sandbox = true;
-      map->by_container_id[p.id()] = std::move(m);
-    }
-    for (const auto& [uid, p] : best_by_uid) {
-      if (!uid.empty()) map->sandbox_by_pod_uid[uid] = map->by_container_id[p->id()];
-    }
-    for (const auto& c : containers.containers()) {
-      auto m = std::make_shared<ContainerMetadata>();
-      m->container_id = c.id();
-      m->container_name = c.metadata().name();
-      m->attempt = c.metadata().attempt();
-      m->pod_sandbox_id = c.pod_sandbox_id();
-      if (auto it = sandbox_by_id.find(c.pod_sandbox_id()); it != sandbox_by_id.end()) {
-        const v1::PodSandbox& p = *it->second;
-        m->pod_name = p.metadata().name();
-        m->pod_namespace = p.metadata().namespace_();
-        m->pod_uid = p.metadata().uid();
-        m->pod_attempt = p.metadata().attempt();
-        m->pod_labels.insert(p.labels().begin(), p.labels().end());
-        m->pod_annotations.insert(p.annotations().begin(), p.annotations().end());
-      }
-      const Known* k = nullptr;
-      if (auto it = known_.find(c.id()); it != known_.end()) k = &it->second;
-      m->image = k != nullptr && !k->image.empty() ? k->image : c.image().image();
-      m->image_ref = k != nullptr && !k->image_ref.empty() ? k->image_ref : c.image_ref();
-      m->labels.insert(c.labels().begin(), c.labels().end());
-      m->annotations.insert(c.annotations().begin(), c.annotations().end());
-      m->created_at_ns = c.created_at();
-      m->started_at_ns = k != nullptr ? k->started_at : 0;
-      map->by_container_id[c.id()] = std::move(m);
-    }
     last_fingerprint_ = std::move(fp);
-    std::lock_guard<std::mutex> lock(mu_);
-    current_ = std::move(map);
+    PublishLocked();
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -312,6 +280,136 @@ Status RuntimeClient::RefreshLocked() {
     status_.containers = static_cast<uint64_t>(containers.containers_size());
   }
   SetState(RuntimeState::kUp, path, "");
+  return Status::Ok();
+}
+
+// Rebuilds the published map from the last lists, ContainerStatus answers and layers.
+void RuntimeClient::PublishLocked() {
+  const v1::ListPodSandboxResponse& sandboxes = lists_->sandboxes;
+  const v1::ListContainersResponse& containers = lists_->containers;
+  auto map = std::make_shared<MetadataMap>();
+  std::unordered_map<std::string, const v1::PodSandbox*> sandbox_by_id;
+  std::unordered_map<std::string, const v1::PodSandbox*> best_by_uid;
+  for (const auto& p : sandboxes.items()) {
+    sandbox_by_id[p.id()] = &p;
+    auto& best = best_by_uid[p.metadata().uid()];
+    if (best == nullptr || Better(p, *best)) best = &p;
+    auto m = std::make_shared<ContainerMetadata>();
+    m->container_id = p.id();
+    m->pod_sandbox_id = p.id();
+    m->pod_name = p.metadata().name();
+    m->pod_namespace = p.metadata().namespace_();
+    m->pod_uid = p.metadata().uid();
+    m->pod_attempt = p.metadata().attempt();
+    m->labels.insert(p.labels().begin(), p.labels().end());
+    m->annotations.insert(p.annotations().begin(), p.annotations().end());
+    m->pod_labels = m->labels;
+    m->pod_annotations = m->annotations;
+    m->created_at_ns = p.created_at();
+    m->started_at_ns = p.created_at();
+    m->is_sandbox = true;
+    map->by_container_id[p.id()] = std::move(m);
+  }
+  for (const auto& [uid, p] : best_by_uid) {
+    if (!uid.empty()) map->sandbox_by_pod_uid[uid] = map->by_container_id[p->id()];
+  }
+  for (const auto& c : containers.containers()) {
+    auto m = std::make_shared<ContainerMetadata>();
+    m->container_id = c.id();
+    m->container_name = c.metadata().name();
+    m->attempt = c.metadata().attempt();
+    m->pod_sandbox_id = c.pod_sandbox_id();
+    if (auto it = sandbox_by_id.find(c.pod_sandbox_id()); it != sandbox_by_id.end()) {
+      const v1::PodSandbox& p = *it->second;
+      m->pod_name = p.metadata().name();
+      m->pod_namespace = p.metadata().namespace_();
+      m->pod_uid = p.metadata().uid();
+      m->pod_attempt = p.metadata().attempt();
+      m->pod_labels.insert(p.labels().begin(), p.labels().end());
+      m->pod_annotations.insert(p.annotations().begin(), p.annotations().end());
+    }
+    const Known* k = nullptr;
+    if (auto it = known_.find(c.id()); it != known_.end()) k = &it->second;
+    m->image = k != nullptr && !k->image.empty() ? k->image : c.image().image();
+    m->image_ref = k != nullptr && !k->image_ref.empty() ? k->image_ref : c.image_ref();
+    m->labels.insert(c.labels().begin(), c.labels().end());
+    m->annotations.insert(c.annotations().begin(), c.annotations().end());
+    m->created_at_ns = c.created_at();
+    m->started_at_ns = k != nullptr ? k->started_at : 0;
+    if (auto it = layers_.find(c.id()); it != layers_.end()) m->writable_layer = it->second;
+    map->by_container_id[c.id()] = std::move(m);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  current_ = std::move(map);
+}
+
+Status RuntimeClient::RefreshStats() {
+  std::lock_guard<std::mutex> lock(refresh_mu_);
+  Status st = RefreshStatsLocked();
+  std::lock_guard<std::mutex> l(mu_);
+  if (st.ok()) {
+    ++status_.stats_refreshes;
+    status_.last_stats_error.clear();
+  } else {
+    ++status_.stats_failures;
+    status_.last_stats_error = st.message();
+  }
+  return st;
+}
+
+Status RuntimeClient::RefreshStatsLocked() {
+  if (conn_ == nullptr || !conn_->versioned) return Unavailable("runtime not connected");
+  v1::ListContainerStatsResponse resp;
+  {
+    grpc::ClientContext ctx;
+    SetDeadline(&ctx, options_.call_timeout);
+    grpc::Status s = conn_->stub->ListContainerStats(&ctx, v1::ListContainerStatsRequest(), &resp);
+    if (!s.ok()) return Unavailable("ListContainerStats failed: " + Describe(s));
+  }
+  // A runtime that names no mountpoint: its container filesystem from ImageFsInfo, asked
+  // at most once per round.
+  bool asked_fs_info = false;
+  std::string fs_info_mountpoint;
+  auto fallback_mountpoint = [&]() -> const std::string& {
+    if (asked_fs_info) return fs_info_mountpoint;
+    asked_fs_info = true;
+    grpc::ClientContext ctx;
+    SetDeadline(&ctx, options_.call_timeout);
+    v1::ImageFsInfoResponse info;
+    if (conn_->images->ImageFsInfo(&ctx, v1::ImageFsInfoRequest(), &info).ok()) {
+      for (const auto* list : {&info.container_filesystems(), &info.image_filesystems()}) {
+        for (const auto& fs : *list) {
+          if (fs_info_mountpoint.empty()) fs_info_mountpoint = fs.fs_id().mountpoint();
+        }
+      }
+    }
+    return fs_info_mountpoint;
+  };
+  std::unordered_map<std::string, FilesystemStats> by_mountpoint;  // statvfs once per filesystem
+  std::unordered_map<std::string, ContainerMetadata::WritableLayer> layers;
+  for (const auto& cs : resp.stats()) {
+    if (!cs.has_writable_layer() || cs.attributes().id().empty()) continue;
+    const v1::FilesystemUsage& fu = cs.writable_layer();
+    ContainerMetadata::WritableLayer l;
+    l.timestamp_ns = fu.timestamp();
+    l.mountpoint = fu.fs_id().mountpoint();
+    if (l.mountpoint.empty()) l.mountpoint = fallback_mountpoint();
+    if (fu.has_used_bytes()) l.used_bytes = fu.used_bytes().value();
+    if (fu.has_inodes_used()) l.inodes_used = fu.inodes_used().value();
+    if (l.timestamp_ns == 0) l.timestamp_ns = 1;  // reported, without a time of its own
+    if (!l.mountpoint.empty()) {
+      auto [it, fresh] = by_mountpoint.try_emplace(l.mountpoint);
+      if (fresh && !StatFilesystem(l.mountpoint, &it->second)) it->second.device.clear();
+      const FilesystemStats& fs = it->second;
+      l.capacity_bytes = fs.capacity_bytes;
+      l.inodes_total = fs.inodes_total;
+      l.inodes_free = fs.inodes_free;
+      l.device = fs.device;
+    }
+    layers.emplace(cs.attributes().id(), std::move(l));
+  }
+  layers_ = std::move(layers);
+  PublishLocked();
   return Status::Ok();
 }
 

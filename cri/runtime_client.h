@@ -5,6 +5,12 @@
 // collection never waits on the network. While the runtime is absent or down the last
 // map stays published, the outage is logged once, and reconnects back off up to
 // max_backoff.
+//
+// The runtime's own ListContainerStats is asked at a slower cadence (stats_period, 10 s by
+// default; never per scrape) for what only the runtime knows: each container's writable
+// layer (used bytes and inodes, and where it lives). The filesystem under it is measured
+// with statvfs when statlet can reach the reported mountpoint; a runtime that reports no
+// mountpoint is asked ImageFsInfo for its container filesystem instead.
 #pragma once
 
 #include <chrono>
@@ -39,6 +45,8 @@ struct RuntimeClientOptions {
   std::chrono::milliseconds refresh_period{2000};
   std::chrono::milliseconds max_backoff{30000};
   std::chrono::milliseconds call_timeout{5000};
+  // ListContainerStats cadence for the writable layers; 0 never asks.
+  std::chrono::milliseconds stats_period{10000};
 };
 
 // For the self-metric (statlet_runtime_up and friends) and the logs.
@@ -50,7 +58,10 @@ struct RuntimeClientStatus {
   uint64_t refreshes = 0;       // successful list rounds
   uint64_t failures = 0;        // failed rounds
   uint64_t sandboxes = 0, containers = 0;
+  uint64_t stats_refreshes = 0;   // successful ListContainerStats rounds
+  uint64_t stats_failures = 0;
   std::string last_error;
+  std::string last_stats_error;
 };
 
 class RuntimeClient : public MetadataSource {
@@ -63,6 +74,9 @@ class RuntimeClient : public MetadataSource {
   void Stop();
   // One synchronous round: resolve the socket, list, publish. For tests and start-up.
   Status Refresh();
+  // One synchronous ListContainerStats round (after a successful Refresh): the writable
+  // layers, published with the metadata.
+  Status RefreshStats();
 
   std::shared_ptr<const MetadataMap> Current() override;
   RuntimeClientStatus status() const;
@@ -71,6 +85,8 @@ class RuntimeClient : public MetadataSource {
   struct Conn;
   void Loop();
   Status RefreshLocked();
+  Status RefreshStatsLocked();
+  void PublishLocked();
   void SetState(RuntimeState s, const std::string& endpoint, const std::string& error);
 
   RuntimeClientOptions options_;
@@ -83,6 +99,11 @@ class RuntimeClient : public MetadataSource {
   };
   std::unordered_map<std::string, Known> known_;
   std::string last_fingerprint_;  // guarded by refresh_mu_
+  // The last lists and writable layers (guarded by refresh_mu_): the map is rebuilt from
+  // them when either changes.
+  struct Lists;
+  std::unique_ptr<Lists> lists_;
+  std::unordered_map<std::string, ContainerMetadata::WritableLayer> layers_;
 
   mutable std::mutex mu_;
   std::shared_ptr<const MetadataMap> current_;  // guarded by mu_

@@ -151,6 +151,13 @@ const std::vector<Option>& Options() {
        }},
       {"collector.network", "collector.network", "true", "Read network counters of each pod's namespace.", true,
        [](DaemonOptions* o, const std::string& v) { return ParseBool("collector.network", v, &o->collector.network); }},
+      {"collector.process-fds", "collector.process_fds", "true",
+       "Count open file descriptors and sockets of every container process (/proc/<pid>/fd) and read the "
+       "first process's open-files ulimit, as cAdvisor's process metrics.",
+       true,
+       [](DaemonOptions* o, const std::string& v) {
+         return ParseBool("collector.process-fds", v, &o->collector.process_fds);
+       }},
       {"collector.per-cpu", "collector.per_cpu", "false",
        "Expose container_cpu_usage_seconds_total per CPU (cpu=\"cpuNN\") instead of cpu=\"total\", as cAdvisor's "
        "percpu metrics.",

@@ -17,7 +17,12 @@ namespace statlet {
 struct DaemonOptions {
   HttpServerOptions http;
   EncoderOptions encoder;
-  CollectorOptions collector;
+  // The daemon scans container processes for fds and sockets by default, as cAdvisor does.
+  CollectorOptions collector = [] {
+    CollectorOptions c;
+    c.process_fds = true;
+    return c;
+  }();
   std::string web_config_file;
   std::string config_file;
   log::Level log_level = log::Level::kInfo;

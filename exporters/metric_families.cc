@@ -10,6 +10,9 @@ constexpr L kNoLabels[] = {""};  // never read: spans below take zero elements o
 constexpr L kCpu[] = {"cpu"};
 constexpr L kFailure[] = {"failure_type", "scope"};
 constexpr L kDevice[] = {"device"};
+constexpr L kBlkioDevice[] = {"device", "major", "minor", "operation"};
+constexpr L kUlimit[] = {"ulimit"};
+constexpr L kPageSize[] = {"pagesize"};
 constexpr L kInterface[] = {"interface"};
 constexpr L kEventScope[] = {"event", "scope"};
 constexpr L kReclaimer[] = {"reclaimer"};
@@ -116,6 +119,36 @@ constexpr MetricFamily kFamilies[] = {
     {FamilyId::kContainerFsWritesTotal, "container_fs_writes_total", C, Cg, "",
      "Cumulative write operations completed on block devices.", kDevice, true, "io.stat wios",
      "blkio.throttle.io_serviced Write"},
+    {FamilyId::kContainerBlkioDeviceUsageTotal, "container_blkio_device_usage_total", C, Cg, "",
+     "Cumulative bytes moved to and from block devices, by operation (Read/Write).", kBlkioDevice, true,
+     "io.stat rbytes, wbytes", "blkio.throttle.io_service_bytes Read, Write"},
+    {FamilyId::kContainerFsUsageBytes, "container_fs_usage_bytes", G, Cg, "bytes",
+     "Bytes used by the container's writable layer on its filesystem.", kDevice, true,
+     "CRI ListContainerStats writable_layer.used_bytes", "CRI ListContainerStats writable_layer.used_bytes"},
+    {FamilyId::kContainerFsLimitBytes, "container_fs_limit_bytes", G, Cg, "bytes",
+     "Bytes the container can consume on the filesystem of its writable layer (its capacity).", kDevice, true,
+     "statvfs(writable layer mountpoint)", "statvfs(writable layer mountpoint)"},
+    {FamilyId::kContainerFsInodesFree, "container_fs_inodes_free", G, Cg, "",
+     "Free inodes on the filesystem of the container's writable layer.", kDevice, true,
+     "statvfs(writable layer mountpoint)", "statvfs(writable layer mountpoint)"},
+    {FamilyId::kContainerFsInodesTotal, "container_fs_inodes_total", G, Cg, "",
+     "Inodes of the filesystem of the container's writable layer.", kDevice, true,
+     "statvfs(writable layer mountpoint)", "statvfs(writable layer mountpoint)"},
+    {FamilyId::kContainerFileDescriptors, "container_file_descriptors", G, Cg, "",
+     "Open file descriptors of all processes of the container.", None(), true, "/proc/<pid>/fd (entries)",
+     "/proc/<pid>/fd (entries)"},
+    {FamilyId::kContainerSockets, "container_sockets", G, Cg, "",
+     "Open sockets of all processes of the container.", None(), true, "/proc/<pid>/fd (socket links)",
+     "/proc/<pid>/fd (socket links)"},
+    {FamilyId::kContainerUlimitsSoft, "container_ulimits_soft", G, Cg, "",
+     "Soft ulimit of the container's first process (ulimit=\"max_open_files\"); -1 when unlimited.", kUlimit,
+     true, "prlimit(RLIMIT_NOFILE), /proc/<pid>/limits", "prlimit(RLIMIT_NOFILE), /proc/<pid>/limits"},
+    {FamilyId::kContainerHugetlbUsageBytes, "container_hugetlb_usage_bytes", G, Cg, "bytes",
+     "Current huge page usage in bytes, by page size.", kPageSize, true, "hugetlb.<size>.current",
+     "hugetlb.<size>.usage_in_bytes"},
+    {FamilyId::kContainerHugetlbMaxUsageBytes, "container_hugetlb_max_usage_bytes", G, Cg, "bytes",
+     "Maximum huge page usage recorded in bytes, by page size.", kPageSize, true, "-",
+     "hugetlb.<size>.max_usage_in_bytes"},
     {FamilyId::kContainerNetworkReceiveBytesTotal, "container_network_receive_bytes_total", C, Cg, "bytes",
      "Cumulative bytes received.", kInterface, true, "/proc/<pid>/net/dev", "/proc/<pid>/net/dev"},
     {FamilyId::kContainerNetworkReceivePacketsTotal, "container_network_receive_packets_total", C, Cg, "",

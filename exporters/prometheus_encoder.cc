@@ -65,6 +65,17 @@ bool CarriesContainerNetwork(const CgroupStats& c) {
   }
 }
 
+// Whether two metadata objects render the same label block. The runtime client republishes
+// metadata when only stats in it changed (the writable layer, every few seconds); those
+// must not cost a re-render of every block.
+bool SameLabels(const ContainerMetadata* a, const ContainerMetadata* b) {
+  if (a == b) return true;
+  if (a == nullptr || b == nullptr) return false;
+  return a->container_id == b->container_id && a->container_name == b->container_name &&
+         a->is_sandbox == b->is_sandbox && a->image == b->image && a->image_ref == b->image_ref &&
+         a->pod_name == b->pod_name && a->pod_namespace == b->pod_namespace;
+}
+
 const NetNamespaceStats* PodNetns(const Snapshot& s, size_t index) {
   const CgroupStats& pod = s.cgroups[index];
   if (pod.host_network) return nullptr;
@@ -184,8 +195,9 @@ void PrometheusEncoder::SyncLabelCache(const Snapshot& s, size_t count) {
     CgroupLabels& slot = cache_[kept++];
     if (old < scratch_.size() && scratch_[old].path == c.id.cgroup_path &&
         scratch_[old].cgroup_id == c.id.cgroup_id && scratch_[old].created_ns == c.id.created_ns.value_or(0) &&
-        scratch_[old].meta.get() == c.id.meta.get()) {
+        SameLabels(scratch_[old].meta.get(), c.id.meta.get())) {
       std::swap(slot, scratch_[old]);
+      slot.meta = c.id.meta;
       ++old;
     } else {
       RenderBlock(c, &slot);
@@ -223,6 +235,26 @@ const std::string& PrometheusEncoder::InterfaceSuffix(std::string_view name) {
   AppendEscapedLabelValue(&s, name);
   s.push_back('"');
   return interface_suffixes_.emplace(std::string(name), std::move(s)).first->second;
+}
+
+const std::string& PrometheusEncoder::BlkioSuffix(uint32_t major, uint32_t minor) {
+  uint64_t key = (uint64_t{major} << 32) | minor;
+  auto it = blkio_suffixes_.find(key);
+  if (it != blkio_suffixes_.end()) return it->second;
+  std::string s = DeviceSuffix(major, minor);
+  s.append(",major=\"").append(std::to_string(major)).append("\",minor=\"").append(std::to_string(minor));
+  s.push_back('"');
+  return blkio_suffixes_.emplace(key, std::move(s)).first->second;
+}
+
+const std::string& PrometheusEncoder::CachedSuffix(SuffixMap* map, std::string_view label, std::string_view value) {
+  auto it = map->find(value);
+  if (it != map->end()) return it->second;
+  std::string s = ",";
+  s.append(label).append("=\"");
+  AppendEscapedLabelValue(&s, value);
+  s.push_back('"');
+  return map->emplace(std::string(value), std::move(s)).first->second;
 }
 
 void PrometheusEncoder::Begin(const MetricFamily& f, size_t cgroup, std::string_view extra,
@@ -383,6 +415,53 @@ void PrometheusEncoder::EncodeCgroupFamily(const MetricFamily& f, const Snapshot
                                    : f.id == FamilyId::kContainerFsReadsTotal       ? d.read_ios
                                                                                     : d.write_ios;
           if (v) SampleU(f, i, DeviceSuffix(d.major, d.minor), *v);
+        }
+        break;
+      case FamilyId::kContainerBlkioDeviceUsageTotal:
+        for (const IoDeviceStats& d : c.io.devices) {
+          if (d.read_bytes) {
+            Begin(f, i, BlkioSuffix(d.major, d.minor), ",operation=\"Read\"");
+            AppendUint(out_, *d.read_bytes);
+            out_->push_back('\n');
+          }
+          if (d.write_bytes) {
+            Begin(f, i, BlkioSuffix(d.major, d.minor), ",operation=\"Write\"");
+            AppendUint(out_, *d.write_bytes);
+            out_->push_back('\n');
+          }
+        }
+        break;
+      case FamilyId::kContainerFsUsageBytes:
+      case FamilyId::kContainerFsLimitBytes:
+      case FamilyId::kContainerFsInodesFree:
+      case FamilyId::kContainerFsInodesTotal: {
+        // The writable layer as the runtime reports it: containers only (a pod cgroup
+        // carries its sandbox's metadata, and the sandbox has no layer of its own here).
+        if (c.id.kind != CgroupKind::kContainer || !c.id.meta || c.id.meta->writable_layer.timestamp_ns == 0) break;
+        const auto& layer = c.id.meta->writable_layer;
+        const Opt<uint64_t>& v = f.id == FamilyId::kContainerFsUsageBytes   ? layer.used_bytes
+                                 : f.id == FamilyId::kContainerFsLimitBytes ? layer.capacity_bytes
+                                 : f.id == FamilyId::kContainerFsInodesFree ? layer.inodes_free
+                                                                            : layer.inodes_total;
+        if (v) {
+          std::string_view device = layer.device.empty() ? std::string_view(layer.mountpoint) : layer.device;
+          SampleU(f, i, CachedSuffix(&fs_device_suffixes_, "device", device), *v);
+        }
+        break;
+      }
+      case FamilyId::kContainerFileDescriptors: one(i, c.process.file_descriptors); break;
+      case FamilyId::kContainerSockets: one(i, c.process.sockets); break;
+      case FamilyId::kContainerUlimitsSoft:
+        if (const auto& v = c.process.max_open_files_soft) {
+          if (*v == kUnlimited) SampleD(f, i, ",ulimit=\"max_open_files\"", -1.0);
+          else SampleU(f, i, ",ulimit=\"max_open_files\"", *v);
+        }
+        break;
+      case FamilyId::kContainerHugetlbUsageBytes:
+      case FamilyId::kContainerHugetlbMaxUsageBytes:
+        for (const MemoryStats::Hugetlb& h : mem.hugetlb) {
+          const Opt<uint64_t>& v = f.id == FamilyId::kContainerHugetlbUsageBytes ? h.usage_bytes : h.max_usage_bytes;
+          if (v) SampleU(f, i, CachedSuffix(&page_size_suffixes_, "pagesize", h.page_size), *v);
         }
         break;
       case FamilyId::kContainerNetworkReceiveBytesTotal:

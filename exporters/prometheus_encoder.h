@@ -3,7 +3,7 @@
 // Writes straight from the snapshot into a caller-owned buffer whose capacity is reused.
 // Each cgroup's escaped label block (`{container="…",id="…",…`) is rendered once per
 // cgroup lifetime and cached; the cache is keyed by cgroup path and invalidated when the
-// cgroup id, its creation time or its runtime metadata change. The cache is walked in step
+// cgroup id, its creation time or the labelled fields of its runtime metadata change. The cache is walked in step
 // with the path-sorted snapshot, so lookups need no hashing and vanished cgroups are evicted
 // in the same pass. Series order is stable: families in table order, cgroups in path order.
 //
@@ -79,6 +79,8 @@ class PrometheusEncoder {
   const std::string& CpuSuffix(size_t cpu);
   const std::string& DeviceSuffix(uint32_t major, uint32_t minor);
   const std::string& InterfaceSuffix(std::string_view name);
+  const std::string& BlkioSuffix(uint32_t major, uint32_t minor);
+  const std::string& CachedSuffix(SuffixMap* map, std::string_view label, std::string_view value);
 
   // Sample writers: `name` + block + extra (",k=\"v\"") + "} " + value + "\n".
   void Begin(const MetricFamily& f, size_t cgroup, std::string_view extra, std::string_view extra2 = {});
@@ -96,6 +98,9 @@ class PrometheusEncoder {
   std::vector<std::string> cpu_suffixes_;
   std::unordered_map<uint64_t, std::string> device_suffixes_;
   SuffixMap interface_suffixes_;
+  std::unordered_map<uint64_t, std::string> blkio_suffixes_;  // device, major, minor
+  SuffixMap fs_device_suffixes_;
+  SuffixMap page_size_suffixes_;
 
   std::string* out_ = nullptr;
   uint64_t series_ = 0;

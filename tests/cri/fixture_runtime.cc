@@ -1,6 +1,8 @@
 // A runtime peer for RuntimeClient tests, built from the upstream-shaped proto: answers
 // Version, ListPodSandbox, ListContainers and ContainerStatus the way containerd does for
-// two pods, and reports how many ContainerStatus calls it served in Status's info map.
+// two pods, and reports how many ContainerStatus and ListContainerStats calls it served in
+// Status's info map. ListContainerStats reports the app container's writable layer on
+// --fs-dir (or, with --fs-via-imagefsinfo, without a mountpoint: ImageFsInfo names it).
 // Prints "ready" once listening; exits on SIGTERM or when stdin closes.
 #include <signal.h>
 #include <unistd.h>
@@ -22,8 +24,46 @@ const std::string kSandbox = std::string(64, '1');
 const std::string kOldSandbox = std::string(64, '0');
 const std::string kApp = std::string(64, '2');
 
+constexpr uint64_t kLayerBytes = 12'345'678;
+constexpr uint64_t kLayerInodes = 321;
+constexpr int64_t kLayerTimestamp = 1'700'000'000'000'000'000;
+
+struct FsOptions {
+  std::string dir;
+  bool via_imagefsinfo = false;
+};
+
+class Images final : public v1::ImageService::Service {
+ public:
+  explicit Images(const FsOptions& fs) : fs_(fs) {}
+  grpc::Status ImageFsInfo(grpc::ServerContext*, const v1::ImageFsInfoRequest*, v1::ImageFsInfoResponse* r) override {
+    auto* image = r->add_image_filesystems();
+    image->mutable_fs_id()->set_mountpoint(fs_.dir + "/images");
+    auto* c = r->add_container_filesystems();
+    c->mutable_fs_id()->set_mountpoint(fs_.dir);
+    return grpc::Status::OK;
+  }
+
+ private:
+  const FsOptions& fs_;
+};
+
 class Runtime final : public v1::RuntimeService::Service {
  public:
+  explicit Runtime(const FsOptions& fs) : fs_(fs) {}
+  grpc::Status ListContainerStats(grpc::ServerContext*, const v1::ListContainerStatsRequest*,
+                                  v1::ListContainerStatsResponse* r) override {
+    ++stats_calls_;
+    auto* st = r->add_stats();
+    st->mutable_attributes()->set_id(kApp);
+    st->mutable_attributes()->mutable_metadata()->set_name("app");
+    auto* layer = st->mutable_writable_layer();
+    layer->set_timestamp(kLayerTimestamp);
+    if (!fs_.via_imagefsinfo) layer->mutable_fs_id()->set_mountpoint(fs_.dir);
+    layer->mutable_used_bytes()->set_value(kLayerBytes);
+    layer->mutable_inodes_used()->set_value(kLayerInodes);
+    return grpc::Status::OK;
+  }
   grpc::Status Version(grpc::ServerContext*, const v1::VersionRequest*, v1::VersionResponse* r) override {
     r->set_version("0.1.0");
     r->set_runtime_name("fixture-runtime");
@@ -79,29 +119,45 @@ class Runtime final : public v1::RuntimeService::Service {
   }
   grpc::Status Status(grpc::ServerContext*, const v1::StatusRequest*, v1::StatusResponse* r) override {
     (*r->mutable_info())["container_status_calls"] = std::to_string(status_calls_.load());
+    (*r->mutable_info())["list_container_stats_calls"] = std::to_string(stats_calls_.load());
     return grpc::Status::OK;
   }
 
  private:
+  const FsOptions& fs_;
   std::atomic<int> status_calls_{0};
+  std::atomic<int> stats_calls_{0};
 };
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3 || std::string(argv[1]) != "--socket") {
-    std::cerr << "usage: cri_fixture_runtime --socket PATH\n";
+  if (argc < 3 || std::string(argv[1]) != "--socket") {
+    std::cerr << "usage: cri_fixture_runtime --socket PATH [--fs-dir DIR] [--fs-via-imagefsinfo]\n";
     return 2;
+  }
+  FsOptions fs;
+  fs.dir = "/";
+  for (int i = 3; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--fs-dir" && i + 1 < argc) fs.dir = argv[++i];
+    else if (a == "--fs-via-imagefsinfo") fs.via_imagefsinfo = true;
+    else {
+      std::cerr << "unknown argument " << a << "\n";
+      return 2;
+    }
   }
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   unlink(argv[2]);
-  Runtime runtime;
+  Runtime runtime(fs);
+  Images images(fs);
   grpc::ServerBuilder b;
   b.AddListeningPort(std::string("unix:") + argv[2], grpc::InsecureServerCredentials());
   b.RegisterService(&runtime);
+  b.RegisterService(&images);
   auto server = b.BuildAndStart();
   if (!server) return 1;
   std::cout << "ready" << std::endl;

@@ -121,7 +121,20 @@ Snapshot FixtureSnapshot() {
   nm->annotations = {{"io.kubernetes.container.hash", "abc"}};
   nm->created_at_ns = 1'690'000'001'000'000'000;
   nm->started_at_ns = 1'690'000'001'750'000'000;
+  nm->writable_layer.timestamp_ns = kTimestampNs - 5'000'000'000;
+  nm->writable_layer.mountpoint = "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs";
+  nm->writable_layer.device = "/dev/vda1";
+  nm->writable_layer.used_bytes = 123'456'789;
+  nm->writable_layer.inodes_used = 4321;
+  nm->writable_layer.capacity_bytes = 107'374'182'400;
+  nm->writable_layer.inodes_total = 6'553'600;
+  nm->writable_layer.inodes_free = 6'000'001;
   nginx.id.meta = nm;
+  nginx.process.file_descriptors = 41;
+  nginx.process.sockets = 7;
+  nginx.process.max_open_files_soft = 1'048'576;
+  nginx.memory.hugetlb.push_back({"2MB", 2'097'152, 4'194'304, 8'388'608, 2});
+  nginx.memory.hugetlb.push_back({"1GB", 0, 0, kUnlimited, 0});
   nginx.netns_inode = kNetnsA;
   s.cgroups.push_back(nginx);
 

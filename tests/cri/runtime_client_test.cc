@@ -1,6 +1,11 @@
 // RuntimeClient against a runtime peer in another process (cri_fixture_runtime, built
 // from the upstream-shaped proto): the metadata it publishes, ContainerStatus asked once
 // per container, the sandbox a pod uid names, and the absent / down states.
+#include <sys/statvfs.h>
+
+#include <cstdio>
+#include <thread>
+
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -14,13 +19,44 @@ namespace {
 const std::string kSandbox = std::string(64, '1');
 const std::string kApp = std::string(64, '2');
 
-int ContainerStatusCalls(const std::string& socket) {
+int PeerCount(const std::string& socket, const std::string& key) {
   auto stub = ::runtime::v1::RuntimeService::NewStub(
       grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials()));
   grpc::ClientContext ctx;
   ::runtime::v1::StatusResponse resp;
   if (!stub->Status(&ctx, ::runtime::v1::StatusRequest(), &resp).ok()) return -1;
-  return std::stoi(resp.info().at("container_status_calls"));
+  return std::stoi(resp.info().at(key));
+}
+int ContainerStatusCalls(const std::string& socket) { return PeerCount(socket, "container_status_calls"); }
+int ListContainerStatsCalls(const std::string& socket) { return PeerCount(socket, "list_container_stats_calls"); }
+
+// The mount source of the filesystem holding `dir`, as util-linux's findmnt sees it.
+std::string FindmntSource(const std::string& dir) {
+  std::string cmd = "findmnt -n -o SOURCE --target '" + dir + "'";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return "";
+  char buf[512] = {};
+  size_t n = fread(buf, 1, sizeof buf - 1, p);
+  pclose(p);
+  std::string out(buf, n);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+void ExpectLayerOn(const std::string& dir, const ContainerMetadata::WritableLayer& l) {
+  EXPECT_EQ(l.timestamp_ns, 1'700'000'000'000'000'000);
+  EXPECT_EQ(l.mountpoint, dir);
+  EXPECT_EQ(l.used_bytes, 12'345'678u);
+  EXPECT_EQ(l.inodes_used, 321u);
+  struct statvfs vfs;
+  ASSERT_EQ(statvfs(dir.c_str(), &vfs), 0);
+  EXPECT_EQ(l.capacity_bytes, uint64_t{vfs.f_blocks} * vfs.f_frsize);
+  EXPECT_EQ(l.inodes_total, uint64_t{vfs.f_files});
+  ASSERT_TRUE(l.inodes_free.has_value());  // moves with other writers on the same filesystem
+  EXPECT_LE(*l.inodes_free, *l.inodes_total);
+  std::string source = FindmntSource(dir);
+  if (!source.empty()) EXPECT_EQ(l.device, source);
+  EXPECT_FALSE(l.device.empty());
 }
 
 TEST(RuntimeClient, PublishesMetadataAndAsksStatusOncePerContainer) {
@@ -105,6 +141,77 @@ TEST(RuntimeClient, AutoDetectsAndBackgroundRefreshes) {
   EXPECT_EQ(client.Current()->by_container_id.count(kApp), 1u);
   EXPECT_EQ(client.status().endpoint, socket);
   client.Stop();
+}
+
+TEST(RuntimeClient, WritableLayerFromListContainerStatsWithItsFilesystem) {
+  testing::ScratchDir dir;
+  const std::string socket = dir.path() + "/runtime.sock";
+  testing::ServerProcess runtime;
+  ASSERT_TRUE(runtime.Start({CRI_FIXTURE_RUNTIME, "--socket", socket, "--fs-dir", dir.path()})) << runtime.error();
+  RuntimeClientOptions o;
+  o.endpoint = "unix://" + socket;
+  RuntimeClient client(o);
+  EXPECT_FALSE(client.RefreshStats().ok()) << "no stats before the runtime is connected";
+  ASSERT_TRUE(client.Refresh().ok()) << client.status().last_error;
+  EXPECT_EQ(ListContainerStatsCalls(socket), 0) << "a metadata round must not ask for stats";
+  EXPECT_EQ(client.Current()->by_container_id.at(kApp)->writable_layer.timestamp_ns, 0);
+
+  ASSERT_TRUE(client.RefreshStats().ok()) << client.status().last_stats_error;
+  EXPECT_EQ(ListContainerStatsCalls(socket), 1);
+  EXPECT_EQ(client.status().stats_refreshes, 1u);
+  auto map = client.Current();
+  ExpectLayerOn(dir.path(), map->by_container_id.at(kApp)->writable_layer);
+  // Sandboxes have no writable layer of their own.
+  EXPECT_EQ(map->by_container_id.at(kSandbox)->writable_layer.timestamp_ns, 0);
+  // Names and the rest of the metadata are unchanged by the stats round.
+  EXPECT_EQ(map->by_container_id.at(kApp)->container_name, "app");
+  EXPECT_EQ(map->by_container_id.at(kApp)->started_at_ns, 400);
+
+  // A later metadata round keeps the layer.
+  ASSERT_TRUE(client.Refresh().ok());
+  EXPECT_EQ(client.Current()->by_container_id.at(kApp)->writable_layer.used_bytes, 12'345'678u);
+}
+
+TEST(RuntimeClient, ImageFsInfoNamesTheFilesystemWhenStatsDoNot) {
+  testing::ScratchDir dir;
+  const std::string socket = dir.path() + "/runtime.sock";
+  testing::ServerProcess runtime;
+  ASSERT_TRUE(runtime.Start({CRI_FIXTURE_RUNTIME, "--socket", socket, "--fs-dir", dir.path(), "--fs-via-imagefsinfo"}))
+      << runtime.error();
+  RuntimeClientOptions o;
+  o.endpoint = "unix://" + socket;
+  RuntimeClient client(o);
+  ASSERT_TRUE(client.Refresh().ok()) << client.status().last_error;
+  ASSERT_TRUE(client.RefreshStats().ok()) << client.status().last_stats_error;
+  ExpectLayerOn(dir.path(), client.Current()->by_container_id.at(kApp)->writable_layer);
+}
+
+TEST(RuntimeClient, StatsAtTheirOwnCadenceNotPerRefresh) {
+  testing::ScratchDir dir;
+  const std::string socket = dir.path() + "/runtime.sock";
+  testing::ServerProcess runtime;
+  ASSERT_TRUE(runtime.Start({CRI_FIXTURE_RUNTIME, "--socket", socket, "--fs-dir", dir.path()})) << runtime.error();
+  auto rounds = [&](std::chrono::milliseconds stats_period) {
+    RuntimeClientOptions o;
+    o.endpoint = "unix://" + socket;
+    o.refresh_period = std::chrono::milliseconds(20);
+    o.stats_period = stats_period;
+    RuntimeClient client(o);
+    client.Start();
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (client.status().refreshes < 6 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polling a condition
+    }
+    client.Stop();
+    EXPECT_GE(client.status().refreshes, 6u);
+    return client.Current()->by_container_id.at(kApp)->writable_layer.timestamp_ns;
+  };
+  // A period far longer than the test: the first round asks once, the next five do not.
+  EXPECT_NE(rounds(std::chrono::hours(1)), 0);
+  EXPECT_EQ(ListContainerStatsCalls(socket), 1);
+  // Period 0: never asked.
+  EXPECT_EQ(rounds(std::chrono::milliseconds(0)), 0);
+  EXPECT_EQ(ListContainerStatsCalls(socket), 1);
 }
 
 }  // namespace

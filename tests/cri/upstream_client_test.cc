@@ -433,6 +433,7 @@ TEST_F(UpstreamClient, PodSandboxMetrics) {
   EXPECT_EQ(net_series, 8 * 2);  // eight families x (eth0, eth1); lo left out
   const CgroupStats& nginx = Cg(testing::kNginx);
   bool seen_seconds = false, seen_ns = false, seen_pressure = false;
+  int seen_process = 0, seen_hugetlb = 0, seen_fs = 0, seen_blkio = 0;
   for (const auto& cm : a->container_metrics()) {
     for (const auto& m : cm.metrics()) {
       check_shape(m);
@@ -458,9 +459,53 @@ TEST_F(UpstreamClient, PodSandboxMetrics) {
         EXPECT_EQ(m.metric_type(), v1::GAUGE);
       }
       if (m.name() == "container_start_time_seconds") EXPECT_EQ(m.value().value(), 1'690'000'001u);
+      // The families that need the per-process scan, hugetlb and the runtime's writable layer.
+      const ContainerMetadata& meta = *nginx.id.meta;
+      if (m.name() == "container_file_descriptors") {
+        ++seen_process;
+        EXPECT_EQ(m.value().value(), *nginx.process.file_descriptors);
+      }
+      if (m.name() == "container_sockets") {
+        ++seen_process;
+        EXPECT_EQ(m.value().value(), *nginx.process.sockets);
+      }
+      if (m.name() == "container_ulimits_soft") {
+        ++seen_process;
+        EXPECT_EQ(label(m, "ulimit"), "max_open_files");
+        EXPECT_EQ(m.value().value(), *nginx.process.max_open_files_soft);
+      }
+      if (m.name() == "container_hugetlb_usage_bytes" || m.name() == "container_hugetlb_max_usage_bytes") {
+        bool max = m.name() == "container_hugetlb_max_usage_bytes";
+        for (const auto& h : nginx.memory.hugetlb) {
+          if (h.page_size != label(m, "pagesize")) continue;
+          ++seen_hugetlb;
+          EXPECT_EQ(m.value().value(), max ? *h.max_usage_bytes : *h.usage_bytes);
+        }
+      }
+      std::map<std::string, uint64_t> fs = {{"container_fs_usage_bytes", *meta.writable_layer.used_bytes},
+                                            {"container_fs_limit_bytes", *meta.writable_layer.capacity_bytes},
+                                            {"container_fs_inodes_free", *meta.writable_layer.inodes_free},
+                                            {"container_fs_inodes_total", *meta.writable_layer.inodes_total}};
+      if (fs.count(m.name())) {
+        EXPECT_EQ(label(m, "device"), meta.writable_layer.device);
+        EXPECT_EQ(m.value().value(), fs[m.name()]) << m.name();
+        EXPECT_EQ(m.metric_type(), v1::GAUGE) << m.name();
+        ++seen_fs;
+      }
+      if (m.name() == "container_blkio_device_usage_total") {
+        ++seen_blkio;
+        EXPECT_EQ(label(m, "major"), "8");
+        EXPECT_EQ(label(m, "minor"), "0");
+        const auto& d = nginx.io.devices.at(0);
+        EXPECT_EQ(m.value().value(), label(m, "operation") == "Read" ? *d.read_bytes : *d.write_bytes);
+      }
     }
   }
   EXPECT_TRUE(seen_seconds && seen_ns && seen_pressure);
+  EXPECT_EQ(seen_process, 3);
+  EXPECT_EQ(seen_hugetlb, 4);  // two page sizes x (usage, max usage)
+  EXPECT_EQ(seen_fs, 4);
+  EXPECT_EQ(seen_blkio, 2);    // Read, Write
 
   auto ctx = Ctx();
   auto reader = rt_->StreamPodSandboxMetrics(ctx.get(), v1::StreamPodSandboxMetricsRequest());

@@ -174,6 +174,87 @@ TEST(PrometheusEncoder, PerCpuModeLabelsLikeCadvisor) {
   EXPECT_EQ(text.find(",cpu=\"total\"} "), std::string::npos) << "per-CPU mode must not double count";
 }
 
+// The families fed by the per-process scan, hugetlb and the runtime's writable layer.
+TEST(PrometheusEncoder, ProcessHugetlbFilesystemAndBlkioFamilies) {
+  Snapshot s = MakeNodeSnapshot({.pods = 1, .containers_per_pod = 1});
+  CgroupStats* app = nullptr;
+  CgroupStats* pod = nullptr;
+  for (auto& c : s.cgroups) {
+    if (c.id.kind == CgroupKind::kContainer && !c.id.meta->is_sandbox) app = &c;
+    if (c.id.kind == CgroupKind::kPod) pod = &c;
+  }
+  ASSERT_TRUE(app && pod);
+  app->process.file_descriptors = 41;
+  app->process.sockets = 7;
+  app->process.max_open_files_soft = 1048576;
+  app->memory.hugetlb.push_back({"2MB", 4194304, 6291456, 8388608, 1});
+  app->memory.hugetlb.push_back({"1GB", 0, {}, kUnlimited, 0});
+  auto m = std::make_shared<ContainerMetadata>(*app->id.meta);
+  m->writable_layer.timestamp_ns = s.timestamp_ns;
+  m->writable_layer.mountpoint = "/var/lib/containerd";
+  m->writable_layer.device = "/dev/vda1";
+  m->writable_layer.used_bytes = 123456789;
+  m->writable_layer.capacity_bytes = 107374182400;
+  m->writable_layer.inodes_total = 6553600;
+  m->writable_layer.inodes_free = 6000001;
+  app->id.meta = m;
+  pod->process.max_open_files_soft = kUnlimited;  // cAdvisor writes -1
+
+  PrometheusEncoder enc({}, FakeDevice);
+  std::string text = Encode(enc, s, ExpositionFormat::kText004);
+  std::string labels = "{container=\"" + m->container_name + "\",id=\"" + app->id.cgroup_path + "\",image=\"" +
+                       m->image + "\",name=\"" + app->id.container_id + "\",namespace=\"default\",pod=\"" +
+                       m->pod_name + "\"";
+  for (const std::string& want : {
+           "container_file_descriptors" + labels + "} 41\n",
+           "container_sockets" + labels + "} 7\n",
+           "container_ulimits_soft" + labels + ",ulimit=\"max_open_files\"} 1048576\n",
+           "container_hugetlb_usage_bytes" + labels + ",pagesize=\"2MB\"} 4194304\n",
+           "container_hugetlb_usage_bytes" + labels + ",pagesize=\"1GB\"} 0\n",
+           "container_hugetlb_max_usage_bytes" + labels + ",pagesize=\"2MB\"} 6291456\n",
+           "container_fs_usage_bytes" + labels + ",device=\"/dev/vda1\"} 123456789\n",
+           "container_fs_limit_bytes" + labels + ",device=\"/dev/vda1\"} 107374182400\n",
+           "container_fs_inodes_total" + labels + ",device=\"/dev/vda1\"} 6553600\n",
+           "container_fs_inodes_free" + labels + ",device=\"/dev/vda1\"} 6000001\n",
+           "container_blkio_device_usage_total" + labels +
+               ",device=\"/dev/blk8_0\",major=\"8\",minor=\"0\",operation=\"Read\"} " +
+               std::to_string(*app->io.devices[0].read_bytes) + "\n",
+           "container_blkio_device_usage_total" + labels +
+               ",device=\"/dev/blk8_0\",major=\"8\",minor=\"0\",operation=\"Write\"} " +
+               std::to_string(*app->io.devices[0].write_bytes) + "\n",
+       }) {
+    EXPECT_NE(text.find(want), std::string::npos) << want;
+  }
+  // A value the snapshot lacks has no series: no 1GB peak, no fs series but the app's.
+  EXPECT_EQ(text.find("container_hugetlb_max_usage_bytes" + labels + ",pagesize=\"1GB\""), std::string::npos);
+  size_t fs_series = 0;
+  for (const std::string& l : Lines(text)) fs_series += l.rfind("container_fs_usage_bytes{", 0) == 0;
+  EXPECT_EQ(fs_series, 1u);
+  EXPECT_NE(text.find("container_ulimits_soft{id=\"" + pod->id.cgroup_path), std::string::npos);
+  EXPECT_NE(text.find(",ulimit=\"max_open_files\"} -1\n"), std::string::npos);
+  testing::PromtoolResult r = testing::PromtoolCheckMetrics(text);
+  EXPECT_TRUE(r.unexpected_findings.empty()) << r.output;
+  EXPECT_NE(r.exit_code, 1) << r.output;
+}
+
+TEST(PrometheusEncoder, StatsOnlyMetadataChangeKeepsTheLabelBlock) {
+  Snapshot s = MakeNodeSnapshot({.pods = 2, .containers_per_pod = 1});
+  PrometheusEncoder enc({}, FakeDevice);
+  Encode(enc, s, ExpositionFormat::kText004);
+  const uint64_t rendered = enc.label_blocks_rendered();
+  // The runtime client republishes metadata every stats round: same names, new layer.
+  for (auto& c : s.cgroups) {
+    if (!c.id.meta) continue;
+    auto m = std::make_shared<ContainerMetadata>(*c.id.meta);
+    m->writable_layer.timestamp_ns += 10;
+    m->writable_layer.used_bytes = 99;
+    c.id.meta = m;
+  }
+  std::string text = Encode(enc, s, ExpositionFormat::kText004);
+  EXPECT_EQ(enc.label_blocks_rendered(), rendered);
+  EXPECT_NE(text.find("container_fs_usage_bytes{"), std::string::npos) << "the new layer is served";
+}
+
 TEST(PrometheusEncoder, OutputIsStableAndLabelBlocksRenderOncePerCgroupLifetime) {
   Snapshot s = MakeNodeSnapshot({.pods = 4, .containers_per_pod = 2});
   PrometheusEncoder enc({}, FakeDevice);
