@@ -2,7 +2,8 @@
 // server and the runtime metadata client wired in beside /metrics:
 //
 //   statlet_e2e_agent --cri.listen=PATH --runtime.endpoint=unix:///…/containerd.sock
-//                     [--runtime.refresh-period=200ms] [--cri.max-age=0s] [daemon flags…]
+//                     [--runtime.refresh-period=200ms] [--runtime.stats-period=10s]
+//                     [--cri.max-age=0s] [daemon flags…]
 //
 // Every other flag is the daemon's own (ParseDaemonOptions). Prints one line
 // "ready port=<http port> cri=<socket>" on stdout once both servers answer and the first
@@ -64,6 +65,10 @@ int main(int argc, char** argv) {
   if (TakeFlag(&args, "runtime.refresh-period", &value)) {
     if (Status s = ParseDuration(value, &d); !s.ok()) return Fail(s.ToString());
     runtime_options.refresh_period = std::chrono::duration_cast<std::chrono::milliseconds>(d);
+  }
+  if (TakeFlag(&args, "runtime.stats-period", &value)) {
+    if (Status s = ParseDuration(value, &d); !s.ok()) return Fail(s.ToString());
+    runtime_options.stats_period = std::chrono::duration_cast<std::chrono::milliseconds>(d);
   }
   if (TakeFlag(&args, "cri.max-age", &value)) {
     if (Status s = ParseDuration(value, &d); !s.ok()) return Fail(s.ToString());

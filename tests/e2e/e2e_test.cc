@@ -471,6 +471,11 @@ TEST(E2e, ContainerStatsAgreeWithContainerd) {
   auto before = ListContainerStats(g_stage->containerd());
   auto ours = ListContainerStats(g_stage->statlet());
   auto after = ListContainerStats(g_stage->containerd());
+  // The same containers: sandboxes (pause containers) are not containers in either answer.
+  std::set<std::string> their_ids, our_ids;
+  for (const auto& c : before.stats()) their_ids.insert(c.attributes().id());
+  for (const auto& c : ours.stats()) our_ids.insert(c.attributes().id());
+  EXPECT_EQ(our_ids, their_ids);
   const unsigned cpus = static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN));
   for (const auto& [pod_name, w] : g_pods) {
     for (const auto& [cname, id] : w.containers) {
