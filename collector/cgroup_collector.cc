@@ -206,7 +206,13 @@ void CgroupCollector::ReadProcesses(Node* n) {
   int fd = discovery_.root_fd(procs_h);
   int err = 0;
   ReadOutcome r = n->procs.Read(fd, n->rel, "cgroup.procs", &budget_, &buf_, &err);
-  if (r == ReadOutcome::kGone) { n->gone = true; return; }
+  // Every cgroup of every hierarchy has cgroup.procs: when it cannot be found, the
+  // directory is gone (whatever discovery has heard so far).
+  if (r == ReadOutcome::kGone || r == ReadOutcome::kAbsent) {
+    n->procs.ForgetAbsent();
+    n->gone = true;
+    return;
+  }
   if (r == ReadOutcome::kError) { CountError("cgroup.procs", "io"); return; }
   if (r == ReadOutcome::kOk) {
     bool has_net_pid = false;

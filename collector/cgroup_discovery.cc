@@ -134,8 +134,11 @@ void CgroupDiscovery::FullRescan(Changes* changes) {
 
 void CgroupDiscovery::RemoveSubtree(Hierarchy h, const std::string& path,
                                     std::map<std::string, HierarchyMask>* masks) {
+  // A path removed from several hierarchies gets one event per hierarchy: each clears its
+  // bit in the pending mask, which starts from the known one.
   for (auto it = paths_.lower_bound(path); it != paths_.end() && IsUnder(it->first, path); ++it) {
-    if (it->second & (1u << h)) (*masks)[it->first] = it->second & ~(1u << h);
+    auto [pending, fresh] = masks->try_emplace(it->first, it->second);
+    pending->second &= ~(1u << h);
   }
 }
 
@@ -170,7 +173,7 @@ CgroupDiscovery::Changes CgroupDiscovery::Poll() {
           masks[fp] = cur | bit;
         }
       } else if (ev->mask & IN_DELETE) {
-        // Apply to the pending view: a create+delete within one drain cancels out.
+        // Apply to the pending view too: a create+delete within one drain cancels out.
         for (auto& [mp, mm] : masks) {
           if (IsUnder(mp, child)) mm &= ~(1u << w.h);
         }

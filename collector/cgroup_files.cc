@@ -24,6 +24,17 @@ const FlatKeyField<CpuStats> kV2CpuStat[] = {
 bool ApplyV2CpuStat(std::string_view c, CgroupStats* s) {
   return parse::ParseFlatKeyedInto(c, kV2CpuStat, &s->cpu) == 0;
 }
+// Hybrid hosts: the controller-less cgroup2 still keeps cpu.stat, whose user/system split is
+// scaled to the scheduler's precise total (cpuacct.usage_user/sys are raw tick samples that
+// also charge interrupt time to whoever was running). The total stays cpuacct's, whose
+// per-CPU values it sums.
+const FlatKeyField<CpuStats> kHybridCpuStat[] = {
+    {"user_usec", &CpuStats::user_ns, 1000},
+    {"system_usec", &CpuStats::system_ns, 1000},
+};
+bool ApplyHybridCpuStat(std::string_view c, CgroupStats* s) {
+  return parse::ParseFlatKeyedInto(c, kHybridCpuStat, &s->cpu) == 0;
+}
 bool ApplyV2CpuMax(std::string_view c, CgroupStats* s) {
   return parse::ParseCpuMax(c, &s->cpu.quota_us, &s->cpu.period_us);
 }
@@ -332,7 +343,14 @@ std::vector<const CgroupFileReader*> BuildReadPlan(const CgroupHierarchies& h,
   std::vector<const CgroupFileReader*> plan;
   if (h.v2_cpu) Append(&plan, kV2CpuFiles);
   else if (h.has(kV1Cpuacct) || h.has(kV1Cpu)) {
-    for (const auto& r : kV1CpuFiles) if (h.has(r.hierarchy)) plan.push_back(&r);
+    static const CgroupFileReader kHybridUserSystem = {kUnified, "cpu.stat", ApplyHybridCpuStat};
+    for (const auto& r : kV1CpuFiles) {
+      if (!h.has(r.hierarchy)) continue;
+      bool split = r.apply == ApplyV1CpuUser || r.apply == ApplyV1CpuSys;
+      if (split && h.has(kUnified)) continue;
+      plan.push_back(&r);
+    }
+    if (h.has(kUnified)) plan.push_back(&kHybridUserSystem);
   }
   if (h.v2_memory) Append(&plan, kV2MemoryFiles);
   else if (h.has(kV1Memory)) Append(&plan, kV1MemoryFiles);

@@ -90,7 +90,9 @@ TEST_F(LiveCollector, CpuTimeMatchesTheBurnedTime) {
   EXPECT_GE(usage, double(kBurn) * 0.99);
   EXPECT_NEAR(usage, double(child_cpu), double(child_cpu) * 0.05);
   ASSERT_TRUE(c->cpu.user_ns && c->cpu.system_ns);
-  EXPECT_NEAR(double(*c->cpu.user_ns + *c->cpu.system_ns), usage, usage * 0.10);  // tick-based split
+  // The split is sampled at ticks and scaled to the total; a busy loop is user time.
+  EXPECT_NEAR(double(*c->cpu.user_ns + *c->cpu.system_ns), usage, usage * 0.05);
+  EXPECT_GT(double(*c->cpu.user_ns), usage * 0.7);
   ASSERT_GE(c->cpu.per_cpu_ns.size(), 2u);
   EXPECT_GE(double(c->cpu.per_cpu_ns[1]), usage * 0.95);
   EXPECT_EQ(c->process.processes.value_or(0), 1u);
@@ -297,6 +299,39 @@ TEST_F(LiveCollector, ContainersComeAndGoBetweenCollections) {
   }  // killed and removed
   SnapshotPtr s = Get(sampler.get());
   EXPECT_EQ(s->FindByPath(path), nullptr);
+  EXPECT_TRUE(s->read_errors.empty());
+}
+
+TEST_F(LiveCollector, RemovedPodsAndContainersLeaveTheNextSnapshot) {
+  // Kubernetes cgroups are reported even when empty: their removal (in every hierarchy, one
+  // inotify event each) must take them out of the next snapshot.
+  const std::string uid = "11111111-2222-4333-8444-555555555555";
+  LiveCgroup top(root_);
+  LiveCgroup k(root_ + "/kubepods");
+  LiveCgroup q(k.path() + "/besteffort");
+  auto sampler = NewSampler();
+  std::string pod_path, ctr_path;
+  {
+    LiveCgroup pod(q.path() + "/pod" + uid);
+    LiveCgroup ctr(pod.path() + "/" + std::string(64, 'a'));
+    pod_path = pod.path();
+    ctr_path = ctr.path();
+    Child c([] { return uint64_t{0}; });
+    ctr.Add(c.pid());
+    c.Start();
+    c.Result();
+    SnapshotPtr s = Get(sampler.get());
+    ASSERT_NE(s->FindByPath(ctr_path), nullptr);
+    ASSERT_NE(s->FindByPath(pod_path), nullptr);
+    c.Kill();
+    ASSERT_TRUE(WaitFor([&] { return ctr.Read(HostHierarchies().has(kUnified) ? kUnified : kV1Cpu, "cgroup.procs").empty(); }, 5000));
+    SnapshotPtr empty = Get(sampler.get());
+    ASSERT_NE(empty->FindByPath(ctr_path), nullptr);  // empty, still there: still reported
+  }  // removed in every hierarchy
+  SnapshotPtr s = Get(sampler.get());
+  EXPECT_EQ(s->FindByPath(ctr_path), nullptr);
+  EXPECT_EQ(s->FindByPath(pod_path), nullptr);
+  EXPECT_NE(s->FindByPath(q.path()), nullptr);
   EXPECT_TRUE(s->read_errors.empty());
 }
 
