@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -46,11 +47,6 @@ CgroupDiscovery::~CgroupDiscovery() {
 std::string CgroupDiscovery::RelPath(const std::string& path) {
   if (path == "/" || path.empty()) return ".";
   return path.substr(1);
-}
-
-bool CgroupDiscovery::InScope(const std::string& path) const {
-  for (const auto& s : subtrees_) if (IsUnder(path, s)) return true;
-  return false;
 }
 
 Status CgroupDiscovery::Init() {
@@ -151,6 +147,7 @@ CgroupDiscovery::Changes CgroupDiscovery::Poll() {
   // New masks for touched paths; applied after the queue is drained.
   std::map<std::string, HierarchyMask> masks;
   bool overflow = false;
+
   alignas(struct inotify_event) char buf[16384];
   while (true) {
     ssize_t n = ::read(inotify_fd_, buf, sizeof buf);
@@ -161,7 +158,20 @@ CgroupDiscovery::Changes CgroupDiscovery::Poll() {
       if (ev->mask & IN_Q_OVERFLOW) { overflow = true; continue; }
       auto it = wd_.find(ev->wd);
       if (it == wd_.end()) continue;
-      if (ev->mask & IN_IGNORED) { wd_.erase(it); continue; }
+      if (ev->mask & IN_IGNORED) {
+        // The watched directory is gone. For a subtree root nobody else reports that (its
+        // parent is not watched): forget the subtree and look for the root again.
+        // The event can come late, after the root was made again: only a root that is
+        // really gone is forgotten.
+        Watch gone = it->second;
+        wd_.erase(it);
+        struct stat st;
+        if (std::find(subtrees_.begin(), subtrees_.end(), gone.path) != subtrees_.end() &&
+            ::fstatat(root_fd_[gone.h], RelPath(gone.path).c_str(), &st, 0) != 0) {
+          RemoveSubtree(gone.h, gone.path, &masks);
+        }
+        continue;
+      }
       if (!(ev->mask & IN_ISDIR) || ev->len == 0) continue;
       Watch w = it->second;
       std::string child = Child(w.path, ev->name);
@@ -186,6 +196,25 @@ CgroupDiscovery::Changes CgroupDiscovery::Poll() {
     log::Warn("inotify queue overflowed; re-walking the cgroup tree");
     FullRescan(&changes);
     return changes;
+  }
+  // Subtree roots that are not known in some hierarchy (not made yet when statlet started,
+  // or removed and made again) are looked for at every Poll: one stat each while missing.
+  for (int h = 0; h < kNumHierarchies; ++h) {
+    if (root_fd_[h] < 0) continue;
+    for (const auto& root : subtrees_) {
+      auto pending = masks.find(root);
+      auto known = paths_.find(root);
+      HierarchyMask m = pending != masks.end() ? pending->second : known != paths_.end() ? known->second : 0u;
+      if (m & (1u << h)) continue;
+      struct stat st;
+      if (::fstatat(root_fd_[h], RelPath(root).c_str(), &st, 0) != 0) continue;
+      std::map<std::string, HierarchyMask> found;
+      Walk(static_cast<Hierarchy>(h), root, &found);
+      for (const auto& [fp, bit] : found) {
+        auto cur = masks.count(fp) ? masks[fp] : (paths_.count(fp) ? paths_[fp] : 0u);
+        masks[fp] = cur | bit;
+      }
+    }
   }
   for (const auto& [p, m] : masks) {
     auto it = paths_.find(p);

@@ -57,7 +57,6 @@ class CgroupDiscovery {
   void AddWatch(Hierarchy h, const std::string& path);
   void FullRescan(Changes* changes);
   void RemoveSubtree(Hierarchy h, const std::string& path, std::map<std::string, HierarchyMask>* masks);
-  bool InScope(const std::string& path) const;
 
   CgroupHierarchies h_;
   std::vector<std::string> subtrees_;

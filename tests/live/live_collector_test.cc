@@ -335,6 +335,37 @@ TEST_F(LiveCollector, RemovedPodsAndContainersLeaveTheNextSnapshot) {
   EXPECT_TRUE(s->read_errors.empty());
 }
 
+TEST_F(LiveCollector, SubtreeCreatedAfterStartIsPickedUp) {
+  // statlet may start before the kubelet creates /kubepods.
+  LiveCgroup top(root_);
+  CollectorOptions o;
+  o.subtrees = {root_ + "/later"};
+  auto col = Collector::Create(o);
+  ASSERT_TRUE(col.ok());
+  auto first = (*col)->Collect();
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(first->cgroups.empty());
+  for (int round = 0; round < 2; ++round) {
+    std::string child;
+    {
+      LiveCgroup later(root_ + "/later");
+      LiveCgroup c(later.path() + "/c");
+      child = c.path();
+      Child p([] { return uint64_t{0}; });
+      c.Add(p.pid());
+      p.Start();
+      p.Result();
+      auto s = (*col)->Collect();
+      ASSERT_TRUE(s.ok());
+      EXPECT_NE(s->FindByPath(child), nullptr) << "round " << round;
+    }
+    auto s = (*col)->Collect();
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(s->FindByPath(child), nullptr) << "round " << round;
+    EXPECT_EQ(s->collection.cgroups_tracked, 0u) << "round " << round;
+  }
+}
+
 TEST(KeptFileLive, RemovedCgroupAnswersGone) {
   if (geteuid() != 0) GTEST_SKIP();
   const auto& h = HostHierarchies();
