@@ -177,6 +177,16 @@ void FillContainerStats(const CriView& view, const ContainerEntry& c, v1::Contai
   FillSwapUsage(cg.memory, ts, out->mutable_swap());
   FillIoUsage(cg.io, ts, out->mutable_io());
   FillProcessUsage(cg.process, ts, out->mutable_process());
+  if (c.meta != nullptr && c.meta->writable_layer.timestamp_ns != 0) {
+    // Passed on as the runtime reported it (with its own timestamp): the kubelet's
+    // ephemeral-storage accounting reads it from here.
+    const auto& layer = c.meta->writable_layer;
+    auto* wl = out->mutable_writable_layer();
+    wl->set_timestamp(layer.timestamp_ns);
+    wl->mutable_fs_id()->set_mountpoint(layer.mountpoint);
+    SetIf(layer.used_bytes, wl, &v1::FilesystemUsage::mutable_used_bytes);
+    SetIf(layer.inodes_used, wl, &v1::FilesystemUsage::mutable_inodes_used);
+  }
   if (!cg.host_network) {
     const NetNamespaceStats* ns = snap.Netns(cg);
     if (ns == nullptr && c.pod_index >= 0) ns = view.pods[c.pod_index].netns;

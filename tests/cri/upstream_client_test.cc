@@ -152,7 +152,13 @@ TEST_F(UpstreamClient, ContainerStatsCarriesEveryUpstreamField) {
   EXPECT_EQ(s.swap().swap_available_bytes().value(), *c.memory.swap_max_bytes - *c.memory.swap_bytes);
   EXPECT_EQ(s.io().psi().some().total(), c.io.psi.some->total_us * 1000);
   EXPECT_FALSE(s.io().psi().has_full());  // the fixture has no io full line: left unset
-  EXPECT_FALSE(s.has_writable_layer());    // statlet does not measure it: unset, not zero
+  // The writable layer as the node's runtime reported it, with the runtime's timestamp.
+  const auto& layer = c.id.meta->writable_layer;
+  ASSERT_TRUE(s.has_writable_layer());
+  EXPECT_EQ(s.writable_layer().timestamp(), layer.timestamp_ns);
+  EXPECT_EQ(s.writable_layer().fs_id().mountpoint(), layer.mountpoint);
+  EXPECT_EQ(s.writable_layer().used_bytes().value(), *layer.used_bytes);
+  EXPECT_EQ(s.writable_layer().inodes_used().value(), *layer.inodes_used);
 
   // statlet's additions arrive as unknown fields a stock client skips but keeps.
   EXPECT_EQ(UnknownUInt64(s.cpu(), 1000), c.cpu.system_ns);
@@ -181,6 +187,14 @@ TEST_F(UpstreamClient, ContainerStatsCarriesEveryUpstreamField) {
       EXPECT_EQ(UnknownUInt64(n.default_interface(), 1001), 2u);     // rx_dropped
     }
   }
+}
+
+TEST_F(UpstreamClient, WritableLayerUnsetWithoutTheRuntimesReport) {
+  v1::ContainerStatsRequest req;
+  req.set_container_id(testing::kSidecar);
+  v1::ContainerStatsResponse resp;
+  ASSERT_TRUE(rt_->ContainerStats(Ctx().get(), req, &resp).ok());
+  EXPECT_FALSE(resp.stats().has_writable_layer());  // unset, not zero
 }
 
 TEST_F(UpstreamClient, ContainerStatsErrors) {
