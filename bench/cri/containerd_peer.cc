@@ -1,0 +1,101 @@
+// ContainerdPeer over tests/e2e's stage: containerd_harness.sh starts a private containerd
+// (its own network namespace, root, state and sockets under a scratch directory) and
+// CriDriver plays the kubelet. The stage's statlet agent runs beside it with its periodic
+// ListContainerStats to containerd off, so containerd answers the bench's calls only.
+#include "bench/cri/containerd_peer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/e2e_stage.h"
+
+namespace statlet::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t CpuNsOf(const std::vector<pid_t>& pids) {
+  uint64_t sum = 0;
+  for (pid_t p : pids) sum += e2e::ProcessCpuNs(p);
+  return sum;
+}
+
+double Pct(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+class StagePeer final : public ContainerdPeer {
+ public:
+  explicit StagePeer(std::unique_ptr<e2e::E2eStage> stage) : stage_(std::move(stage)) {}
+  ~StagePeer() override { Stop(); }
+
+  Status Grow(size_t containers, size_t per_pod) override {
+    while (running_ < containers) {
+      if (running_ % per_pod == 0) {
+        auto pod = stage_->driver().RunPod({"bench-" + std::to_string(pods_.size()), "cri-bench", {}});
+        if (!pod.ok()) return pod.status();
+        pods_.push_back(*pod);
+      }
+      auto id = stage_->driver().StartContainer(pods_.back(), {"idle-" + std::to_string(running_),
+                                                               {"sh", "-c", "exec sleep 2147483647"}});
+      if (!id.ok()) return id.status();
+      ++running_;
+    }
+    return Status::Ok();
+  }
+
+  StatusOr<PeerFigures> Measure(int calls) override {
+    PeerFigures f;
+    std::vector<double> ms;
+    // The processes that answer: containerd and every shim (one per pod).
+    const std::vector<pid_t> pids = stage_->ContainerdPids();
+    uint64_t cpu0 = 0;
+    for (int i = 0; i < calls + 2; ++i) {  // two warm-up calls: connections, first-call rate state
+      if (i == 2) cpu0 = CpuNsOf(pids);
+      runtime::v1::ListContainerStatsResponse resp;
+      auto ctx = e2e::CallContext(std::chrono::seconds(120));
+      auto t0 = Clock::now();
+      grpc::Status s = stage_->containerd()->ListContainerStats(ctx.get(), {}, &resp);
+      auto t1 = Clock::now();
+      if (!s.ok()) return Unavailable("containerd ListContainerStats: " + s.error_message());
+      if (i < 2) continue;
+      ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      f.bytes = resp.ByteSizeLong();
+      f.items = static_cast<size_t>(resp.stats_size());
+    }
+    f.cpu_ms = static_cast<double>(CpuNsOf(pids) - cpu0) / 1e6 / calls;
+    f.p50_ms = Pct(ms, 0.5);
+    f.p99_ms = Pct(ms, 0.99);
+    return f;
+  }
+
+  void Stop() override {
+    if (!stage_) return;
+    for (const e2e::Pod& p : pods_) (void)stage_->driver().RemovePod(p);
+    pods_.clear();
+    stage_->Stop();
+    stage_.reset();
+  }
+
+ private:
+  std::unique_ptr<e2e::E2eStage> stage_;
+  std::vector<e2e::Pod> pods_;
+  size_t running_ = 0;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<ContainerdPeer>> ContainerdPeer::Start() {
+  e2e::StageOptions o;
+  o.agent_binary = STATLET_E2E_AGENT;
+  o.harness_script = STATLET_E2E_HARNESS;
+  o.agent_flags = {"--runtime.stats-period=0s"};
+  auto stage = e2e::E2eStage::Start(o);
+  if (!stage.ok()) return stage.status();
+  return std::unique_ptr<ContainerdPeer>(new StagePeer(std::move(stage).value()));
+}
+
+}  // namespace statlet::bench
