@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <iterator>
 
 #include "base/log.h"
@@ -36,7 +37,8 @@ const std::vector<std::string>& BpfProbes::ProbeNames() {
 BpfProbes::BpfProbes() = default;
 
 BpfProbes::~BpfProbes() {
-  slots_.clear();  // detach and unload before closing anything else
+  slots_.clear();
+  loaded_.clear();  // detach and unload before closing anything else
   if (cgroup2_root_fd_ >= 0) close(cgroup2_root_fd_);
 }
 
@@ -48,40 +50,54 @@ StatusOr<std::unique_ptr<BpfProbes>> BpfProbes::Create(const BpfOptions& options
     }
   }
   std::unique_ptr<BpfProbes> self(new BpfProbes());
-  std::unique_ptr<bpf::Probe> (*factories[])() = {bpf::NewCpuTimeProbe, bpf::NewRunqLatencyProbe,
-                                                   bpf::NewPageFaultsProbe, bpf::NewOomKillProbe,
-                                                   bpf::NewTcpEventsProbe};
+  self->slots_.resize(ProbeNames().size());
   if (options.mode == BpfMode::kOff) {
-    self->slots_.resize(ProbeNames().size());
     for (Slot& slot : self->slots_) slot.error = "disabled";
     return self;
   }
+  auto selected = [&](size_t i) {
+    return options.probes.empty() ||
+           std::find(options.probes.begin(), options.probes.end(), ProbeNames()[i]) != options.probes.end();
+  };
+  // Programs and the probes (indices into ProbeNames) each one serves. cpu, runqlat and
+  // faults share the sched_switch program, which counts only for the selected ones.
+  const bpf::SchedSwitchCounts sched{.cpu = selected(0), .runqlat = selected(1), .faults = selected(2)};
+  struct Program {
+    std::vector<size_t> probes;
+    std::function<std::unique_ptr<bpf::Probe>()> make;
+  };
+  const Program programs[] = {
+      {{0, 1, 2}, [&] { return bpf::NewSchedSwitchProbe(sched); }},
+      {{3}, bpf::NewOomKillProbe},
+      {{4}, bpf::NewTcpEventsProbe},
+  };
   bpf::InstallLibbpfLogger();
   self->cgroup2_root_fd_ = bpf::OpenCgroup2Root(options.cgroup2_root);
   bpf::ProbeConfig config{.max_cgroups = options.max_cgroups};
-  for (size_t i = 0; i < std::size(factories); i++) {
-    Slot slot;
-    if (!options.probes.empty() &&
-        std::find(options.probes.begin(), options.probes.end(), ProbeNames()[i]) == options.probes.end()) {
-      slot.error = "not selected";
-      self->slots_.push_back(std::move(slot));
-      continue;
+  for (const Program& program : programs) {
+    std::vector<size_t> wanted;
+    for (size_t i : program.probes) {
+      if (selected(i)) wanted.push_back(i);
+      else self->slots_[i].error = "not selected";
     }
-    slot.probe = factories[i]();
+    if (wanted.empty()) continue;
+    std::unique_ptr<bpf::Probe> probe = program.make();
     bpf::ClearLibbpfMessages();
-    Status st = slot.probe->Start(config);
-    if (st.ok()) {
-      slot.up = true;
-    } else {
-      const std::string name = slot.probe->name();
-      slot.error = st.message();
-      slot.probe.reset();
-      if (options.mode == BpfMode::kOn) {
-        return statlet::Status(st.code(), "bpf probe " + name + " did not load: " + st.message());
-      }
-      log::Warn("bpf probe " + name + " not loaded, skipping it: " + st.message());
+    Status st = probe->Start(config);
+    if (!st.ok() && options.mode == BpfMode::kOn) {
+      return statlet::Status(st.code(), "bpf probe " + ProbeNames()[wanted[0]] + " did not load: " + st.message());
     }
-    self->slots_.push_back(std::move(slot));
+    for (size_t i : wanted) {
+      Slot& slot = self->slots_[i];
+      if (st.ok()) {
+        slot.probe = probe.get();
+        slot.up = true;
+      } else {
+        slot.error = st.message();
+        log::Warn("bpf probe " + ProbeNames()[i] + " not loaded, skipping it: " + st.message());
+      }
+    }
+    if (st.ok()) self->loaded_.push_back(std::move(probe));
   }
   return self;
 }
@@ -97,9 +113,7 @@ void BpfProbes::Collect(const std::vector<uint64_t>& live_cgroup_ids,
                           .by_cgroup_id = by_cgroup_id,
                           .new_ooms = new_ooms ? new_ooms : &ignored_ooms,
                           .per_cpu_ns = &per_cpu_ns_};
-  for (Slot& slot : slots_) {
-    if (slot.up) slot.probe->Collect(ctx);
-  }
+  for (auto& probe : loaded_) probe->Collect(ctx);
 }
 
 const std::vector<uint64_t>* BpfProbes::PerCpuNs(uint64_t cgroup_id) const {

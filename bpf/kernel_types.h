@@ -33,25 +33,16 @@ struct css_set {
   struct cgroup *dfl_cgrp;  // the task's cgroup on the unified (v2) hierarchy
 } STATLET_CORE;
 
-// CONFIG_SCHED_INFO (Debian: yes, via TASK_DELAY_ACCT): the scheduler's own wait stamps.
+// CONFIG_SCHED_INFO (Debian: yes, via TASK_DELAY_ACCT): the scheduler's wait accounting.
+// sched_info_arrive adds the wait to run_delay right after the sched_switch tracepoint.
 struct sched_info {
-  unsigned long long last_arrival;  // rq clock when it last got the CPU
-  unsigned long long last_queued;   // rq clock when it became runnable; 0 while running
+  unsigned long long run_delay;  // total time spent waiting on a run queue
 } STATLET_CORE;
 
-// A CPU's run queue; `clock` is the rq clock the sched_info stamps use.
-struct rq {
-  unsigned long long clock;
-} STATLET_CORE;
-
-// CONFIG_FAIR_GROUP_SCHED (Debian: yes): every task's se.cfs_rq is set to its CPU's
-// cfs_rq whatever its class, which leads to the CPU's rq.
-struct cfs_rq {
-  struct rq *rq;
-} STATLET_CORE;
-
+// Updated by update_curr (at dequeue or put_prev_task) before the sched_switch tracepoint;
+// the source of the cgroup's CPU usage.
 struct sched_entity {
-  struct cfs_rq *cfs_rq;
+  unsigned long long sum_exec_runtime;
 } STATLET_CORE;
 
 struct task_struct {
@@ -61,6 +52,10 @@ struct task_struct {
   struct css_set *cgroups;
   struct sched_entity se;
   struct sched_info sched_info;
+  // Page faults of this thread, bumped only by the thread itself (mm_account_fault on
+  // `current`); the same counts as /proc/<tid>/stat and the perf fault events.
+  unsigned long min_flt;
+  unsigned long maj_flt;
 } STATLET_CORE;
 
 typedef struct {

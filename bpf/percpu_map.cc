@@ -71,6 +71,40 @@ Status ForEachPerCpuEntry(int map_fd, size_t key_size, size_t value_size, const 
   return ForEachByKey(map_fd, key_size, stride, cpus, visit);
 }
 
+Status ForEachEntry(int map_fd, size_t key_size, size_t value_size, const PerCpuVisitor& visit) {
+  Status status;  // plain maps hand out values packed, unpadded
+  if (ForEachBatched(map_fd, key_size, value_size, 1, visit, &status)) return status;
+  return ForEachByKey(map_fd, key_size, value_size, 1, visit);
+}
+
+Status ForEachPerCpuSlot(int map_fd, size_t value_size, uint32_t end, const PerCpuSlotVisitor& visit) {
+  const size_t entry_bytes = PerCpuStride(value_size) * PossibleCpus();
+  std::vector<uint32_t> keys(kBatchEntries);
+  std::vector<uint8_t> values(entry_bytes * kBatchEntries);
+  uint32_t token_in = 0, token_out = 0;  // an array's batch token is the last index read
+  uint32_t done = 0;
+  while (done < end) {
+    uint32_t count = std::min(kBatchEntries, end - done);
+    LIBBPF_OPTS(bpf_map_batch_opts, opts);
+    int err = bpf_map_lookup_batch(map_fd, done == 0 ? nullptr : &token_in, &token_out, keys.data(),
+                                   values.data(), &count, &opts);
+    int e = err < 0 ? errno : 0;
+    if (err < 0 && e != ENOENT) {
+      if (done == 0 && (e == EINVAL || e == ENOTSUP || e == EOPNOTSUPP || e == kKernelENOTSUPP)) break;
+      return ErrnoStatus(e, "bpf array batch lookup");
+    }
+    for (uint32_t i = 0; i < count; i++) visit(keys[i], values.data() + i * entry_bytes);
+    done += count;
+    if (e == ENOENT || count == 0) return Status::Ok();
+    token_in = token_out;
+  }
+  if (done >= end) return Status::Ok();
+  for (uint32_t i = 0; i < end; i++) {  // no batch operations on this kernel
+    if (bpf_map_lookup_elem(map_fd, &i, values.data()) == 0) visit(i, values.data());
+  }
+  return Status::Ok();
+}
+
 uint64_t SumPerCpuArrayU64(int map_fd) {
   std::vector<uint64_t> values(PossibleCpus());
   uint32_t zero = 0;

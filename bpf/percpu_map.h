@@ -22,6 +22,14 @@ inline size_t PerCpuStride(size_t value_size) { return (value_size + 7) / 8 * 8;
 using PerCpuVisitor = std::function<void(const uint8_t* key, const uint8_t* values)>;
 Status ForEachPerCpuEntry(int map_fd, size_t key_size, size_t value_size, const PerCpuVisitor& visit);
 
+// Calls visit(key, value) for every entry of a plain (not per-CPU) hash map, batched as above.
+Status ForEachEntry(int map_fd, size_t key_size, size_t value_size, const PerCpuVisitor& visit);
+
+// Calls visit(index, values) for indices [0, end) of a per-CPU array, `values` laid out as
+// in ForEachPerCpuEntry; batched, with a per-index fallback.
+using PerCpuSlotVisitor = std::function<void(uint32_t index, const uint8_t* values)>;
+Status ForEachPerCpuSlot(int map_fd, size_t value_size, uint32_t end, const PerCpuSlotVisitor& visit);
+
 // Sum over CPUs of the u64 at index 0 of a per-CPU array (the probes' "lost" counters).
 uint64_t SumPerCpuArrayU64(int map_fd);
 

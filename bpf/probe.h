@@ -1,5 +1,6 @@
-// One eBPF probe: a libbpf skeleton that loads, attaches, and adds its kernel aggregates to
-// a collection. BpfProbes owns one per probe; each is up or down on its own.
+// One libbpf skeleton that loads, attaches, and adds its kernel aggregates to a collection.
+// It serves one probe (oom, tcp) or several (sched_switch: cpu, runqlat, faults); BpfProbes
+// owns one per skeleton and reports each probe name as up or down.
 #pragma once
 
 #include <cstdint>
@@ -39,9 +40,13 @@ class Probe {
   virtual uint64_t LostEvents() const = 0;
 };
 
-std::unique_ptr<Probe> NewCpuTimeProbe();
-std::unique_ptr<Probe> NewRunqLatencyProbe();
-std::unique_ptr<Probe> NewPageFaultsProbe();
+// The scheduler probes share one sched_switch program; these say which of them count.
+struct SchedSwitchCounts {
+  bool cpu = true;
+  bool runqlat = true;
+  bool faults = true;
+};
+std::unique_ptr<Probe> NewSchedSwitchProbe(const SchedSwitchCounts& counts);
 std::unique_ptr<Probe> NewOomKillProbe();
 std::unique_ptr<Probe> NewTcpEventsProbe();
 
