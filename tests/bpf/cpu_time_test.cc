@@ -35,10 +35,15 @@ TEST(CpuTimeProbe, PerCpuSplitFollowsPinningAndMatchesCgroupTotal) {
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "burner " << pid << " status " << status;
   }
 
-  CollectOne(*probes, cg.id());
+  int64_t burnt_ns = 0;
+  for (int cpu = 0; cpu < cpus; cpu++) burnt_ns += burn_ns(cpu);
+  BpfCgroupStats stats = CollectUntil(*probes, cg.id(), [&](const BpfCgroupStats& s) {
+    return static_cast<int64_t>(SumOf(s.per_cpu_ns)) >= burnt_ns;
+  });
   const std::vector<uint64_t>* per_cpu = probes->PerCpuNs(cg.id());
   ASSERT_NE(per_cpu, nullptr);
   ASSERT_GE(per_cpu->size(), static_cast<size_t>(cpus));
+  EXPECT_EQ(stats.per_cpu_ns, *per_cpu) << "the collection and PerCpuNs disagree";
 
   const double total_ns = static_cast<double>(cg.CpuUsageUsec()) * 1000;
   ASSERT_GT(total_ns, 0);
@@ -57,10 +62,11 @@ TEST(CpuTimeProbe, LiveCgroupWithoutTasksReportsZeros) {
   ASSERT_TRUE(probes);
   TestCgroup cg(UniqueName("cpu-idle"));
   ASSERT_TRUE(cg.ok()) << cg.error();
-  CollectOne(*probes, cg.id());
+  BpfCgroupStats stats = CollectOne(*probes, cg.id());
   const std::vector<uint64_t>* per_cpu = probes->PerCpuNs(cg.id());
   ASSERT_NE(per_cpu, nullptr);
   EXPECT_EQ(std::accumulate(per_cpu->begin(), per_cpu->end(), uint64_t{0}), 0u);
+  EXPECT_EQ(stats.per_cpu_ns.size(), per_cpu->size());  // zeros, one per CPU
   EXPECT_EQ(probes->PerCpuNs(cg.id() + 1'000'000'000), nullptr);  // not live: nothing
 }
 

@@ -1,9 +1,12 @@
 // Shared pieces of the probe tests: loading the probes and reading one cgroup's values.
 #pragma once
 
+#include <sched.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -29,6 +32,23 @@ inline BpfCgroupStats CollectOne(BpfProbes& probes, uint64_t id, std::vector<Oom
   probes.Collect({id}, &by_id, ooms ? ooms : &ignored);
   return by_id[id];
 }
+
+// The scheduler probes (cpu, runqlat, faults) count a task's stay on a CPU when it leaves
+// the CPU, and a child that was just reaped may still be on its way out: its last switch
+// follows the wakeup of its parent. Collects until `settled(values)` holds or `timeout`
+// passes; returns the last values either way (the caller's assertions then fail).
+template <typename Settled>
+BpfCgroupStats CollectUntil(BpfProbes& probes, uint64_t id, Settled&& settled,
+                            std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    BpfCgroupStats s = CollectOne(probes, id);
+    if (settled(s) || std::chrono::steady_clock::now() >= deadline) return s;
+    sched_yield();
+  }
+}
+
+inline uint64_t SumOf(const std::vector<uint64_t>& v) { return std::accumulate(v.begin(), v.end(), uint64_t{0}); }
 
 #define STATLET_REQUIRE_ROOT()                                       \
   do {                                                               \

@@ -33,7 +33,9 @@ TEST(RunqLatencyProbe, ContendedCpusGivePlausibleHistogram) {
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   }
 
-  BpfCgroupStats s = CollectOne(*probes, cg.id());
+  BpfCgroupStats s = CollectUntil(*probes, cg.id(), [&](const BpfCgroupStats& v) {
+    return SumOf(v.runq_latency_log2_us) >= pids.size();
+  });
   ASSERT_EQ(s.runq_latency_log2_us.size(), static_cast<size_t>(STATLET_RUNQ_SLOTS));
   ASSERT_TRUE(s.runq_latency_sum_ns.has_value());
   const uint64_t waits = std::accumulate(s.runq_latency_log2_us.begin(), s.runq_latency_log2_us.end(), uint64_t{0});

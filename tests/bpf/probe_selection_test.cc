@@ -1,0 +1,99 @@
+// cpu, runqlat and faults share one sched_switch program, yet each is selected and
+// reported on its own: a probe left out is down with "not selected" and fills nothing,
+// the selected ones count as when all are loaded.
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include <numeric>
+#include <set>
+
+#include "tests/bpf/child_process.h"
+#include "tests/bpf/probe_test_support.h"
+
+namespace statlet::testing {
+namespace {
+
+constexpr size_t kPages = 2048;
+
+std::unique_ptr<BpfProbes> LoadOnly(const std::vector<std::string>& names) {
+  BpfOptions options = BpfOptions::WithMode(BpfMode::kOn);
+  options.probes = names;
+  auto probes = BpfProbes::Create(options);
+  EXPECT_TRUE(probes.ok()) << probes.status().ToString();
+  if (!probes.ok()) return nullptr;
+  return std::move(probes).value();
+}
+
+// Status per probe name must say up exactly for `selected`.
+void ExpectUpExactly(const BpfProbes& probes, const std::set<std::string>& selected) {
+  for (const BpfProbeStatus& s : probes.ProbeStatus()) {
+    const bool want = selected.count(s.probe) != 0;
+    EXPECT_EQ(s.up, want) << s.probe;
+    if (!want) {
+      EXPECT_EQ(s.error, "not selected") << s.probe;
+    }
+  }
+}
+
+// A child in `cg` that burns 50 ms and touches kPages fresh pages.
+void RunWorkload(TestCgroup& cg) {
+  pid_t pid = SpawnInCgroup(cg, [] {
+    BurnCpu(50'000'000);
+    size_t len = kPages * 4096;
+    auto* p = static_cast<volatile char*>(mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    if (p == MAP_FAILED) return 3;
+    madvise(const_cast<char*>(p), len, MADV_NOHUGEPAGE);
+    for (size_t i = 0; i < kPages; i++) p[i * 4096] = 1;
+    return 0;
+  });
+  ASSERT_GT(pid, 0);
+  int status = WaitForExit(pid, std::chrono::seconds(30));
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+TEST(SchedProbeSelection, FaultsAloneCountsFaultsAndFillsNothingElse) {
+  STATLET_REQUIRE_ROOT();
+  auto probes = LoadOnly({"faults"});
+  ASSERT_TRUE(probes);
+  ExpectUpExactly(*probes, {"faults"});
+  TestCgroup cg(UniqueName("sel-faults"));
+  ASSERT_TRUE(cg.ok()) << cg.error();
+  RunWorkload(cg);
+
+  BpfCgroupStats s = CollectUntil(*probes, cg.id(), [](const BpfCgroupStats& v) {
+    return v.minor_faults.value_or(0) >= kPages;
+  });
+  ASSERT_TRUE(s.minor_faults.has_value());
+  EXPECT_GE(*s.minor_faults, kPages);
+  EXPECT_LE(*s.minor_faults, kPages + 1024);
+  EXPECT_TRUE(s.per_cpu_ns.empty());
+  EXPECT_EQ(probes->PerCpuNs(cg.id()), nullptr);
+  EXPECT_TRUE(s.runq_latency_log2_us.empty());
+  EXPECT_FALSE(s.runq_latency_sum_ns.has_value());
+}
+
+TEST(SchedProbeSelection, CpuAndRunqlatWithoutFaults) {
+  STATLET_REQUIRE_ROOT();
+  auto probes = LoadOnly({"cpu", "runqlat"});
+  ASSERT_TRUE(probes);
+  ExpectUpExactly(*probes, {"cpu", "runqlat"});
+  TestCgroup cg(UniqueName("sel-cpu"));
+  ASSERT_TRUE(cg.ok()) << cg.error();
+  RunWorkload(cg);
+
+  BpfCgroupStats s = CollectUntil(*probes, cg.id(), [](const BpfCgroupStats& v) {
+    return SumOf(v.per_cpu_ns) >= 50'000'000;  // the burn
+  });
+  EXPECT_FALSE(s.minor_faults.has_value());
+  EXPECT_FALSE(s.major_faults.has_value());
+  const double usage_ns = static_cast<double>(cg.CpuUsageUsec()) * 1000;
+  const double sum_ns = static_cast<double>(SumOf(s.per_cpu_ns));
+  ASSERT_GT(usage_ns, 50e6);
+  EXPECT_NEAR(sum_ns, usage_ns, usage_ns * 0.05);
+  // The child waited at least once: when it was forked and woken.
+  ASSERT_TRUE(s.runq_latency_sum_ns.has_value());
+  EXPECT_GE(SumOf(s.runq_latency_log2_us), 1u);
+}
+
+}  // namespace
+}  // namespace statlet::testing
