@@ -4,8 +4,8 @@
 // tracefs; fentry is refused on the lockdown host and kprobes are not built in there.
 // The three probes share one program because a context switch is the hottest event they
 // see: one invocation per switch instead of one per probe, and one cgroup slot lookup
-// serves all three. Which probes count is fixed at load time (the count_* flags in
-// .rodata, so the verifier removes the code of the others).
+// serves all three. Which probes count is fixed at load time: the loader loads the
+// program for all three, or the one that reads the count_* flags in .rodata.
 //
 // A task's stay on a CPU runs from the switch that brings it in to the one that takes it
 // out. At the switch-in the program stores the task's own counters in the CPU's state; at
@@ -125,8 +125,10 @@ static __always_inline __u32 us_log2_slot(__u64 ns) {
   return slot < STATLET_RUNQ_SLOTS ? slot : STATLET_RUNQ_SLOTS - 1;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(statlet_sched_switch, _Bool preempt, struct task_struct *prev, struct task_struct *next) {
+// The program body for a fixed choice of probes; inlined into each program below with
+// constants or the load-time flags, so each copy has only the code it runs.
+static __always_inline int on_switch(struct task_struct *prev, struct task_struct *next, __u32 count_cpu,
+                                     __u32 count_faults, __u32 count_runq) {
   __u32 zero = 0;
   struct statlet_sched_cpu *st = bpf_map_lookup_elem(&cpu_state, &zero);
   if (!st) return 0;
@@ -166,4 +168,16 @@ int BPF_PROG(statlet_sched_switch, _Bool preempt, struct task_struct *prev, stru
     st->running_maj_flt = next->maj_flt;
   }
   return 0;
+}
+
+// All three probes, the default: no flag tests on the hot path.
+SEC("tp_btf/sched_switch")
+int BPF_PROG(statlet_sched_switch_all, _Bool preempt, struct task_struct *prev, struct task_struct *next) {
+  return on_switch(prev, next, 1, 1, 1);
+}
+
+// Any other choice, from the .rodata flags (the verifier drops the code of unset ones).
+SEC("tp_btf/sched_switch")
+int BPF_PROG(statlet_sched_switch, _Bool preempt, struct task_struct *prev, struct task_struct *next) {
+  return on_switch(prev, next, count_cpu, count_faults, count_runq);
 }

@@ -24,6 +24,9 @@ class SchedSwitchProbe final : public Probe {
     skel_->rodata->count_cpu = counts_.cpu;
     skel_->rodata->count_faults = counts_.faults;
     skel_->rodata->count_runq = counts_.runqlat;
+    const bool all = counts_.cpu && counts_.faults && counts_.runqlat;
+    bpf_program__set_autoload(skel_->progs.statlet_sched_switch_all, all);
+    bpf_program__set_autoload(skel_->progs.statlet_sched_switch, !all);
     max_entries_ = config.max_cgroups;
     bpf_map__set_max_entries(skel_->maps.slot_of, max_entries_);
     bpf_map__set_max_entries(skel_->maps.counters, max_entries_);

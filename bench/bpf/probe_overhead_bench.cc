@@ -1,14 +1,15 @@
 // What the probes cost the workloads they observe, probes on vs off in one run:
 //   switch  two processes pinned to one CPU ping-pong a byte over pipes (as
-//           `perf bench sched pipe`): every round trip is two context switches and two
-//           wakeups, so cpu, runqlat and sched_switch programs fire on each.
+//           `perf bench sched pipe`): every round trip is two context switches, so the
+//           sched_switch program (cpu, runqlat, faults) runs twice per round trip.
 //   faults  a process touches fresh 4 KiB pages of anonymous memory: one page fault each.
 // Cost is the workload's own CPU time (user + system, from wait4), so waiting for a CPU
-// that other processes use does not count. Rounds alternate off/on and on/off; the result
-// is the median over rounds of on/off, per workload. Then, with the kernel's BPF run-time
-// statistics on (which add their own clock reads, so not during the rounds), one pass of
-// each workload gives each program's own cost per run: its body, without the tracepoint
-// and BPF dispatch around it that the ratios include.
+// that other processes use does not count. Each round measures three modes in rotating
+// order: off, the probes on, and the floor — an empty program on sched_switch, what any
+// scheduler probe pays for the tracepoint and BPF dispatch alone. Columns are medians of
+// ns, ratios medians of the per-round ratios. Then, with the kernel's BPF run-time
+// statistics on (they add clock reads of their own, so not during the rounds), one pass
+// of each workload gives each program's mean ns per run: its body without the dispatch.
 //   statlet_bpf_overhead_bench [rounds] [probe,probe,...]   (root; default: all probes)
 #include <bpf/bpf.h>
 #include <sched.h>
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bpf/empty_switch_program.h"
 #include "bpf/bpf_probes.h"
 
 namespace {
@@ -153,51 +155,60 @@ int main(int argc, char** argv) {
       start = comma + 1;
     }
   }
+  // Three modes per round, in rotating order: off, the probes on, and the floor (an empty
+  // program on sched_switch). Ratios are taken within a round.
+  enum Mode { kOff, kOn, kFloor, kModes };
   struct Workload {
     const char* name;
     double (*cost)();
-    std::vector<double> off, on, ratio;
+    std::vector<double> ns[kModes], on_ratio, floor_ratio;
   };
   Workload workloads[] = {{"switch (ns/round trip)", SwitchCostNs, {}, {}, {}},
                           {"faults (ns/fault)", FaultCostNs, {}, {}, {}}};
   for (int r = 0; r < rounds; r++) {
-    double cost[2][2] = {};  // [on][workload]
-    for (int k = 0; k < 2; k++) {
-      const bool on = (r + k) % 2 == 1;  // alternate which mode goes first
+    double cost[kModes][2] = {};
+    for (int k = 0; k < kModes; k++) {
+      const Mode mode = static_cast<Mode>((r + k) % kModes);
       std::unique_ptr<statlet::BpfProbes> probes;
-      if (on) {
+      std::unique_ptr<statlet::bench::EmptySwitchProgram> floor;
+      if (mode == kOn) {
         auto created = statlet::BpfProbes::Create(options);
         if (!created.ok()) {
           std::fprintf(stderr, "probes: %s\n", created.status().ToString().c_str());
           return 1;
         }
         probes = std::move(created).value();
+      } else if (mode == kFloor) {
+        floor = std::make_unique<statlet::bench::EmptySwitchProgram>();
+        if (!floor->Attach()) return 1;
       }
       // One untimed pass each first: loading or unloading the probes allocates or frees
       // their maps (megabytes, partly through RCU), and the first faults after that see a
       // different page allocator state; measured are the passes after it settled.
       for (int w = 0; w < 2; w++) workloads[w].cost();
       for (int w = 0; w < 2; w++) {
-        cost[on][w] = workloads[w].cost();
-        if (cost[on][w] <= 0) {
+        cost[mode][w] = workloads[w].cost();
+        if (cost[mode][w] <= 0) {
           std::fprintf(stderr, "workload %s failed\n", workloads[w].name);
           return 1;
         }
       }
     }
-    for (int w = 0; w < 2; w++) {
-      workloads[w].off.push_back(cost[0][w]);
-      workloads[w].on.push_back(cost[1][w]);
-      workloads[w].ratio.push_back(cost[1][w] / cost[0][w]);
+    for (Workload& w : workloads) {
+      const int i = &w - workloads;
+      for (int m = 0; m < kModes; m++) w.ns[m].push_back(cost[m][i]);
+      w.on_ratio.push_back(cost[kOn][i] / cost[kOff][i]);
+      w.floor_ratio.push_back(cost[kFloor][i] / cost[kOff][i]);
     }
   }
-  std::printf("%-24s %12s %12s %16s\n", "workload", "off median", "on median", "ratio on/off");
+  std::printf("%-24s %10s %10s %10s %10s %12s\n", "workload", "off", "on", "floor", "on/off", "floor/off");
   for (const Workload& w : workloads) {
-    std::printf("%-24s %12.1f %12.1f %16.3f\n", w.name, Median(w.off), Median(w.on), Median(w.ratio));
+    std::printf("%-24s %10.1f %10.1f %10.1f %10.3f %12.3f\n", w.name, Median(w.ns[kOff]), Median(w.ns[kOn]),
+                Median(w.ns[kFloor]), Median(w.on_ratio), Median(w.floor_ratio));
   }
   std::string loaded;
   for (const std::string& p : options.probes) loaded += (loaded.empty() ? "" : ",") + p;
-  std::printf("rounds: %d, probes: %s (median of per-round ratios; target <= 1.03)\n", rounds,
+  std::printf("rounds: %d, probes: %s (medians of per-round ratios; target on/off <= 1.03)\n", rounds,
               loaded.empty() ? "all" : loaded.c_str());
   PrintProgramCosts(options);
   return 0;
