@@ -12,7 +12,8 @@
 #include "collector/collector.h"
 #include "collector/sampler.h"
 #include "cri/daemon_hooks.h"
-#include "exporters/daemon_options.h"
+#include "bpf/bpf_probes.h"
+#include "cmd/daemon_options.h"
 #include "exporters/metrics_http_server.h"
 
 #ifndef STATLET_VERSION_STRING
@@ -27,20 +28,12 @@ namespace statlet {
 int RunDaemonCommand(int argc, char** argv) {
   DaemonOptions opts;
   std::vector<std::string> args(argv + 1, argv + argc);
-  // --- CRI (cri/daemon_hooks.h): --cri.listen and --runtime.endpoint ---
-  cri::CriDaemonOptions cri_opts;
-  if (Status s = cri::ExtractCriDaemonOptions(&args, &cri_opts); !s.ok()) {
-    std::fprintf(stderr, "statlet: %s\n", s.message().c_str());
-    return 2;
-  }
-  // --- end CRI ---
   if (Status s = ParseDaemonOptions(args, &opts); !s.ok()) {
     std::fprintf(stderr, "statlet: %s\n", s.message().c_str());
     return 2;
   }
   if (opts.help) {
     std::fputs(DaemonUsage().c_str(), stdout);
-    std::fputs(cri::CriDaemonUsage().c_str(), stdout);  // CRI
     return 0;
   }
   if (opts.version) {
@@ -66,10 +59,20 @@ int RunDaemonCommand(int argc, char** argv) {
     log::Error("cannot start the collector: " + collector.status().ToString());
     return 1;
   }
-  // --- CRI: the runtime's metadata joins the snapshots ---
-  std::unique_ptr<cri::RuntimeClient> runtime = cri::StartRuntimeClient(cri_opts);
-  // --- end CRI ---
-  Sampler sampler(std::move(*collector), runtime.get(), nullptr);
+  // The runtime's metadata joins the snapshots; absent or down, stats are still served.
+  std::unique_ptr<cri::RuntimeClient> runtime = cri::StartRuntimeClient(opts.cri);
+  // Optional eBPF probes: in auto mode a probe that cannot load is skipped with a log line.
+  std::unique_ptr<BpfProbes> probes;
+  if (opts.bpf.mode != BpfMode::kOff) {
+    auto p = BpfProbes::Create(opts.bpf);
+    if (!p.ok()) {
+      log::Error("eBPF probes (--bpf=on): " + p.status().ToString());
+      if (runtime) runtime->Stop();
+      return 1;
+    }
+    probes = std::move(*p);
+  }
+  Sampler sampler(std::move(*collector), runtime.get(), probes && probes->AnyUp() ? probes.get() : nullptr);
   auto server = MetricsHttpServer::Create(opts.http, opts.encoder, &sampler);
   if (!server.ok()) {
     log::Error("cannot configure the HTTP server: " + server.status().ToString());
@@ -87,20 +90,19 @@ int RunDaemonCommand(int argc, char** argv) {
     log::Warn("first collection failed: " + first.status().ToString());
   }
 
-  // --- CRI: runtime.v1 stats on a unix socket, from the same Sampler ---
-  auto cri_server = cri::StartCriServer(&sampler, cri_opts);
+  // CRI runtime.v1 stats on a unix socket, from the same Sampler.
+  auto cri_server = cri::StartCriServer(&sampler, opts.cri);
   if (!cri_server.ok()) {
     log::Error("cannot start the CRI stats service: " + cri_server.status().ToString());
     (*server)->Stop();
     return 1;
   }
-  // --- end CRI ---
 
   int sig = 0;
   sigwait(&stop_signals, &sig);
   log::Info(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ", shutting down");
-  if (*cri_server) (*cri_server)->Stop();  // CRI
-  if (runtime) runtime->Stop();            // CRI
+  if (*cri_server) (*cri_server)->Stop();
+  if (runtime) runtime->Stop();
   (*server)->Stop();
   log::Info("stopped");
   return 0;

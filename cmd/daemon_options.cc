@@ -1,7 +1,10 @@
-#include "exporters/daemon_options.h"
+#include "cmd/daemon_options.h"
+
+#include "cri/socket_path.h"
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
@@ -181,6 +184,85 @@ const std::vector<Option>& Options() {
          o->encoder.max_interfaces = n;
          return Status::Ok();
        }},
+      {"cri.listen", "cri.listen", cri::kDefaultCriListenPath,
+       "Serve CRI runtime.v1 stats on this unix socket (mode 0660); \"\" disables.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (!v.empty()) {
+           auto p = cri::ParseUnixEndpoint(v);
+           if (!p.ok()) return InvalidArgument("cri.listen: " + p.status().message());
+         }
+         o->cri.listen = v;
+         return Status::Ok();
+       }},
+      {"cri.max-age", "cri.max_age", "1s",
+       "CRI calls are answered from a snapshot younger than this (concurrent calls share one collection).",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (Status s = ParseDuration(v, &o->cri.max_age); !s.ok()) return InvalidArgument("cri.max-age: " + s.message());
+         return Status::Ok();
+       }},
+      {"runtime.endpoint", "runtime.endpoint", "",
+       "The node runtime's CRI socket (unix:///...) for pod and container names; empty: auto-detect containerd "
+       "and CRI-O; \"none\" disables.",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (!v.empty() && v != "none") {
+           auto p = cri::ParseUnixEndpoint(v);
+           if (!p.ok()) return InvalidArgument("runtime.endpoint: " + p.status().message());
+         }
+         o->cri.runtime_endpoint = v;
+         return Status::Ok();
+       }},
+      {"runtime.refresh-period", "runtime.refresh_period", "2s",
+       "How often the runtime's pod and container list is refreshed (never per scrape).", false,
+       [](DaemonOptions* o, const std::string& v) {
+         nanoseconds d;
+         if (Status s = ParseDuration(v, &d); !s.ok()) return InvalidArgument("runtime.refresh-period: " + s.message());
+         if (d < std::chrono::milliseconds(10)) return InvalidArgument("runtime.refresh-period must be at least 10ms");
+         o->cri.runtime_refresh_period = std::chrono::duration_cast<std::chrono::milliseconds>(d);
+         return Status::Ok();
+       }},
+      {"runtime.stats-period", "runtime.stats_period", "10s",
+       "How often the runtime's ListContainerStats is asked for container writable layers (0: never).", false,
+       [](DaemonOptions* o, const std::string& v) {
+         nanoseconds d;
+         if (Status s = ParseDuration(v, &d); !s.ok()) return InvalidArgument("runtime.stats-period: " + s.message());
+         o->cri.runtime_stats_period = std::chrono::duration_cast<std::chrono::milliseconds>(d);
+         return Status::Ok();
+       }},
+      {"bpf", "bpf.mode", "auto",
+       "eBPF probes: auto (load what loads, skip the rest with one log line), on (fail unless all load), off.",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (!ParseBpfMode(v, &o->bpf.mode)) return InvalidArgument("bpf: expected auto, on or off");
+         return Status::Ok();
+       }},
+      {"bpf.probes", "bpf.probes", "",
+       "Probes to load (cpu, runqlat, faults, oom, tcp); repeatable or comma-separated. Default: all.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         size_t start = 0;
+         while (start <= v.size()) {
+           size_t comma = v.find(',', start);
+           std::string name = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+           const auto& known = BpfProbes::ProbeNames();
+           if (std::find(known.begin(), known.end(), name) == known.end()) {
+             return InvalidArgument("bpf.probes: unknown probe \"" + name + "\"");
+           }
+           o->bpf.probes.push_back(name);
+           if (comma == std::string::npos) break;
+           start = comma + 1;
+         }
+         return Status::Ok();
+       }},
+      {"bpf.max-cgroups", "bpf.max_cgroups", "4096",
+       "Entries of each per-cgroup eBPF map (kernel memory is preallocated for them).", false,
+       [](DaemonOptions* o, const std::string& v) {
+         uint64_t n;
+         if (Status s = ParseUint("bpf.max-cgroups", v, &n); !s.ok()) return s;
+         if (n == 0 || n > (1u << 20)) return InvalidArgument("bpf.max-cgroups must be 1..1048576");
+         o->bpf.max_cgroups = static_cast<uint32_t>(n);
+         return Status::Ok();
+       }},
   };
   return *opts;
 }
@@ -203,30 +285,11 @@ Status ReadFile(const std::string& path, std::string* out) {
 
 }  // namespace
 
-Status ParseDuration(const std::string& text, nanoseconds* out) {
-  if (text == "0") { *out = nanoseconds(0); return Status::Ok(); }
-  size_t i = 0;
-  while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.')) ++i;
-  if (i == 0) return InvalidArgument("bad duration \"" + text + "\"");
-  double v = std::strtod(text.substr(0, i).c_str(), nullptr);
-  std::string unit = text.substr(i);
-  double scale;
-  if (unit == "ns") scale = 1;
-  else if (unit == "us") scale = 1e3;
-  else if (unit == "ms") scale = 1e6;
-  else if (unit == "s") scale = 1e9;
-  else if (unit == "m") scale = 60e9;
-  else if (unit == "h") scale = 3600e9;
-  else return InvalidArgument("bad duration unit in \"" + text + "\" (use ns, us, ms, s, m, h)");
-  *out = nanoseconds(static_cast<int64_t>(v * scale));
-  return Status::Ok();
-}
-
 Status ApplyConfigYaml(const std::string& yaml_text, DaemonOptions* out) {
   try {
     YAML::Node root = YAML::Load(yaml_text);
     if (root.IsNull()) return Status::Ok();
-    if (!root.IsMap()) return InvalidArgument("config: expected a mapping of sections (web, log, collector, metrics)");
+    if (!root.IsMap()) return InvalidArgument("config: expected a mapping of sections (web, log, collector, metrics, cri, runtime, bpf)");
     for (const auto& section : root) {
       std::string sname = section.first.as<std::string>();
       if (!section.second.IsMap()) return InvalidArgument("config: section " + sname + " must be a mapping");
@@ -300,8 +363,12 @@ Status ParseDaemonOptions(const std::vector<std::string>& args, DaemonOptions* o
     if (Status s = ReadFile(out->config_file, &text); !s.ok()) return s;
     if (Status s = ApplyConfigYaml(text, out); !s.ok()) return InvalidArgument(out->config_file + ": " + s.message());
   }
-  bool subtree_flags = false;
+  bool subtree_flags = false, probe_flags = false;
   for (const auto& [opt, value] : flags) {
+    if (std::string_view(opt->flag) == "bpf.probes" && !probe_flags) {
+      out->bpf.probes.clear();  // flags replace the file's list
+      probe_flags = true;
+    }
     if (std::string_view(opt->flag) == "collector.subtree" && !subtree_flags) {
       out->collector.subtrees.clear();  // flags replace the file's list
       subtree_flags = true;
@@ -320,10 +387,11 @@ std::string DaemonUsage() {
   std::string s =
       "usage: statlet [flags]\n"
       "       statlet stats [flags]\n\n"
-      "Serves container and cgroup metrics in the Prometheus text format 0.0.4 or OpenMetrics 1.0\n"
-      "(negotiated by Accept), gzip-compressed when the scraper accepts it. Endpoints: the telemetry\n"
-      "path (default /metrics), /healthz (process up), /readyz (first collection done).\n"
-      "Collection runs at scrape time; concurrent scrapes share one collection.\n\n"
+      "Measures every container and cgroup on this host. Serves Prometheus /metrics (text format\n"
+      "0.0.4 or OpenMetrics 1.0, negotiated by Accept, gzip when the scraper accepts it), /healthz\n"
+      "(process up), /readyz (first collection done), and CRI runtime.v1 stats on a unix socket.\n"
+      "Collection runs when asked (a scrape, a CRI call); concurrent callers share one collection.\n"
+      "`statlet stats --help` describes the one-shot view.\n\n"
       "Flags (--name=value or --name value; booleans also as --name / --no-name):\n"
       "  -h, --help\n      Show this help.\n"
       "  --version\n      Print the version.\n"

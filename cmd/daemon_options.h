@@ -6,11 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "base/duration.h"
 #include "base/log.h"
 #include "base/status.h"
 #include "collector/collector.h"
 #include "exporters/metrics_http_server.h"
 #include "exporters/prometheus_encoder.h"
+#include "bpf/bpf_probes.h"
+#include "cri/daemon_hooks.h"
 
 namespace statlet {
 
@@ -23,6 +26,8 @@ struct DaemonOptions {
     c.process_fds = true;
     return c;
   }();
+  cri::CriDaemonOptions cri;
+  BpfOptions bpf;
   std::string web_config_file;
   std::string config_file;
   log::Level log_level = log::Level::kInfo;
@@ -35,8 +40,6 @@ struct DaemonOptions {
 Status ParseDaemonOptions(const std::vector<std::string>& args, DaemonOptions* out);
 // Applies a YAML config document (the --config.file format) onto *out.
 Status ApplyConfigYaml(const std::string& yaml_text, DaemonOptions* out);
-// "10s", "250ms", "1m", "1h", "0".
-Status ParseDuration(const std::string& text, std::chrono::nanoseconds* out);
 
 // The --help text: every option, its default and what it does.
 std::string DaemonUsage();

@@ -1,8 +1,6 @@
-// A small command-line walker for "--name value", "--name=value" and boolean flags, and
-// durations ("500ms", "2s", "1m", a bare number = seconds).
+// A small command-line walker for "--name value", "--name=value" and boolean flags.
 #pragma once
 
-#include <chrono>
 #include <string>
 #include <string_view>
 
@@ -29,7 +27,5 @@ class FlagParser {
   bool has_inline_ = false;
   bool failed_ = false;
 };
-
-bool ParseDuration(std::string_view s, std::chrono::nanoseconds* out);
 
 }  // namespace statlet

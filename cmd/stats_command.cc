@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/duration.h"
 #include "base/log.h"
 #include "cmd/commands.h"
 #include "cmd/flag_parser.h"
@@ -101,7 +102,7 @@ int RunStatsCommand(int argc, char** argv) {
     } else if (flags.Is("--cgroup")) {
       opts.subtrees.push_back(flags.Value());
     } else if (flags.Is("--interval")) {
-      if (!ParseDuration(flags.Value(), &interval)) return flags.Fail("bad duration for --interval");
+      if (Status s = ParseDuration(flags.Value(), &interval); !s.ok()) return flags.Fail("--interval: " + s.message());
     } else if (flags.Is("--all")) {
       opts.include_empty = true;
     } else if (flags.Is("--cgroup.mount")) {

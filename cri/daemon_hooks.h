@@ -1,12 +1,8 @@
 // What the daemon (cmd/daemon_command.cc) needs from cri/: its flags, the runtime
 // metadata client and the CRI server.
 //
-//   --cri.listen PATH         serve runtime.v1 stats on this unix socket
-//                             (default /run/statlet/cri.sock; "" disables)
-//   --runtime.endpoint URL    the node runtime's CRI socket, unix:///…
-//                             (default: auto-detect containerd / CRI-O; "none" disables)
-//   --runtime.stats-period D  how often the runtime's ListContainerStats is asked for
-//                             writable layers (default 10s; 0 never)
+// The flags that set CriDaemonOptions live with the daemon's other options
+// (cmd/daemon_options.cc).
 #pragma once
 
 #include <chrono>
@@ -25,12 +21,9 @@ struct CriDaemonOptions {
   std::string listen = kDefaultCriListenPath;
   std::string runtime_endpoint;  // empty: auto-detect; "none": no runtime client
   std::chrono::milliseconds runtime_stats_period{10000};
+  std::chrono::milliseconds runtime_refresh_period{2000};
+  std::chrono::nanoseconds max_age = std::chrono::seconds(1);  // snapshot reuse for CRI calls
 };
-
-// Takes the flags above out of `args` (both "--flag value" and "--flag=value"), leaving
-// the rest for the daemon's own parser.
-Status ExtractCriDaemonOptions(std::vector<std::string>* args, CriDaemonOptions* out);
-std::string CriDaemonUsage();
 
 // A started RuntimeClient, or null when disabled.
 std::unique_ptr<RuntimeClient> StartRuntimeClient(const CriDaemonOptions& o);

@@ -1,4 +1,4 @@
-#include "exporters/daemon_options.h"
+#include "cmd/daemon_options.h"
 
 #include <crypt.h>
 #include <gtest/gtest.h>

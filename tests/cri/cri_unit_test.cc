@@ -50,7 +50,7 @@ TEST(PodMetrics, SeriesOfAPodWithoutMetadata) {
     // No quota on this container: no CFS series, no quota.
     EXPECT_NE(metric.name(), "container_cpu_cfs_periods_total");
     EXPECT_NE(metric.name(), "container_spec_cpu_quota");
-    if (metric.name() == "container_spec_memory_limit_bytes") EXPECT_EQ(metric.value().value(), 0u);
+    if (metric.name() == "container_spec_memory_limit_bytes") { EXPECT_EQ(metric.value().value(), 0u); }
   }
   for (const auto& metric : m.metrics()) EXPECT_NE(metric.name().rfind("container_network_", 0), 0u);
 }
@@ -70,7 +70,7 @@ int BindAt(const std::string& path, bool listen_too) {
   a.sun_family = AF_UNIX;
   std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
   EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-  if (listen_too) EXPECT_EQ(listen(fd, 1), 0);
+  if (listen_too) { EXPECT_EQ(listen(fd, 1), 0); }
   return fd;
 }
 

@@ -55,7 +55,7 @@ void ExpectLayerOn(const std::string& dir, const ContainerMetadata::WritableLaye
   ASSERT_TRUE(l.inodes_free.has_value());  // moves with other writers on the same filesystem
   EXPECT_LE(*l.inodes_free, *l.inodes_total);
   std::string source = FindmntSource(dir);
-  if (!source.empty()) EXPECT_EQ(l.device, source);
+  if (!source.empty()) { EXPECT_EQ(l.device, source); }
   EXPECT_FALSE(l.device.empty());
 }
 

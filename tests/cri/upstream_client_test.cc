@@ -472,7 +472,7 @@ TEST_F(UpstreamClient, PodSandboxMetrics) {
         EXPECT_EQ(m.value().value(), *nginx.memory.working_set_bytes);
         EXPECT_EQ(m.metric_type(), v1::GAUGE);
       }
-      if (m.name() == "container_start_time_seconds") EXPECT_EQ(m.value().value(), 1'690'000'001u);
+      if (m.name() == "container_start_time_seconds") { EXPECT_EQ(m.value().value(), 1'690'000'001u); }
       // The families that need the per-process scan, hugetlb and the runtime's writable layer.
       const ContainerMetadata& meta = *nginx.id.meta;
       if (m.name() == "container_file_descriptors") {
@@ -570,7 +570,7 @@ TEST_F(UpstreamClient, EveryOtherRpcIsUnimplemented) {
 
 TEST_F(UpstreamClient, MalformedRequestIsRejectedAndServerLives) {
   grpc::GenericStub generic(*channel_);
-  for (const std::string bytes : {std::string("\xff\xff\xff\xff", 4), std::string("\x0a\x05\x0a", 3),
+  for (const std::string& bytes : {std::string("\xff\xff\xff\xff", 4), std::string("\x0a\x05\x0a", 3),
                                    std::string("\x0a\x02\x0a\x02\xc3\x28", 6)}) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));

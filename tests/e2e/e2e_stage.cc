@@ -85,52 +85,73 @@ StatusOr<std::unique_ptr<E2eStage>> E2eStage::Start(const StageOptions& options)
   return stage;
 }
 
+namespace {
+
+// A loopback port nothing listens on now (the kernel's pick for an ephemeral bind).
+StatusOr<int> FreeLoopbackPort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return ErrnoStatus(errno, "socket");
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    Status s = ErrnoStatus(errno, "bind 127.0.0.1:0");
+    close(fd);
+    return s;
+  }
+  close(fd);
+  return static_cast<int>(ntohs(a.sin_port));
+}
+
+}  // namespace
+
+// Starts the statlet daemon itself and waits until /readyz answers 200 (first collection
+// done) and its CRI socket accepts calls.
 Status E2eStage::StartAgent(const StageOptions& options) {
+  auto port = FreeLoopbackPort();
+  if (!port.ok()) return port.status();
+  metrics_port_ = *port;
   std::vector<std::string> argv = {
       options.agent_binary,
       "--cri.listen=" + dir_ + "/statlet-cri.sock",
       "--runtime.endpoint=unix://" + dir_ + "/containerd.sock",
-      "--web.listen-address=127.0.0.1:0",
+      "--web.listen-address=127.0.0.1:" + std::to_string(metrics_port_),
       "--collector.subtree=" + cgroup_root_,
+      "--bpf=off",
       "--log.level=warn",
   };
   argv.insert(argv.end(), options.agent_flags.begin(), options.agent_flags.end());
-  int out[2];
-  if (pipe2(out, O_CLOEXEC) != 0) return ErrnoStatus(errno, "pipe");
   const std::string log = dir_ + "/agent.log";
   pid_t pid = fork();
   if (pid < 0) return ErrnoStatus(errno, "fork");
   if (pid == 0) {
-    dup2(out[1], 1);
     int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd >= 0) dup2(fd, 2);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+    }
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     execv(args[0], args.data());
     _exit(127);
   }
-  close(out[1]);
   agent_pid_ = pid;
-  std::string line;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (line.find('\n') == std::string::npos) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    pollfd p{out[0], POLLIN, 0};
-    if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) {
-      close(out[0]);
-      return Unavailable("the agent did not report ready");
-    }
-    char buf[256];
-    ssize_t n = read(out[0], buf, sizeof buf);
-    if (n <= 0) {
-      close(out[0]);
+  while (true) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      agent_pid_ = -1;
       return Unavailable("the agent exited before it was ready");
     }
-    line.append(buf, static_cast<size_t>(n));
+    struct stat st;
+    auto r = HttpGet(metrics_port_, "/readyz", std::chrono::milliseconds(500));
+    if (r.ok() && r->status == 200 && stat((dir_ + "/statlet-cri.sock").c_str(), &st) == 0) break;
+    if (std::chrono::steady_clock::now() > deadline) return Unavailable("the agent did not report ready");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling a condition, with a deadline
   }
-  close(out[0]);
-  if (std::sscanf(line.c_str(), "ready port=%d", &metrics_port_) != 1) return Internal("agent said: " + line);
   statlet_channel_ = CriChannel(dir_ + "/statlet-cri.sock");
   statlet_ = v1::RuntimeService::NewStub(statlet_channel_);
   return Status::Ok();

@@ -17,7 +17,7 @@
 namespace statlet::e2e {
 
 struct StageOptions {
-  std::string agent_binary;    // statlet_e2e_agent
+  std::string agent_binary;    // the statlet daemon
   std::string harness_script;  // containerd_harness.sh
   std::string image = "localhost/statlet/busybox:1";
   // Extra agent flags (daemon flags or --runtime.refresh-period / --cri.max-age).

@@ -688,8 +688,8 @@ TEST(E2e, FiftyContainersChurnUnderScraping) {
         EXPECT_TRUE(r.ids.count(l.cgroup)) << l.pod.name << " container missing while running";
         EXPECT_TRUE(r.ids.count(l.pod.cgroup_parent)) << l.pod.name << " missing while running";
       }
-      if (r.start > l.removed) EXPECT_FALSE(r.ids.count(l.cgroup)) << l.pod.name << " container stale";
-      if (r.start > l.pod_removed) EXPECT_FALSE(r.ids.count(l.pod.cgroup_parent)) << l.pod.name << " stale";
+      if (r.start > l.removed) { EXPECT_FALSE(r.ids.count(l.cgroup)) << l.pod.name << " container stale"; }
+      if (r.start > l.pod_removed) { EXPECT_FALSE(r.ids.count(l.pod.cgroup_parent)) << l.pod.name << " stale"; }
     }
   }
   // Nothing of the churn is left in any view.
