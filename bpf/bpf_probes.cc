@@ -138,4 +138,10 @@ bool BpfProbes::AnyUp() const {
   return false;
 }
 
+std::vector<SourceState> BpfProbes::ProbeStates() const {
+  std::vector<SourceState> out;
+  for (const BpfProbeStatus& p : ProbeStatus()) out.push_back({p.probe, p.up, p.error, p.lost_events});
+  return out;
+}
+
 }  // namespace statlet

@@ -96,6 +96,7 @@ class BpfProbes final : public BpfSource {
 
   // One entry per probe, in the order above, whether up or down.
   std::vector<BpfProbeStatus> ProbeStatus() const;
+  std::vector<SourceState> ProbeStates() const override;
   bool AnyUp() const;
 
   static const std::vector<std::string>& ProbeNames();

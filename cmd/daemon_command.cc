@@ -61,18 +61,15 @@ int RunDaemonCommand(int argc, char** argv) {
   }
   // The runtime's metadata joins the snapshots; absent or down, stats are still served.
   std::unique_ptr<cri::RuntimeClient> runtime = cri::StartRuntimeClient(opts.cri);
-  // Optional eBPF probes: in auto mode a probe that cannot load is skipped with a log line.
-  std::unique_ptr<BpfProbes> probes;
-  if (opts.bpf.mode != BpfMode::kOff) {
-    auto p = BpfProbes::Create(opts.bpf);
-    if (!p.ok()) {
-      log::Error("eBPF probes (--bpf=on): " + p.status().ToString());
-      if (runtime) runtime->Stop();
-      return 1;
-    }
-    probes = std::move(*p);
+  // Optional eBPF probes: in auto mode a probe that cannot load is skipped with a log line
+  // and reported down by statlet_bpf_probe_up; with --bpf=off every probe reports down.
+  auto probes = BpfProbes::Create(opts.bpf);
+  if (!probes.ok()) {
+    log::Error("eBPF probes (--bpf=on): " + probes.status().ToString());
+    if (runtime) runtime->Stop();
+    return 1;
   }
-  Sampler sampler(std::move(*collector), runtime.get(), probes && probes->AnyUp() ? probes.get() : nullptr);
+  Sampler sampler(std::move(*collector), runtime.get(), probes->get());
   auto server = MetricsHttpServer::Create(opts.http, opts.encoder, &sampler);
   if (!server.ok()) {
     log::Error("cannot configure the HTTP server: " + server.status().ToString());

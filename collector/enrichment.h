@@ -25,6 +25,8 @@ class MetadataSource {
   virtual ~MetadataSource() = default;
   // The current cached map; never null (an empty map when the runtime is unknown or down).
   virtual std::shared_ptr<const MetadataMap> Current() = 0;
+  // Whether the runtime answers (name = its endpoint), for a self-metric.
+  virtual SourceState State() const = 0;
 };
 
 // Kernel-side aggregates of the eBPF probes.
@@ -36,6 +38,8 @@ class BpfSource {
   virtual void Collect(const std::vector<uint64_t>& live_cgroup_ids,
                        std::unordered_map<uint64_t, BpfCgroupStats>* by_cgroup_id,
                        std::vector<OomEvent>* new_ooms) = 0;
+  // One entry per probe, loaded or not.
+  virtual std::vector<SourceState> ProbeStates() const = 0;
 };
 
 }  // namespace statlet

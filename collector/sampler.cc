@@ -117,6 +117,7 @@ StatusOr<SnapshotPtr> Sampler::CollectOnce(const SnapshotPtr& prev) {
   auto snap = std::make_shared<Snapshot>(std::move(*collected));
 
   if (metadata_ != nullptr) {
+    snap->runtime = metadata_->State();
     std::shared_ptr<const MetadataMap> meta = metadata_->Current();
     for (auto& c : snap->cgroups) {
       if (!c.id.container_id.empty()) {
@@ -130,6 +131,7 @@ StatusOr<SnapshotPtr> Sampler::CollectOnce(const SnapshotPtr& prev) {
   }
 
   if (bpf_ != nullptr) {
+    snap->bpf_probes = bpf_->ProbeStates();
     std::vector<uint64_t> live;
     live.reserve(snap->cgroups.size());
     for (const auto& c : snap->cgroups) if (c.id.cgroup_id != 0) live.push_back(c.id.cgroup_id);

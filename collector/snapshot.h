@@ -232,6 +232,14 @@ struct CollectionStats {
   uint64_t fds_kept = 0;             // files kept open across collections
 };
 
+// The state of an optional source, for statlet_bpf_probe_up / statlet_runtime_up.
+struct SourceState {
+  std::string name;      // probe name ("cpu", "oom"...), or the runtime endpoint
+  bool up = false;
+  std::string detail;    // why it is down; the runtime's name and version when up
+  uint64_t lost_events = 0;  // eBPF: updates the kernel side could not record
+};
+
 // A labelled error counter (field/file, reason) kept across collections.
 struct ReadErrorCount {
   std::string file;    // e.g. "memory.stat"
@@ -247,6 +255,8 @@ struct Snapshot {
   std::map<uint64_t, NetNamespaceStats> netns;  // by netns inode
   std::vector<OomEvent> recent_ooms;            // newest last, bounded
   std::vector<ReadErrorCount> read_errors;      // cumulative since start
+  std::vector<SourceState> bpf_probes;          // one per probe when eBPF is configured
+  Opt<SourceState> runtime;                     // the node runtime's CRI, when configured
   CollectionStats collection;
   uint32_t num_cpus = 0;
 

@@ -413,4 +413,13 @@ Status RuntimeClient::RefreshStatsLocked() {
   return Status::Ok();
 }
 
+SourceState RuntimeClient::State() const {
+  RuntimeClientStatus st = status();
+  SourceState out;
+  out.name = st.endpoint;
+  out.up = st.state == RuntimeState::kUp;
+  out.detail = out.up ? st.runtime_name + " " + st.runtime_version : RuntimeStateName(st.state);
+  return out;
+}
+
 }  // namespace statlet::cri

@@ -80,6 +80,7 @@ class RuntimeClient : public MetadataSource {
 
   std::shared_ptr<const MetadataMap> Current() override;
   RuntimeClientStatus status() const;
+  SourceState State() const override;
 
  private:
   struct Conn;
