@@ -9,7 +9,8 @@
 // scheduler probe pays for the tracepoint and BPF dispatch alone. Columns are medians of
 // ns, ratios medians of the per-round ratios. Then, with the kernel's BPF run-time
 // statistics on (they add clock reads of their own, so not during the rounds), one pass
-// of each workload gives each program's mean ns per run: its body without the dispatch.
+// of each workload gives each program's mean ns per run: its body without the dispatch,
+// plus the statistics' clock reads, which are what the empty program (statlet_floor) shows.
 //   statlet_bpf_overhead_bench [rounds] [probe,probe,...]   (root; default: all probes)
 #include <bpf/bpf.h>
 #include <sched.h>
@@ -110,6 +111,8 @@ void PrintProgramCosts(const statlet::BpfOptions& options) {
   const uint32_t before = HighestProgramId();
   auto probes = statlet::BpfProbes::Create(options);
   if (!probes.ok()) return;
+  statlet::bench::EmptySwitchProgram floor;  // statlet_floor: the statistics' own cost
+  if (!floor.Attach()) return;
   int stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
   if (stats_fd < 0) {
     std::printf("program run-time statistics unavailable\n");
