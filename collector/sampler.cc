@@ -152,10 +152,23 @@ StatusOr<SnapshotPtr> Sampler::CollectOnce(const SnapshotPtr& prev) {
         c.cpu.per_cpu_from_bpf = true;
       }
     }
+    // A killed container's cgroup is often removed before the next collection: the
+    // previous snapshot still names it.
+    if (prev != nullptr) {
+      for (const auto& e : new_ooms) {
+        if (e.cgroup_id == 0 || path_of.count(e.cgroup_id) != 0) continue;
+        for (const auto& c : prev->cgroups) {
+          if (c.id.cgroup_id == e.cgroup_id) path_of.emplace(e.cgroup_id, &c);
+        }
+      }
+    }
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& e : new_ooms) {
       auto it = path_of.find(e.cgroup_id);
-      if (it != path_of.end()) e.cgroup_path = it->second->id.cgroup_path;
+      if (it != path_of.end()) {
+        e.cgroup_path = it->second->id.cgroup_path;
+        e.cgroup = std::make_shared<const Identity>(it->second->id);
+      }
       ooms_.push_back(std::move(e));
     }
     if (ooms_.size() > kMaxRecentOoms) ooms_.erase(ooms_.begin(), ooms_.end() - kMaxRecentOoms);

@@ -205,6 +205,10 @@ struct OomEvent {
   uint64_t cgroup_id = 0;     // the victim's memcg (cgroup v2 id)
   std::string cgroup_path;    // resolved at collection when still known
   bool constraint_memcg = false;  // true: the cgroup's limit; false: global OOM
+  // The victim's cgroup as the collection that resolved cgroup_path knew it (kind,
+  // container id, runtime names): labels the event after the cgroup is gone. Null when
+  // unresolved.
+  std::shared_ptr<const Identity> cgroup;
 };
 
 // Everything about one cgroup at snapshot time.
