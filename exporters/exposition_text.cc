@@ -42,6 +42,29 @@ void AppendDouble(std::string* out, double v) {
   out->append(buf, r.ptr - buf);
 }
 
+void AppendCanonicalFloat(std::string* out, double v) {
+  if (std::isnan(v) || std::isinf(v)) {
+    AppendDouble(out, v);
+    return;
+  }
+  char buf[48];
+  auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  std::string_view sci(buf, r.ptr - buf);
+  // to_chars writes at least two exponent digits with a sign, as Go's %e does.
+  const char* exp_at = sci.data() + sci.find('e') + 1;
+  if (*exp_at == '+') ++exp_at;
+  int exp = 0;
+  std::from_chars(exp_at, sci.data() + sci.size(), exp);
+  if (exp < -4 || exp >= 6) {
+    out->append(sci);
+    return;
+  }
+  r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
+  std::string_view fixed(buf, r.ptr - buf);
+  out->append(fixed);
+  if (fixed.find('.') == std::string_view::npos) out->append(".0");
+}
+
 void AppendScaledUint(std::string* out, uint64_t units, int decimals) {
   uint64_t scale = 1;
   for (int i = 0; i < decimals; ++i) scale *= 10;

@@ -19,6 +19,10 @@ void AppendEscapedHelp(std::string* out, std::string_view help, ExpositionFormat
 void AppendUint(std::string* out, uint64_t v);
 // Shortest round-trip form; "+Inf", "-Inf", "NaN" for the special values.
 void AppendDouble(std::string* out, double v);
+// The canonical rendering OpenMetrics asks for in `le` and `quantile` label values: Go's
+// shortest %g (exponent form below 1e-4 and from 1e+06 up) with ".0" added when there is
+// neither a point nor an exponent ("2e-06", "0.000128", "1.0", "100000.0", "1e+06", "+Inf").
+void AppendCanonicalFloat(std::string* out, double v);
 // An exact decimal of `units` / 10^`decimals` with trailing zeros trimmed: nanoseconds or
 // microseconds as seconds without going through floating point.
 void AppendScaledUint(std::string* out, uint64_t units, int decimals);

@@ -22,13 +22,22 @@ constexpr L kPodNet[] = {"direction", "interface"};
 constexpr L kBuild[] = {"revision", "version"};
 constexpr L kReadError[] = {"file", "reason"};
 constexpr L kDropped[] = {"kind"};
+constexpr L kLe[] = {"le"};
+constexpr L kDropReason[] = {"reason"};
+constexpr L kFaultType[] = {"type"};
+constexpr L kOomEvent[] = {"comm", "constraint", "pid"};
+constexpr L kProbe[] = {"probe"};
+constexpr L kEndpoint[] = {"endpoint"};
+constexpr L kRuntimeInfo[] = {"endpoint", "runtime", "version"};
 
 constexpr std::span<const L> None() { return std::span<const L>(kNoLabels, 0); }
 
 constexpr auto C = MetricType::kCounter;
 constexpr auto G = MetricType::kGauge;
+constexpr auto H = MetricType::kHistogram;
 constexpr auto Cg = MetricScope::kCgroup;
 constexpr auto Pr = MetricScope::kProcess;
+constexpr auto Ev = MetricScope::kEvent;
 
 // Order follows FamilyId; the static_assert below and the unit test keep them aligned.
 constexpr MetricFamily kFamilies[] = {
@@ -225,6 +234,26 @@ constexpr MetricFamily kFamilies[] = {
     {FamilyId::kStatletPodNetworkDroppedPacketsTotal, "statlet_pod_network_dropped_packets_total", C, Cg, "",
      "Packets dropped on each interface of the pod's network namespace.", kPodNet, false,
      "/proc/<pid>/net/dev", "/proc/<pid>/net/dev"},
+    {FamilyId::kStatletCpuRunqueueLatencySeconds, "statlet_cpu_runqueue_latency_seconds", H, Cg, "seconds",
+     "Time the cgroup's tasks waited on a run queue before running (log2 buckets from 2 microseconds; "
+     "eBPF runqlat probe).",
+     kLe, false, "eBPF tp_btf/sched_switch (runqlat)", "eBPF tp_btf/sched_switch (runqlat)"},
+    {FamilyId::kStatletTcpRetransmitsTotal, "statlet_tcp_retransmits_total", C, Cg, "",
+     "TCP segments retransmitted by the cgroup's sockets (eBPF tcp probe).", None(), false,
+     "eBPF tp_btf/tcp_retransmit_skb", "eBPF tp_btf/tcp_retransmit_skb"},
+    {FamilyId::kStatletTcpDropsTotal, "statlet_tcp_drops_total", C, Cg, "",
+     "Packets of the cgroup's TCP sockets the kernel dropped, by its drop reason (eBPF tcp probe).", kDropReason,
+     false, "eBPF tp_btf/kfree_skb", "eBPF tp_btf/kfree_skb"},
+    {FamilyId::kStatletPageFaultsTotal, "statlet_page_faults_total", C, Cg, "",
+     "Page faults of the cgroup's tasks, by type (minor/major) (eBPF faults probe).", kFaultType, false,
+     "eBPF tp_btf/sched_switch (faults)", "eBPF tp_btf/sched_switch (faults)"},
+    {FamilyId::kStatletOomKillsTotal, "statlet_oom_kills_total", C, Cg, "",
+     "Processes of the cgroup chosen by the OOM killer (eBPF oom probe).", None(), false,
+     "eBPF tp_btf/mark_victim", "eBPF tp_btf/mark_victim"},
+    {FamilyId::kStatletOomKillTimestampSeconds, "statlet_oom_kill_timestamp_seconds", G, Ev, "seconds",
+     "Time of a recent OOM kill in seconds since the epoch, one series per kill of statlet's bounded recent list, "
+     "labelled with the victim's pid, comm and constraint (memcg/global) (eBPF oom probe).",
+     kOomEvent, false, "eBPF tp_btf/mark_victim", "eBPF tp_btf/mark_victim"},
     {FamilyId::kStatletBuildInfo, "statlet_build_info", G, Pr, "",
      "A constant 1 labelled with statlet's version and revision.", kBuild, false, "-", "-"},
     {FamilyId::kStatletCollectionDurationSeconds, "statlet_collection_duration_seconds", G, Pr, "seconds",
@@ -244,6 +273,16 @@ constexpr MetricFamily kFamilies[] = {
     {FamilyId::kStatletCardinalityDroppedTotal, "statlet_cardinality_dropped_total", C, Pr, "",
      "Cgroups and interfaces left out by the cardinality cap, summed over collections.", kDropped, false, "-",
      "-"},
+    {FamilyId::kStatletBpfProbeUp, "statlet_bpf_probe_up", G, Pr, "",
+     "Whether an eBPF probe (cpu, runqlat, faults, oom, tcp) is loaded and attached (1) or not (0).", kProbe, false,
+     "-", "-"},
+    {FamilyId::kStatletBpfLostEventsTotal, "statlet_bpf_lost_events_total", C, Pr, "",
+     "Updates an eBPF probe's kernel side could not record (full map or ring buffer).", kProbe, false, "-", "-"},
+    {FamilyId::kStatletRuntimeUp, "statlet_runtime_up", G, Pr, "",
+     "Whether the node runtime's CRI endpoint answers (1) or not (0).", kEndpoint, false, "-", "-"},
+    {FamilyId::kStatletRuntimeInfo, "statlet_runtime_info", G, Pr, "",
+     "A constant 1 labelled with the name and version the node runtime reports, while it answers.", kRuntimeInfo,
+     false, "-", "-"},
 };
 static_assert(std::size(kFamilies) == kFamilyCount, "one table row per FamilyId");
 
@@ -288,11 +327,17 @@ std::string_view OpenMetricsUnit(const MetricFamily& f) {
 
 std::string_view OpenMetricsType(const MetricFamily& f) {
   if (f.type == MetricType::kGauge) return "gauge";
+  if (f.type == MetricType::kHistogram) return "histogram";
   return EndsWith(f.name, "_total") ? "counter" : "unknown";
 }
 
 std::string_view TextType(const MetricFamily& f) {
-  return f.type == MetricType::kCounter ? "counter" : "gauge";
+  switch (f.type) {
+    case MetricType::kCounter: return "counter";
+    case MetricType::kGauge: return "gauge";
+    case MetricType::kHistogram: return "histogram";
+  }
+  return "untyped";
 }
 
 }  // namespace statlet

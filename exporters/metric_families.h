@@ -13,10 +13,13 @@
 
 namespace statlet {
 
-enum class MetricType : uint8_t { kCounter, kGauge };
+// kHistogram: cumulative `_bucket{le}` series, then `_count` and `_sum`, per cgroup.
+enum class MetricType : uint8_t { kCounter, kGauge, kHistogram };
 
-// Where a family's series hang: one series set per reported cgroup, or once per process.
-enum class MetricScope : uint8_t { kCgroup, kProcess };
+// Where a family's series hang: one series set per reported cgroup, once per process, or
+// one series per event of the snapshot's bounded recent-event list (carrying the cgroup
+// labels of the cgroup the event happened in).
+enum class MetricScope : uint8_t { kCgroup, kProcess, kEvent };
 
 enum class FamilyId : uint16_t {
   // cAdvisor-compatible, per cgroup
@@ -91,6 +94,14 @@ enum class FamilyId : uint16_t {
   kStatletPodNetworkPacketsTotal,
   kStatletPodNetworkErrorsTotal,
   kStatletPodNetworkDroppedPacketsTotal,
+  // statlet's own, per cgroup, from the eBPF probes
+  kStatletCpuRunqueueLatencySeconds,
+  kStatletTcpRetransmitsTotal,
+  kStatletTcpDropsTotal,
+  kStatletPageFaultsTotal,
+  kStatletOomKillsTotal,
+  // statlet's own, per recent OOM kill (eBPF)
+  kStatletOomKillTimestampSeconds,
   // statlet's own, per process
   kStatletBuildInfo,
   kStatletCollectionDurationSeconds,
@@ -101,6 +112,10 @@ enum class FamilyId : uint16_t {
   kStatletSnapshotReusesTotal,
   kStatletReadErrorsTotal,
   kStatletCardinalityDroppedTotal,
+  kStatletBpfProbeUp,
+  kStatletBpfLostEventsTotal,
+  kStatletRuntimeUp,
+  kStatletRuntimeInfo,
   kCount,
 };
 
@@ -114,7 +129,8 @@ struct MetricFamily {
   std::string_view unit;     // base unit ("seconds", "bytes", "pages", "ratio"), "" if a count
   std::string_view help;
   // Labels beyond the cgroup labels (id, name, image, container, pod, namespace), in
-  // exposition order. Process-scope families carry only these.
+  // exposition order. Process-scope families carry only these. A histogram's `le` is
+  // listed here too.
   std::span<const std::string_view> labels;
   bool cadvisor;             // name, type and labels as cAdvisor exposes them
   // Where the value comes from, for docs and the CRI descriptors.
@@ -132,7 +148,8 @@ const MetricFamily& Family(FamilyId id);
 // nullptr when unknown.
 const MetricFamily* FindFamily(std::string_view name);
 
-// The OpenMetrics MetricFamily name: a counter's name without "_total".
+// The OpenMetrics MetricFamily name: a counter's name without "_total"; a histogram's
+// samples add "_bucket", "_count" and "_sum" to it.
 std::string_view OpenMetricsFamilyName(const MetricFamily& f);
 // The OpenMetrics UNIT, only when the family name ends in it (the spec requires the suffix).
 std::string_view OpenMetricsUnit(const MetricFamily& f);

@@ -121,6 +121,40 @@ const Opt<uint64_t>& MemoryEvent(const MemoryEvents& e, size_t i) {
   }
 }
 
+// The cgroup labels of a cgroup, sorted: `{container="…",id="…",image=…,name=…,namespace=…,pod=…`
+// (no closing brace; unknown values left out; `*first` says whether "{" is still to come).
+void AppendCgroupLabels(std::string* out, const Identity& id, bool* first) {
+  const ContainerMetadata* m = id.meta.get();
+  std::string_view container, image, name, ns, pod;
+  if (id.kind == CgroupKind::kContainer) {
+    // cAdvisor (containerd) aliases a container by its id: that is its `name`.
+    name = !id.container_id.empty() ? std::string_view(id.container_id)
+                                    : (m ? std::string_view(m->container_id) : std::string_view());
+    if (m) {
+      if (!m->is_sandbox) container = m->container_name;
+      image = !m->image.empty() ? std::string_view(m->image) : std::string_view(m->image_ref);
+      pod = m->pod_name;
+      ns = m->pod_namespace;
+    }
+  } else if (id.kind == CgroupKind::kPod && m) {
+    pod = m->pod_name;
+    ns = m->pod_namespace;
+  }
+  AppendLabel(out, first, "container", container);
+  AppendLabel(out, first, "id", id.cgroup_path.empty() ? std::string_view("/") : id.cgroup_path);
+  AppendLabel(out, first, "image", image);
+  AppendLabel(out, first, "name", name);
+  AppendLabel(out, first, "namespace", ns);
+  AppendLabel(out, first, "pod", pod);
+}
+
+// Whether two OOM events would carry the same labels (same victim cgroup, pid, comm and
+// constraint); the older one is then left out, so that no two series share a label set.
+bool SameOomSeries(const OomEvent& a, const OomEvent& b) {
+  return a.cgroup_id == b.cgroup_id && a.pid == b.pid && a.constraint_memcg == b.constraint_memcg &&
+         a.comm == b.comm && a.cgroup_path == b.cgroup_path;
+}
+
 }  // namespace
 
 std::string SysfsDeviceName(uint32_t major, uint32_t minor) {
@@ -156,29 +190,8 @@ void PrometheusEncoder::RenderBlock(const CgroupStats& c, CgroupLabels* e) {
   e->created_ns = c.id.created_ns.value_or(0);
   e->meta = c.id.meta;
   e->block.clear();
-  const ContainerMetadata* m = c.id.meta.get();
-  std::string_view container, image, name, ns, pod;
-  if (c.id.kind == CgroupKind::kContainer) {
-    // cAdvisor (containerd) aliases a container by its id: that is its `name`.
-    name = !c.id.container_id.empty() ? std::string_view(c.id.container_id)
-                                      : (m ? std::string_view(m->container_id) : std::string_view());
-    if (m) {
-      if (!m->is_sandbox) container = m->container_name;
-      image = !m->image.empty() ? std::string_view(m->image) : std::string_view(m->image_ref);
-      pod = m->pod_name;
-      ns = m->pod_namespace;
-    }
-  } else if (c.id.kind == CgroupKind::kPod && m) {
-    pod = m->pod_name;
-    ns = m->pod_namespace;
-  }
   bool first = true;
-  AppendLabel(&e->block, &first, "container", container);
-  AppendLabel(&e->block, &first, "id", c.id.cgroup_path.empty() ? std::string_view("/") : c.id.cgroup_path);
-  AppendLabel(&e->block, &first, "image", image);
-  AppendLabel(&e->block, &first, "name", name);
-  AppendLabel(&e->block, &first, "namespace", ns);
-  AppendLabel(&e->block, &first, "pod", pod);
+  AppendCgroupLabels(&e->block, c.id, &first);
   ++blocks_rendered_;
 }
 
@@ -216,6 +229,19 @@ const std::string& PrometheusEncoder::CpuSuffix(size_t cpu) {
     cpu_suffixes_.emplace_back(buf);
   }
   return cpu_suffixes_[cpu];
+}
+
+const std::string& PrometheusEncoder::LeSuffix(size_t bucket) {
+  while (le_suffixes_.size() <= bucket) {
+    // Bucket i of the probe counts waits in [2^i, 2^(i+1)) microseconds: its upper bound in
+    // seconds, rounded once from the exact quotient.
+    const double le = static_cast<double>(uint64_t{2} << le_suffixes_.size()) / 1e6;
+    std::string suffix = ",le=\"";
+    AppendCanonicalFloat(&suffix, le);
+    suffix.push_back('"');
+    le_suffixes_.push_back(std::move(suffix));
+  }
+  return le_suffixes_[bucket];
 }
 
 const std::string& PrometheusEncoder::DeviceSuffix(uint32_t major, uint32_t minor) {
@@ -267,6 +293,43 @@ void PrometheusEncoder::Begin(const MetricFamily& f, size_t cgroup, std::string_
   o.append(extra2);
   o.append("} ", 2);
   ++series_;
+}
+
+void PrometheusEncoder::BeginSuffixed(const MetricFamily& f, std::string_view sample_suffix, size_t cgroup,
+                                      std::string_view extra) {
+  std::string& o = *out_;
+  o.append(f.name);
+  o.append(sample_suffix);
+  o.append(cache_[cgroup].block);
+  o.append(extra);
+  o.append("} ", 2);
+  ++series_;
+}
+
+void PrometheusEncoder::EncodeHistogram(const MetricFamily& f, size_t cgroup, const std::vector<uint64_t>& buckets,
+                                        const Opt<uint64_t>& sum_ns) {
+  if (buckets.empty()) return;
+  // Cumulative `le` buckets at 2^(i+1) us. The probe's last bucket is open-ended (it holds
+  // every wait from its lower bound up), so it only counts towards +Inf.
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i + 1 < buckets.size(); ++i) {
+    cumulative += buckets[i];
+    BeginSuffixed(f, "_bucket", cgroup, LeSuffix(i));
+    AppendUint(out_, cumulative);
+    out_->push_back('\n');
+  }
+  cumulative += buckets.back();
+  BeginSuffixed(f, "_bucket", cgroup, ",le=\"+Inf\"");
+  AppendUint(out_, cumulative);
+  out_->push_back('\n');
+  // OpenMetrics: _count if and only if _sum.
+  if (!sum_ns) return;
+  BeginSuffixed(f, "_count", cgroup, {});
+  AppendUint(out_, cumulative);
+  out_->push_back('\n');
+  BeginSuffixed(f, "_sum", cgroup, {});
+  AppendScaledUint(out_, *sum_ns, 9);
+  out_->push_back('\n');
 }
 
 void PrometheusEncoder::SampleU(const MetricFamily& f, size_t cgroup, std::string_view extra, uint64_t v) {
@@ -557,8 +620,54 @@ void PrometheusEncoder::EncodeCgroupFamily(const MetricFamily& f, const Snapshot
       case FamilyId::kStatletPodNetworkDroppedPacketsTotal:
         pod_network(i, &NetInterfaceStats::rx_dropped, &NetInterfaceStats::tx_dropped);
         break;
+      case FamilyId::kStatletCpuRunqueueLatencySeconds:
+        EncodeHistogram(f, i, c.bpf.runq_latency_log2_us, c.bpf.runq_latency_sum_ns);
+        break;
+      case FamilyId::kStatletTcpRetransmitsTotal: one(i, c.bpf.tcp_retransmits); break;
+      case FamilyId::kStatletTcpDropsTotal:
+        // One series per reason seen; the reasons sum to tcp_drops.
+        for (const auto& [reason, n] : c.bpf.tcp_drop_reasons) {
+          SampleU(f, i, CachedSuffix(&drop_reason_suffixes_, "reason", reason), n);
+        }
+        break;
+      case FamilyId::kStatletPageFaultsTotal:
+        if (c.bpf.minor_faults) SampleU(f, i, ",type=\"minor\"", *c.bpf.minor_faults);
+        if (c.bpf.major_faults) SampleU(f, i, ",type=\"major\"", *c.bpf.major_faults);
+        break;
+      case FamilyId::kStatletOomKillsTotal: one(i, c.bpf.oom_kills); break;
       default: break;
     }
+  }
+}
+
+void PrometheusEncoder::EncodeEventFamily(const MetricFamily& f, const Snapshot& s) {
+  if (f.id != FamilyId::kStatletOomKillTimestampSeconds) return;
+  std::string& o = *out_;
+  // Bounded by the Sampler's recent list (newest last): at most that many series, each
+  // leaving when newer kills push it out. Labels come from the event alone (the victim
+  // cgroup's identity as the Sampler resolved it), so a series keeps them after the cgroup
+  // is gone.
+  const std::vector<OomEvent>& events = s.recent_ooms;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const OomEvent& e = events[i];
+    bool newer_twin = false;
+    for (size_t j = i + 1; j < events.size() && !newer_twin; ++j) newer_twin = SameOomSeries(e, events[j]);
+    if (newer_twin) continue;
+    o.append(f.name);
+    bool first = true;
+    if (e.cgroup) {
+      AppendCgroupLabels(&o, *e.cgroup, &first);
+    } else {
+      AppendLabel(&o, &first, "id", e.cgroup_path);
+    }
+    AppendLabel(&o, &first, "comm", e.comm);
+    AppendLabel(&o, &first, "constraint", e.constraint_memcg ? "memcg" : "global");
+    o.append(",pid=\"");
+    AppendUint(&o, e.pid);
+    o.append("\"} ");
+    AppendScaledUint(&o, static_cast<uint64_t>(std::max<int64_t>(0, e.timestamp_ns)), 9);
+    o.push_back('\n');
+    ++series_;
   }
 }
 
@@ -600,6 +709,40 @@ void PrometheusEncoder::EncodeProcessFamily(const MetricFamily& f, const Snapsho
         ++series_;
       }
       break;
+    case FamilyId::kStatletBpfProbeUp:
+    case FamilyId::kStatletBpfLostEventsTotal:
+      for (const SourceState& p : s.bpf_probes) {
+        o.append(f.name).append("{probe=\"");
+        AppendEscapedLabelValue(&o, p.name);
+        o.append("\"} ");
+        AppendUint(&o, f.id == FamilyId::kStatletBpfProbeUp ? uint64_t{p.up} : p.lost_events);
+        o.push_back('\n');
+        ++series_;
+      }
+      break;
+    case FamilyId::kStatletRuntimeUp:
+      if (!s.runtime) break;
+      o.append(f.name).append("{endpoint=\"");
+      AppendEscapedLabelValue(&o, s.runtime->name);
+      o.append(s.runtime->up ? "\"} 1\n" : "\"} 0\n");
+      ++series_;
+      break;
+    case FamilyId::kStatletRuntimeInfo: {
+      if (!s.runtime || !s.runtime->up) break;
+      // An answering runtime's detail is "<name> <version>" (its CRI Version reply).
+      std::string_view detail = s.runtime->detail;
+      size_t space = detail.find(' ');
+      std::string_view runtime = detail.substr(0, space);
+      std::string_view version = space == std::string_view::npos ? std::string_view() : detail.substr(space + 1);
+      o.append(f.name);
+      bool first = true;
+      AppendLabel(&o, &first, "endpoint", s.runtime->name);
+      AppendLabel(&o, &first, "runtime", runtime);
+      AppendLabel(&o, &first, "version", version);
+      o.append(first ? " 1\n" : "} 1\n");
+      ++series_;
+      break;
+    }
     case FamilyId::kStatletCardinalityDroppedTotal:
       o.append(f.name).append("{kind=\"cgroup\"} ");
       AppendUint(&o, dropped_cgroups_);
@@ -634,10 +777,10 @@ void PrometheusEncoder::Encode(const Snapshot& s, const SamplerStats& sampler, E
   const auto& headers = format == ExpositionFormat::kText004 ? text_headers_ : om_headers_;
   for (const MetricFamily& f : AllMetricFamilies()) {
     out->append(headers[static_cast<size_t>(f.id)]);
-    if (f.scope == MetricScope::kCgroup) {
-      EncodeCgroupFamily(f, s, count);
-    } else {
-      EncodeProcessFamily(f, s, sampler);
+    switch (f.scope) {
+      case MetricScope::kCgroup: EncodeCgroupFamily(f, s, count); break;
+      case MetricScope::kEvent: EncodeEventFamily(f, s); break;
+      case MetricScope::kProcess: EncodeProcessFamily(f, s, sampler); break;
     }
   }
   if (format == ExpositionFormat::kOpenMetrics100) out->append("# EOF\n");

@@ -7,6 +7,9 @@
 // with the path-sorted snapshot, so lookups need no hashing and vanished cgroups are evicted
 // in the same pass. Series order is stable: families in table order, cgroups in path order.
 //
+// The output is a function of the snapshot alone (no series depends on what an earlier
+// encode saw, as OpenMetrics requires); the caches only save work.
+//
 // Not thread-safe: one caller at a time (the HTTP layer serialises encodes).
 #pragma once
 
@@ -75,8 +78,12 @@ class PrometheusEncoder {
   void SyncLabelCache(const Snapshot& snapshot, size_t count);
   void RenderBlock(const CgroupStats& c, CgroupLabels* entry);
   void EncodeCgroupFamily(const MetricFamily& f, const Snapshot& s, size_t count);
+  void EncodeHistogram(const MetricFamily& f, size_t cgroup, const std::vector<uint64_t>& log2_us_buckets,
+                       const Opt<uint64_t>& sum_ns);
+  void EncodeEventFamily(const MetricFamily& f, const Snapshot& s);
   void EncodeProcessFamily(const MetricFamily& f, const Snapshot& s, const SamplerStats& sampler);
   const std::string& CpuSuffix(size_t cpu);
+  const std::string& LeSuffix(size_t bucket);
   const std::string& DeviceSuffix(uint32_t major, uint32_t minor);
   const std::string& InterfaceSuffix(std::string_view name);
   const std::string& BlkioSuffix(uint32_t major, uint32_t minor);
@@ -84,6 +91,8 @@ class PrometheusEncoder {
 
   // Sample writers: `name` + block + extra (",k=\"v\"") + "} " + value + "\n".
   void Begin(const MetricFamily& f, size_t cgroup, std::string_view extra, std::string_view extra2 = {});
+  // The same for a histogram's samples: `name` + `sample_suffix` ("_bucket", "_count", "_sum").
+  void BeginSuffixed(const MetricFamily& f, std::string_view sample_suffix, size_t cgroup, std::string_view extra);
   void SampleU(const MetricFamily& f, size_t cgroup, std::string_view extra, uint64_t v);
   void SampleScaled(const MetricFamily& f, size_t cgroup, std::string_view extra, uint64_t v, int decimals);
   void SampleD(const MetricFamily& f, size_t cgroup, std::string_view extra, double v);
@@ -101,6 +110,8 @@ class PrometheusEncoder {
   std::unordered_map<uint64_t, std::string> blkio_suffixes_;  // device, major, minor
   SuffixMap fs_device_suffixes_;
   SuffixMap page_size_suffixes_;
+  SuffixMap drop_reason_suffixes_;
+  std::vector<std::string> le_suffixes_;  // ",le=\"2e-06\"" for log2 bucket i (2^(i+1) us)
 
   std::string* out_ = nullptr;
   uint64_t series_ = 0;

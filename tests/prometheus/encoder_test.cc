@@ -36,6 +36,19 @@ std::vector<std::string> Lines(const std::string& text) {
 // The metric name of a sample line.
 std::string SampleName(const std::string& line) { return line.substr(0, line.find_first_of("{ ")); }
 
+// The family a sample belongs to: its name, or a histogram's name without the sample suffix.
+std::string FamilyOf(const std::string& sample_name) {
+  for (const char* suffix : {"_bucket", "_count", "_sum"}) {
+    std::string_view n = sample_name, sfx = suffix;
+    if (n.size() > sfx.size() && n.substr(n.size() - sfx.size()) == sfx) {
+      std::string base(n.substr(0, n.size() - sfx.size()));
+      const MetricFamily* f = FindFamily(base);
+      if (f != nullptr && f->type == MetricType::kHistogram) return base;
+    }
+  }
+  return sample_name;
+}
+
 TEST(PrometheusEncoder, TextHasHelpAndTypeForEveryFamilyBeforeItsSamples) {
   PrometheusEncoder enc({}, FakeDevice);
   std::string text = Encode(enc, MakeNodeSnapshot({}), ExpositionFormat::kText004);
@@ -48,14 +61,15 @@ TEST(PrometheusEncoder, TextHasHelpAndTypeForEveryFamilyBeforeItsSamples) {
       EXPECT_EQ(type_of.count(name), 0u) << "second TYPE line for " << name;
       type_of[name] = l.substr(l.rfind(' ') + 1);
     } else {
-      std::string name = SampleName(l);
+      std::string name = FamilyOf(SampleName(l));
       EXPECT_TRUE(type_of.count(name)) << "sample before its TYPE: " << l;
     }
   }
   for (const MetricFamily& f : AllMetricFamilies()) {
     EXPECT_TRUE(helped.count(std::string(f.name))) << f.name;
     ASSERT_TRUE(type_of.count(std::string(f.name))) << f.name;
-    EXPECT_EQ(type_of[std::string(f.name)], f.type == MetricType::kCounter ? "counter" : "gauge") << f.name;
+    const char* want = f.type == MetricType::kCounter ? "counter" : f.type == MetricType::kGauge ? "gauge" : "histogram";
+    EXPECT_EQ(type_of[std::string(f.name)], want) << f.name;
   }
 }
 

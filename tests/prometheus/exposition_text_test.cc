@@ -94,6 +94,22 @@ TEST(Gzip, RoundTripsAndReusesTheCompressor) {
   EXPECT_EQ(*GunzipForTest(out), "");
 }
 
+// OpenMetrics' canonical `le` rendering: the spec's own examples.
+TEST(ExpositionText, CanonicalFloatsFollowTheOpenMetricsExamples) {
+  auto render = [](double v) {
+    std::string s;
+    AppendCanonicalFloat(&s, v);
+    return s;
+  };
+  const std::pair<double, const char*> examples[] = {
+      {0.0, "0.0"},     {0.001, "0.001"}, {0.002, "0.002"},   {0.01, "0.01"},       {0.1, "0.1"},
+      {0.9, "0.9"},     {0.95, "0.95"},   {0.99, "0.99"},     {0.999, "0.999"},     {1.0, "1.0"},
+      {1.7, "1.7"},     {10.0, "10.0"},   {1e-10, "1e-10"},   {1e-09, "1e-09"},     {1e-05, "1e-05"},
+      {0.0001, "0.0001"}, {100000.0, "100000.0"}, {1e+06, "1e+06"}, {1e+10, "1e+10"},
+      {1.1e+23, "1.1e+23"}, {__builtin_inf(), "+Inf"}};
+  for (const auto& [v, want] : examples) EXPECT_EQ(render(v), want) << want;
+}
+
 TEST(MetricFamilies, TableIsConsistent) {
   std::set<std::string_view> names;
   for (const MetricFamily& f : AllMetricFamilies()) {
@@ -105,6 +121,11 @@ TEST(MetricFamilies, TableIsConsistent) {
     const bool prefixed = f.name.rfind("container_", 0) == 0 || f.name.rfind("statlet_", 0) == 0;
     EXPECT_TRUE(prefixed) << f.name;
     EXPECT_EQ(f.cadvisor, f.name.rfind("container_", 0) == 0) << f.name;
+    if (f.type == MetricType::kHistogram) {
+      EXPECT_EQ(f.scope, MetricScope::kCgroup) << f.name;
+      ASSERT_FALSE(f.labels.empty()) << f.name;
+      EXPECT_EQ(f.labels.back(), "le") << f.name;
+    }
     if (!f.cadvisor && f.type == MetricType::kCounter) {
       EXPECT_TRUE(f.name.size() > 6 && f.name.substr(f.name.size() - 6) == "_total") << f.name;
     }
@@ -116,6 +137,10 @@ TEST(MetricFamilies, TableIsConsistent) {
   EXPECT_EQ(OpenMetricsUnit(Family(FamilyId::kContainerCpuUsageSecondsTotal)), "seconds");
   EXPECT_EQ(OpenMetricsUnit(Family(FamilyId::kContainerMemoryRss)), "");
   EXPECT_EQ(OpenMetricsType(Family(FamilyId::kContainerMemoryFailcnt)), "unknown");
+  EXPECT_EQ(OpenMetricsType(Family(FamilyId::kStatletCpuRunqueueLatencySeconds)), "histogram");
+  EXPECT_EQ(OpenMetricsUnit(Family(FamilyId::kStatletCpuRunqueueLatencySeconds)), "seconds");
+  EXPECT_EQ(OpenMetricsFamilyName(Family(FamilyId::kStatletCpuRunqueueLatencySeconds)),
+            "statlet_cpu_runqueue_latency_seconds");
 }
 
 }  // namespace

@@ -10,12 +10,12 @@ int main() {
       "| family | type | unit | labels | cgroup v2 source | cgroup v1 source |\n"
       "|---|---|---|---|---|---|\n";
   for (const MetricFamily& f : AllMetricFamilies()) {
-    std::string labels = f.scope == MetricScope::kCgroup ? "cgroup labels" : "";
+    std::string labels = f.scope == MetricScope::kProcess ? "" : "cgroup labels";
     for (std::string_view l : f.labels) {
       if (!labels.empty()) labels += ", ";
       labels += "`" + std::string(l) + "`";
     }
-    out += "| `" + std::string(f.name) + "` | " + (f.type == MetricType::kCounter ? "counter" : "gauge") + " | " +
+    out += "| `" + std::string(f.name) + "` | " + std::string(TextType(f)) + " | " +
            (f.unit.empty() ? "-" : std::string(f.unit)) + " | " + (labels.empty() ? "-" : labels) + " | " +
            std::string(f.v2_source) + " | " + std::string(f.v1_source) + " |\n";
   }

@@ -65,6 +65,29 @@ void FillCgroup(CgroupStats* c, size_t seed, uint32_t cpus) {
   c->io.psi.full = PsiLine{0, 0, 0, 5 * k};
 }
 
+void FillBpf(BpfCgroupStats* b, size_t seed) {
+  uint64_t k = seed + 1;
+  b->minor_faults = 5000 * k;
+  b->major_faults = 3 * k;
+  b->oom_kills = seed % 4 == 0 ? 1 : 0;
+  b->tcp_retransmits = 17 * k;
+  b->tcp_drops = 0;
+  if (seed % 2) {
+    b->tcp_drop_reasons = {{"NO_SOCKET", 2 * k}, {"TCP_INVALID_SEQUENCE", k}};
+    b->tcp_drops = 3 * k;
+  }
+  // 27 log2 microsecond buckets as the runqlat probe fills them; waits mostly 4..64 us.
+  b->runq_latency_log2_us.assign(27, 0);
+  uint64_t sum_ns = 0;
+  for (size_t i = 1; i < 7; ++i) {
+    b->runq_latency_log2_us[i] = (10 * k) << (i < 4 ? i : 7 - i);
+    sum_ns += b->runq_latency_log2_us[i] * (uint64_t{3} << i) * 500;  // bucket midpoints
+  }
+  b->runq_latency_log2_us[26] = seed % 3 == 0 ? 1 : 0;  // the open-ended last bucket
+  sum_ns += b->runq_latency_log2_us[26] * 70'000'000'000;
+  b->runq_latency_sum_ns = sum_ns;
+}
+
 }  // namespace
 
 Snapshot MakeNodeSnapshot(const SnapshotShape& shape) {
@@ -80,6 +103,7 @@ Snapshot MakeNodeSnapshot(const SnapshotShape& shape) {
     c.id.kind = kind;
     c.id.cgroup_id = 1000 + seed;
     c.id.created_ns = 1'600'000'000'000'000'000 + static_cast<int64_t>(seed);
+    if (shape.with_bpf) FillBpf(&c.bpf, seed);
     FillCgroup(&c, seed++, shape.num_cpus);
     s.cgroups.push_back(std::move(c));
     return s.cgroups.back();
@@ -131,6 +155,48 @@ Snapshot MakeNodeSnapshot(const SnapshotShape& shape) {
   std::sort(s.cgroups.begin(), s.cgroups.end(),
             [](const CgroupStats& a, const CgroupStats& b) { return a.id.cgroup_path < b.id.cgroup_path; });
   s.read_errors.push_back({"memory.stat", "parse", 2});
+  if (shape.with_bpf) {
+    for (const char* probe : {"cpu", "runqlat", "faults", "oom", "tcp"}) {
+      s.bpf_probes.push_back({probe, std::string(probe) != "tcp", std::string(probe) == "tcp" ? "attach failed" : "",
+                              std::string(probe) == "oom" ? 4u : 0u});
+    }
+    s.runtime = SourceState{"unix:///run/containerd/containerd.sock", true, "containerd v1.6.20", 0};
+    // Kills of containers of the snapshot (newest last), one in a cgroup that is gone and
+    // one the Sampler could not resolve.
+    int64_t t = s.timestamp_ns - 60'000'000'000;
+    uint32_t pid = 4000;
+    for (const auto& c : s.cgroups) {
+      if (c.id.kind != CgroupKind::kContainer || (c.id.meta && c.id.meta->is_sandbox)) continue;
+      OomEvent e;
+      e.timestamp_ns = t += 1'250'000'000;
+      e.pid = ++pid;
+      e.comm = "alloc-" + std::to_string(pid);
+      e.cgroup_id = c.id.cgroup_id;
+      e.cgroup_path = c.id.cgroup_path;
+      e.constraint_memcg = true;
+      e.cgroup = std::make_shared<const Identity>(c.id);
+      s.recent_ooms.push_back(std::move(e));
+    }
+    OomEvent gone;
+    gone.timestamp_ns = t += 1'000'000'000;
+    gone.pid = ++pid;
+    gone.comm = "java";
+    gone.cgroup_id = 99999;
+    gone.cgroup_path = "/kubepods/besteffort/podgone/0123";
+    Identity gone_id;
+    gone_id.cgroup_path = gone.cgroup_path;
+    gone_id.cgroup_id = gone.cgroup_id;
+    gone_id.kind = CgroupKind::kContainer;
+    gone_id.container_id = "0123";
+    gone.cgroup = std::make_shared<const Identity>(gone_id);
+    s.recent_ooms.push_back(gone);
+    OomEvent unresolved;
+    unresolved.timestamp_ns = t += 1'000'000'000;
+    unresolved.pid = ++pid;
+    unresolved.comm = "stress";
+    unresolved.cgroup_id = 123456;
+    s.recent_ooms.push_back(unresolved);
+  }
   s.collection.duration_ns = 1'500'000;
   s.collection.cgroups_tracked = s.cgroups.size();
   s.collection.cgroups_reported = s.cgroups.size();
