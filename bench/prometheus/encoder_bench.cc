@@ -1,4 +1,5 @@
-// Encoder cost per series (text and OpenMetrics) on a snapshot of ~1,000 containers, and
+// Encoder cost per series (text and OpenMetrics) on a snapshot of ~1,000 containers, with
+// and without the eBPF probe families (run-queue histogram, TCP, faults, OOM kills), and
 // gzip level 1 of the same exposition for comparison.
 #include <benchmark/benchmark.h>
 
@@ -13,7 +14,8 @@ std::string Dev(uint32_t a, uint32_t b) { return std::to_string(a) + ":" + std::
 
 void BM_Encode(benchmark::State& state) {
   const auto format = static_cast<ExpositionFormat>(state.range(1));
-  Snapshot s = testing::MakeNodeSnapshot({.pods = static_cast<size_t>(state.range(0)), .containers_per_pod = 3});
+  Snapshot s = testing::MakeNodeSnapshot(
+      {.pods = static_cast<size_t>(state.range(0)), .containers_per_pod = 3, .with_bpf = state.range(2) != 0});
   PrometheusEncoder enc({}, Dev);
   std::string out;
   enc.Encode(s, {}, format, &out);
@@ -29,7 +31,14 @@ void BM_Encode(benchmark::State& state) {
                                                        benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 // 250 pods x (sandbox + 3 containers) = 1,000 container cgroups + pods and parents.
-BENCHMARK(BM_Encode)->Args({25, 0})->Args({250, 0})->Args({250, 1})->Unit(benchmark::kMicrosecond);
+// Args: pods, format (0 text, 1 OpenMetrics), eBPF values (0/1).
+BENCHMARK(BM_Encode)
+    ->Args({25, 0, 0})
+    ->Args({250, 0, 0})
+    ->Args({250, 1, 0})
+    ->Args({250, 0, 1})
+    ->Args({250, 1, 1})
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_GzipLevel1(benchmark::State& state) {
   Snapshot s = testing::MakeNodeSnapshot({.pods = 250, .containers_per_pod = 3});
