@@ -262,5 +262,77 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
   std::system(("rm -rf " + dir).c_str());
 }
 
+// A killed container's cgroup is usually gone by the next collection. The collection that
+// drains the OOM event then no longer has the cgroup; the series still names it, from the
+// collection before.
+TEST(BpfServing, OomKillInACgroupRemovedBeforeTheNextCollectionKeepsItsLabels) {
+  const std::string root = "/statlet-bpfgone-" + std::to_string(::getpid());
+  LiveCgroupTree tree(root);
+  ASSERT_TRUE(tree.Add("victim")) << "cannot create cgroups under /sys/fs/cgroup (needs root)";
+  ASSERT_TRUE(tree.Write("memory", "victim", "memory.limit_in_bytes", std::to_string(32 << 20)));
+  pid_t resident = ::fork();
+  if (resident == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  ASSERT_GT(resident, 0);
+  ASSERT_TRUE(tree.Move("victim", resident));
+
+  char dir_template[] = "/tmp/statlet-bpfgone-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const int port = FreeLoopbackPort();
+  // No snapshot reuse: every scrape is a collection.
+  ChildProcess statlet({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(port),
+                        "--collector.subtree=" + root, "--bpf=auto", "--bpf.probes=oom", "--collector.max-age=0s"},
+                       dir + "/statlet.log");
+  httplib::Client exporter("127.0.0.1", port);
+  ASSERT_TRUE(WaitFor([&] { auto r = exporter.Get("/readyz"); return r && r->status == 200; }, milliseconds(20000)))
+      << ReadWholeFile(dir + "/statlet.log");
+  const std::string victim_id = tree.path("victim");
+  auto first = exporter.Get("/metrics");
+  ASSERT_TRUE(first && first->status == 200);
+  ASSERT_NE(first->body.find("statlet_bpf_probe_up{probe=\"oom\"} 1\n"), std::string::npos)
+      << ReadWholeFile(dir + "/statlet.log");
+  ASSERT_FALSE(SamplesOf(first->body, "container_last_seen", victim_id).empty()) << "the victim cgroup is reported";
+
+  pid_t oomer = StartAllocator(tree, "victim");
+  ASSERT_GT(oomer, 0);
+  int status = 0;
+  ASSERT_TRUE(WaitFor([&] { return ::waitpid(oomer, &status, WNOHANG) == oomer; }, milliseconds(60000)));
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "allocator not OOM-killed, status " << status;
+  KillAndReap(resident);
+  for (const char* h : {"cpu", "cpuacct", "memory", "pids", "blkio", "unified"}) {
+    ::rmdir(("/sys/fs/cgroup/" + std::string(h) + victim_id).c_str());
+  }
+
+  std::vector<std::string> kills;
+  std::string body;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = exporter.Get("/metrics");
+        if (!r || r->status != 200) return false;
+        body = r->body;
+        kills.clear();
+        std::istringstream in(body);
+        for (std::string l; std::getline(in, l);) {
+          if (l.rfind("statlet_oom_kill_timestamp_seconds{", 0) == 0 &&
+              l.find("pid=\"" + std::to_string(oomer) + "\"") != std::string::npos) {
+            kills.push_back(l);
+          }
+        }
+        return !kills.empty();
+      },
+      milliseconds(20000)))
+      << ReadWholeFile(dir + "/statlet.log");
+  EXPECT_TRUE(SamplesOf(body, "container_last_seen", victim_id).empty()) << "the cgroup is gone";
+  ASSERT_EQ(kills.size(), 1u);
+  EXPECT_NE(kills[0].find("{id=\"" + victim_id + "\","), std::string::npos) << kills[0];
+  EXPECT_NE(kills[0].find("comm=\"statlet-oomer\",constraint=\"memcg\""), std::string::npos) << kills[0];
+
+  EXPECT_EQ(statlet.Stop(), 0);
+  std::system(("rm -rf " + dir).c_str());
+}
+
 }  // namespace
 }  // namespace statlet::testing
