@@ -7,8 +7,9 @@
 // with the path-sorted snapshot, so lookups need no hashing and vanished cgroups are evicted
 // in the same pass. Series order is stable: families in table order, cgroups in path order.
 //
-// The output is a function of the snapshot alone (no series depends on what an earlier
-// encode saw, as OpenMetrics requires); the caches only save work.
+// Apart from statlet_cardinality_dropped_total (a sum over collections), the output is a
+// function of the snapshot alone: the caches only save work, and no series' labels depend
+// on what an earlier encode saw (the OOM kills are labelled from the events themselves).
 //
 // Not thread-safe: one caller at a time (the HTTP layer serialises encodes).
 #pragma once
