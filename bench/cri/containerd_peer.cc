@@ -4,11 +4,11 @@
 // ListContainerStats to containerd off, so containerd answers the bench's calls only.
 #include "bench/cri/containerd_peer.h"
 
-#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
 
+#include "bench/cri/read_floor.h"
 #include "tests/e2e/e2e_stage.h"
 
 namespace statlet::bench {
@@ -20,11 +20,6 @@ uint64_t CpuNsOf(const std::vector<pid_t>& pids) {
   uint64_t sum = 0;
   for (pid_t p : pids) sum += e2e::ProcessCpuNs(p);
   return sum;
-}
-
-double Pct(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
 class StagePeer final : public ContainerdPeer {
@@ -67,8 +62,8 @@ class StagePeer final : public ContainerdPeer {
       f.items = static_cast<size_t>(resp.stats_size());
     }
     f.cpu_ms = static_cast<double>(CpuNsOf(pids) - cpu0) / 1e6 / calls;
-    f.p50_ms = Pct(ms, 0.5);
-    f.p99_ms = Pct(ms, 0.99);
+    f.p50_ms = Percentile(ms, 0.5);
+    f.p99_ms = Percentile(ms, 0.99);
     return f;
   }
 

@@ -23,19 +23,11 @@
 // Defaults: 100,1000 containers, 4 per pod, 50 calls per RPC, the containerd peer when
 // tests/e2e is built. Needs root. Exits non-zero only when the measurement itself fails
 // (a call errors or a response is not a fresh collection).
-#include <fcntl.h>
 #include <grpcpp/grpcpp.h>
 #include <httplib.h>
 #include <signal.h>
-#include <dirent.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -43,16 +35,14 @@
 #include <fstream>
 #include <functional>
 #include <memory>
-#include <thread>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
-#include "collector/cgroup_discovery.h"
-#include "collector/cgroup_files.h"
-#include "collector/cgroup_hierarchies.h"
+#include "bench/cri/bench_cgroups.h"
 #include "bench/cri/containerd_peer.h"
-#include "collector/kept_file.h"
+#include "bench/cri/read_floor.h"
 #include "cri/proto/api.grpc.pb.h"
 #include "tests/cri/server_process.h"
 #include "tests/prometheus/child_process.h"
@@ -71,298 +61,12 @@ constexpr auto kDaemonReuseWindow = std::chrono::seconds(1);
 constexpr auto kPacingMargin = std::chrono::milliseconds(30);
 constexpr int kWarmupCalls = 2;
 
-const CgroupHierarchies& Hier() {
-  static CgroupHierarchies h = *DetectHierarchies("/sys/fs/cgroup", "/proc");
-  return h;
-}
-
-double Pct(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
-
-double ThreadCpuMs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
-
-// A cgroup of its own for a server process (beside the measured tree, so statlet does
-// not see it): its CPU counter includes every thread, exited ones too, at ns precision —
-// /proc/<pid>/stat counts 10 ms ticks, and gRPC's thread pool starts and ends threads.
-class ServerCgroup {
- public:
-  explicit ServerCgroup(const std::string& rel) {
-    if (Hier().has(kV1Cpuacct)) {
-      dir_ = Hier().mount[kV1Cpuacct] + rel;
-      file_ = "cpuacct.usage";  // ns
-      scale_ = 1e-6;
-    } else if (Hier().has(kUnified)) {
-      dir_ = Hier().mount[kUnified] + rel;
-      file_ = "cpu.stat";  // usage_usec
-      scale_ = 1e-3;
-    }
-    if (!dir_.empty() && ::mkdir(dir_.c_str(), 0755) != 0) dir_.clear();
-  }
-  ~ServerCgroup() {
-    if (dir_.empty()) return;
-    auto deadline = Clock::now() + std::chrono::seconds(5);  // the server exits a moment after its reaping
-    while (::rmdir(dir_.c_str()) != 0 && errno == EBUSY && Clock::now() < deadline) ::usleep(1000);
-  }
-  bool Move(pid_t pid) {
-    if (dir_.empty()) return false;
-    std::ofstream out(dir_ + "/cgroup.procs");
-    out << pid << std::flush;
-    return static_cast<bool>(out);
-  }
-  // CPU milliseconds used by the processes moved here; -1 when unknown.
-  double CpuMs() const {
-    std::ifstream in(dir_ + "/" + file_);
-    std::string key;
-    double v = -1;
-    if (file_ == "cpuacct.usage") {
-      in >> v;
-    } else {
-      while (in >> key >> v && key != "usage_usec") {}
-    }
-    return v < 0 ? -1 : v * scale_;
-  }
-
- private:
-  std::string dir_, file_;
-  double scale_ = 0;
-};
-
 long RssKiB(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
   }
   return -1;
-}
-
-// ---------------------------------------------------------------- the kubelet-shaped tree
-// root/kubepods/burstable/pod<uid>/<id> in every mounted hierarchy, one sleeping process
-// per container cgroup. Removed (processes killed, directories deepest first) on
-// destruction.
-class KubeletTree {
- public:
-  KubeletTree(std::string root, size_t containers, size_t per_pod) : root_(std::move(root)) {
-    Mkdir(root_);
-    Mkdir(root_ + "/kubepods");
-    Mkdir(root_ + "/kubepods/burstable");
-    std::string pod;
-    for (size_t i = 0; i < containers; ++i) {
-      if (i % per_pod == 0) {
-        pod = root_ + "/kubepods/burstable/pod" + Uid(i / per_pod);
-        Mkdir(pod);
-        ++pods_;
-      }
-      std::string c = pod + "/" + ContainerId(i);
-      Mkdir(c);
-      pid_t p = ::fork();
-      if (p == 0) {
-        // A container's process holds few fds; not the bench's sockets and kept files.
-        ::syscall(SYS_close_range, 3u, ~0u, 0u);
-        while (true) ::pause();
-      }
-      pids_.push_back(p);
-      for (const std::string& m : mounts_) WriteStr(m + c + "/cgroup.procs", std::to_string(p));
-    }
-  }
-  ~KubeletTree() {
-    for (pid_t p : pids_) ::kill(p, SIGKILL);
-    for (pid_t p : pids_) ::waitpid(p, nullptr, 0);
-    for (auto it = dirs_.rbegin(); it != dirs_.rend(); ++it) {
-      // A killed process leaves its cgroup a moment after waitpid: retry while busy.
-      auto deadline = Clock::now() + std::chrono::seconds(5);
-      while (::rmdir(it->c_str()) != 0 && errno == EBUSY && Clock::now() < deadline) ::usleep(1000);
-    }
-  }
-  const std::string& root() const { return root_; }
-  size_t pods() const { return pods_; }
-  bool ok() const { return !mounts_.empty() && !dirs_.empty(); }
-
- private:
-  void Mkdir(const std::string& rel) {
-    if (mounts_.empty()) {
-      for (int h = 0; h < kNumHierarchies; ++h) {
-        if (Hier().has(static_cast<Hierarchy>(h))) mounts_.push_back(Hier().mount[h]);
-      }
-    }
-    for (const std::string& m : mounts_) {
-      std::string d = m + rel;
-      if (::mkdir(d.c_str(), 0755) == 0) dirs_.push_back(d);
-    }
-  }
-  static void WriteStr(const std::string& path, const std::string& v) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd >= 0) {
-      (void)!::write(fd, v.data(), v.size());
-      ::close(fd);
-    }
-  }
-  std::string Uid(size_t i) const {
-    char b[48];
-    std::snprintf(b, sizeof b, "%08x-0000-4000-8000-%012zx", static_cast<unsigned>(::getpid()), i);
-    return b;
-  }
-  std::string ContainerId(size_t i) const {
-    char b[65];
-    unsigned long long x = (static_cast<unsigned long long>(::getpid()) << 32) ^ i;
-    for (int w = 0; w < 4; ++w) {
-      x = x * 6364136223846793005ULL + 1442695040888963407ULL;  // distinct 64-hex ids
-      std::snprintf(b + 16 * w, 17, "%016llx", x);
-    }
-    return b;
-  }
-
-  std::string root_;
-  size_t pods_ = 0;
-  std::vector<std::string> mounts_;
-  std::vector<std::string> dirs_;  // absolute, in creation order
-  std::vector<pid_t> pids_;
-};
-
-// ---------------------------------------------------------------- floor
-// The kernel work a collection of the tree cannot avoid, with no parsing:
-//  - every file of statlet's read plan plus the process lists, for every cgroup directory
-//    under root in every hierarchy holding it; kept fds up to the same budget statlet
-//    uses, open+pread+close beyond it;
-//  - what the daemon adds by default (--collector.process-fds): for each process of a
-//    container cgroup, a listing of /proc/<pid>/fd with a readlink per entry, and the
-//    open-files rlimit of the first one.
-class Floor {
- public:
-  explicit Floor(const std::string& root) : budget_(FdBudget::FromRlimit(512)) {
-    std::vector<std::pair<Hierarchy, std::string>> names;
-    for (const auto* r : BuildReadPlan(Hier())) names.push_back({r->hierarchy, r->name});
-    Hierarchy ph = Hier().has(kUnified) ? kUnified : Hier().cpu();
-    names.push_back({ph, "cgroup.procs"});
-    names.push_back({ph, ph == kUnified ? "cgroup.threads" : "tasks"});
-    CgroupDiscovery d(Hier(), {root});
-    (void)d.Init();
-    cgroups_ = d.paths().size();
-    for (const auto& [path, mask] : d.paths()) {
-      for (const auto& [h, name] : names) {
-        if (!(mask & (1u << h))) continue;
-        std::string p = Hier().mount[h] + path + "/" + name;
-        int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) continue;  // statlet marks it absent and never reads it again
-        if (budget_.TryAcquire()) {
-          kept_.push_back({fd, ""});
-        } else {
-          ::close(fd);
-          reopened_.push_back({-1, p});
-        }
-      }
-      if (path.size() > 64 && path.rfind('/') == path.size() - 65) {  // a container: <pod>/<64 hex>
-        std::ifstream procs(Hier().mount[ph] + path + "/cgroup.procs");
-        for (pid_t pid; procs >> pid;) pids_.push_back(pid);
-      }
-    }
-    proc_fd_ = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  }
-  ~Floor() {
-    for (const File& f : kept_) ::close(f.fd);
-    if (proc_fd_ >= 0) ::close(proc_fd_);
-  }
-
-  // One pass over the cgroup files; the number of reads that failed. *reopen_ms: the
-  // part spent on the files beyond the fd budget.
-  size_t ReadFiles(double* reopen_ms) {
-    static char buf[65536];
-    size_t failed = 0;
-    for (const File& f : kept_) failed += ::pread(f.fd, buf, sizeof buf, 0) < 0;
-    auto t0 = Clock::now();
-    for (const File& f : reopened_) {
-      int fd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
-      failed += fd < 0 || ::pread(fd, buf, sizeof buf, 0) < 0;
-      if (fd >= 0) ::close(fd);
-    }
-    *reopen_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-    return failed;
-  }
-  // One pass over the container processes' fd tables; the number of fds seen.
-  size_t ScanProcesses() {
-    static char dents[32768];
-    size_t seen = 0;
-    for (pid_t pid : pids_) {
-      char path[32];
-      std::snprintf(path, sizeof path, "%d/fd", pid);
-      int dir = ::openat(proc_fd_, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      if (dir < 0) continue;
-      long n;
-      while ((n = ::syscall(SYS_getdents64, dir, dents, sizeof dents)) > 0) {
-        for (long off = 0; off < n;) {
-          const auto* d = reinterpret_cast<const struct dirent64*>(dents + off);
-          off += d->d_reclen;
-          if (d->d_name[0] == '.') continue;
-          char link[8];
-          (void)!::readlinkat(dir, d->d_name, link, sizeof link);
-          ++seen;
-        }
-      }
-      ::close(dir);
-    }
-    struct rlimit rl;
-    for (size_t i = 0; i < pids_.size(); i += per_container_) (void)::prlimit(pids_[i], RLIMIT_NOFILE, nullptr, &rl);
-    return seen;
-  }
-
-  size_t cgroups() const { return cgroups_; }
-  size_t files() const { return kept_.size() + reopened_.size(); }
-  size_t kept_fds() const { return budget_.used(); }
-  size_t processes() const { return pids_.size(); }
-
- private:
-  struct File {
-    int fd;
-    std::string path;  // beyond the fd budget: opened for each read
-  };
-  FdBudget budget_;
-  std::vector<File> kept_, reopened_;
-  std::vector<pid_t> pids_;  // of the container cgroups
-  size_t per_container_ = 1;  // one sleeping process each
-  size_t cgroups_ = 0;
-  int proc_fd_ = -1;
-};
-
-struct FloorResult {
-  double p50_ms = 0, p99_ms = 0, cpu_ms = 0;  // per pass
-  size_t failed_reads = 0, fds_seen = 0;
-  double reopen_ms = 0;  // median part spent reopening the files beyond the fd budget
-};
-
-// `passes` passes after one warm-up pass, `gap` apart (end to start) when non-zero, like
-// the calls they stand beside. With scan: the process fd tables too.
-FloorResult MeasureFloor(Floor* floor, int passes, bool scan, std::chrono::nanoseconds gap) {
-  std::vector<double> wall, reopen;
-  double cpu_ms = 0;
-  FloorResult r;
-  auto next = Clock::now();
-  for (int i = 0; i < passes + 1; ++i) {
-    std::this_thread::sleep_until(next);  // pacing, as the calls are paced
-    double c0 = ThreadCpuMs();
-    auto t0 = Clock::now();
-    double reopen_ms = 0;
-    size_t failed = floor->ReadFiles(&reopen_ms);
-    size_t seen = scan ? floor->ScanProcesses() : 0;
-    auto t1 = Clock::now();
-    next = t1 + gap;
-    if (i == 0) continue;  // warm-up
-    cpu_ms += ThreadCpuMs() - c0;
-    wall.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-    reopen.push_back(reopen_ms);
-    r.failed_reads = failed;
-    r.fds_seen = seen;
-  }
-  r.cpu_ms = cpu_ms / passes;
-  r.p50_ms = Pct(wall, 0.5);
-  r.p99_ms = Pct(wall, 0.99);
-  r.reopen_ms = Pct(reopen, 0.5);
-  return r;
 }
 
 // ---------------------------------------------------------------- CRI calls
@@ -469,8 +173,8 @@ CallResult CallLoop(v1::RuntimeService::Stub* stub, pid_t server, const ServerCg
     r.metrics = a.metrics;
   }
   r.cpu_ms = (server_cg.CpuMs() - cpu0) / calls;
-  r.p50_ms = Pct(ms, 0.5);
-  r.p99_ms = Pct(ms, 0.99);
+  r.p50_ms = Percentile(ms, 0.5);
+  r.p99_ms = Percentile(ms, 0.99);
   r.rss_kib = RssKiB(server);
   return r;
 }
@@ -501,11 +205,11 @@ void PrintHeader() {
               "p99_ms", "cpu_ms/call", "bytes", "items", "metrics", "rss_mib", "p50/ref", "cpu/ref", "ref");
 }
 
-void PrintFloor(size_t n, const char* what, const FloorResult& f, const Floor& fl) {
+void PrintFloor(size_t n, const char* what, const FloorResult& f, const ReadFloor& fl) {
   std::printf("%-10zu %-6s %-22s %9.3f %9.3f %11.3f %10s %6s %8s %8s %8s %8s  (cgroups=%zu files=%zu kept_fds=%zu "
               "reopen_ms=%.3f failed_reads=%zu processes=%zu fds_listed=%zu)\n",
               n, "floor", what, f.p50_ms, f.p99_ms, f.cpu_ms, "-", "-", "-", "-", "-", "-", fl.cgroups(), fl.files(),
-              fl.kept_fds(), f.reopen_ms, f.failed_reads, fl.processes(), f.fds_seen);
+              fl.kept_fds(), f.reopen_ms, f.failed_reads, fl.processes(), f.fds_listed);
   std::fflush(stdout);
 }
 
@@ -537,7 +241,7 @@ int RunAt(size_t n, const Options& o, ContainerdPeer* peer) {
   // the collector's default, no process fd scan), and with the daemon's process fd scan,
   // back to back and paced like the daemon's calls.
   const auto gap = kDaemonReuseWindow + kPacingMargin;
-  Floor fl(root);
+  ReadFloor fl(root);
   const FloorResult floor_files = MeasureFloor(&fl, o.calls, false, std::chrono::nanoseconds(0));
   PrintFloor(n, "files", floor_files, fl);
   const FloorResult floor_fds = MeasureFloor(&fl, o.calls, true, std::chrono::nanoseconds(0));
