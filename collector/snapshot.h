@@ -193,7 +193,8 @@ struct BpfCgroupStats {
   Opt<uint64_t> tcp_retransmits;
   Opt<uint64_t> tcp_drops;
   std::map<std::string, uint64_t> tcp_drop_reasons;
-  // run-queue latency: bucket i counts waits in [2^i, 2^(i+1)) microseconds
+  // run-queue latency: bucket i counts waits in [2^i, 2^(i+1)) microseconds; the last
+  // bucket also holds every longer wait
   std::vector<uint64_t> runq_latency_log2_us;
   Opt<uint64_t> runq_latency_sum_ns;
 };
