@@ -200,6 +200,9 @@ const v1::ContainerStats* ById(const v1::ListContainerStatsResponse& r, const st
   return nullptr;
 }
 
+// Pointers into a response: never into a temporary one.
+const v1::ContainerStats* ById(v1::ListContainerStatsResponse&& r, const std::string& id) = delete;
+const v1::PodSandboxStats* PodById(v1::ListPodSandboxStatsResponse&& r, const std::string& id) = delete;
 const v1::PodSandboxStats* PodById(const v1::ListPodSandboxStatsResponse& r, const std::string& id) {
   for (const auto& s : r.stats()) {
     if (s.attributes().id() == id) return &s;
@@ -432,7 +435,8 @@ TEST(E2e, StatletServesTheMetricCallsContainerdLeavesUnimplemented) {
   const Workload& burner = g_pods.at("cpu-burner");
   const std::string burn_id = burner.containers.at("burn");
   auto usage_s = [&] {
-    const v1::ContainerStats* c = ById(ListContainerStats(g_stage->statlet()), burn_id);
+    const v1::ListContainerStatsResponse listed = ListContainerStats(g_stage->statlet());
+    const v1::ContainerStats* c = ById(listed, burn_id);
     return c == nullptr ? uint64_t{0} : c->cpu().usage_core_nano_seconds().value() / 1000000000;
   };
   std::string why = Eventually(milliseconds(20000), [&] {
