@@ -15,18 +15,19 @@
 #include <vector>
 
 #include "bpf/bpf_probes.h"
-#include "tests/bpf/child_process.h"
-#include "tests/bpf/test_cgroup.h"
+#include "tests/support/child_process.h"
+#include "tests/support/live_cgroup.h"
 
 namespace {
 
-using statlet::testing::TestCgroup;
+using statlet::testing::Child;
+using statlet::testing::LiveCgroup;
 
 constexpr int kCgroups = 1000;
 
 struct World {
   std::unique_ptr<statlet::BpfProbes> probes;
-  std::vector<std::unique_ptr<TestCgroup>> cgroups;
+  std::vector<std::unique_ptr<LiveCgroup>> cgroups;
   std::vector<uint64_t> ids;
   std::vector<int> cpu_stat_fds;
 };
@@ -41,20 +42,24 @@ bool BuildWorld(World* w) {
   }
   w->probes = std::move(probes).value();
   for (int i = 0; i < kCgroups; i++) {
-    auto cg = std::make_unique<TestCgroup>(statlet::testing::UniqueName("bench-" + std::to_string(i)));
+    // The unified directory (the probes key by its inode) and v1 memory, as the probe tests.
+    auto cg = std::make_unique<LiveCgroup>("/" + statlet::testing::UniqueName("statlet-bpf-bench"),
+                                           std::vector<statlet::Hierarchy>{statlet::kUnified, statlet::kV1Memory});
     if (!cg->ok()) {
       std::fprintf(stderr, "cgroup: %s\n", cg->error().c_str());
       return false;
     }
-    pid_t pid = statlet::testing::SpawnInCgroup(*cg, [] {
-      auto* p = static_cast<volatile char*>(mmap(nullptr, 16 * 4096, PROT_READ | PROT_WRITE,
-                                                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-      for (int j = 0; j < 16; j++) p[j * 4096] = 1;
-      return 0;
-    });
-    if (pid <= 0 || statlet::testing::WaitForExit(pid, std::chrono::seconds(30)) != 0) return false;
+    Child child(
+        [] {
+          auto* p = static_cast<volatile char*>(mmap(nullptr, 16 * 4096, PROT_READ | PROT_WRITE,
+                                                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+          for (int j = 0; j < 16; j++) p[j * 4096] = 1;
+          return 0;
+        },
+        Child::kExits);
+    if (!child.StartIn(*cg) || child.Wait(std::chrono::seconds(30)) != 0) return false;
     w->ids.push_back(cg->id());
-    w->cpu_stat_fds.push_back(open((cg->unified_dir() + "/cpu.stat").c_str(), O_RDONLY | O_CLOEXEC));
+    w->cpu_stat_fds.push_back(open((cg->Dir(statlet::kUnified) + "/cpu.stat").c_str(), O_RDONLY | O_CLOEXEC));
     w->cgroups.push_back(std::move(cg));
   }
   return true;

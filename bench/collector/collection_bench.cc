@@ -1,16 +1,12 @@
 // Whole-process benchmark of one full collection over N real cgroups, each holding a real
-// process, against the floor: a minimal reader that preads exactly the same files on
-// kept fds and parses nothing. Each side runs in a fresh process (this binary re-executed)
-// so that RSS and fd budgets are its own.
+// process, against the floor (bench/support/read_floor.h): exactly the files the collector
+// reads, under its fd budget, parsing nothing; no process fd scan, as the collector's
+// default. Each side runs in a fresh process (this binary re-executed) so that RSS and fd
+// budgets are its own.
 //
 //   collection_bench [--cgroups N] [--rounds R]
 //
 // Prints one line per side and the ratios; exits 0 (figures are for the reader, not a test).
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,16 +15,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench/support/bench_tree.h"
+#include "bench/support/read_floor.h"
 #include "collector/cgroup_discovery.h"
-#include "collector/cgroup_files.h"
-#include "collector/cgroup_hierarchies.h"
 #include "collector/collector.h"
-#include "collector/kept_file.h"
+#include "tests/support/live_cgroup.h"
 
 using namespace statlet;
 
@@ -49,15 +43,7 @@ long RssKiB(const char* field) {
   return -1;
 }
 
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-const CgroupHierarchies& Hier() {
-  static CgroupHierarchies h = *DetectHierarchies("/sys/fs/cgroup", "/proc");
-  return h;
-}
+double Median(std::vector<double> v) { return bench::Percentile(std::move(v), 0.5); }
 
 // ---------------------------------------------------------------- the measured sides
 struct Result {
@@ -92,13 +78,13 @@ int MeasureStatlet(const std::string& root, int rounds) {
   r.wall_us_median = Median(wall);
   r.rss_kib = RssKiB("VmHWM:");
   // Re-discovery of the unchanged tree (what every collection pays) vs a full walk.
-  CgroupDiscovery d(Hier(), {root});
+  CgroupDiscovery d(testing::HostHierarchies(), {root});
   (void)d.Init();
   int64_t p0 = Now(CLOCK_THREAD_CPUTIME_ID);
   for (int i = 0; i < 1000; ++i) (void)d.Poll();
   r.poll_us = (Now(CLOCK_THREAD_CPUTIME_ID) - p0) / 1e3 / 1000;
   int64_t w0 = Now(CLOCK_THREAD_CPUTIME_ID);
-  CgroupDiscovery full(Hier(), {root});
+  CgroupDiscovery full(testing::HostHierarchies(), {root});
   (void)full.Init();
   r.walk_us = (Now(CLOCK_THREAD_CPUTIME_ID) - w0) / 1e3;
   Print("statlet", r);
@@ -106,75 +92,20 @@ int MeasureStatlet(const std::string& root, int rounds) {
 }
 
 int MeasureFloor(const std::string& root, int rounds) {
-  // Exactly the files statlet reads: its read plan plus the process lists, for every
-  // cgroup directory under root, in every hierarchy that has the directory.
-  std::vector<std::pair<Hierarchy, std::string>> files;
-  for (const auto* r : BuildReadPlan(Hier())) files.push_back({r->hierarchy, r->name});
-  Hierarchy ph = Hier().has(kUnified) ? kUnified : Hier().cpu();
-  files.push_back({ph, "cgroup.procs"});
-  files.push_back({ph, ph == kUnified ? "cgroup.threads" : "tasks"});
-  CgroupDiscovery d(Hier(), {root});
-  (void)d.Init();
-  FdBudget budget(FdBudget::FromRlimit(512));
-  struct F { int fd; std::string path; };
-  std::vector<F> open_files;
-  for (const auto& [path, mask] : d.paths()) {
-    for (const auto& [h, name] : files) {
-      if (!(mask & (1u << h))) continue;
-      std::string p = Hier().mount[h] + path + "/" + name;
-      int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) continue;
-      if (budget.TryAcquire()) open_files.push_back({fd, ""});
-      else { ::close(fd); open_files.push_back({-1, p}); }  // the same policy as statlet
-    }
-  }
-  std::vector<char> buf(65536);
-  std::vector<double> cpu, wall;
-  for (int i = 0; i < rounds + 1; ++i) {
-    int64_t c0 = Now(CLOCK_THREAD_CPUTIME_ID), w0 = Now(CLOCK_MONOTONIC);
-    for (auto& f : open_files) {
-      if (f.fd >= 0) {
-        if (::pread(f.fd, buf.data(), buf.size(), 0) < 0) std::abort();
-      } else {
-        int fd = ::open(f.path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) { (void)!::pread(fd, buf.data(), buf.size(), 0); ::close(fd); }
-      }
-    }
-    if (i == 0) continue;  // warm-up
-    cpu.push_back((Now(CLOCK_THREAD_CPUTIME_ID) - c0) / 1e3);
-    wall.push_back((Now(CLOCK_MONOTONIC) - w0) / 1e3);
-  }
+  bench::ReadFloor floor(root);
+  const bench::FloorResult f = bench::MeasureFloor(&floor, rounds, false, std::chrono::nanoseconds(0));
   Result r;
-  r.cgroups = d.paths().size();
-  r.files = open_files.size();
-  r.fds = budget.used();
-  r.cpu_us_median = Median(cpu);
-  r.wall_us_median = Median(wall);
+  r.cgroups = floor.cgroups();
+  r.files = floor.files();
+  r.fds = floor.kept_fds();
+  r.cpu_us_median = f.cpu_p50_ms * 1e3;
+  r.wall_us_median = f.p50_ms * 1e3;
   r.rss_kib = RssKiB("VmHWM:");
   Print("floor", r);
-  return 0;
+  return f.failed_reads == 0 ? 0 : 1;
 }
 
 // ---------------------------------------------------------------- setup
-struct Setup {
-  std::string root;
-  std::vector<pid_t> pids;
-  std::vector<std::string> dirs;  // to remove, deepest first at the end
-};
-
-void WriteStr(const std::string& path, const std::string& v) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd >= 0) { (void)!::write(fd, v.data(), v.size()); ::close(fd); }
-}
-
-void Teardown(Setup& s) {
-  for (pid_t p : s.pids) ::kill(p, SIGKILL);
-  for (pid_t p : s.pids) ::waitpid(p, nullptr, 0);
-  for (auto it = s.dirs.rbegin(); it != s.dirs.rend(); ++it) {
-    for (int i = 0; i < 500 && ::rmdir(it->c_str()) != 0 && errno == EBUSY; ++i) ::usleep(2000);
-  }
-}
-
 std::string RunSide(const char* self, const char* mode, const std::string& root, int rounds) {
   std::string cmd = std::string(self) + " " + mode + " " + root + " " + std::to_string(rounds);
   FILE* p = ::popen(cmd.c_str(), "r");
@@ -200,28 +131,16 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--cgroups")) n = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
   }
-  Setup s;
-  s.root = "/statlet-bench-" + std::to_string(getpid());
-  for (int h = 0; h < kNumHierarchies; ++h) {
-    if (!Hier().has(Hierarchy(h))) continue;
-    std::string d = Hier().mount[h] + s.root;
-    if (::mkdir(d.c_str(), 0755) == 0) s.dirs.push_back(d);
-  }
-  for (int i = 0; i < n; ++i) {
-    std::string rel = s.root + "/c" + std::to_string(i);
-    pid_t pid = ::fork();
-    if (pid == 0) { while (true) ::pause(); }
-    s.pids.push_back(pid);
-    for (int h = 0; h < kNumHierarchies; ++h) {
-      if (!Hier().has(Hierarchy(h))) continue;
-      std::string d = Hier().mount[h] + rel;
-      if (::mkdir(d.c_str(), 0755) == 0) s.dirs.push_back(d);
-      WriteStr(d + "/cgroup.procs", std::to_string(pid));
+  std::string floor, stl;
+  {
+    bench::BenchTree tree("/statlet-bench-" + std::to_string(getpid()), static_cast<size_t>(n), bench::BenchTree::kFlat);
+    if (!tree.ok()) {
+      std::fprintf(stderr, "cannot create cgroups (root needed): %s\n", tree.error().c_str());
+      return 1;
     }
+    floor = RunSide(argv[0], "--floor", tree.root(), rounds);
+    stl = RunSide(argv[0], "--statlet", tree.root(), rounds);
   }
-  std::string floor = RunSide(argv[0], "--floor", s.root, rounds);
-  std::string stl = RunSide(argv[0], "--statlet", s.root, rounds);
-  Teardown(s);
   std::fputs(floor.c_str(), stdout);
   std::fputs(stl.c_str(), stdout);
   double fc = Field(floor, "cpu_us"), sc = Field(stl, "cpu_us");

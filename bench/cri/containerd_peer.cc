@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/cri/read_floor.h"
+#include "bench/support/read_floor.h"
 #include "tests/e2e/e2e_stage.h"
 
 namespace statlet::bench {

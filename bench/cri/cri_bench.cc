@@ -1,9 +1,10 @@
 // Whole-process benchmark of statlet's CRI stats calls. For N real container cgroups in the
 // kubelet's cgroupfs layout (<root>/kubepods/burstable/pod<uid>/<64-hex id>, a few
 // containers per pod, each holding a sleeping process) it measures, in one run:
-//   floor  — pread() of every file statlet's collector reads for that tree (its read plan
-//            and process lists, every hierarchy), on kept fds under the same fd budget,
-//            parsing nothing: the cost of the kernel work a collection cannot avoid;
+//   floor  — bench/support/read_floor.h: every file statlet's collector reads for that tree
+//            (its read plan and process lists, every hierarchy), on kept fds under the same
+//            fd budget, parsing nothing, with and without the daemon's process fd scan: the
+//            cost of the kernel work a collection cannot avoid;
 //   daemon — the real `statlet` binary with --cri.listen on a temp socket, called over
 //            gRPC: ListContainerStats and ListPodSandboxMetrics latency p50/p99, response
 //            bytes, the daemon's CPU per call (the daemon runs in a cgroup of its own:
@@ -40,26 +41,34 @@
 #include <thread>
 #include <vector>
 
-#include "bench/cri/bench_cgroups.h"
 #include "bench/cri/containerd_peer.h"
-#include "bench/cri/read_floor.h"
+#include "bench/support/bench_tree.h"
+#include "bench/support/read_floor.h"
 #include "cri/proto/api.grpc.pb.h"
 #include "tests/cri/server_process.h"
-#include "tests/prometheus/child_process.h"
-#include "tests/prometheus/live_cgroups.h"
+#include "tests/support/child_process.h"
+#include "tests/support/live_cgroup.h"
+#include "tests/support/wait_for.h"
 
 namespace statlet::bench {
 namespace {
 
 namespace v1 = ::runtime::v1;
 using Clock = std::chrono::steady_clock;
-using testing::ChildProcess;
+using testing::BinaryProcess;
+using testing::LiveCgroup;
 
 // The daemon's CRI service answers from a snapshot younger than this (cri/stats_service.h
 // CriServiceOptions::max_age; the daemon does not expose it as a flag).
 constexpr auto kDaemonReuseWindow = std::chrono::seconds(1);
 constexpr auto kPacingMargin = std::chrono::milliseconds(30);
 constexpr int kWarmupCalls = 2;
+
+// CPU milliseconds used by the processes moved into `cg`; -1 when unknown.
+double CpuMs(const LiveCgroup& cg) {
+  const int64_t ns = cg.CpuUsageNs();
+  return ns < 0 ? -1 : static_cast<double>(ns) / 1e6;
+}
 
 long RssKiB(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
@@ -137,7 +146,7 @@ Answer CallListPodSandboxMetrics(v1::RuntimeService::Stub* stub) {
 
 // `calls` measured calls after kWarmupCalls; `gap` > 0 paces them that far apart (end of
 // one to start of the next) so that a server reusing young snapshots collects afresh.
-CallResult CallLoop(v1::RuntimeService::Stub* stub, pid_t server, const ServerCgroup& server_cg, const Rpc& rpc,
+CallResult CallLoop(v1::RuntimeService::Stub* stub, pid_t server, const LiveCgroup& server_cg, const Rpc& rpc,
                     int calls, std::chrono::nanoseconds gap) {
   CallResult r;
   std::vector<double> ms;
@@ -148,7 +157,7 @@ CallResult CallLoop(v1::RuntimeService::Stub* stub, pid_t server, const ServerCg
   auto next = Clock::now() + gap;
   for (int i = 0; i < kWarmupCalls + calls; ++i) {
     std::this_thread::sleep_until(next);
-    if (i == kWarmupCalls) cpu0 = server_cg.CpuMs();
+    if (i == kWarmupCalls) cpu0 = CpuMs(server_cg);
     auto t0 = Clock::now();
     Answer a = rpc(stub);
     auto t1 = Clock::now();
@@ -172,7 +181,7 @@ CallResult CallLoop(v1::RuntimeService::Stub* stub, pid_t server, const ServerCg
     r.items = a.items;
     r.metrics = a.metrics;
   }
-  r.cpu_ms = (server_cg.CpuMs() - cpu0) / calls;
+  r.cpu_ms = (CpuMs(server_cg) - cpu0) / calls;
   r.p50_ms = Percentile(ms, 0.5);
   r.p99_ms = Percentile(ms, 0.99);
   r.rss_kib = RssKiB(server);
@@ -232,9 +241,9 @@ struct Options {
 
 int RunAt(size_t n, const Options& o, ContainerdPeer* peer) {
   const std::string root = "/statlet-bench-" + std::to_string(::getpid()) + "-" + std::to_string(n);
-  KubeletTree tree(root, n, o.per_pod);
+  BenchTree tree(root, n, BenchTree::kKubelet, o.per_pod);
   if (!tree.ok()) {
-    std::fprintf(stderr, "cannot create cgroups under %s (root needed)\n", root.c_str());
+    std::fprintf(stderr, "cannot create cgroups under %s (root needed): %s\n", root.c_str(), tree.error().c_str());
     return 1;
   }
   // The floors: the cgroup files alone (what the hot side reads: cri_test_server keeps
@@ -272,13 +281,13 @@ int RunAt(size_t n, const Options& o, ContainerdPeer* peer) {
   };
 
   if (o.daemon) {
-    ServerCgroup server_cg(root + "-daemon");  // outlives the process
+    LiveCgroup server_cg(root + "-daemon", ServerCgroupHierarchies());  // outlives the process
     const int port = testing::FreeLoopbackPort();
-    ChildProcess statlet({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(port),
-                          "--collector.subtree=" + root, "--collector.max-age=0s", "--cri.listen=" + socket,
-                          "--runtime.endpoint=none"},
-                         dir.path() + "/statlet.log");
-    if (!server_cg.Move(statlet.pid())) {
+    BinaryProcess statlet({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(port),
+                           "--collector.subtree=" + root, "--collector.max-age=0s", "--cri.listen=" + socket,
+                           "--runtime.endpoint=none"},
+                          dir.path() + "/statlet.log");
+    if (!server_cg.Add(statlet.pid())) {
       std::fprintf(stderr, "cannot move statlet into a cgroup of its own\n");
       return 1;
     }
@@ -290,11 +299,11 @@ int RunAt(size_t n, const Options& o, ContainerdPeer* peer) {
     }
     // What the daemon spends with nobody calling (HTTP and gRPC threads waking up): the
     // paced loop's CPU includes about one gap of it per call, taken off below.
-    const double idle0 = server_cg.CpuMs();
+    const double idle0 = CpuMs(server_cg);
     const auto idle_start = Clock::now();
     std::this_thread::sleep_for(std::chrono::seconds(3));  // a measurement window
     const double idle_ms_per_s =
-        (server_cg.CpuMs() - idle0) / std::chrono::duration<double>(Clock::now() - idle_start).count();
+        (CpuMs(server_cg) - idle0) / std::chrono::duration<double>(Clock::now() - idle_start).count();
     std::printf("%-10zu daemon idle cpu_ms_per_s=%.3f (subtracted: %.3f ms per paced call)\n", n, idle_ms_per_s,
                 idle_ms_per_s * std::chrono::duration<double>(gap).count());
     const double reuses0 = ReusesTotal(port);
@@ -312,13 +321,13 @@ int RunAt(size_t n, const Options& o, ContainerdPeer* peer) {
   }
 
   if (o.hot) {
-    ServerCgroup server_cg(root + "-hot");  // outlives the process
+    LiveCgroup server_cg(root + "-hot", ServerCgroupHierarchies());  // outlives the process
     testing::ServerProcess server;
     if (!server.Start({CRI_TEST_SERVER, "--socket", socket, "--live", root, "--max-age-ms", "0"}, 60000)) {
       std::fprintf(stderr, "cri_test_server: %s\n", server.error().c_str());
       return 1;
     }
-    if (!server_cg.Move(server.pid())) {
+    if (!server_cg.Add(server.pid())) {
       std::fprintf(stderr, "cannot move cri_test_server into a cgroup of its own\n");
       return 1;
     }

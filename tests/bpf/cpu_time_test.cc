@@ -4,8 +4,8 @@
 #include <iostream>
 #include <numeric>
 
-#include "tests/bpf/child_process.h"
 #include "tests/bpf/probe_test_support.h"
+#include "tests/support/workloads.h"
 
 namespace statlet::testing {
 namespace {
@@ -14,25 +14,26 @@ TEST(CpuTimeProbe, PerCpuSplitFollowsPinningAndMatchesCgroupTotal) {
   STATLET_REQUIRE_ROOT();
   auto probes = LoadAllProbes();
   ASSERT_TRUE(probes);
-  TestCgroup cg(UniqueName("cpu"));
+  ProbeCgroup cg("cpu");
   ASSERT_TRUE(cg.ok()) << cg.error();
 
   const int cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   // CPU c gets (c + 1) * 150 ms of work, so every CPU's share is distinct.
   auto burn_ns = [](int cpu) { return int64_t{150'000'000} * (cpu + 1); };
-  std::vector<pid_t> pids;
+  std::vector<Child> burners;
   for (int cpu = 0; cpu < cpus; cpu++) {
-    pid_t pid = SpawnInCgroup(cg, [&, cpu] {
-      if (!PinToCpu(cpu)) return 3;
-      BurnCpu(burn_ns(cpu));
-      return 0;
-    });
-    ASSERT_GT(pid, 0);
-    pids.push_back(pid);
+    burners.emplace_back(
+        [&, cpu] {
+          if (!PinToCpu(cpu)) return 3;
+          BurnCpu(burn_ns(cpu));
+          return 0;
+        },
+        Child::kExits);
+    ASSERT_TRUE(burners.back().StartIn(cg));
   }
-  for (pid_t pid : pids) {
-    int status = WaitForExit(pid, std::chrono::seconds(60));
-    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "burner " << pid << " status " << status;
+  for (Child& burner : burners) {
+    int status = burner.Wait(std::chrono::seconds(60));
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "burner " << burner.pid() << " status " << status;
   }
 
   int64_t burnt_ns = 0;
@@ -45,7 +46,7 @@ TEST(CpuTimeProbe, PerCpuSplitFollowsPinningAndMatchesCgroupTotal) {
   ASSERT_GE(per_cpu->size(), static_cast<size_t>(cpus));
   EXPECT_EQ(stats.per_cpu_ns, *per_cpu) << "the collection and PerCpuNs disagree";
 
-  const double total_ns = static_cast<double>(cg.CpuUsageUsec()) * 1000;
+  const double total_ns = static_cast<double>(cg.CpuUsageNs());
   ASSERT_GT(total_ns, 0);
   const double sum_ns = static_cast<double>(std::accumulate(per_cpu->begin(), per_cpu->end(), uint64_t{0}));
   EXPECT_NEAR(sum_ns, total_ns, total_ns * 0.05) << "per-CPU sum vs cpu.stat usage_usec";
@@ -60,7 +61,7 @@ TEST(CpuTimeProbe, LiveCgroupWithoutTasksReportsZeros) {
   STATLET_REQUIRE_ROOT();
   auto probes = LoadAllProbes();
   ASSERT_TRUE(probes);
-  TestCgroup cg(UniqueName("cpu-idle"));
+  ProbeCgroup cg("cpu-idle");
   ASSERT_TRUE(cg.ok()) << cg.error();
   BpfCgroupStats stats = CollectOne(*probes, cg.id());
   const std::vector<uint64_t>* per_cpu = probes->PerCpuNs(cg.id());

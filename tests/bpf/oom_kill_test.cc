@@ -8,7 +8,6 @@
 #include <cstring>
 #include <thread>
 
-#include "tests/bpf/child_process.h"
 #include "tests/bpf/probe_test_support.h"
 
 namespace statlet::testing {
@@ -26,21 +25,24 @@ TEST(OomKillProbe, MemcgLimitKillYieldsOneEventNamingVictimAndCgroup) {
   STATLET_REQUIRE_ROOT();
   auto probes = LoadAllProbes();
   ASSERT_TRUE(probes);
-  TestCgroup cg(UniqueName("oom"));
+  ProbeCgroup cg("oom");
   ASSERT_TRUE(cg.ok()) << cg.error();
   ASSERT_TRUE(cg.SetMemoryLimit(32 << 20));
 
-  pid_t pid = SpawnInCgroup(cg, [] {
-    prctl(PR_SET_NAME, "statlet-oomer");
-    for (int i = 0; i < 1024; i++) {  // up to 1 GiB, far past the limit
-      void* p = malloc(1 << 20);
-      if (!p) return 5;
-      memset(p, 0x5a, 1 << 20);
-    }
-    return 0;  // not killed: the test fails on the exit status
-  });
-  ASSERT_GT(pid, 0);
-  int status = WaitForExit(pid, std::chrono::seconds(60));
+  Child oomer(
+      [] {
+        prctl(PR_SET_NAME, "statlet-oomer");
+        for (int i = 0; i < 1024; i++) {  // up to 1 GiB, far past the limit
+          void* p = malloc(1 << 20);
+          if (!p) return 5;
+          memset(p, 0x5a, 1 << 20);
+        }
+        return 0;  // not killed: the test fails on the exit status
+      },
+      Child::kExits);
+  ASSERT_TRUE(oomer.StartIn(cg));
+  const pid_t pid = oomer.pid();
+  int status = oomer.Wait(std::chrono::seconds(60));
   ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "status " << status;
 
   std::vector<OomEvent> events;

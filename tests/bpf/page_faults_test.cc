@@ -5,7 +5,6 @@
 
 #include <cstdlib>
 
-#include "tests/bpf/child_process.h"
 #include "tests/bpf/probe_test_support.h"
 
 namespace statlet::testing {
@@ -17,20 +16,23 @@ TEST(PageFaultsProbe, TouchingFreshPagesCountsOneMinorFaultEach) {
   STATLET_REQUIRE_ROOT();
   auto probes = LoadAllProbes();
   ASSERT_TRUE(probes);
-  TestCgroup cg(UniqueName("faults"));
+  ProbeCgroup cg("faults");
   ASSERT_TRUE(cg.ok()) << cg.error();
 
   constexpr size_t kPages = 8192;  // 32 MiB
-  pid_t pid = SpawnInCgroup(cg, [] {
-    size_t len = kPages * kPage;
-    auto* p = static_cast<volatile char*>(mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    if (p == MAP_FAILED) return 3;
-    madvise(const_cast<char*>(p), len, MADV_NOHUGEPAGE);  // one fault per 4 KiB page
-    for (size_t i = 0; i < kPages; i++) p[i * kPage] = 1;
-    return 0;
-  });
-  ASSERT_GT(pid, 0);
-  int status = WaitForExit(pid, std::chrono::seconds(30));
+  Child child(
+      [] {
+        size_t len = kPages * kPage;
+        auto* p =
+            static_cast<volatile char*>(mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+        if (p == MAP_FAILED) return 3;
+        madvise(const_cast<char*>(p), len, MADV_NOHUGEPAGE);  // one fault per 4 KiB page
+        for (size_t i = 0; i < kPages; i++) p[i * kPage] = 1;
+        return 0;
+      },
+      Child::kExits);
+  ASSERT_TRUE(child.StartIn(cg));
+  int status = child.Wait(std::chrono::seconds(30));
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 
   BpfCgroupStats s = CollectUntil(*probes, cg.id(), [](const BpfCgroupStats& v) {
@@ -48,7 +50,7 @@ TEST(PageFaultsProbe, ReadingUncachedFilePagesCountsMajorFaults) {
   STATLET_REQUIRE_ROOT();
   auto probes = LoadAllProbes();
   ASSERT_TRUE(probes);
-  TestCgroup cg(UniqueName("majfaults"));
+  ProbeCgroup cg("majfaults");
   ASSERT_TRUE(cg.ok()) << cg.error();
 
   constexpr size_t kPages = 256;
@@ -61,17 +63,19 @@ TEST(PageFaultsProbe, ReadingUncachedFilePagesCountsMajorFaults) {
   ASSERT_EQ(fsync(fd), 0);  // clean pages can be dropped from the page cache
   ASSERT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
 
-  pid_t pid = SpawnInCgroup(cg, [fd] {
-    size_t len = kPages * kPage;
-    auto* p = static_cast<volatile char*>(mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd, 0));
-    if (p == MAP_FAILED) return 3;
-    madvise(const_cast<char*>(p), len, MADV_RANDOM);  // no readahead: each page its own read
-    int sum = 0;
-    for (size_t i = 0; i < kPages; i++) sum += p[i * kPage];
-    return sum == static_cast<int>(kPages) * 'x' ? 0 : 4;
-  });
-  ASSERT_GT(pid, 0);
-  int status = WaitForExit(pid, std::chrono::seconds(30));
+  Child child(
+      [fd] {
+        size_t len = kPages * kPage;
+        auto* p = static_cast<volatile char*>(mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd, 0));
+        if (p == MAP_FAILED) return 3;
+        madvise(const_cast<char*>(p), len, MADV_RANDOM);  // no readahead: each page its own read
+        int sum = 0;
+        for (size_t i = 0; i < kPages; i++) sum += p[i * kPage];
+        return sum == static_cast<int>(kPages) * 'x' ? 0 : 4;
+      },
+      Child::kExits);
+  ASSERT_TRUE(child.StartIn(cg));
+  int status = child.Wait(std::chrono::seconds(30));
   close(fd);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 

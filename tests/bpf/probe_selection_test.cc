@@ -7,8 +7,8 @@
 #include <numeric>
 #include <set>
 
-#include "tests/bpf/child_process.h"
 #include "tests/bpf/probe_test_support.h"
+#include "tests/support/workloads.h"
 
 namespace statlet::testing {
 namespace {
@@ -36,18 +36,21 @@ void ExpectUpExactly(const BpfProbes& probes, const std::set<std::string>& selec
 }
 
 // A child in `cg` that burns 50 ms and touches kPages fresh pages.
-void RunWorkload(TestCgroup& cg) {
-  pid_t pid = SpawnInCgroup(cg, [] {
-    BurnCpu(50'000'000);
-    size_t len = kPages * 4096;
-    auto* p = static_cast<volatile char*>(mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    if (p == MAP_FAILED) return 3;
-    madvise(const_cast<char*>(p), len, MADV_NOHUGEPAGE);
-    for (size_t i = 0; i < kPages; i++) p[i * 4096] = 1;
-    return 0;
-  });
-  ASSERT_GT(pid, 0);
-  int status = WaitForExit(pid, std::chrono::seconds(30));
+void RunWorkload(LiveCgroup& cg) {
+  Child child(
+      [] {
+        BurnCpu(50'000'000);
+        size_t len = kPages * 4096;
+        auto* p =
+            static_cast<volatile char*>(mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+        if (p == MAP_FAILED) return 3;
+        madvise(const_cast<char*>(p), len, MADV_NOHUGEPAGE);
+        for (size_t i = 0; i < kPages; i++) p[i * 4096] = 1;
+        return 0;
+      },
+      Child::kExits);
+  ASSERT_TRUE(child.StartIn(cg));
+  int status = child.Wait(std::chrono::seconds(30));
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
@@ -56,7 +59,7 @@ TEST(SchedProbeSelection, FaultsAloneCountsFaultsAndFillsNothingElse) {
   auto probes = LoadOnly({"faults"});
   ASSERT_TRUE(probes);
   ExpectUpExactly(*probes, {"faults"});
-  TestCgroup cg(UniqueName("sel-faults"));
+  ProbeCgroup cg("sel-faults");
   ASSERT_TRUE(cg.ok()) << cg.error();
   RunWorkload(cg);
 
@@ -77,7 +80,7 @@ TEST(SchedProbeSelection, CpuAndRunqlatWithoutFaults) {
   auto probes = LoadOnly({"cpu", "runqlat"});
   ASSERT_TRUE(probes);
   ExpectUpExactly(*probes, {"cpu", "runqlat"});
-  TestCgroup cg(UniqueName("sel-cpu"));
+  ProbeCgroup cg("sel-cpu");
   ASSERT_TRUE(cg.ok()) << cg.error();
   RunWorkload(cg);
 
@@ -86,7 +89,7 @@ TEST(SchedProbeSelection, CpuAndRunqlatWithoutFaults) {
   });
   EXPECT_FALSE(s.minor_faults.has_value());
   EXPECT_FALSE(s.major_faults.has_value());
-  const double usage_ns = static_cast<double>(cg.CpuUsageUsec()) * 1000;
+  const double usage_ns = static_cast<double>(cg.CpuUsageNs());
   const double sum_ns = static_cast<double>(SumOf(s.per_cpu_ns));
   ASSERT_GT(usage_ns, 50e6);
   EXPECT_NEAR(sum_ns, usage_ns, usage_ns * 0.05);

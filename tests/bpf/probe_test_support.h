@@ -14,8 +14,18 @@
 #include <gtest/gtest.h>
 
 #include "bpf/bpf_probes.h"
+#include "tests/support/child_process.h"
+#include "tests/support/live_cgroup.h"
 
 namespace statlet::testing {
+
+// A probe test's cgroup: the unified directory (the probes key by its inode) and, on
+// hybrid hosts, the v1 memory one for limits. `tag` names it on the host.
+class ProbeCgroup : public LiveCgroup {
+ public:
+  explicit ProbeCgroup(const std::string& tag)
+      : LiveCgroup("/" + UniqueName("statlet-bpf-" + tag), {kUnified, kV1Memory}) {}
+};
 
 // Loads every probe (mode "on"); fails the test when one does not load.
 inline std::unique_ptr<BpfProbes> LoadAllProbes() {

@@ -5,23 +5,25 @@
 
 #include <numeric>
 
-#include "tests/bpf/child_process.h"
 #include "tests/bpf/probe_test_support.h"
 
 namespace statlet::testing {
 namespace {
 
 // Runs a child that faults in `pages` pages inside `cg`.
-void FaultPagesIn(TestCgroup& cg, size_t pages = 1000) {
-  pid_t pid = SpawnInCgroup(cg, [pages] {
-    size_t len = pages * 4096;
-    auto* p = static_cast<volatile char*>(mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    if (p == MAP_FAILED) return 3;
-    for (size_t i = 0; i < len; i += 4096) p[i] = 1;
-    return 0;
-  });
-  ASSERT_GT(pid, 0);
-  int status = WaitForExit(pid, std::chrono::seconds(30));
+void FaultPagesIn(LiveCgroup& cg, size_t pages = 1000) {
+  Child child(
+      [pages] {
+        size_t len = pages * 4096;
+        auto* p =
+            static_cast<volatile char*>(mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+        if (p == MAP_FAILED) return 3;
+        for (size_t i = 0; i < len; i += 4096) p[i] = 1;
+        return 0;
+      },
+      Child::kExits);
+  ASSERT_TRUE(child.StartIn(cg));
+  int status = child.Wait(std::chrono::seconds(30));
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
@@ -42,8 +44,8 @@ TEST(BpfPruning, RemovedCgroupsAreDroppedExistingOnesKept) {
   STATLET_REQUIRE_ROOT();
   auto probes = LoadAllProbes();
   ASSERT_TRUE(probes);
-  TestCgroup removed(UniqueName("prune-gone"));
-  TestCgroup kept(UniqueName("prune-kept"));
+  ProbeCgroup removed("prune-gone");
+  ProbeCgroup kept("prune-kept");
   ASSERT_TRUE(removed.ok()) << removed.error();
   ASSERT_TRUE(kept.ok()) << kept.error();
   FaultPagesIn(removed);
@@ -71,7 +73,7 @@ TEST(BpfPruning, SlotOfARemovedCgroupIsReusedFromZero) {
   ASSERT_TRUE(probes);
   constexpr size_t kFirstPages = 8000;
   {
-    TestCgroup first(UniqueName("reuse-first"));
+    ProbeCgroup first("reuse-first");
     ASSERT_TRUE(first.ok()) << first.error();
     FaultPagesIn(first, kFirstPages);
     ASSERT_GE(MinorFaults(*probes, first.id(), kFirstPages), kFirstPages);
@@ -79,7 +81,7 @@ TEST(BpfPruning, SlotOfARemovedCgroupIsReusedFromZero) {
   CollectNone(*probes);  // unmaps it
   CollectNone(*probes);  // zeroes its slot and frees it
 
-  TestCgroup second(UniqueName("reuse-second"));
+  ProbeCgroup second("reuse-second");
   ASSERT_TRUE(second.ok()) << second.error();
   FaultPagesIn(second);
   BpfCgroupStats s = CollectUntil(*probes, second.id(), [](const BpfCgroupStats& v) {
@@ -87,7 +89,7 @@ TEST(BpfPruning, SlotOfARemovedCgroupIsReusedFromZero) {
   });
   EXPECT_GE(*s.minor_faults, 1000u);
   EXPECT_LE(*s.minor_faults, 1000u + 1024) << "counts of the removed cgroup leaked into its slot's next owner";
-  const double usage_ns = static_cast<double>(second.CpuUsageUsec()) * 1000;
+  const double usage_ns = static_cast<double>(second.CpuUsageNs());
   const double sum_ns = static_cast<double>(SumOf(s.per_cpu_ns));
   EXPECT_LE(sum_ns, usage_ns * 1.05 + 1e6);
   for (const BpfProbeStatus& st : probes->ProbeStatus()) EXPECT_EQ(st.lost_events, 0u) << st.probe;

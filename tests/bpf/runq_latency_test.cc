@@ -4,8 +4,8 @@
 #include <numeric>
 
 #include "bpf/probe_abi.h"
-#include "tests/bpf/child_process.h"
 #include "tests/bpf/probe_test_support.h"
+#include "tests/support/workloads.h"
 
 namespace statlet::testing {
 namespace {
@@ -14,33 +14,34 @@ TEST(RunqLatencyProbe, ContendedCpusGivePlausibleHistogram) {
   STATLET_REQUIRE_ROOT();
   auto probes = LoadAllProbes();
   ASSERT_TRUE(probes);
-  TestCgroup cg(UniqueName("runq"));
+  ProbeCgroup cg("runq");
   ASSERT_TRUE(cg.ok()) << cg.error();
 
   const int cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-  std::vector<pid_t> pids;
+  std::vector<Child> burners;
   for (int i = 0; i < 2 * cpus; i++) {
-    pid_t pid = SpawnInCgroup(cg, [cpu = i / 2] {
-      if (!PinToCpu(cpu)) return 3;
-      BurnCpu(200'000'000);
-      return 0;
-    });
-    ASSERT_GT(pid, 0);
-    pids.push_back(pid);
+    burners.emplace_back(
+        [cpu = i / 2] {
+          if (!PinToCpu(cpu)) return 3;
+          BurnCpu(200'000'000);
+          return 0;
+        },
+        Child::kExits);
+    ASSERT_TRUE(burners.back().StartIn(cg));
   }
-  for (pid_t pid : pids) {
-    int status = WaitForExit(pid, std::chrono::seconds(60));
+  for (Child& child : burners) {
+    int status = child.Wait(std::chrono::seconds(60));
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   }
 
   BpfCgroupStats s = CollectUntil(*probes, cg.id(), [&](const BpfCgroupStats& v) {
-    return SumOf(v.runq_latency_log2_us) >= pids.size();
+    return SumOf(v.runq_latency_log2_us) >= burners.size();
   });
   ASSERT_EQ(s.runq_latency_log2_us.size(), static_cast<size_t>(STATLET_RUNQ_SLOTS));
   ASSERT_TRUE(s.runq_latency_sum_ns.has_value());
   const uint64_t waits = std::accumulate(s.runq_latency_log2_us.begin(), s.runq_latency_log2_us.end(), uint64_t{0});
   // Every process waited at least once (after fork and after being moved in).
-  EXPECT_GE(waits, pids.size());
+  EXPECT_GE(waits, burners.size());
   // Two CPU-bound processes sharing a CPU wait about a scheduler slice: some waits are
   // at least 256 us; none took 2 s or more (each process only needs 200 ms of CPU).
   uint64_t long_waits = 0;

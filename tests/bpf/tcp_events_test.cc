@@ -9,9 +9,8 @@
 #include <cstring>
 #include <iostream>
 
-#include "tests/bpf/child_process.h"
-#include "tests/bpf/netns_pair.h"
 #include "tests/bpf/probe_test_support.h"
+#include "tests/support/netns_pair.h"
 
 namespace statlet::testing {
 namespace {
@@ -68,11 +67,11 @@ TEST(TcpEventsProbe, RetransmitsOverLossyLinkBelongToSenderCgroup) {
   STATLET_REQUIRE_ROOT();
   auto probes = LoadAllProbes();
   ASSERT_TRUE(probes);
-  TestCgroup sender_cg(UniqueName("tcp-send"));
-  TestCgroup receiver_cg(UniqueName("tcp-recv"));
+  ProbeCgroup sender_cg("tcp-send");
+  ProbeCgroup receiver_cg("tcp-recv");
   ASSERT_TRUE(sender_cg.ok()) << sender_cg.error();
   ASSERT_TRUE(receiver_cg.ok()) << receiver_cg.error();
-  NetnsPair net("statlet-bpf-" + std::to_string(getpid()));
+  NetnsPair net(UniqueName("statlet-bpf"));
   ASSERT_TRUE(net.ok());
   const std::string loss = net.AddLossAToB(10);
   ASSERT_FALSE(loss.empty()) << "neither tc netem nor nftables could drop packets";
@@ -81,18 +80,17 @@ TEST(TcpEventsProbe, RetransmitsOverLossyLinkBelongToSenderCgroup) {
   int ready[2], result[2];
   ASSERT_EQ(pipe(ready), 0);
   ASSERT_EQ(pipe(result), 0);
-  pid_t receiver = SpawnInCgroup(receiver_cg, [&] { return Receive(net.b(), ready[1], result[1]); });
-  ASSERT_GT(receiver, 0);
-  ChildGuard receiver_guard(receiver);
+  Child receiver([&] { return Receive(net.b(), ready[1], result[1]); }, Child::kExits);
+  ASSERT_TRUE(receiver.StartIn(receiver_cg));
   close(ready[1]);
   close(result[1]);
   char r;
   ASSERT_EQ(read(ready[0], &r, 1), 1) << "receiver did not start";
 
-  pid_t sender = SpawnInCgroup(sender_cg, [&] { return Send(net.a()); });
-  ASSERT_GT(sender, 0);
-  int sender_status = WaitForExit(sender, std::chrono::seconds(120));
-  int receiver_status = receiver_guard.Wait(std::chrono::seconds(10));
+  Child sender([&] { return Send(net.a()); }, Child::kExits);
+  ASSERT_TRUE(sender.StartIn(sender_cg));
+  int sender_status = sender.Wait(std::chrono::seconds(120));
+  int receiver_status = receiver.Wait(std::chrono::seconds(10));
   ASSERT_TRUE(WIFEXITED(sender_status) && WEXITSTATUS(sender_status) == 0) << sender_status;
   ASSERT_TRUE(WIFEXITED(receiver_status) && WEXITSTATUS(receiver_status) == 0) << receiver_status;
   uint64_t received = 0;

@@ -1,33 +1,25 @@
 // The upstream-shaped client against statlet serving a real collection: a kubepods-shaped
 // cgroup made in every hierarchy of this host, a spinning process in it, and the CRI
 // answers compared with the cgroup files read just before and after the call.
-#include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <set>
 #include <sstream>
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include "api.grpc.pb.h"
-#include "collector/cgroup_hierarchies.h"
 #include "tests/cri/server_process.h"
+#include "tests/support/child_process.h"
+#include "tests/support/live_cgroup.h"
+#include "tests/support/workloads.h"
 
 namespace statlet {
 namespace {
 
 namespace v1 = ::runtime::v1;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::Child;
+using testing::LiveCgroup;
 
 uint64_t StatValue(const std::string& content, const std::string& key) {
   std::istringstream in(content);
@@ -46,89 +38,50 @@ uint64_t PsiTotalUs(const std::string& content, const std::string& line) {
   return std::stoull(content.substr(t + 6));
 }
 
-// A kubepods-shaped pod and container cgroup in every mounted hierarchy.
-class KubepodsCgroup {
- public:
-  KubepodsCgroup() {
-    auto h = DetectHierarchies("/sys/fs/cgroup", "/proc");
-    if (!h.ok()) return;
-    hier_ = *h;
-    uid_ = "cafe" + std::to_string(getpid()) + "-0000-4000-8000-000000000001";
-    id_ = std::string(56, 'c') + "0000" + std::to_string(getpid() % 10000);
-    id_.resize(64, '0');
-    pod_path_ = "/kubepods/burstable/pod" + uid_;
-    path_ = pod_path_ + "/" + id_;
-    std::set<std::string> mounts;
-    for (const auto& m : hier_.mount) {
-      if (!m.empty()) mounts.insert(m);
-    }
-    for (const auto& m : mounts) {
-      for (const std::string& p : {std::string("/kubepods"), std::string("/kubepods/burstable"), pod_path_, path_}) {
-        if (mkdir((m + p).c_str(), 0755) == 0) created_.push_back(m + p);
-      }
-      dirs_.push_back(m + path_);
-    }
+// A container cgroup of the kubelet's cgroupfs layout, made in every mounted hierarchy.
+struct KubepodsContainer {
+  KubepodsContainer()
+      : uid("cafe" + std::to_string(getpid()) + "-0000-4000-8000-000000000001"),
+        id(ContainerId()),
+        pod_path("/kubepods/burstable/pod" + uid),
+        cgroup(pod_path + "/" + id) {}
+  static std::string ContainerId() {
+    std::string id = std::string(56, 'c') + "0000" + std::to_string(getpid() % 10000);
+    id.resize(64, '0');
+    return id;
   }
-  ~KubepodsCgroup() {
-    if (child_ > 0) {
-      kill(child_, SIGKILL);
-      waitpid(child_, nullptr, 0);
-    }
-    for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
-      for (int i = 0; i < 200 && rmdir(it->c_str()) != 0 && errno == EBUSY; ++i) usleep(5000);
-    }
-  }
-  bool ok() const { return !dirs_.empty(); }
-  // Forks a process that spins in the container cgroup.
-  bool StartSpinner() {
-    child_ = fork();
-    if (child_ == 0) {
-      volatile uint64_t x = 0;
-      for (;;) x = x + 1;
-    }
-    for (const auto& d : dirs_) {
-      std::ofstream(d + "/cgroup.procs") << child_;
-    }
-    return ReadFile(dirs_[0] + "/cgroup.procs").find(std::to_string(child_)) != std::string::npos;
-  }
-  std::string File(Hierarchy h, const std::string& name) const { return ReadFile(hier_.mount[h] + path_ + "/" + name); }
-  bool Has(Hierarchy h) const { return hier_.has(h); }
-  const std::string& id() const { return id_; }
-  const std::string& pod_path() const { return pod_path_; }
-
- private:
-  CgroupHierarchies hier_;
-  std::string uid_, id_, pod_path_, path_;
-  std::vector<std::string> created_, dirs_;
-  pid_t child_ = -1;
+  std::string uid, id, pod_path;
+  LiveCgroup cgroup;
 };
 
-uint64_t CpuNs(const KubepodsCgroup& cg) {
-  if (cg.Has(kV1Cpuacct)) return std::stoull(cg.File(kV1Cpuacct, "cpuacct.usage"));
-  return StatValue(cg.File(kUnified, "cpu.stat"), "usage_usec") * 1000;
+uint64_t CpuNs(const LiveCgroup& cg) {
+  if (cg.in(kV1Cpuacct)) return std::stoull(cg.Read(kV1Cpuacct, "cpuacct.usage"));
+  return StatValue(cg.Read(kUnified, "cpu.stat"), "usage_usec") * 1000;
 }
 
-uint64_t WorkingSet(const KubepodsCgroup& cg) {  // as the kubelet computes it
+uint64_t WorkingSet(const LiveCgroup& cg) {  // as the kubelet computes it
   uint64_t usage, inactive;
-  if (cg.Has(kV1Memory)) {
-    usage = std::stoull(cg.File(kV1Memory, "memory.usage_in_bytes"));
-    inactive = StatValue(cg.File(kV1Memory, "memory.stat"), "total_inactive_file");
+  if (cg.in(kV1Memory)) {
+    usage = std::stoull(cg.Read(kV1Memory, "memory.usage_in_bytes"));
+    inactive = StatValue(cg.Read(kV1Memory, "memory.stat"), "total_inactive_file");
   } else {
-    usage = std::stoull(cg.File(kUnified, "memory.current"));
-    inactive = StatValue(cg.File(kUnified, "memory.stat"), "inactive_file");
+    usage = std::stoull(cg.Read(kUnified, "memory.current"));
+    inactive = StatValue(cg.Read(kUnified, "memory.stat"), "inactive_file");
   }
   return usage > inactive ? usage - inactive : 0;
 }
 
 TEST(LiveCri, UpstreamFieldsMatchTheCgroupFiles) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to create cgroups";
-  KubepodsCgroup cg;
-  ASSERT_TRUE(cg.ok());
-  ASSERT_TRUE(cg.StartSpinner());
+  KubepodsContainer ctr;
+  const LiveCgroup& cg = ctr.cgroup;
+  ASSERT_TRUE(cg.ok()) << cg.error();
+  Child spinner(testing::SpinForever);
+  ASSERT_TRUE(spinner.StartIn(ctr.cgroup));
   testing::ScratchDir dir;
   const std::string socket = dir.path() + "/cri.sock";
   testing::ServerProcess server;
-  ASSERT_TRUE(server.Start({CRI_TEST_SERVER, "--socket", socket, "--live", cg.pod_path(), "--max-age-ms", "0"}))
+  ASSERT_TRUE(server.Start({CRI_TEST_SERVER, "--socket", socket, "--live", ctr.pod_path, "--max-age-ms", "0"}))
       << server.error();
   auto stub = v1::RuntimeService::NewStub(grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials()));
 
@@ -136,7 +89,7 @@ TEST(LiveCri, UpstreamFieldsMatchTheCgroupFiles) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
     v1::ContainerStatsRequest req;
-    req.set_container_id(cg.id());
+    req.set_container_id(ctr.id);
     return stub->ContainerStats(&ctx, req, resp);
   };
   // Wait until the spinner has used a measurable amount of CPU (>= 200 ms).
@@ -146,21 +99,21 @@ TEST(LiveCri, UpstreamFieldsMatchTheCgroupFiles) {
 
   for (int round = 0; round < 3; ++round) {
     uint64_t cpu_before = CpuNs(cg), ws_before = WorkingSet(cg);
-    uint64_t psi_before = cg.Has(kUnified) ? PsiTotalUs(cg.File(kUnified, "cpu.pressure"), "some") : 0;
+    uint64_t psi_before = cg.in(kUnified) ? PsiTotalUs(cg.Read(kUnified, "cpu.pressure"), "some") : 0;
     v1::ContainerStatsResponse resp;
     auto st = call(&resp);
     uint64_t cpu_after = CpuNs(cg), ws_after = WorkingSet(cg);
-    uint64_t psi_after = cg.Has(kUnified) ? PsiTotalUs(cg.File(kUnified, "cpu.pressure"), "some") : 0;
+    uint64_t psi_after = cg.in(kUnified) ? PsiTotalUs(cg.Read(kUnified, "cpu.pressure"), "some") : 0;
     ASSERT_TRUE(st.ok()) << st.error_message();
     const auto& s = resp.stats();
-    EXPECT_EQ(s.attributes().id(), cg.id());
+    EXPECT_EQ(s.attributes().id(), ctr.id);
     uint64_t cpu = s.cpu().usage_core_nano_seconds().value();
     EXPECT_GE(cpu, cpu_before * 99 / 100);
     EXPECT_LE(cpu, cpu_after * 101 / 100);
     uint64_t ws = s.memory().working_set_bytes().value();
     EXPECT_GE(ws + (64 << 10), std::min(ws_before, ws_after));
     EXPECT_LE(ws, std::max(ws_before, ws_after) + (64 << 10));
-    if (cg.Has(kUnified) && s.cpu().has_psi()) {
+    if (cg.in(kUnified) && s.cpu().has_psi()) {
       EXPECT_GE(s.cpu().psi().some().total(), psi_before * 1000);
       EXPECT_LE(s.cpu().psi().some().total(), psi_after * 1000);
     }

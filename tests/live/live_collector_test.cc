@@ -17,7 +17,10 @@
 #include "collector/collector.h"
 #include "collector/kept_file.h"
 #include "collector/sampler.h"
-#include "tests/live/live_cgroup.h"
+#include "tests/support/child_process.h"
+#include "tests/support/live_cgroup.h"
+#include "tests/support/wait_for.h"
+#include "tests/support/workloads.h"
 
 namespace statlet {
 namespace {
@@ -27,20 +30,13 @@ using testing::HostHierarchies;
 using testing::LiveCgroup;
 using testing::UniqueName;
 using testing::WaitFor;
+using std::chrono::milliseconds;
 
-uint64_t ThreadCpuNs() {
+// CPU time of the calling process (all its threads) in ns.
+uint64_t ProcessCpuNow() {
   struct timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return uint64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-uint64_t BurnCpu(uint64_t ns) {
-  uint64_t start = ThreadCpuNs();
-  volatile uint64_t x = 0;
-  while (ThreadCpuNs() - start < ns) {
-    for (int i = 0; i < 10000; ++i) x = x + i;
-  }
-  return ThreadCpuNs();
 }
 
 class LiveCollector : public ::testing::Test {
@@ -70,15 +66,14 @@ TEST_F(LiveCollector, CpuTimeMatchesTheBurnedTime) {
   LiveCgroup cg(root_ + "/burner");
   constexpr uint64_t kBurn = 400'000'000;  // 0.4 s of CPU
   Child burner([] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(1, &set);
-    sched_setaffinity(0, sizeof set, &set);  // pin to CPU 1: the per-CPU split must follow
-    return BurnCpu(kBurn);
+    testing::PinToCpu(1);  // the per-CPU split must follow
+    testing::BurnCpu(kBurn);
+    return ProcessCpuNow();
   });
-  cg.Add(burner.pid());
-  burner.Start();
-  uint64_t child_cpu = burner.Result();
+  ASSERT_TRUE(burner.StartIn(cg));
+  std::optional<uint64_t> burned = burner.Result();
+  ASSERT_TRUE(burned.has_value());
+  const uint64_t child_cpu = *burned;
   auto sampler = NewSampler();
   SnapshotPtr s = Get(sampler.get());
   const CgroupStats* c = s->FindByPath(cg.path());
@@ -101,17 +96,13 @@ TEST_F(LiveCollector, CpuTimeMatchesTheBurnedTime) {
 TEST_F(LiveCollector, UsageNanoCoresFollowsTheScheduler) {
   LiveCgroup top(root_);
   LiveCgroup cg(root_ + "/spinner");
-  Child spinner([] {
-    BurnCpu(uint64_t(60) * 1000000000);
-    return uint64_t{0};
-  });
-  cg.Add(spinner.pid());
-  spinner.Start();
+  Child spinner(testing::SpinForever);
+  ASSERT_TRUE(spinner.StartIn(cg));
   auto sampler = NewSampler();
   uint64_t cpu0 = testing::ProcessCpuNs(spinner.pid());
   SnapshotPtr a = Get(sampler.get());
   // A sampling window of CPU time, measured by the scheduler's own account.
-  ASSERT_TRUE(WaitFor([&] { return testing::ProcessCpuNs(spinner.pid()) - cpu0 > 300'000'000; }, 20000));
+  ASSERT_TRUE(WaitFor([&] { return testing::ProcessCpuNs(spinner.pid()) - cpu0 > 300'000'000; }, milliseconds(20000)));
   SnapshotPtr b = Get(sampler.get());
   uint64_t cpu1 = testing::ProcessCpuNs(spinner.pid());
   const CgroupStats* c = b->FindByPath(cg.path());
@@ -132,11 +123,9 @@ TEST_F(LiveCollector, MemoryOfTouchedPages) {
     for (size_t i = 0; i < kBytes; i += 4096) p[i] = 1;
     return uint64_t{kBytes};
   });
-  cg.Add(alloc.pid());
-  ASSERT_TRUE(cg.Write(HostHierarchies().memory(), HostHierarchies().v2_memory ? "memory.max" : "memory.limit_in_bytes",
-                       std::to_string(256 << 20)));
-  alloc.Start();
-  alloc.Result();
+  ASSERT_TRUE(cg.SetMemoryLimit(256 << 20));
+  ASSERT_TRUE(alloc.StartIn(cg));
+  ASSERT_TRUE(alloc.Result());
   auto sampler = NewSampler();
   SnapshotPtr s = Get(sampler.get());
   const CgroupStats* c = s->FindByPath(cg.path());
@@ -158,8 +147,7 @@ TEST_F(LiveCollector, OomKillIsCounted) {
   if (!HostHierarchies().has(kV1Memory) && !HostHierarchies().v2_memory) GTEST_SKIP() << "no memory controller";
   LiveCgroup top(root_);
   LiveCgroup cg(root_ + "/oom");
-  bool v2 = HostHierarchies().v2_memory;
-  ASSERT_TRUE(cg.Write(HostHierarchies().memory(), v2 ? "memory.max" : "memory.limit_in_bytes", std::to_string(32 << 20)));
+  ASSERT_TRUE(cg.SetMemoryLimit(32 << 20));
   Child victim(
       [] {
         constexpr size_t kBytes = 128 << 20;
@@ -167,11 +155,9 @@ TEST_F(LiveCollector, OomKillIsCounted) {
         for (size_t i = 0; i < kBytes; i += 4096) p[i] = 1;
         return uint64_t{0};
       },
-      false);
-  cg.Add(victim.pid());
-  victim.Start();
-  int status = 0;
-  ASSERT_EQ(waitpid(victim.pid(), &status, 0), victim.pid());
+      Child::kExits);
+  ASSERT_TRUE(victim.StartIn(cg));
+  const int status = victim.Wait(milliseconds(60000));
   ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "the allocator was expected to be OOM-killed";
   auto sampler = NewSampler(/*include_empty=*/true);
   SnapshotPtr s = Get(sampler.get());
@@ -207,9 +193,9 @@ TEST_F(LiveCollector, ProcessesAndThreadsAreExact) {
     }
     return refused;
   });
-  cg.Add(forker.pid());
-  forker.Start();
-  uint64_t refused = forker.Result();
+  ASSERT_TRUE(forker.StartIn(cg));
+  std::optional<uint64_t> refused = forker.Result();
+  ASSERT_TRUE(refused.has_value());
   auto sampler = NewSampler();
   SnapshotPtr s = Get(sampler.get());
   const CgroupStats* c = s->FindByPath(cg.path());
@@ -217,7 +203,7 @@ TEST_F(LiveCollector, ProcessesAndThreadsAreExact) {
   EXPECT_EQ(*c->process.processes, 10u);
   EXPECT_EQ(*c->process.threads, 13u);
   if (pids) {
-    EXPECT_EQ(refused, 1u);
+    EXPECT_EQ(*refused, 1u);
     EXPECT_EQ(*c->process.pids_current, 13u);
     EXPECT_EQ(*c->process.pids_max, 13u);
     ASSERT_TRUE(c->process.pids_events_max.has_value());
@@ -255,12 +241,10 @@ TEST_F(LiveCollector, KubeletLayoutOnTheRealKernel) {
   LiveCgroup pause_ctr(pod.path() + "/" + std::string(64, 'f'));
   Child a([] { return uint64_t{0}; });
   Child b([] { return uint64_t{0}; });
-  ctr.Add(a.pid());
-  pause_ctr.Add(b.pid());
-  a.Start();
-  b.Start();
-  a.Result();
-  b.Result();
+  ASSERT_TRUE(a.StartIn(ctr));
+  ASSERT_TRUE(b.StartIn(pause_ctr));
+  ASSERT_TRUE(a.Result());
+  ASSERT_TRUE(b.Result());
   auto sampler = NewSampler();
   SnapshotPtr s = Get(sampler.get());
   const CgroupStats* c = s->FindByContainerId(id);
@@ -290,9 +274,8 @@ TEST_F(LiveCollector, ContainersComeAndGoBetweenCollections) {
     LiveCgroup cg(root_ + "/short-lived");
     path = cg.path();
     Child c([] { return uint64_t{0}; });
-    cg.Add(c.pid());
-    c.Start();
-    c.Result();
+    ASSERT_TRUE(c.StartIn(cg));
+    ASSERT_TRUE(c.Result());
     SnapshotPtr s = Get(sampler.get());
     ASSERT_NE(s->FindByPath(path), nullptr);
     EXPECT_GT(s->collection.fds_kept, 0u);
@@ -317,14 +300,13 @@ TEST_F(LiveCollector, RemovedPodsAndContainersLeaveTheNextSnapshot) {
     pod_path = pod.path();
     ctr_path = ctr.path();
     Child c([] { return uint64_t{0}; });
-    ctr.Add(c.pid());
-    c.Start();
-    c.Result();
+    ASSERT_TRUE(c.StartIn(ctr));
+    ASSERT_TRUE(c.Result());
     SnapshotPtr s = Get(sampler.get());
     ASSERT_NE(s->FindByPath(ctr_path), nullptr);
     ASSERT_NE(s->FindByPath(pod_path), nullptr);
     c.Kill();
-    ASSERT_TRUE(WaitFor([&] { return ctr.Read(HostHierarchies().has(kUnified) ? kUnified : kV1Cpu, "cgroup.procs").empty(); }, 5000));
+    ASSERT_TRUE(WaitFor([&] { return ctr.Read(HostHierarchies().has(kUnified) ? kUnified : kV1Cpu, "cgroup.procs").empty(); }, milliseconds(5000)));
     SnapshotPtr empty = Get(sampler.get());
     ASSERT_NE(empty->FindByPath(ctr_path), nullptr);  // empty, still there: still reported
   }  // removed in every hierarchy
@@ -352,9 +334,8 @@ TEST_F(LiveCollector, SubtreeCreatedAfterStartIsPickedUp) {
       LiveCgroup c(later.path() + "/c");
       child = c.path();
       Child p([] { return uint64_t{0}; });
-      c.Add(p.pid());
-      p.Start();
-      p.Result();
+      ASSERT_TRUE(p.StartIn(c));
+      ASSERT_TRUE(p.Result());
       auto s = (*col)->Collect();
       ASSERT_TRUE(s.ok());
       EXPECT_NE(s->FindByPath(child), nullptr) << "round " << round;
@@ -370,14 +351,16 @@ TEST(KeptFileLive, RemovedCgroupAnswersGone) {
   if (geteuid() != 0) GTEST_SKIP();
   const auto& h = HostHierarchies();
   Hierarchy hier = h.has(kUnified) ? kUnified : h.cpu();
-  std::string dir = h.mount[hier] + "/" + UniqueName("statlet-kept");
-  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  LiveCgroup cg("/" + UniqueName("statlet-kept"), {hier});
+  ASSERT_TRUE(cg.ok()) << cg.error();
+  const std::string dir = cg.Dir(hier);
   KeptFile f;
   ReadBuffer buf;
   int err = 0;
   ASSERT_EQ(f.Read(AT_FDCWD, dir, "cgroup.procs", nullptr, &buf, &err), ReadOutcome::kOk);
   ASSERT_TRUE(f.is_open());
-  ASSERT_EQ(rmdir(dir.c_str()), 0);
+  cg.Destroy();
+  ASSERT_NE(access(dir.c_str(), F_OK), 0);
   EXPECT_EQ(f.Read(AT_FDCWD, dir, "cgroup.procs", nullptr, &buf, &err), ReadOutcome::kGone);
 }
 

@@ -2,62 +2,37 @@
 // the test, a veth pair between them, a known payload from a process in one to a process
 // in the other.
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cstdlib>
+#include <algorithm>
 
 #include <gtest/gtest.h>
 
 #include "collector/collector.h"
 #include "collector/sampler.h"
-#include "tests/live/live_cgroup.h"
+#include "tests/support/child_process.h"
+#include "tests/support/live_cgroup.h"
+#include "tests/support/netns_pair.h"
 
 namespace statlet {
 namespace {
 
 using testing::Child;
 using testing::LiveCgroup;
+using testing::NetnsPair;
 using testing::UniqueName;
 
 constexpr uint64_t kPayload = 3'000'000;
 
-bool Sh(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0; }
-
 void EnterNetns(const std::string& name) {
-  int fd = open(("/var/run/netns/" + name).c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) _exit(3);
-  close(fd);
+  if (!NetnsPair::Enter(name)) _exit(3);
 }
-
-class NetnsPair {
- public:
-  NetnsPair() : a_(UniqueName("stl-a")), b_(UniqueName("stl-b")) {
-    ok_ = Sh("ip netns add " + a_) && Sh("ip netns add " + b_) &&
-          Sh("ip link add va netns " + a_ + " type veth peer name vb netns " + b_) &&
-          Sh("ip -n " + a_ + " addr add 10.231.7.1/24 dev va") && Sh("ip -n " + a_ + " link set va up") &&
-          Sh("ip -n " + a_ + " link set lo up") && Sh("ip -n " + b_ + " addr add 10.231.7.2/24 dev vb") &&
-          Sh("ip -n " + b_ + " link set vb up");
-  }
-  ~NetnsPair() {
-    Sh("ip netns del " + a_);
-    Sh("ip netns del " + b_);
-  }
-  bool ok() const { return ok_; }
-  const std::string& a() const { return a_; }
-  const std::string& b() const { return b_; }
-
- private:
-  std::string a_, b_;
-  bool ok_ = false;
-};
 
 TEST(LiveNetwork, PodNamespaceCountersAndHostNetwork) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root";
-  NetnsPair ns;
+  NetnsPair ns(UniqueName("stl-net"));
   ASSERT_TRUE(ns.ok()) << "could not build the veth pair (iproute2)";
   std::string root = "/" + UniqueName("statlet-net");
   LiveCgroup top(root);
@@ -76,7 +51,7 @@ TEST(LiveNetwork, PodNamespaceCountersAndHostNetwork) {
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(5071);
-    inet_pton(AF_INET, "10.231.7.1", &addr.sin_addr);
+    inet_pton(AF_INET, NetnsPair::kAddrA, &addr.sin_addr);
     if (bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(s, 1) != 0) return uint64_t{0};
     int c = accept(s, nullptr, nullptr);
     uint64_t got = 0;
@@ -93,7 +68,7 @@ TEST(LiveNetwork, PodNamespaceCountersAndHostNetwork) {
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(5071);
-    inet_pton(AF_INET, "10.231.7.1", &addr.sin_addr);
+    inet_pton(AF_INET, NetnsPair::kAddrA, &addr.sin_addr);
     int s = -1;
     // The server may not listen yet: retry the connection for a bounded time.
     for (int i = 0; i < 500; ++i) {
@@ -115,18 +90,14 @@ TEST(LiveNetwork, PodNamespaceCountersAndHostNetwork) {
     return sent;
   });
   Child hostnet([] { return uint64_t{2}; });
-  server_cg.Add(server.pid());
-  sidecar_cg.Add(sidecar.pid());
-  client_cg.Add(client.pid());
-  host_cg.Add(hostnet.pid());
-  server.Start();
-  sidecar.Start();
-  client.Start();
-  hostnet.Start();
+  ASSERT_TRUE(server.StartIn(server_cg));
+  ASSERT_TRUE(sidecar.StartIn(sidecar_cg));
+  ASSERT_TRUE(client.StartIn(client_cg));
+  ASSERT_TRUE(hostnet.StartIn(host_cg));
   ASSERT_EQ(client.Result(), kPayload);
   ASSERT_EQ(server.Result(), kPayload);
-  sidecar.Result();
-  hostnet.Result();
+  ASSERT_TRUE(sidecar.Result());
+  ASSERT_TRUE(hostnet.Result());
 
   CollectorOptions o;
   o.subtrees = {root};
@@ -157,15 +128,15 @@ TEST(LiveNetwork, PodNamespaceCountersAndHostNetwork) {
     for (const auto& i : n->interfaces) if (i.name == name) return &i;
     return nullptr;
   };
-  const NetInterfaceStats* va = iface(srv, "va");
-  const NetInterfaceStats* vb = iface(cli, "vb");
+  const NetInterfaceStats* va = iface(srv, ns.veth_a());
+  const NetInterfaceStats* vb = iface(cli, ns.veth_b());
   ASSERT_NE(va, nullptr);
   ASSERT_NE(vb, nullptr);
   EXPECT_GE(va->rx_bytes, kPayload);
   EXPECT_LE(va->rx_bytes, kPayload + kPayload / 10);  // headers and handshake only
   EXPECT_GE(vb->tx_bytes, kPayload);
   EXPECT_GT(va->rx_packets, 0u);
-  EXPECT_EQ(iface(srv, "vb"), nullptr);  // the peer's interface is not in this namespace
+  EXPECT_EQ(iface(srv, ns.veth_b()), nullptr);  // the peer's interface is not in this namespace
 
   EXPECT_TRUE(host->host_network);
   EXPECT_FALSE(host->netns_inode.has_value());

@@ -13,7 +13,8 @@
 #include "collector/collector.h"
 #include "collector/process_fd_scanner.h"
 #include "collector/sampler.h"
-#include "tests/live/live_cgroup.h"
+#include "tests/support/child_process.h"
+#include "tests/support/live_cgroup.h"
 
 namespace statlet {
 namespace {
@@ -103,9 +104,10 @@ TEST_F(LiveProcessFds, ExactFdSocketAndUlimitCounts) {
   LiveCgroup pod(root_ + "/kubepods/besteffort/pod0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0");
   LiveCgroup ctr(pod.path() + "/" + id);
   Child workload(HoldFds);
-  ctr.Add(workload.pid());
-  workload.Start();
-  const uint64_t inherited = workload.Result();
+  ASSERT_TRUE(workload.StartIn(ctr));
+  const std::optional<uint64_t> held = workload.Result();
+  ASSERT_TRUE(held.has_value());
+  const uint64_t inherited = *held;
   const uint64_t base_fds = inherited & 0xffffffff, base_sockets = inherited >> 32;
 
   SnapshotPtr s = Collect(true);

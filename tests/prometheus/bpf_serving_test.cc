@@ -7,7 +7,6 @@
 #include <httplib.h>
 #include <sched.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,9 +18,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "tests/prometheus/child_process.h"
-#include "tests/prometheus/live_cgroups.h"
 #include "tests/prometheus/promtool.h"
+#include "tests/support/child_process.h"
+#include "tests/support/live_cgroup.h"
+#include "tests/support/wait_for.h"
+#include "tests/support/workloads.h"
 
 namespace statlet::testing {
 namespace {
@@ -43,19 +44,20 @@ nlohmann::json Query(httplib::Client& prom, const std::string& promql) {
 
 double ValueOf(const nlohmann::json& sample) { return std::stod(sample["value"][1].get<std::string>()); }
 
-// A child that joins `child` of the tree, names itself and allocates far past any small
-// limit, touching every page; it exits 0 only if it was not killed.
-pid_t StartAllocator(LiveCgroupTree& tree, const std::string& child) {
-  pid_t pid = ::fork();
-  if (pid != 0) return pid;
-  if (!tree.Move(child, ::getpid())) ::_exit(3);
-  ::prctl(PR_SET_NAME, "statlet-oomer");
-  for (int i = 0; i < 1024; ++i) {
-    void* p = std::malloc(1 << 20);
-    if (p == nullptr) ::_exit(4);
-    std::memset(p, 0x5a, 1 << 20);
-  }
-  ::_exit(0);
+// A child that names itself and allocates far past any small limit, touching every
+// page; it exits 0 only if it was not killed.
+Child Allocator() {
+  return Child(
+      [] {
+        ::prctl(PR_SET_NAME, "statlet-oomer");
+        for (int i = 0; i < 1024; ++i) {
+          void* p = std::malloc(1 << 20);
+          if (p == nullptr) return 4;
+          std::memset(p, 0x5a, 1 << 20);
+        }
+        return 0;
+      },
+      Child::kExits);
 }
 
 // Sample lines of one name for one cgroup, from an exposition.
@@ -70,61 +72,42 @@ std::vector<std::string> SamplesOf(const std::string& text, const std::string& n
 
 TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
   const std::string root = "/statlet-bpfserve-" + std::to_string(::getpid());
-  LiveCgroupTree tree(root);
-  ASSERT_TRUE(tree.Add("busy")) << "cannot create cgroups under /sys/fs/cgroup (needs root)";
-  ASSERT_TRUE(tree.Add("oom"));
-  ASSERT_TRUE(tree.Write("memory", "oom", "memory.limit_in_bytes", std::to_string(32 << 20)));
+  LiveCgroup top(root);
+  LiveCgroup busy(root + "/busy");
+  ASSERT_TRUE(busy.ok()) << busy.error() << " (needs root)";
+  LiveCgroup oom(root + "/oom");
+  ASSERT_TRUE(oom.ok()) << oom.error();
+  ASSERT_TRUE(oom.SetMemoryLimit(32 << 20));
   // Three burners on two CPUs: their threads wait on the run queues.
-  struct Burners {
-    std::vector<pid_t> pids;
-    ~Burners() {  // and the resident of the limited cgroup
-      for (pid_t b : pids) KillAndReap(b);
-    }
-  } burners;
+  std::vector<Child> burners;
   for (int i = 0; i < 3; ++i) {
-    burners.pids.push_back(StartCpuBurner());
-    ASSERT_GT(burners.pids.back(), 0);
-    ASSERT_TRUE(tree.Move("busy", burners.pids.back()));
+    burners.emplace_back(SpinForever);
+    ASSERT_TRUE(burners.back().StartIn(busy));
   }
   // A resident of the limited cgroup, as a container's main process: the cgroup is
   // populated, so statlet reports it before the allocator arrives.
-  pid_t resident = ::fork();
-  if (resident == 0) {
-    ::pause();
-    ::_exit(0);
-  }
-  ASSERT_GT(resident, 0);
-  burners.pids.push_back(resident);
-  ASSERT_TRUE(tree.Move("oom", resident));
+  Child resident = Child::Sleeper();
+  ASSERT_TRUE(oom.Add(resident.pid()));
 
   // A cgroup in the unified hierarchy only (no cpuacct.usage_percpu): its per-CPU time
   // comes from the cpu probe. One burner pinned to the last CPU.
-  struct UnifiedOnly {
-    std::string dir;
-    pid_t burner = -1;
-    ~UnifiedOnly() {
-      if (burner > 0) KillAndReap(burner);
-      if (!dir.empty()) ::rmdir(dir.c_str());
-    }
-  } v2only;
-  v2only.dir = "/sys/fs/cgroup/unified" + root + "/v2only";
-  ASSERT_EQ(::mkdir(v2only.dir.c_str(), 0755), 0) << v2only.dir;
-  v2only.burner = StartCpuBurner();
-  ASSERT_GT(v2only.burner, 0);
+  LiveCgroup v2only(root + "/v2only", {kUnified});
+  ASSERT_TRUE(v2only.ok()) << v2only.error();
+  Child pinned_burner(SpinForever);
   const int pinned_cpu = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)) - 1;
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(pinned_cpu, &set);
-  ASSERT_EQ(::sched_setaffinity(v2only.burner, sizeof set, &set), 0);
-  { std::ofstream(v2only.dir + "/cgroup.procs") << v2only.burner; }
+  ASSERT_EQ(::sched_setaffinity(pinned_burner.pid(), sizeof set, &set), 0);
+  ASSERT_TRUE(pinned_burner.StartIn(v2only));
 
   char dir_template[] = "/tmp/statlet-bpfserve-XXXXXX";
   ASSERT_NE(::mkdtemp(dir_template), nullptr);
   const std::string dir = dir_template;
   const int statlet_port = FreeLoopbackPort();
-  ChildProcess statlet({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(statlet_port),
-                        "--collector.subtree=" + root, "--bpf=auto", "--collector.per-cpu"},
-                       dir + "/statlet.log");
+  BinaryProcess statlet({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(statlet_port),
+                         "--collector.subtree=" + root, "--bpf=auto", "--collector.per-cpu"},
+                        dir + "/statlet.log");
   httplib::Client exporter("127.0.0.1", statlet_port);
   ASSERT_TRUE(WaitFor([&] { auto r = exporter.Get("/readyz"); return r && r->status == 200; }, milliseconds(20000)))
       << ReadWholeFile(dir + "/statlet.log");
@@ -134,10 +117,10 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
                                             "scrape_configs:\n  - job_name: statlet\n    static_configs:\n"
                                             "      - targets: ['127.0.0.1:"
                                          << statlet_port << "']\n";
-  ChildProcess prometheus({"/usr/bin/prometheus", "--config.file=" + dir + "/prometheus.yml",
-                           "--storage.tsdb.path=" + dir + "/data",
-                           "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
-                          dir + "/prometheus.log");
+  BinaryProcess prometheus({"/usr/bin/prometheus", "--config.file=" + dir + "/prometheus.yml",
+                            "--storage.tsdb.path=" + dir + "/data",
+                            "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
+                           dir + "/prometheus.log");
   httplib::Client prom("127.0.0.1", prom_port);
   ASSERT_TRUE(WaitFor([&] { auto r = prom.Get("/-/ready"); return r && r->status == 200; }, milliseconds(30000)))
       << ReadWholeFile(dir + "/prometheus.log");
@@ -159,18 +142,17 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
 
   // A real OOM kill in the limited cgroup.
   const double before_kill = WallNow();
-  pid_t oomer = StartAllocator(tree, "oom");
-  ASSERT_GT(oomer, 0);
-  int status = 0;
-  ASSERT_TRUE(WaitFor([&] { return ::waitpid(oomer, &status, WNOHANG) == oomer; }, milliseconds(60000)));
+  Child oomer = Allocator();
+  ASSERT_TRUE(oomer.StartIn(oom));
+  const int status = oomer.Wait(milliseconds(60000));
   ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "allocator not OOM-killed, status " << status;
   const double after_kill = WallNow();
 
-  const std::string oom_id = tree.path("oom");
+  const std::string oom_id = oom.path();
   nlohmann::json kills;
   ASSERT_TRUE(WaitFor(
       [&] {
-        kills = Query(prom, "statlet_oom_kill_timestamp_seconds{pid=\"" + std::to_string(oomer) + "\"}");
+        kills = Query(prom, "statlet_oom_kill_timestamp_seconds{pid=\"" + std::to_string(oomer.pid()) + "\"}");
         return kills != nullptr && !kills.empty();
       },
       milliseconds(30000)))
@@ -187,7 +169,7 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
   EXPECT_EQ(ValueOf(kill_count[0]), 1);
 
   // The run-queue histogram as Prometheus ingested it: quantiles of the burners' waits.
-  const std::string busy_id = tree.path("busy");
+  const std::string busy_id = busy.path();
   const std::string p90 =
       "histogram_quantile(0.9, rate(statlet_cpu_runqueue_latency_seconds_bucket{id=\"" + busy_id + "\"}[5s]))";
   nlohmann::json q;
@@ -267,44 +249,37 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
 // collection before.
 TEST(BpfServing, OomKillInACgroupRemovedBeforeTheNextCollectionKeepsItsLabels) {
   const std::string root = "/statlet-bpfgone-" + std::to_string(::getpid());
-  LiveCgroupTree tree(root);
-  ASSERT_TRUE(tree.Add("victim")) << "cannot create cgroups under /sys/fs/cgroup (needs root)";
-  ASSERT_TRUE(tree.Write("memory", "victim", "memory.limit_in_bytes", std::to_string(32 << 20)));
-  pid_t resident = ::fork();
-  if (resident == 0) {
-    ::pause();
-    ::_exit(0);
-  }
-  ASSERT_GT(resident, 0);
-  ASSERT_TRUE(tree.Move("victim", resident));
+  LiveCgroup top(root);
+  LiveCgroup victim(root + "/victim");
+  ASSERT_TRUE(victim.ok()) << victim.error() << " (needs root)";
+  ASSERT_TRUE(victim.SetMemoryLimit(32 << 20));
+  Child resident = Child::Sleeper();
+  ASSERT_TRUE(victim.Add(resident.pid()));
 
   char dir_template[] = "/tmp/statlet-bpfgone-XXXXXX";
   ASSERT_NE(::mkdtemp(dir_template), nullptr);
   const std::string dir = dir_template;
   const int port = FreeLoopbackPort();
   // No snapshot reuse: every scrape is a collection.
-  ChildProcess statlet({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(port),
-                        "--collector.subtree=" + root, "--bpf=auto", "--bpf.probes=oom", "--collector.max-age=0s"},
-                       dir + "/statlet.log");
+  BinaryProcess statlet({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(port),
+                         "--collector.subtree=" + root, "--bpf=auto", "--bpf.probes=oom", "--collector.max-age=0s"},
+                        dir + "/statlet.log");
   httplib::Client exporter("127.0.0.1", port);
   ASSERT_TRUE(WaitFor([&] { auto r = exporter.Get("/readyz"); return r && r->status == 200; }, milliseconds(20000)))
       << ReadWholeFile(dir + "/statlet.log");
-  const std::string victim_id = tree.path("victim");
+  const std::string victim_id = victim.path();
   auto first = exporter.Get("/metrics");
   ASSERT_TRUE(first && first->status == 200);
   ASSERT_NE(first->body.find("statlet_bpf_probe_up{probe=\"oom\"} 1\n"), std::string::npos)
       << ReadWholeFile(dir + "/statlet.log");
   ASSERT_FALSE(SamplesOf(first->body, "container_last_seen", victim_id).empty()) << "the victim cgroup is reported";
 
-  pid_t oomer = StartAllocator(tree, "victim");
-  ASSERT_GT(oomer, 0);
-  int status = 0;
-  ASSERT_TRUE(WaitFor([&] { return ::waitpid(oomer, &status, WNOHANG) == oomer; }, milliseconds(60000)));
+  Child oomer = Allocator();
+  ASSERT_TRUE(oomer.StartIn(victim));
+  const int status = oomer.Wait(milliseconds(60000));
   ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "allocator not OOM-killed, status " << status;
-  KillAndReap(resident);
-  for (const char* h : {"cpu", "cpuacct", "memory", "pids", "blkio", "unified"}) {
-    ::rmdir(("/sys/fs/cgroup/" + std::string(h) + victim_id).c_str());
-  }
+  resident.Kill();
+  victim.Destroy();
 
   std::vector<std::string> kills;
   std::string body;
@@ -317,7 +292,7 @@ TEST(BpfServing, OomKillInACgroupRemovedBeforeTheNextCollectionKeepsItsLabels) {
         std::istringstream in(body);
         for (std::string l; std::getline(in, l);) {
           if (l.rfind("statlet_oom_kill_timestamp_seconds{", 0) == 0 &&
-              l.find("pid=\"" + std::to_string(oomer) + "\"") != std::string::npos) {
+              l.find("pid=\"" + std::to_string(oomer.pid()) + "\"") != std::string::npos) {
             kills.push_back(l);
           }
         }

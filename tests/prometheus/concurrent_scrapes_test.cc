@@ -5,12 +5,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <memory>
 #include <thread>
 
 #include "collector/collector.h"
 #include "collector/sampler.h"
 #include "exporters/metrics_http_server.h"
-#include "tests/prometheus/live_cgroups.h"
+#include "tests/support/child_process.h"
+#include "tests/support/live_cgroup.h"
 
 namespace statlet::testing {
 namespace {
@@ -38,14 +40,14 @@ bool WellFormed(const std::string& body, std::string* why) {
 
 TEST(ConcurrentScrapes, FiftyScrapersForTenSeconds) {
   const std::string root = "/statlet-concurrency-" + std::to_string(::getpid());
-  LiveCgroupTree tree(root);
-  for (int i = 0; i < 20; ++i) ASSERT_TRUE(tree.Add("c" + std::to_string(i)));
-  std::vector<pid_t> sleepers;
+  LiveCgroup top(root);
+  std::vector<std::unique_ptr<LiveCgroup>> cgroups;
+  std::vector<Child> sleepers;
   for (int i = 0; i < 20; ++i) {
-    pid_t p = ::fork();
-    if (p == 0) { ::pause(); ::_exit(0); }
-    sleepers.push_back(p);
-    ASSERT_TRUE(tree.Move("c" + std::to_string(i), p));
+    cgroups.push_back(std::make_unique<LiveCgroup>(root + "/c" + std::to_string(i)));
+    ASSERT_TRUE(cgroups.back()->ok()) << cgroups.back()->error();
+    sleepers.push_back(Child::Sleeper());
+    ASSERT_TRUE(cgroups.back()->Add(sleepers.back().pid()));
   }
 
   CollectorOptions copts;
@@ -93,7 +95,7 @@ TEST(ConcurrentScrapes, FiftyScrapersForTenSeconds) {
   for (auto& s : scrapers) s.join();
   SamplerStats stats = sampler.stats();
   (*server)->Stop();
-  for (pid_t p : sleepers) KillAndReap(p);
+  sleepers.clear();  // killed and reaped
 
   EXPECT_EQ(bad.load(), 0u) << first_problem;
   EXPECT_EQ(transport.load(), 0u);

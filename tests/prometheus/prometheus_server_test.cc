@@ -12,9 +12,11 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "tests/prometheus/child_process.h"
-#include "tests/prometheus/live_cgroups.h"
 #include "tests/prometheus/promtool.h"
+#include "tests/support/child_process.h"
+#include "tests/support/live_cgroup.h"
+#include "tests/support/wait_for.h"
+#include "tests/support/workloads.h"
 
 namespace statlet::testing {
 namespace {
@@ -43,7 +45,7 @@ class BurnRecorder {
  private:
   void Run() {
     while (!stop_) {
-      double cpu = ProcessCpuSeconds(pid_);
+      double cpu = static_cast<double>(ProcessCpuNs(pid_)) / 1e9;
       {
         std::lock_guard<std::mutex> lock(mu_);
         samples_.emplace_back(WallNow(), cpu);
@@ -79,22 +81,22 @@ nlohmann::json Query(httplib::Client& prom, const std::string& promql, double at
 
 TEST(PrometheusServer, ScrapesStatletAndSeesTheBurnRate) {
   const std::string root = "/statlet-promtest-" + std::to_string(::getpid());
-  LiveCgroupTree tree(root);
-  ASSERT_TRUE(tree.Add("burner")) << "cannot create cgroups under /sys/fs/cgroup (needs root)";
+  LiveCgroup top(root);
+  LiveCgroup burner_cg(root + "/burner");
+  ASSERT_TRUE(burner_cg.ok()) << burner_cg.error() << " (needs root)";
   // Half a CPU through the CFS quota, so the burn is steady on a busy 2-core machine.
-  ASSERT_TRUE(tree.Write("cpu", "burner", "cpu.cfs_quota_us", "50000"));
-  pid_t burner = StartCpuBurner();
-  ASSERT_GT(burner, 0);
-  ASSERT_TRUE(tree.Move("burner", burner));
-  BurnRecorder burn(burner);
+  ASSERT_TRUE(burner_cg.Write(kV1Cpu, "cpu.cfs_quota_us", "50000"));
+  Child burner(SpinForever);
+  ASSERT_TRUE(burner.StartIn(burner_cg));
+  BurnRecorder burn(burner.pid());
 
   char dir_template[] = "/tmp/statlet-prom-XXXXXX";
   ASSERT_NE(::mkdtemp(dir_template), nullptr);
   const std::string dir = dir_template;
   const int statlet_port = FreeLoopbackPort();
-  ChildProcess statlet({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(statlet_port),
-                        "--collector.subtree=" + root, "--log.level=debug"},
-                       dir + "/statlet.log");
+  BinaryProcess statlet({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(statlet_port),
+                         "--collector.subtree=" + root, "--log.level=debug"},
+                        dir + "/statlet.log");
   httplib::Client exporter("127.0.0.1", statlet_port);
   ASSERT_TRUE(WaitFor([&] { auto r = exporter.Get("/readyz"); return r && r->status == 200; }, milliseconds(10000)))
       << ReadWholeFile(dir + "/statlet.log");
@@ -104,15 +106,15 @@ TEST(PrometheusServer, ScrapesStatletAndSeesTheBurnRate) {
                                             "scrape_configs:\n  - job_name: statlet\n    static_configs:\n"
                                             "      - targets: ['127.0.0.1:"
                                          << statlet_port << "']\n";
-  ChildProcess prometheus({"/usr/bin/prometheus", "--config.file=" + dir + "/prometheus.yml",
-                           "--storage.tsdb.path=" + dir + "/data",
-                           "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
-                          dir + "/prometheus.log");
+  BinaryProcess prometheus({"/usr/bin/prometheus", "--config.file=" + dir + "/prometheus.yml",
+                            "--storage.tsdb.path=" + dir + "/data",
+                            "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
+                           dir + "/prometheus.log");
   httplib::Client prom("127.0.0.1", prom_port);
   ASSERT_TRUE(WaitFor([&] { auto r = prom.Get("/-/ready"); return r && r->status == 200; }, milliseconds(30000)))
       << ReadWholeFile(dir + "/prometheus.log");
 
-  const std::string id = tree.path("burner");
+  const std::string id = burner_cg.path();
   const std::string series = "container_cpu_usage_seconds_total{id=\"" + id + "\",cpu=\"total\"}";
   const std::string rate = "rate(" + series + "[6s])";
   // Wait until the series is older than the rate window (scrapes every second), so that
@@ -159,7 +161,7 @@ TEST(PrometheusServer, ScrapesStatletAndSeesTheBurnRate) {
   prometheus.Stop();
   EXPECT_EQ(statlet.Stop(), 0) << "statlet should exit 0 on SIGTERM";
   EXPECT_NE(ReadWholeFile(dir + "/statlet.log").find("received SIGTERM"), std::string::npos);
-  KillAndReap(burner);
+  burner.Kill();
   std::system(("rm -rf " + dir).c_str());
 }
 

@@ -1,44 +1,29 @@
-#include "tests/bpf/netns_pair.h"
+#include "tests/support/netns_pair.h"
 
 #include <fcntl.h>
 #include <sched.h>
-#include <sys/wait.h>
 #include <unistd.h>
+
+#include <vector>
+
+#include "tests/support/child_process.h"
 
 namespace statlet::testing {
 
-int RunCommand(const std::vector<std::string>& argv) {
-  pid_t pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    int devnull = open("/dev/null", O_WRONLY);
-    if (devnull >= 0) {
-      dup2(devnull, 1);
-      dup2(devnull, 2);  // a failed first choice (netem) is expected on some kernels
-    }
-    execvp(args[0], args.data());
-    _exit(127);
-  }
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-NetnsPair::NetnsPair(const std::string& prefix) : a_(prefix + "-a"), b_(prefix + "-b") {
-  const std::string va = "veth-" + std::to_string(getpid() % 100000) + "a";
-  const std::string vb = "veth-" + std::to_string(getpid() % 100000) + "b";
+NetnsPair::NetnsPair(const std::string& prefix)
+    : a_(prefix + "-a"), b_(prefix + "-b"),
+      // Created inside the namespaces; unique anyway, so a leftover never collides.
+      veth_a_("veth-" + std::to_string(getpid() % 100000) + "a"),
+      veth_b_("veth-" + std::to_string(getpid() % 100000) + "b") {
   ok_ = RunCommand({"ip", "netns", "add", a_}) == 0 && RunCommand({"ip", "netns", "add", b_}) == 0 &&
-        RunCommand({"ip", "link", "add", va, "netns", a_, "type", "veth", "peer", "name", vb, "netns", b_}) == 0 &&
-        RunCommand({"ip", "-n", a_, "addr", "add", std::string(kAddrA) + "/24", "dev", va}) == 0 &&
-        RunCommand({"ip", "-n", b_, "addr", "add", std::string(kAddrB) + "/24", "dev", vb}) == 0 &&
-        RunCommand({"ip", "-n", a_, "link", "set", va, "up"}) == 0 &&
-        RunCommand({"ip", "-n", b_, "link", "set", vb, "up"}) == 0 &&
+        RunCommand({"ip", "link", "add", veth_a_, "netns", a_, "type", "veth", "peer", "name", veth_b_, "netns", b_}) ==
+            0 &&
+        RunCommand({"ip", "-n", a_, "addr", "add", std::string(kAddrA) + "/24", "dev", veth_a_}) == 0 &&
+        RunCommand({"ip", "-n", b_, "addr", "add", std::string(kAddrB) + "/24", "dev", veth_b_}) == 0 &&
+        RunCommand({"ip", "-n", a_, "link", "set", veth_a_, "up"}) == 0 &&
+        RunCommand({"ip", "-n", b_, "link", "set", veth_b_, "up"}) == 0 &&
         RunCommand({"ip", "-n", a_, "link", "set", "lo", "up"}) == 0 &&
         RunCommand({"ip", "-n", b_, "link", "set", "lo", "up"}) == 0;
-  veth_a_ = va;
 }
 
 NetnsPair::~NetnsPair() {

@@ -2,16 +2,13 @@
 #pragma once
 
 #include <string>
-#include <vector>
 
 namespace statlet::testing {
 
-// Runs a command (argv[0] looked up in PATH), returns its exit code or -1.
-int RunCommand(const std::vector<std::string>& argv);
-
 class NetnsPair {
  public:
-  // Namespaces "<prefix>-a" (10.231.0.1/24) and "<prefix>-b" (10.231.0.2/24).
+  // Namespaces "<prefix>-a" (kAddrA/24 on veth_a()) and "<prefix>-b" (kAddrB/24 on
+  // veth_b()); `prefix` must be unique on the host (UniqueName).
   explicit NetnsPair(const std::string& prefix);
   ~NetnsPair();
   NetnsPair(const NetnsPair&) = delete;
@@ -20,6 +17,8 @@ class NetnsPair {
   bool ok() const { return ok_; }
   const std::string& a() const { return a_; }
   const std::string& b() const { return b_; }
+  const std::string& veth_a() const { return veth_a_; }
+  const std::string& veth_b() const { return veth_b_; }
   static constexpr const char* kAddrA = "10.231.0.1";
   static constexpr const char* kAddrB = "10.231.0.2";
   // Loses `percent` % of the packets from a to b: `tc netem loss` on a's veth egress, or,
@@ -30,7 +29,7 @@ class NetnsPair {
   static bool Enter(const std::string& name);
 
  private:
-  std::string a_, b_, veth_a_;
+  std::string a_, b_, veth_a_, veth_b_;
   bool ok_ = false;
 };
 

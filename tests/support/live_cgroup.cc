@@ -1,0 +1,144 @@
+#include "tests/support/live_cgroup.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace statlet::testing {
+namespace {
+
+bool WriteFile(const std::string& path, const std::string& value) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, value.data(), value.size()) == static_cast<ssize_t>(value.size());
+  ::close(fd);
+  return ok;
+}
+
+void KillProcs(const std::string& dir) {
+  std::ifstream procs(dir + "/cgroup.procs");
+  for (pid_t p; procs >> p;) ::kill(p, SIGKILL);
+}
+
+}  // namespace
+
+const CgroupHierarchies& HostHierarchies() {
+  static const CgroupHierarchies h = [] {
+    auto r = DetectHierarchies("/sys/fs/cgroup", "/proc");
+    return r.ok() ? *r : CgroupHierarchies{};
+  }();
+  return h;
+}
+
+std::string UniqueName(const std::string& prefix) {
+  static std::atomic<int> n{0};
+  return prefix + "-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
+}
+
+LiveCgroup::LiveCgroup(std::string path, std::vector<Hierarchy> only) : path_(std::move(path)) {
+  const CgroupHierarchies& h = HostHierarchies();
+  std::vector<std::string> mounts;
+  for (int i = 0; i < kNumHierarchies; ++i) {
+    const Hierarchy hier = static_cast<Hierarchy>(i);
+    if (!h.has(hier) || (!only.empty() && std::find(only.begin(), only.end(), hier) == only.end())) continue;
+    hierarchies_.push_back(hier);
+    // Co-mounted v1 controllers ("cpu,cpuacct") share one directory: make it once.
+    if (std::find(mounts.begin(), mounts.end(), h.mount[i]) == mounts.end()) mounts.push_back(h.mount[i]);
+  }
+  if (hierarchies_.empty()) error_ = "no cgroup hierarchy to create " + path_ + " in";
+  for (const std::string& base : mounts) {
+    for (size_t next = path_.find('/', 1); error_.empty(); next = path_.find('/', next + 1)) {
+      const std::string dir = base + path_.substr(0, next);
+      if (::mkdir(dir.c_str(), 0755) == 0) {
+        created_.push_back(dir);
+      } else if (errno != EEXIST) {
+        error_ = "mkdir " + dir + ": " + std::strerror(errno);
+      }
+      if (next == std::string::npos) break;
+    }
+  }
+  struct stat st;
+  if (error_.empty() && in(kUnified) && ::stat(Dir(kUnified).c_str(), &st) == 0) id_ = st.st_ino;
+}
+
+LiveCgroup::~LiveCgroup() { Destroy(); }
+
+bool LiveCgroup::in(Hierarchy h) const {
+  return std::find(hierarchies_.begin(), hierarchies_.end(), h) != hierarchies_.end();
+}
+
+std::string LiveCgroup::Dir(Hierarchy h) const { return HostHierarchies().mount[h] + path_; }
+
+bool LiveCgroup::Add(pid_t pid) {
+  if (!ok()) return false;
+  bool moved = true;
+  for (Hierarchy h : hierarchies_) moved = Write(h, "cgroup.procs", std::to_string(pid)) && moved;
+  return moved;
+}
+
+bool LiveCgroup::Write(Hierarchy h, const std::string& file, const std::string& value) {
+  return in(h) && WriteFile(Dir(h) + "/" + file, value);
+}
+
+std::string LiveCgroup::Read(Hierarchy h, const std::string& file) const {
+  std::ifstream f(Dir(h) + "/" + file);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+bool LiveCgroup::SetMemoryLimit(uint64_t bytes) {
+  const Hierarchy h = HostHierarchies().memory();
+  if (h != kUnified) return Write(h, "memory.limit_in_bytes", std::to_string(bytes));
+  if (!in(kUnified)) return false;
+  const std::string dir = Dir(kUnified);
+  WriteFile(dir.substr(0, dir.rfind('/')) + "/cgroup.subtree_control", "+memory");  // may be on already
+  if (!Write(kUnified, "memory.max", std::to_string(bytes))) return false;
+  Write(kUnified, "memory.swap.max", "0");  // absent without swap accounting
+  return true;
+}
+
+int64_t LiveCgroup::CpuUsageNs() const {
+  if (in(kV1Cpuacct)) {
+    std::istringstream usage(Read(kV1Cpuacct, "cpuacct.usage"));
+    int64_t ns = -1;
+    return usage >> ns ? ns : -1;
+  }
+  if (!in(kUnified)) return -1;
+  std::istringstream stat(Read(kUnified, "cpu.stat"));
+  std::string key;
+  int64_t value;
+  while (stat >> key >> value) {
+    if (key == "usage_usec") return value * 1000;
+  }
+  return -1;
+}
+
+void LiveCgroup::KillAll() {
+  for (Hierarchy h : hierarchies_) KillProcs(Dir(h));
+}
+
+void LiveCgroup::Destroy() {
+  if (!created_.empty()) KillAll();
+  for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
+    // A killed task leaves its cgroup a moment after it died: retry, with a deadline.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (::rmdir(it->c_str()) != 0 && errno == EBUSY && std::chrono::steady_clock::now() < deadline) {
+      KillProcs(*it);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // poll interval
+    }
+  }
+  created_.clear();
+}
+
+}  // namespace statlet::testing
