@@ -102,7 +102,7 @@ void RunAt(size_t n, bool node_exporter) {
   const int port = FreeLoopbackPort();
   LiveCgroup statlet_cg(root + "-statlet", bench::ServerCgroupHierarchies());  // outlives the process
   BinaryProcess statlet({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(port),
-                         "--collector.subtree=" + root},
+                         "--collector.subtree=" + root, "--cri.listen=", "--runtime.endpoint=none"},
                         std::string(dir) + "/statlet.log");
   if (!statlet_cg.Add(statlet.pid())) {
     std::fprintf(stderr, "cannot move statlet into a cgroup of its own: %s\n", statlet_cg.error().c_str());

@@ -106,7 +106,7 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
   const std::string dir = dir_template;
   const int statlet_port = FreeLoopbackPort();
   BinaryProcess statlet({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(statlet_port),
-                         "--collector.subtree=" + root, "--bpf=auto", "--collector.per-cpu"},
+                         "--collector.subtree=" + root, "--cri.listen=", "--runtime.endpoint=none", "--bpf=auto", "--collector.per-cpu"},
                         dir + "/statlet.log");
   httplib::Client exporter("127.0.0.1", statlet_port);
   ASSERT_TRUE(WaitFor([&] { auto r = exporter.Get("/readyz"); return r && r->status == 200; }, milliseconds(20000)))
@@ -262,7 +262,7 @@ TEST(BpfServing, OomKillInACgroupRemovedBeforeTheNextCollectionKeepsItsLabels) {
   const int port = FreeLoopbackPort();
   // No snapshot reuse: every scrape is a collection.
   BinaryProcess statlet({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(port),
-                         "--collector.subtree=" + root, "--bpf=auto", "--bpf.probes=oom", "--collector.max-age=0s"},
+                         "--collector.subtree=" + root, "--cri.listen=", "--runtime.endpoint=none", "--bpf=auto", "--bpf.probes=oom", "--collector.max-age=0s"},
                         dir + "/statlet.log");
   httplib::Client exporter("127.0.0.1", port);
   ASSERT_TRUE(WaitFor([&] { auto r = exporter.Get("/readyz"); return r && r->status == 200; }, milliseconds(20000)))

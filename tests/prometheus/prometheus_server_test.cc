@@ -95,7 +95,7 @@ TEST(PrometheusServer, ScrapesStatletAndSeesTheBurnRate) {
   const std::string dir = dir_template;
   const int statlet_port = FreeLoopbackPort();
   BinaryProcess statlet({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(statlet_port),
-                         "--collector.subtree=" + root, "--log.level=debug"},
+                         "--collector.subtree=" + root, "--cri.listen=", "--runtime.endpoint=none", "--log.level=debug"},
                         dir + "/statlet.log");
   httplib::Client exporter("127.0.0.1", statlet_port);
   ASSERT_TRUE(WaitFor([&] { auto r = exporter.Get("/readyz"); return r && r->status == 200; }, milliseconds(10000)))
