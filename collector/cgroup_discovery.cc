@@ -18,7 +18,14 @@ namespace {
 constexpr uint32_t kWatchMask = IN_CREATE | IN_DELETE | IN_ONLYDIR | IN_DONT_FOLLOW;
 
 std::string Child(const std::string& parent, const char* name) {
-  return parent == "/" ? "/" + std::string(name) : parent + "/" + name;
+  // Appended piecewise: GCC 12 at -O3 misreads `"/" + std::string(name)` as an
+  // overlapping memcpy (-Wrestrict).
+  std::string out;
+  out.reserve(parent.size() + std::strlen(name) + 1);
+  if (parent != "/") out.append(parent);
+  out.push_back('/');
+  out.append(name);
+  return out;
 }
 
 bool IsUnder(const std::string& path, const std::string& root) {
