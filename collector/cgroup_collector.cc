@@ -33,6 +33,7 @@ int64_t NowNs(clockid_t clock) {
 struct Node {
   std::string path;
   std::string rel;  // for openat on a hierarchy root
+  std::string parent_path;  // "" for the root
   CgroupDiscovery::HierarchyMask mask = 0;
   PathClass cls;
   uint64_t cgroup_id = 0;
@@ -63,27 +64,17 @@ void ShareNamespacesWithParents(Snapshot* snap) {
       if (ns != netns || h != host) mixed = true;
     }
   };
-  std::map<std::string, Seen> below;
-  auto parent_of = [&](const std::string& path) -> CgroupStats* {
-    std::string p = path;
-    while (p != "/") {
-      size_t slash = p.rfind('/');
-      p = slash == 0 ? "/" : p.substr(0, slash);
-      auto it = std::lower_bound(snap->cgroups.begin(), snap->cgroups.end(), p,
-                                 [](const CgroupStats& c, const std::string& x) { return c.id.cgroup_path < x; });
-      if (it != snap->cgroups.end() && it->id.cgroup_path == p) return &*it;
-    }
-    return nullptr;
-  };
-  for (auto it = snap->cgroups.rbegin(); it != snap->cgroups.rend(); ++it) {
-    CgroupStats& c = *it;
-    auto b = below.find(c.id.cgroup_path);
-    if (!c.netns_inode && !c.host_network && b != below.end() && b->second.any && !b->second.mixed) {
-      if (b->second.host) c.host_network = true;
-      else c.netns_inode = b->second.netns;
+  const std::vector<int32_t> parent = snap->NearestAncestors();
+  std::vector<Seen> below(snap->cgroups.size());
+  for (size_t i = snap->cgroups.size(); i-- > 0;) {
+    CgroupStats& c = snap->cgroups[i];
+    const Seen& b = below[i];
+    if (!c.netns_inode && !c.host_network && b.any && !b.mixed) {
+      if (b.host) c.host_network = true;
+      else c.netns_inode = b.netns;
     }
     if (!c.netns_inode && !c.host_network) continue;
-    if (CgroupStats* p = parent_of(c.id.cgroup_path)) below[p->id.cgroup_path].Merge(c.netns_inode.value_or(0), c.host_network);
+    if (parent[i] >= 0) below[static_cast<size_t>(parent[i])].Merge(c.netns_inode.value_or(0), c.host_network);
   }
   for (auto& c : snap->cgroups) {
     if (c.id.kind != CgroupKind::kContainer || c.netns_inode || c.host_network || c.id.parent_path.empty()) continue;
@@ -139,6 +130,10 @@ void CgroupCollector::AddNode(const std::string& path, CgroupDiscovery::Hierarch
   auto n = std::make_unique<Node>();
   n->path = path;
   n->rel = CgroupDiscovery::RelPath(path);
+  if (path != "/") {
+    size_t slash = path.rfind('/');
+    n->parent_path = slash == 0 ? "/" : path.substr(0, slash);
+  }
   n->mask = mask;
   n->cls = ClassifyCgroupPath(path);
   n->files = std::vector<KeptFile>(plan_.size());
@@ -183,10 +178,8 @@ void CgroupCollector::CountError(const char* file, const char* reason) {
 }
 
 Node* CgroupCollector::Parent(const Node& n) {
-  if (n.path == "/") return nullptr;
-  size_t slash = n.path.rfind('/');
-  std::string parent = slash == 0 ? "/" : n.path.substr(0, slash);
-  auto it = nodes_.find(parent);
+  if (n.parent_path.empty()) return nullptr;
+  auto it = nodes_.find(n.parent_path);
   return it == nodes_.end() ? nullptr : it->second.get();
 }
 

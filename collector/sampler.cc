@@ -41,19 +41,11 @@ void AddVec(std::vector<uint64_t>* to, const std::vector<uint64_t>& v) {
 // parents, so a reverse walk sees each subtree complete) makes them hierarchical too: a
 // pod's per-CPU time then sums to its cpu.stat usage.
 void RollUpBpf(Snapshot* snap) {
+  const std::vector<int32_t> ancestor = snap->NearestAncestors();
   for (size_t i = snap->cgroups.size(); i-- > 0;) {
-    const CgroupStats& c = snap->cgroups[i];
-    std::string p = c.id.cgroup_path;
-    CgroupStats* parent = nullptr;
-    while (parent == nullptr && p != "/") {
-      size_t slash = p.rfind('/');
-      p = slash == 0 ? "/" : p.substr(0, slash);
-      const CgroupStats* found = snap->FindByPath(p);
-      parent = const_cast<CgroupStats*>(found);
-    }
-    if (parent == nullptr) continue;
-    const BpfCgroupStats& b = c.bpf;
-    BpfCgroupStats& to = parent->bpf;
+    if (ancestor[i] < 0) continue;
+    const BpfCgroupStats& b = snap->cgroups[i].bpf;
+    BpfCgroupStats& to = snap->cgroups[static_cast<size_t>(ancestor[i])].bpf;
     AddVec(&to.per_cpu_ns, b.per_cpu_ns);
     AddOpt(&to.minor_faults, b.minor_faults);
     AddOpt(&to.major_faults, b.major_faults);

@@ -50,6 +50,24 @@ const CgroupStats* Snapshot::FindByContainerId(const std::string& id) const {
   return nullptr;
 }
 
+std::vector<int32_t> Snapshot::NearestAncestors() const {
+  // Paths are sorted, so a cgroup's ancestors precede it and a stack of the open chain
+  // of ancestors answers each lookup: pop until the top is a prefix directory of the path.
+  std::vector<int32_t> parent(cgroups.size(), -1);
+  std::vector<int32_t> chain;
+  auto is_under = [](const std::string& path, const std::string& root) {
+    if (root == "/") return path != "/";
+    return path.size() > root.size() && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/';
+  };
+  for (size_t i = 0; i < cgroups.size(); ++i) {
+    const std::string& p = cgroups[i].id.cgroup_path;
+    while (!chain.empty() && !is_under(p, cgroups[static_cast<size_t>(chain.back())].id.cgroup_path)) chain.pop_back();
+    if (!chain.empty()) parent[i] = chain.back();
+    chain.push_back(static_cast<int32_t>(i));
+  }
+  return parent;
+}
+
 const NetNamespaceStats* Snapshot::Netns(const CgroupStats& c) const {
   if (!c.netns_inode) return nullptr;
   auto it = netns.find(*c.netns_inode);

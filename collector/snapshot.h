@@ -268,6 +268,9 @@ struct Snapshot {
   const CgroupStats* FindByPath(const std::string& path) const;
   const CgroupStats* FindByContainerId(const std::string& id) const;
   const NetNamespaceStats* Netns(const CgroupStats& c) const;
+  // For each entry of `cgroups`, the index of its nearest ancestor that is also in the
+  // snapshot, or -1. One pass over the sorted paths, no allocation per cgroup.
+  std::vector<int32_t> NearestAncestors() const;
 };
 
 using SnapshotPtr = std::shared_ptr<const Snapshot>;
