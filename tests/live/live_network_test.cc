@@ -133,7 +133,9 @@ TEST(LiveNetwork, PodNamespaceCountersAndHostNetwork) {
   ASSERT_NE(va, nullptr);
   ASSERT_NE(vb, nullptr);
   EXPECT_GE(va->rx_bytes, kPayload);
-  EXPECT_LE(va->rx_bytes, kPayload + kPayload / 10);  // headers and handshake only
+  // Headers, handshake and the odd retransmit only (13.6 % seen on a loaded host); twice the
+  // payload would mean an interface counted twice.
+  EXPECT_LE(va->rx_bytes, kPayload + kPayload / 2);
   EXPECT_GE(vb->tx_bytes, kPayload);
   EXPECT_GT(va->rx_packets, 0u);
   EXPECT_EQ(iface(srv, ns.veth_b()), nullptr);  // the peer's interface is not in this namespace

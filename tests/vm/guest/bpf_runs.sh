@@ -35,9 +35,19 @@ retransmit_workload() {
   run_in $tcp_cg $W send --host 10.77.0.2 --port 5001 --bytes 4G --report $rep/tcp-sent
   sender=$!
   wait_until 20 rx_above $PAUSE_B $((rx0 + 1000000)) || err "tcp stream did not start"
+  # Under a slow emulator a down period can pass without a segment in flight: take the link
+  # down again (at most three times) until the sender's namespace counts a retransmit.
   base=$(retrans_segs)
-  nsenter -t $PAUSE_B -n $IP link set eth0 down
-  wait_until 20 retrans_above $base || err "no retransmit while pod B's link was down"
+  local tries=0
+  while :; do
+    tries=$((tries + 1))
+    nsenter -t $PAUSE_B -n $IP link set eth0 down
+    wait_until 10 retrans_above $base && break
+    nsenter -t $PAUSE_B -n $IP link set eth0 up
+    [ $tries -ge 3 ] && { err "no retransmit while pod B's link was down (3 tries)"; break; }
+    rx0=$(nsenter -t $PAUSE_B -n awk '/eth0:/ {print $2}' /proc/net/dev)
+    wait_until 20 rx_above $PAUSE_B $((rx0 + 1000000)) || err "tcp stream did not resume"
+  done
   nsenter -t $PAUSE_B -n $IP link set eth0 up
   kill $sender
   wait $sender 2>/dev/null
