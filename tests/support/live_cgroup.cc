@@ -124,6 +124,26 @@ int64_t LiveCgroup::CpuUsageNs() const {
   return -1;
 }
 
+LiveCgroup::CpuSplit LiveCgroup::CpuSplitNs() const {
+  CpuSplit split;
+  if (in(kUnified)) {
+    std::istringstream stat(Read(kUnified, "cpu.stat"));
+    std::string key;
+    int64_t value;
+    while (stat >> key >> value) {
+      if (key == "user_usec") split.user_ns = value * 1000;
+      if (key == "system_usec") split.system_ns = value * 1000;
+    }
+    return split;
+  }
+  if (in(kV1Cpuacct)) {
+    std::istringstream user(Read(kV1Cpuacct, "cpuacct.usage_user"));
+    std::istringstream sys(Read(kV1Cpuacct, "cpuacct.usage_sys"));
+    if (!(user >> split.user_ns) || !(sys >> split.system_ns)) return {};
+  }
+  return split;
+}
+
 void LiveCgroup::KillAll() {
   for (Hierarchy h : hierarchies_) KillProcs(Dir(h));
 }

@@ -49,6 +49,13 @@ class LiveCgroup {
   // CPU time of everything that ran here, exited threads included: cpuacct.usage when the
   // cgroup is in cpuacct, else the unified cpu.stat usage_usec; -1 when unreadable.
   int64_t CpuUsageNs() const;
+  // The kernel's own user/system split of that time, in ns: the unified cpu.stat
+  // user_usec/system_usec when the cgroup is there (scaled by the kernel to its precise
+  // total), else cpuacct.usage_user/usage_sys. {-1, -1} when unreadable.
+  struct CpuSplit {
+    int64_t user_ns = -1, system_ns = -1;
+  };
+  CpuSplit CpuSplitNs() const;
   void KillAll();
   // Kills what runs here and removes the directories, deepest first (waiting for killed
   // tasks to leave); the destructor does it too.
