@@ -144,6 +144,28 @@ StatusOr<std::vector<Sample>> Scrape() {
 
 std::string ContainerCgroup(const Pod& pod, const std::string& id) { return pod.cgroup_parent + "/" + id; }
 
+// CPU time of a cgroup straight from the kernel (cpuacct.usage, else the unified cpu.stat);
+// 0 when neither is readable. Reading it does not move either side's rate window.
+uint64_t KernelCpuNs(const std::string& cgroup) {
+  for (const char* v1 : {"/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/cpu,cpuacct"}) {
+    if (FILE* f = std::fopen((v1 + cgroup + "/cpuacct.usage").c_str(), "r")) {
+      unsigned long long ns = 0;
+      const bool ok = std::fscanf(f, "%llu", &ns) == 1;
+      std::fclose(f);
+      if (ok) return ns;
+    }
+  }
+  for (const char* v2 : {"/sys/fs/cgroup/unified", "/sys/fs/cgroup"}) {
+    if (FILE* f = std::fopen((v2 + cgroup + "/cpu.stat").c_str(), "r")) {
+      unsigned long long us = 0;
+      const bool ok = std::fscanf(f, "usage_usec %llu", &us) == 1;
+      std::fclose(f);
+      if (ok) return us * 1000;
+    }
+  }
+  return 0;
+}
+
 const Sample* FindSample(const std::vector<Sample>& samples, const std::string& name, const std::string& cgroup) {
   for (const Sample& s : samples) {
     if (s.name == name) {
@@ -282,8 +304,18 @@ TEST(E2e, ScrapeHasTheSeriesKubernetesMixinQueries) {
       "container_network_receive_bytes_total", "container_network_transmit_bytes_total",
       "container_network_receive_packets_total", "container_network_transmit_packets_total",
       "container_network_receive_packets_dropped_total", "container_network_transmit_packets_dropped_total"};
+  const Workload& burner = g_pods.at("cpu-burner");
+  const std::string burn_id = burner.containers.at("burn");
+  auto cpu_ns = [&] {  // the burner's CPU time as containerd reads its cgroup
+    auto r = ListContainerStats(g_stage->containerd());
+    const v1::ContainerStats* c = ById(r, burn_id);
+    return c == nullptr ? uint64_t{0} : c->cpu().usage_core_nano_seconds().value();
+  };
+  const uint64_t cpu_before = cpu_ns();
   auto samples = Scrape();
+  const uint64_t cpu_after = cpu_ns();
   ASSERT_TRUE(samples.ok()) << samples.status().ToString();
+  ASSERT_GT(cpu_before, 0u);
   for (const auto& [pod_name, w] : g_pods) {
     for (const auto& [cname, id] : w.containers) {
       for (const std::string& family : per_container) {
@@ -313,11 +345,12 @@ TEST(E2e, ScrapeHasTheSeriesKubernetesMixinQueries) {
                                 ContainerCgroup(alloc.pod, alloc.containers.at("alloc")));
   ASSERT_NE(ws, nullptr);
   EXPECT_GE(ws->value, static_cast<double>(kAllocBytes));
-  const Workload& burner = g_pods.at("cpu-burner");
-  const Sample* cpu = FindSample(*samples, "container_cpu_usage_seconds_total",
-                                 ContainerCgroup(burner.pod, burner.containers.at("burn")));
+  const Sample* cpu = FindSample(*samples, "container_cpu_usage_seconds_total", ContainerCgroup(burner.pod, burn_id));
   ASSERT_NE(cpu, nullptr);
-  EXPECT_GT(cpu->value, 0.0);
+  // The scraped CPU seconds lie between containerd's readings of the same cgroup just
+  // before and after the scrape (1 us of slack for the decimal rendering).
+  EXPECT_GE(cpu->value, static_cast<double>(cpu_before) / 1e9 - 1e-6);
+  EXPECT_LE(cpu->value, static_cast<double>(cpu_after) / 1e9 + 1e-6);
 }
 
 TEST(E2e, DiscoveredWithinOneScrapeAndDroppedWithinOneScrape) {
@@ -532,6 +565,44 @@ TEST(E2e, ContainerStatsAgreeWithContainerd) {
   const v1::ContainerStats* m = ById(ours, alloc.containers.at("alloc"));
   ASSERT_NE(m, nullptr);
   EXPECT_GE(m->memory().shmem_bytes().value(), kAllocBytes) << "the tmpfs fill is shared memory";
+}
+
+TEST(E2e, UsageNanoCoresAgreesWithContainerd) {
+  REQUIRE_STAGE();
+  // Both compute the rate against their own previous sample: take the two samples of each
+  // side back to back, so that the two windows match to within one call's duration.
+  const Workload& burner = g_pods.at("cpu-burner");
+  const std::string id = burner.containers.at("burn");
+  auto cpu_of = [&](const v1::ListContainerStatsResponse& r) {
+    const v1::ContainerStats* c = ById(r, id);
+    return c == nullptr ? v1::CpuUsage() : c->cpu();
+  };
+  const v1::CpuUsage ours0 = cpu_of(ListContainerStats(g_stage->statlet()));
+  const v1::CpuUsage theirs0 = cpu_of(ListContainerStats(g_stage->containerd()));
+  // A window of at least half a CPU second of the burner's work, watched in the cgroup.
+  const std::string cgroup = ContainerCgroup(burner.pod, id);
+  std::string why = Eventually(milliseconds(20000), [&] {
+    return KernelCpuNs(cgroup) >= theirs0.usage_core_nano_seconds().value() + 500'000'000
+               ? std::string()
+               : std::string("burner below half a CPU second since the first sample");
+  });
+  ASSERT_EQ(why, "");
+  const v1::CpuUsage ours1 = cpu_of(ListContainerStats(g_stage->statlet()));
+  const v1::CpuUsage theirs1 = cpu_of(ListContainerStats(g_stage->containerd()));
+  ASSERT_TRUE(ours1.has_usage_nano_cores() && theirs1.has_usage_nano_cores());
+  ASSERT_GT(theirs1.timestamp(), theirs0.timestamp());
+  // Each rate is over that side's own two samples; the windows start and end one call
+  // apart. statlet's counters over its window must give its rate exactly, and its rate
+  // must agree with containerd's over nearly the same window.
+  const double theirs = static_cast<double>(theirs1.usage_nano_cores().value());
+  const double ours = static_cast<double>(ours1.usage_nano_cores().value());
+  EXPECT_GT(theirs, 1e8) << "the burner uses at least a tenth of a CPU";
+  const double ours_from_counters =
+      static_cast<double>(ours1.usage_core_nano_seconds().value() - ours0.usage_core_nano_seconds().value()) * 1e9 /
+      static_cast<double>(ours1.timestamp() - ours0.timestamp());
+  EXPECT_NEAR(ours, ours_from_counters, 0.02 * ours_from_counters) << "statlet's rate vs its own counters";
+  // The windows differ by a call's duration at each end (~10 ms of >= 0.5 s): 5 %.
+  EXPECT_NEAR(ours, theirs, 0.05 * theirs) << "statlet " << ours << " vs containerd " << theirs;
 }
 
 TEST(E2e, PodSandboxStatsAgreeWithContainerd) {
