@@ -88,4 +88,15 @@ struct sock {
 
 struct sk_buff {
   struct sock *sk;
+  char cb[48];  // control buffer; TCP keeps struct tcp_skb_cb in it
+} STATLET_CORE;
+
+struct tcp_sock {
+  __u32 total_retrans;  // segments this socket retransmitted (the RetransSegs it added)
+} STATLET_CORE;
+
+// What TCP keeps in an skb's control buffer. tcp_gso_segs sits in an anonymous struct of
+// an anonymous union upstream; CO-RE finds it by name through both.
+struct tcp_skb_cb {
+  __u16 tcp_gso_segs;  // segments this skb stands for (tcp_skb_pcount)
 } STATLET_CORE;

@@ -33,11 +33,40 @@ struct {
 
 STATLET_LOST_MAP;
 
+// How far each socket's retransmits have been counted: its tcp_sock.total_retrans at the
+// last event seen.
+struct retrans_seen {
+  __u32 total;
+  __u32 valid;
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_SK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, struct retrans_seen);
+} retrans_seen SEC(".maps");
+
+// Counts segments, as the kernel's TCP RetransSegs does, from the socket's own count
+// (tcp_sock.total_retrans, raised by the segments of each retransmit just before this
+// tracepoint): a retransmit whose transmit failed (no tracepoint) is caught up at the
+// socket's next one, and an offloaded skb counts as the segments the kernel counted, not
+// as one. A socket seen for the first time adds this skb's segments only: what it
+// retransmitted before the probe loaded is not the probe's to count.
 SEC("tp_btf/tcp_retransmit_skb")
-int BPF_PROG(statlet_tcp_retransmit, struct sock *sk) {
+int BPF_PROG(statlet_tcp_retransmit, struct sock *sk, struct sk_buff *skb) {
   __u64 cgid = statlet_sock_cgroup_id(sk);
   if (cgid == 0) return 0;
-  statlet_percpu_add(&retransmits, &cgid, 1, &lost);
+  __u32 total = BPF_CORE_READ((struct tcp_sock *)sk, total_retrans);
+  __u16 segs = 0;
+  bpf_core_read(&segs, sizeof(segs), &((struct tcp_skb_cb *)&skb->cb[0])->tcp_gso_segs);
+  __u64 delta = segs > 1 ? segs : 1;
+  struct retrans_seen *seen = bpf_sk_storage_get(&retrans_seen, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+  if (seen) {
+    if (seen->valid) delta = total - seen->total;
+    seen->total = total;
+    seen->valid = 1;
+  }
+  if (delta) statlet_percpu_add(&retransmits, &cgid, delta, &lost);
   return 0;
 }
 

@@ -2,6 +2,7 @@
 // retransmits belong to the sender's cgroup although they fire in softirq context.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -41,7 +42,9 @@ int Receive(const std::string& ns, int ready_fd, int result_fd) {
 }
 
 // Sender: connects from namespace a, sends the payload, waits for the receiver's close.
-int Send(const std::string& ns) {
+// Returns the socket's own count of retransmitted segments (tcpi_total_retrans) << 8, or
+// a small error code.
+uint64_t Send(const std::string& ns) {
   if (!NetnsPair::Enter(ns)) return 3;
   int s = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -59,8 +62,11 @@ int Send(const std::string& ns) {
   char c;
   while (read(s, &c, 1) > 0) {
   }
+  tcp_info info{};
+  socklen_t len = sizeof(info);
+  if (getsockopt(s, IPPROTO_TCP, TCP_INFO, &info, &len) != 0) return 6;
   close(s);
-  return 0;
+  return uint64_t{info.tcpi_total_retrans} << 8;
 }
 
 TEST(TcpEventsProbe, RetransmitsOverLossyLinkBelongToSenderCgroup) {
@@ -87,9 +93,15 @@ TEST(TcpEventsProbe, RetransmitsOverLossyLinkBelongToSenderCgroup) {
   char r;
   ASSERT_EQ(read(ready[0], &r, 1), 1) << "receiver did not start";
 
+  const int64_t retrans_before = NetnsPair::TcpRetransSegs(net.a());
+  ASSERT_GE(retrans_before, 0);
   Child sender([&] { return Send(net.a()); }, Child::kExits);
   ASSERT_TRUE(sender.StartIn(sender_cg));
-  int sender_status = sender.Wait(std::chrono::seconds(120));
+  std::optional<uint64_t> sent = sender.Result(std::chrono::seconds(120));
+  ASSERT_TRUE(sent.has_value());
+  ASSERT_EQ(*sent & 0xff, 0u) << "sender failed";
+  const uint64_t socket_retrans = *sent >> 8;
+  int sender_status = sender.Wait(std::chrono::seconds(10));
   int receiver_status = receiver.Wait(std::chrono::seconds(10));
   ASSERT_TRUE(WIFEXITED(sender_status) && WEXITSTATUS(sender_status) == 0) << sender_status;
   ASSERT_TRUE(WIFEXITED(receiver_status) && WEXITSTATUS(receiver_status) == 0) << receiver_status;
@@ -99,9 +111,17 @@ TEST(TcpEventsProbe, RetransmitsOverLossyLinkBelongToSenderCgroup) {
   close(result[0]);
   EXPECT_GE(received, kPayload);
 
+  // The sender is the only TCP sender in namespace a: its retransmitted segments are the
+  // namespace's (RetransSegs), and those of its data are its socket's own count
+  // (tcpi_total_retrans, read before the close; a lost FIN adds one after it).
+  const int64_t retrans_segs = NetnsPair::TcpRetransSegs(net.a()) - retrans_before;
   BpfCgroupStats s = CollectOne(*probes, sender_cg.id());
   ASSERT_TRUE(s.tcp_retransmits.has_value());
+  std::cout << "sender: probe retransmits " << *s.tcp_retransmits << ", namespace RetransSegs rose " << retrans_segs
+            << ", socket tcpi_total_retrans " << socket_retrans << "\n";
   EXPECT_GT(*s.tcp_retransmits, 0u);
+  EXPECT_EQ(static_cast<int64_t>(*s.tcp_retransmits), retrans_segs);
+  EXPECT_GE(*s.tcp_retransmits, socket_retrans);
   ASSERT_TRUE(s.tcp_drops.has_value());
   uint64_t by_reason = 0;
   for (const auto& [reason, n] : s.tcp_drop_reasons) {
@@ -114,10 +134,16 @@ TEST(TcpEventsProbe, RetransmitsOverLossyLinkBelongToSenderCgroup) {
   BpfCgroupStats rs = CollectOne(*probes, receiver_cg.id());
   ASSERT_TRUE(rs.tcp_drops.has_value());
   for (const auto& [reason, n] : rs.tcp_drop_reasons) std::cout << "receiver drop " << reason << " = " << n << "\n";
+  const int64_t dropped = net.DroppedAToB();
+  std::cout << loss << " dropped " << dropped << " packets from a to b\n";
+  ASSERT_GT(dropped, 0);
   if (loss == "nftables") {
     // Dropped at b's input hook after early demux found the receiving socket: the drops
-    // belong to the receiver's cgroup, with the kernel's reason.
-    EXPECT_GT(rs.tcp_drop_reasons["NETFILTER_DROP"], 0u);
+    // belong to the receiver's cgroup, with the kernel's reason, one per packet the rule
+    // dropped (the handshake's packets, before there is a socket, are not).
+    const uint64_t netfilter = rs.tcp_drop_reasons["NETFILTER_DROP"];
+    EXPECT_LE(static_cast<int64_t>(netfilter), dropped);
+    EXPECT_GE(static_cast<int64_t>(netfilter) + 3, dropped);
   }
 }
 

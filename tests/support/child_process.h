@@ -73,6 +73,8 @@ class BinaryProcess {
 // Runs a command (argv[0] looked up in PATH) with its output discarded; its exit code, or
 // -1 when it did not exit normally.
 int RunCommand(const std::vector<std::string>& argv);
+// Runs argv (PATH searched) and returns what it wrote to stdout; "" when it failed.
+std::string CommandOutput(const std::vector<std::string>& argv);
 
 // CPU time of a live process in ns, summed over its threads' /proc/<pid>/task/*/schedstat
 // (the scheduler's own account, ns precision; threads that exited are not counted).

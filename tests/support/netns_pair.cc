@@ -4,6 +4,11 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <thread>
 #include <vector>
 
 #include "tests/support/child_process.h"
@@ -34,7 +39,7 @@ NetnsPair::~NetnsPair() {
 std::string NetnsPair::AddLossAToB(int percent) {
   const std::string pct = std::to_string(percent);
   if (RunCommand({"tc", "-n", a_, "qdisc", "add", "dev", veth_a_, "root", "netem", "loss", pct + "%"}) == 0) {
-    return "netem";
+    return loss_ = "netem";
   }
   const std::vector<std::string> nft = {"ip", "netns", "exec", b_, "nft"};
   auto run_nft = [&](std::vector<std::string> args) {
@@ -44,10 +49,46 @@ std::string NetnsPair::AddLossAToB(int percent) {
   if (run_nft({"add", "table", "inet", "statlet_loss"}) &&
       run_nft({"add", "chain", "inet", "statlet_loss", "in", "{ type filter hook input priority 0 ; }"}) &&
       run_nft({"add", "rule", "inet", "statlet_loss", "in", "ip", "saddr", kAddrA, "numgen", "random", "mod", "100",
-               "lt", pct, "drop"})) {
-    return "nftables";
+               "lt", pct, "counter", "drop"})) {
+    return loss_ = "nftables";
   }
   return "";
+}
+
+int64_t NetnsPair::DroppedAToB() const {
+  std::string out;
+  if (loss_ == "netem") {
+    out = CommandOutput({"tc", "-n", a_, "-s", "qdisc", "show", "dev", veth_a_});
+  } else if (loss_ == "nftables") {
+    out = CommandOutput({"ip", "netns", "exec", b_, "nft", "list", "chain", "inet", "statlet_loss", "in"});
+  } else {
+    return -1;
+  }
+  // tc: "Sent N bytes M pkt (dropped D, ..."; nft: "... counter packets P bytes B drop".
+  const char* key = loss_ == "netem" ? "dropped " : "counter packets ";
+  size_t pos = out.find(key);
+  if (pos == std::string::npos) return -1;
+  return std::strtoll(out.c_str() + pos + std::strlen(key), nullptr, 10);
+}
+
+int64_t NetnsPair::TcpRetransSegs(const std::string& name) {
+  int64_t segs = -1;
+  // setns moves one thread: read the namespace's snmp file from a thread of its own.
+  std::thread reader([&] {
+    if (!Enter(name)) return;
+    std::ifstream snmp("/proc/thread-self/net/snmp");
+    std::string header, values;
+    while (std::getline(snmp, header) && std::getline(snmp, values)) {
+      if (header.rfind("Tcp:", 0) != 0) continue;
+      std::istringstream keys(header), nums(values);
+      std::string key, num;
+      while (keys >> key && nums >> num) {
+        if (key == "RetransSegs") segs = std::strtoll(num.c_str(), nullptr, 10);
+      }
+    }
+  });
+  reader.join();
+  return segs;
 }
 
 bool NetnsPair::Enter(const std::string& name) {

@@ -1,6 +1,7 @@
 // Two named network namespaces joined by a veth pair (iproute2), removed on destruction.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace statlet::testing {
@@ -25,12 +26,18 @@ class NetnsPair {
   // on kernels without sch_netem, an nftables rule dropping them at random on b's input.
   // Returns the mechanism used ("netem", "nftables"), or "" when neither works.
   std::string AddLossAToB(int percent);
+  // Packets the loss of AddLossAToB dropped so far (tc's qdisc "dropped" count, or the
+  // nftables rule's counter); -1 when unreadable.
+  int64_t DroppedAToB() const;
+  // A namespace's TCP RetransSegs (/proc/net/snmp as that namespace sees it); -1 on error.
+  static int64_t TcpRetransSegs(const std::string& name);
   // Moves the calling thread into namespace `name`.
   static bool Enter(const std::string& name);
 
  private:
   std::string a_, b_, veth_a_, veth_b_;
   bool ok_ = false;
+  std::string loss_;  // "netem", "nftables" or ""
 };
 
 }  // namespace statlet::testing
