@@ -202,6 +202,49 @@ std::string CommandOutput(const std::vector<std::string>& argv) {
   return text;
 }
 
+std::optional<SchedStat> ReadSchedStat(pid_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return std::nullopt;
+  SchedStat total;
+  bool any = false;
+  while (const dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream f(dir + "/" + e->d_name + "/schedstat");
+    SchedStat t;
+    if (f >> t.run_ns >> t.wait_ns >> t.arrivals) {
+      total.run_ns += t.run_ns;
+      total.wait_ns += t.wait_ns;
+      total.arrivals += t.arrivals;
+      any = true;
+    }
+  }
+  ::closedir(d);
+  if (!any) return std::nullopt;
+  return total;
+}
+
+bool WaitUntilSleeping(pid_t pid, std::chrono::milliseconds timeout) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  return WaitFor(
+      [&] {
+        DIR* d = ::opendir(dir.c_str());
+        if (d == nullptr) return false;
+        bool all = true, any = false;
+        while (const dirent* e = ::readdir(d)) {
+          if (e->d_name[0] == '.') continue;
+          std::ifstream f(dir + "/" + e->d_name + "/stat");
+          std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+          const size_t paren = stat.rfind(')');  // "pid (comm) S ..."
+          any = true;
+          if (paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] != 'S') all = false;
+        }
+        ::closedir(d);
+        return any && all;
+      },
+      timeout);
+}
+
 uint64_t ProcessCpuNs(pid_t pid) {
   uint64_t total = 0;
   const std::string dir = "/proc/" + std::to_string(pid) + "/task";

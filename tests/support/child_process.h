@@ -70,6 +70,16 @@ class BinaryProcess {
   int status_ = -1;
 };
 
+// A task's scheduler account (/proc/<pid>/schedstat, summed over its threads): time run,
+// time spent waiting on a run queue, and the number of times it was put on a CPU.
+struct SchedStat {
+  uint64_t run_ns = 0, wait_ns = 0, arrivals = 0;
+};
+std::optional<SchedStat> ReadSchedStat(pid_t pid);
+// Waits until every thread of `pid` sleeps (state S in /proc/<pid>/task/*/stat): from then
+// on its scheduler account does not move until something wakes it.
+bool WaitUntilSleeping(pid_t pid, std::chrono::milliseconds timeout);
+
 // Runs a command (argv[0] looked up in PATH) with its output discarded; its exit code, or
 // -1 when it did not exit normally.
 int RunCommand(const std::vector<std::string>& argv);
