@@ -6,8 +6,10 @@
 //
 //   collection_bench [--cgroups N] [--rounds R]
 //
-// Prints one line per side and the ratios; exits 0 (figures are for the reader, not a test).
+// Prints one line per side and the ratios. Exits 0 when both sides measured (the figures are
+// for the reader, not a test), non-zero when a side failed or printed no figures.
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -106,13 +108,16 @@ int MeasureFloor(const std::string& root, int rounds) {
 }
 
 // ---------------------------------------------------------------- setup
-std::string RunSide(const char* self, const char* mode, const std::string& root, int rounds) {
+// Runs one side in a fresh process; its output, and whether it exited 0.
+std::string RunSide(const char* self, const char* mode, const std::string& root, int rounds, bool* ok) {
   std::string cmd = std::string(self) + " " + mode + " " + root + " " + std::to_string(rounds);
   FILE* p = ::popen(cmd.c_str(), "r");
   std::string out;
   char line[512];
   while (p && std::fgets(line, sizeof line, p)) out += line;
-  if (p) ::pclose(p);
+  const int status = p ? ::pclose(p) : -1;
+  *ok = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!*ok) std::fprintf(stderr, "%s side failed (wait status %d)\n", mode, status);
   return out;
 }
 
@@ -132,24 +137,27 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
   }
   std::string floor, stl;
+  bool floor_ok = false, statlet_ok = false;
   {
     bench::BenchTree tree("/statlet-bench-" + std::to_string(getpid()), static_cast<size_t>(n), bench::BenchTree::kFlat);
     if (!tree.ok()) {
       std::fprintf(stderr, "cannot create cgroups (root needed): %s\n", tree.error().c_str());
       return 1;
     }
-    floor = RunSide(argv[0], "--floor", tree.root(), rounds);
-    stl = RunSide(argv[0], "--statlet", tree.root(), rounds);
+    floor = RunSide(argv[0], "--floor", tree.root(), rounds, &floor_ok);
+    stl = RunSide(argv[0], "--statlet", tree.root(), rounds, &statlet_ok);
   }
   std::fputs(floor.c_str(), stdout);
   std::fputs(stl.c_str(), stdout);
   double fc = Field(floor, "cpu_us"), sc = Field(stl, "cpu_us");
   double fw = Field(floor, "wall_us"), sw = Field(stl, "wall_us");
   double cg = Field(stl, "cgroups");
-  if (fc > 0 && sc > 0 && cg > 0) {
-    std::printf("per_cgroup_cpu_us statlet=%.2f floor=%.2f ratio_cpu=%.3f ratio_wall=%.3f rss_mib=%.1f "
-                "poll_share_of_collection=%.4f\n",
-                sc / cg, fc / cg, sc / fc, sw / fw, Field(stl, "rss_kib") / 1024.0, Field(stl, "poll_us") / sc);
+  if (!floor_ok || !statlet_ok || fc <= 0 || sc <= 0 || cg <= 0) {
+    std::fprintf(stderr, "no figures: floor %s, statlet %s\n", floor_ok ? "ok" : "failed", statlet_ok ? "ok" : "failed");
+    return 1;
   }
+  std::printf("per_cgroup_cpu_us statlet=%.2f floor=%.2f ratio_cpu=%.3f ratio_wall=%.3f rss_mib=%.1f "
+              "poll_share_of_collection=%.4f\n",
+              sc / cg, fc / cg, sc / fc, sw / fw, Field(stl, "rss_kib") / 1024.0, Field(stl, "poll_us") / sc);
   return 0;
 }
