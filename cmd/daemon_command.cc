@@ -16,6 +16,7 @@
 #include "bpf/bpf_probes.h"
 #include "cmd/daemon_options.h"
 #include "exporters/metrics_http_server.h"
+#include "exporters/self_metrics.h"
 
 #ifndef STATLET_VERSION_STRING
 #define STATLET_VERSION_STRING "unknown"
@@ -49,8 +50,6 @@ int RunDaemonCommand(int argc, char** argv) {
   }
   log::SetLevel(opts.log_level);
   log::SetFormat(opts.log_format);
-  opts.encoder.version = STATLET_VERSION_STRING;
-  opts.encoder.revision = STATLET_REVISION_STRING;
 
   // Block the stop signals before any thread starts, so that every thread inherits the mask
   // and only sigwait() below receives them.
@@ -76,8 +75,10 @@ int RunDaemonCommand(int argc, char** argv) {
     if (runtime) runtime->Stop();
     return 1;
   }
+  SelfMetrics self_metrics(STATLET_VERSION_STRING, STATLET_REVISION_STRING);
   Sampler sampler(std::move(*collector), runtime.get(), probes->get());
-  auto server = MetricsHttpServer::Create(opts.http, opts.encoder, &sampler);
+  sampler.SetCollectionObserver([&self_metrics](const Snapshot& s) { self_metrics.ObserveCollection(s); });
+  auto server = MetricsHttpServer::Create(opts.http, opts.metrics, &sampler, &self_metrics);
   if (!server.ok()) {
     log::Error("cannot configure the HTTP server: " + server.status().ToString());
     return 1;
@@ -95,7 +96,7 @@ int RunDaemonCommand(int argc, char** argv) {
   }
 
   // CRI runtime.v1 stats on a unix socket, from the same Sampler.
-  auto cri_server = cri::StartCriServer(&sampler, opts.cri);
+  auto cri_server = cri::StartCriServer(&sampler, opts.cri, opts.metrics, &self_metrics);
   if (!cri_server.ok()) {
     log::Error("cannot start the CRI stats service: " + cri_server.status().ToString());
     (*server)->Stop();

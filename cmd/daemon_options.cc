@@ -165,7 +165,7 @@ const std::vector<Option>& Options() {
        "Expose container_cpu_usage_seconds_total per CPU (cpu=\"cpuNN\") instead of cpu=\"total\", as cAdvisor's "
        "percpu metrics.",
        true,
-       [](DaemonOptions* o, const std::string& v) { return ParseBool("collector.per-cpu", v, &o->encoder.per_cpu); }},
+       [](DaemonOptions* o, const std::string& v) { return ParseBool("collector.per-cpu", v, &o->metrics.per_cpu); }},
       {"metrics.max-cgroups", "metrics.max_cgroups", "0",
        "Cardinality cap: expose at most this many cgroups (0: no cap); the rest are counted in "
        "statlet_cardinality_dropped_total.",
@@ -173,7 +173,19 @@ const std::vector<Option>& Options() {
        [](DaemonOptions* o, const std::string& v) {
          uint64_t n;
          if (Status s = ParseUint("metrics.max-cgroups", v, &n); !s.ok()) return s;
-         o->encoder.max_cgroups = n;
+         o->metrics.max_cgroups = n;
+         return Status::Ok();
+       }},
+      {"metrics.ignored-interfaces", "metrics.ignored_interfaces", "lo,veth,docker,nerdctl",
+       "Interfaces left out of container_network_* on every edge: comma-separated name prefixes "
+       "(case-insensitive), as cAdvisor's; \"\" counts every interface.",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->metrics.ignored_interface_prefixes.clear();
+         std::stringstream in(v);
+         for (std::string prefix; std::getline(in, prefix, ',');) {
+           if (!prefix.empty()) o->metrics.ignored_interface_prefixes.push_back(prefix);
+         }
          return Status::Ok();
        }},
       {"metrics.max-interfaces", "metrics.max_interfaces", "0",
@@ -181,7 +193,7 @@ const std::vector<Option>& Options() {
        [](DaemonOptions* o, const std::string& v) {
          uint64_t n;
          if (Status s = ParseUint("metrics.max-interfaces", v, &n); !s.ok()) return s;
-         o->encoder.max_interfaces = n;
+         o->metrics.max_interfaces = n;
          return Status::Ok();
        }},
       {"cri.listen", "cri.listen", cri::kDefaultCriListenPath,

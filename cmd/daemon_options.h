@@ -11,7 +11,7 @@
 #include "base/status.h"
 #include "collector/collector.h"
 #include "exporters/metrics_http_server.h"
-#include "exporters/prometheus_encoder.h"
+#include "metrics/snapshot_samples.h"
 #include "bpf/bpf_probes.h"
 #include "cri/daemon_hooks.h"
 
@@ -19,7 +19,8 @@ namespace statlet {
 
 struct DaemonOptions {
   HttpServerOptions http;
-  EncoderOptions encoder;
+  // The value rules of every edge (/metrics, CRI metrics, OTLP).
+  metrics::SampleRules metrics;
   // The daemon scans container processes for fds and sockets by default, as cAdvisor does.
   CollectorOptions collector = [] {
     CollectorOptions c;

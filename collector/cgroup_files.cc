@@ -100,6 +100,8 @@ const FlatKeyField<MemoryStats> kV2MemoryStat[] = {
     {"active_file", &MemoryStats::active_file},
     {"unevictable", &MemoryStats::unevictable},
     {"slab", &MemoryStats::slab_bytes},
+    {"file_dirty", &MemoryStats::file_dirty_bytes},
+    {"file_writeback", &MemoryStats::file_writeback_bytes},
     {"workingset_refault_anon", &MemoryStats::workingset_refault_anon},
     {"workingset_refault_file", &MemoryStats::workingset_refault_file},
     {"workingset_activate_anon", &MemoryStats::workingset_activate_anon},
@@ -147,6 +149,8 @@ const FlatKeyField<MemoryStats> kV1MemoryStat[] = {
     {"total_workingset_refault_anon", &MemoryStats::workingset_refault_anon},
     {"total_workingset_refault_file", &MemoryStats::workingset_refault_file},
     {"total_swap", &MemoryStats::swap_bytes},
+    {"total_dirty", &MemoryStats::file_dirty_bytes},
+    {"total_writeback", &MemoryStats::file_writeback_bytes},
     {"total_pgfault", &MemoryStats::pgfault},
     {"total_pgmajfault", &MemoryStats::pgmajfault},
     {"total_inactive_anon", &MemoryStats::inactive_anon},
@@ -161,6 +165,7 @@ bool ApplyV1MemoryStat(std::string_view c, CgroupStats* s) {
 bool ApplyV1MemUsage(std::string_view c, CgroupStats* s) { return ApplyU64(c, &s->memory.usage_bytes); }
 bool ApplyV1MemMaxUsage(std::string_view c, CgroupStats* s) { return ApplyU64(c, &s->memory.max_usage_bytes); }
 bool ApplyV1Failcnt(std::string_view c, CgroupStats* s) { return ApplyU64(c, &s->memory.failcnt); }
+bool ApplyV1KmemUsage(std::string_view c, CgroupStats* s) { return ApplyU64(c, &s->memory.kernel_bytes); }
 bool ApplyV1MemLimit(std::string_view c, CgroupStats* s) { return ApplyV1Limit(c, &s->memory.max_bytes); }
 bool ApplyV1SoftLimit(std::string_view c, CgroupStats* s) { return ApplyV1Limit(c, &s->memory.soft_limit_bytes); }
 bool ApplyV1MemswLimit(std::string_view c, CgroupStats* s) { return ApplyV1Limit(c, &s->memory.swap_max_bytes); }
@@ -279,6 +284,7 @@ const CgroupFileReader kV1MemoryFiles[] = {
     {kV1Memory, "memory.max_usage_in_bytes", ApplyV1MemMaxUsage},
     {kV1Memory, "memory.stat", ApplyV1MemoryStat},
     {kV1Memory, "memory.failcnt", ApplyV1Failcnt},
+    {kV1Memory, "memory.kmem.usage_in_bytes", ApplyV1KmemUsage},
     {kV1Memory, "memory.limit_in_bytes", ApplyV1MemLimit},
     {kV1Memory, "memory.soft_limit_in_bytes", ApplyV1SoftLimit},
     {kV1Memory, "memory.memsw.limit_in_bytes", ApplyV1MemswLimit},

@@ -93,6 +93,7 @@ StatusOr<SnapshotPtr> Sampler::Get(std::chrono::nanoseconds max_age) {
   lock.unlock();
 
   StatusOr<SnapshotPtr> result = CollectOnce(prev);
+  if (result.ok() && observer_) observer_(**result);
 
   lock.lock();
   flight->result = result;

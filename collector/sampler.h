@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -21,12 +22,16 @@ class Sampler : public SnapshotSource {
 
   StatusOr<SnapshotPtr> Get(std::chrono::nanoseconds max_age) override;
   SamplerStats stats() const override;
+  // Called after every successful collection, on the collecting thread, outside the lock
+  // (self metrics: collection durations). Set before the first Get.
+  void SetCollectionObserver(std::function<void(const Snapshot&)> observer) { observer_ = std::move(observer); }
 
  private:
   struct Flight;
   StatusOr<SnapshotPtr> CollectOnce(const SnapshotPtr& prev);
 
   std::unique_ptr<Collector> collector_;
+  std::function<void(const Snapshot&)> observer_;
   MetadataSource* metadata_;
   BpfSource* bpf_;
 

@@ -129,7 +129,9 @@ struct MemoryStats {
   Opt<uint64_t> mapped_file_bytes;    // v2 file_mapped, v1 total_mapped_file
   Opt<uint64_t> shmem_bytes;
   Opt<uint64_t> swap_bytes;           // v2 memory.swap.current, v1 total_swap
-  Opt<uint64_t> kernel_bytes;         // v2 kernel, v1 kmem usage
+  Opt<uint64_t> kernel_bytes;         // v2 memory.stat kernel, v1 memory.kmem.usage_in_bytes
+  Opt<uint64_t> file_dirty_bytes;     // v2 file_dirty, v1 total_dirty
+  Opt<uint64_t> file_writeback_bytes; // v2 file_writeback, v1 total_writeback
   Opt<uint64_t> slab_bytes;
   Opt<uint64_t> active_anon, inactive_anon, active_file, inactive_file, unevictable;
   Opt<uint64_t> failcnt;              // v1 memory.failcnt, v2 memory.events max
@@ -168,6 +170,8 @@ struct ProcessStats {
 struct IoDeviceStats {
   uint32_t major = 0, minor = 0;
   Opt<uint64_t> read_bytes, write_bytes, read_ios, write_ios, discard_bytes, discard_ios;
+  // The iocost controller's account (v2 io.stat cost.*, when io.cost is enabled), in us.
+  Opt<uint64_t> cost_usage_us, cost_wait_us, cost_indebt_us, cost_indelay_us;
 };
 struct IoStats {
   std::vector<IoDeviceStats> devices;  // sorted by (major, minor)

@@ -1,5 +1,7 @@
 #include "cri/cri_server.h"
 
+#include "cri/call_metrics.h"
+
 #include <errno.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -30,6 +32,11 @@ StatusOr<std::unique_ptr<CriServer>> CriServer::Start(SnapshotSource* source, co
   builder.AddListeningPort("unix:" + *path, grpc::InsecureServerCredentials(), &bound);
   builder.RegisterService(server->stats_.get());
   builder.RegisterService(server->images_.get());
+  if (options.self_metrics) {
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+    interceptors.push_back(CallMetricsInterceptorFactory(options.self_metrics));
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  }
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || bound == 0) {
     return Unavailable("cannot listen on unix socket " + *path);

@@ -11,6 +11,7 @@
 #include "base/status.h"
 #include "collector/snapshot_source.h"
 #include "cri/stats_service.h"
+#include "exporters/self_metrics.h"
 
 namespace grpc {
 class Server;
@@ -25,6 +26,7 @@ struct CriServerOptions {
   std::string listen_path = kDefaultCriListenPath;  // a path or unix:///path
   mode_t socket_mode = 0660;
   CriServiceOptions service;
+  SelfMetrics* self_metrics = nullptr;  // records every call when set; must outlive the server
 };
 
 class CriServer {

@@ -16,11 +16,14 @@ std::unique_ptr<RuntimeClient> StartRuntimeClient(const CriDaemonOptions& o) {
   return client;
 }
 
-StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, const CriDaemonOptions& o) {
+StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, const CriDaemonOptions& o,
+                                                    const metrics::SampleRules& rules, SelfMetrics* self) {
   if (o.listen.empty()) return std::unique_ptr<CriServer>();
   CriServerOptions so;
   so.listen_path = o.listen;
   so.service.max_age = o.max_age;
+  so.service.rules = rules;
+  so.self_metrics = self;
   return CriServer::Start(source, so);
 }
 

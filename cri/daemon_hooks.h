@@ -27,7 +27,9 @@ struct CriDaemonOptions {
 
 // A started RuntimeClient, or null when disabled.
 std::unique_ptr<RuntimeClient> StartRuntimeClient(const CriDaemonOptions& o);
-// A started CriServer over `source`, or null (and Ok) when --cri.listen is "".
-StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, const CriDaemonOptions& o);
+// A started CriServer over `source`, or null (and Ok) when --cri.listen is "". `rules`: the
+// daemon's value rules; `self` (may be null) records the calls.
+StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, const CriDaemonOptions& o,
+                                                    const metrics::SampleRules& rules, SelfMetrics* self);
 
 }  // namespace statlet::cri

@@ -1,15 +1,22 @@
-// KEP-2371 metrics for ListMetricDescriptors / ListPodSandboxMetrics, from a CriView.
-// Per container: the cgroup families of metric_table.h. Per pod (container="POD"): the
-// same families measured on the pod cgroup, plus the pod network namespace's interfaces.
-// A family whose value the snapshot lacks has no series (never a zero).
+// KEP-2371 metrics for ListMetricDescriptors / ListPodSandboxMetrics: the samples of the
+// value path (metrics/snapshot_samples.h) formatted as CRI Metric messages. Per container:
+// the cgroup families of metric_table.h measured on its cgroup. Per pod (container="",
+// image=""): the same families measured on the pod cgroup, with the pod's network
+// namespace. A family whose value the snapshot lacks has no series (never a zero).
 #pragma once
 
 #include "cri/proto/api.pb.h"
 #include "cri/stats_selection.h"
+#include "metrics/snapshot_samples.h"
 
 namespace statlet::cri {
 
 void FillMetricDescriptors(::runtime::v1::ListMetricDescriptorsResponse* out);
-void FillPodSandboxMetrics(const CriView& view, const PodEntry& pod, ::runtime::v1::PodSandboxMetrics* out);
+// `samples` is bound to view.snapshot, with NetworkCarrier::kPod.
+void FillPodSandboxMetrics(const CriView& view, const PodEntry& pod, metrics::SnapshotSamples& samples,
+                           ::runtime::v1::PodSandboxMetrics* out);
+
+// The value rules of the CRI edge: the daemon's rules with the network on the pod.
+metrics::SampleRules CriSampleRules(metrics::SampleRules rules);
 
 }  // namespace statlet::cri

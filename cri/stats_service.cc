@@ -182,10 +182,12 @@ grpc::Status CriStatsService::ListPodSandboxMetrics(Ctx*, const v1::ListPodSandb
                                                     v1::ListPodSandboxMetricsResponse* resp) {
   auto frame = Load(source_, options_.max_age);
   if (!frame.ok()) return ToGrpc(frame.status());
+  metrics::SnapshotSamples samples(CriSampleRules(options_.rules));
+  samples.Bind(*frame->view.snapshot);
   size_t metrics = 0;
   for (const auto& p : frame->view.pods) {
     v1::PodSandboxMetrics* out = resp->add_pod_metrics();
-    FillPodSandboxMetrics(frame->view, p, out);
+    FillPodSandboxMetrics(frame->view, p, samples, out);
     metrics += static_cast<size_t>(out->metrics_size());
     for (const auto& c : out->container_metrics()) metrics += static_cast<size_t>(c.metrics_size());
   }
@@ -199,11 +201,13 @@ grpc::Status CriStatsService::StreamPodSandboxMetrics(
   auto frame = Load(source_, options_.max_age);
   if (!frame.ok()) return ToGrpc(frame.status());
   const CriView& view = frame->view;
+  metrics::SnapshotSamples samples(CriSampleRules(options_.rules));
+  samples.Bind(*view.snapshot);
   std::vector<const PodEntry*> pods;
   for (const auto& p : view.pods) pods.push_back(&p);
   return StreamChunks(
       writer, pods, options_.stream_chunk,
-      [&](const PodEntry& p, v1::PodSandboxMetrics* out) { FillPodSandboxMetrics(view, p, out); },
+      [&](const PodEntry& p, v1::PodSandboxMetrics* out) { FillPodSandboxMetrics(view, p, samples, out); },
       [](v1::StreamPodSandboxMetricsResponse& r) { return r.add_pod_sandbox_metrics(); });
 }
 

@@ -9,6 +9,7 @@
 
 #include "collector/snapshot_source.h"
 #include "cri/proto/api.grpc.pb.h"
+#include "metrics/snapshot_samples.h"
 
 namespace statlet::cri {
 
@@ -17,6 +18,8 @@ struct CriServiceOptions {
   std::chrono::nanoseconds max_age = std::chrono::seconds(1);
   // Items per message of the Stream* calls.
   size_t stream_chunk = 100;
+  // The value rules of ListPodSandboxMetrics (the network always on the pod).
+  metrics::SampleRules rules;
 };
 
 class CriStatsService final : public ::runtime::v1::RuntimeService::Service {

@@ -25,6 +25,41 @@ Status GzipCompressor::Compress(std::string_view in, std::string* out) {
   return Status::Ok();
 }
 
+Status GzipCompressor::CompressHead(std::string_view in, std::string* out) {
+  head_ready_ = false;
+  if (!ready_) return Internal("zlib deflateInit2 failed");
+  if (deflateReset(&stream_) != Z_OK) return Internal("zlib deflateReset failed");
+  // deflateBound covers a finished stream; a full flush adds at most a few bytes more.
+  out->resize(deflateBound(&stream_, in.size()) + 16);
+  stream_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  stream_.avail_in = static_cast<uInt>(in.size());
+  stream_.next_out = reinterpret_cast<Bytef*>(out->data());
+  stream_.avail_out = static_cast<uInt>(out->size());
+  int rc = deflate(&stream_, Z_FULL_FLUSH);
+  if (rc != Z_OK || stream_.avail_in != 0) return Internal("zlib deflate (flush) failed: " + std::to_string(rc));
+  out->resize(stream_.total_out);
+  head_ready_ = true;
+  return Status::Ok();
+}
+
+Status GzipCompressor::FinishTail(std::string_view in, std::string* out) {
+  if (!head_ready_) return Internal("gzip tail without a head");
+  z_stream copy{};
+  if (deflateCopy(&copy, &stream_) != Z_OK) return Internal("zlib deflateCopy failed");
+  out->resize(deflateBound(&copy, in.size()) + 32);
+  copy.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  copy.avail_in = static_cast<uInt>(in.size());
+  copy.next_out = reinterpret_cast<Bytef*>(out->data());
+  copy.avail_out = static_cast<uInt>(out->size());
+  const uLong before = copy.total_out;
+  int rc = deflate(&copy, Z_FINISH);
+  const uLong written = copy.total_out - before;
+  deflateEnd(&copy);
+  if (rc != Z_STREAM_END) return Internal("zlib deflate did not finish: " + std::to_string(rc));
+  out->resize(written);
+  return Status::Ok();
+}
+
 StatusOr<std::string> GunzipForTest(std::string_view in) {
   z_stream s{};
   if (inflateInit2(&s, 15 + 16) != Z_OK) return Internal("inflateInit2 failed");

@@ -23,9 +23,18 @@ class GzipCompressor {
   // Replaces *out (keeping its capacity) with the gzip stream of `in`.
   Status Compress(std::string_view in, std::string* out);
 
+  // One gzip stream in two parts, for a body whose large head is shared by many responses
+  // and whose small tail differs: CompressHead replaces *out with the stream's first bytes
+  // (ending on a full flush) and keeps the compressor's state; each FinishTail then writes
+  // the rest of a complete stream for `tail` (from a copy of that state, so any number of
+  // tails can follow one head). head bytes + tail bytes form one valid gzip stream.
+  Status CompressHead(std::string_view head, std::string* out);
+  Status FinishTail(std::string_view tail, std::string* out);
+
  private:
   z_stream stream_{};
   bool ready_ = false;
+  bool head_ready_ = false;
 };
 
 // Inflates a gzip stream (for tests and benches).

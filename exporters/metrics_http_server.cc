@@ -31,14 +31,18 @@ Status ParseListenAddress(const std::string& address, std::string* host, int* po
   return Status::Ok();
 }
 
-MetricsHttpServer::MetricsHttpServer(HttpServerOptions options, EncoderOptions encoder, SnapshotSource* source)
-    : options_(std::move(options)), source_(source), encoder_(std::move(encoder)), gzip_(options_.gzip_level) {}
+MetricsHttpServer::MetricsHttpServer(HttpServerOptions options, metrics::SampleRules rules, SnapshotSource* source,
+                                     SelfMetrics* self)
+    : options_(std::move(options)),
+      source_(source),
+      self_(self),
+      builder_(std::move(rules), self, options_.gzip_level) {}
 
 MetricsHttpServer::~MetricsHttpServer() { Stop(); }
 
 StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Create(HttpServerOptions options,
-                                                                       EncoderOptions encoder,
-                                                                       SnapshotSource* source) {
+                                                                       metrics::SampleRules rules,
+                                                                       SnapshotSource* source, SelfMetrics* self) {
   if (source == nullptr) return InvalidArgument("no snapshot source");
   if (options.telemetry_path.empty() || options.telemetry_path[0] != '/') {
     return InvalidArgument("telemetry path must start with '/': " + options.telemetry_path);
@@ -47,7 +51,12 @@ StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Create(HttpServe
   std::string host;
   int port = 0;
   if (Status s = ParseListenAddress(options.listen_address, &host, &port); !s.ok()) return s;
-  std::unique_ptr<MetricsHttpServer> self(new MetricsHttpServer(std::move(options), std::move(encoder), source));
+  std::unique_ptr<MetricsHttpServer> server(new MetricsHttpServer(std::move(options), std::move(rules), source, self));
+  return FinishCreate(std::move(server), host, port);
+}
+
+StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::FinishCreate(std::unique_ptr<MetricsHttpServer> self,
+                                                                             const std::string& host, int port) {
   self->host_ = host;
   self->port_ = port;
   const WebConfig& web = self->options_.web;
@@ -128,7 +137,9 @@ void MetricsHttpServer::Stop() {
 
 MetricsHttpServer::Counters MetricsHttpServer::counters() const {
   std::lock_guard<std::mutex> lock(const_cast<std::mutex&>(mu_));
-  return counters_;
+  Counters c = counters_;
+  c.encodes = builder_.encodes();
+  return c;
 }
 
 bool MetricsHttpServer::Authorized(const httplib::Request& req, httplib::Response& res) {
@@ -151,39 +162,17 @@ bool MetricsHttpServer::Authorized(const httplib::Request& req, httplib::Respons
   return false;
 }
 
-StatusOr<std::shared_ptr<const std::string>> MetricsHttpServer::Exposition(const SnapshotPtr& snap,
-                                                                           ExpositionFormat format, bool gzip) {
-  std::lock_guard<std::mutex> lock(mu_);
-  CachedBody& cached = bodies_[static_cast<int>(format)][gzip ? 1 : 0];
-  if (cached.bytes && cached.sequence == snap->sequence) return std::shared_ptr<const std::string>(cached.bytes);
-  // Reuse the previous buffer's capacity unless a response still streams from it.
-  if (!cached.bytes || cached.bytes.use_count() > 1) {
-    size_t hint = cached.bytes ? cached.bytes->capacity() : 0;
-    cached.bytes = std::make_shared<std::string>();
-    cached.bytes->reserve(hint);
-  }
-  const SamplerStats stats = source_->stats();
-  if (gzip) {
-    encoder_.Encode(*snap, stats, format, &plain_scratch_);
-    if (Status s = gzip_.Compress(plain_scratch_, cached.bytes.get()); !s.ok()) {
-      cached.sequence = UINT64_MAX;
-      return s;
-    }
-  } else {
-    encoder_.Encode(*snap, stats, format, cached.bytes.get());
-  }
-  cached.sequence = snap->sequence;
-  ++counters_.encodes;
-  return std::shared_ptr<const std::string>(cached.bytes);
-}
-
 void MetricsHttpServer::HandleMetrics(const httplib::Request& req, httplib::Response& res) {
   if (!Authorized(req, res)) return;
   const ExpositionFormat format = NegotiateFormat(req.get_header_value("Accept"));
   const bool gzip = AcceptsGzip(req.get_header_value("Accept-Encoding"));
+  const auto started = std::chrono::steady_clock::now();
   StatusOr<SnapshotPtr> snap = source_->Get(options_.max_age);
-  StatusOr<std::shared_ptr<const std::string>> body =
-      snap.ok() ? Exposition(*snap, format, gzip) : StatusOr<std::shared_ptr<const std::string>>(snap.status());
+  StatusOr<ExpositionBuilder::Body> body = snap.ok() ? builder_.Build(*snap, source_->stats(), format, gzip)
+                                                     : StatusOr<ExpositionBuilder::Body>(snap.status());
+  if (self_) {
+    self_->ObserveScrape(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), !snap.ok());
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++counters_.scrapes;
@@ -196,14 +185,19 @@ void MetricsHttpServer::HandleMetrics(const httplib::Request& req, httplib::Resp
     return;
   }
   ready_ = true;  // a successful collection, even if the start-up one failed
-  std::shared_ptr<const std::string> bytes = std::move(*body);
+  auto bytes = std::make_shared<const ExpositionBuilder::Body>(std::move(*body));
   if (gzip) res.set_header("Content-Encoding", "gzip");
   res.set_header("Vary", "Accept-Encoding");
   const size_t size = bytes->size();
   res.set_content_provider(size, std::string(ContentType(format)).c_str(),
                            [bytes](size_t offset, size_t length, httplib::DataSink& sink) {
-                             size_t n = std::min(length, bytes->size() - offset);
-                             return sink.write(bytes->data() + offset, n);
+                             // The shared head, then this scrape's tail.
+                             const std::string& head = *bytes->head;
+                             if (offset < head.size()) {
+                               return sink.write(head.data() + offset, std::min(length, head.size() - offset));
+                             }
+                             const size_t at = offset - head.size();
+                             return sink.write(bytes->tail.data() + at, std::min(length, bytes->tail.size() - at));
                            });
 }
 

@@ -3,8 +3,8 @@
 // optional TLS and basic auth (web config), and a fixed thread pool for concurrent scrapes.
 //
 // A scrape asks the SnapshotSource for a snapshot no older than max_age (single-flight and
-// reuse live there). The exposition of one snapshot is encoded — and gzipped, when asked
-// for — once per format; every scrape served from the same snapshot shares those bytes.
+// reuse live there); the body comes from an ExpositionBuilder (container families shared by
+// every scrape of one snapshot, then the self metrics).
 #pragma once
 
 #include <atomic>
@@ -17,9 +17,10 @@
 
 #include "base/status.h"
 #include "collector/snapshot_source.h"
-#include "exporters/gzip_compressor.h"
-#include "exporters/prometheus_encoder.h"
+#include "exporters/exposition_builder.h"
+#include "exporters/self_metrics.h"
 #include "exporters/web_config.h"
+#include "metrics/snapshot_samples.h"
 
 namespace httplib {
 class Server;
@@ -51,9 +52,9 @@ Status ParseListenAddress(const std::string& address, std::string* host, int* po
 
 class MetricsHttpServer {
  public:
-  // `source` must outlive the server.
-  static StatusOr<std::unique_ptr<MetricsHttpServer>> Create(HttpServerOptions options, EncoderOptions encoder,
-                                                             SnapshotSource* source);
+  // `source` (and `self`, which may be null) must outlive the server.
+  static StatusOr<std::unique_ptr<MetricsHttpServer>> Create(HttpServerOptions options, metrics::SampleRules rules,
+                                                             SnapshotSource* source, SelfMetrics* self = nullptr);
   ~MetricsHttpServer();
 
   // Binds the listen address and serves from a background thread.
@@ -72,11 +73,12 @@ class MetricsHttpServer {
   Counters counters() const;
 
  private:
-  MetricsHttpServer(HttpServerOptions options, EncoderOptions encoder, SnapshotSource* source);
+  MetricsHttpServer(HttpServerOptions options, metrics::SampleRules rules, SnapshotSource* source,
+                    SelfMetrics* self);
+  static StatusOr<std::unique_ptr<MetricsHttpServer>> FinishCreate(std::unique_ptr<MetricsHttpServer> self,
+                                                                   const std::string& host, int port);
   void HandleMetrics(const httplib::Request& req, httplib::Response& res);
   bool Authorized(const httplib::Request& req, httplib::Response& res);
-  StatusOr<std::shared_ptr<const std::string>> Exposition(const SnapshotPtr& snap, ExpositionFormat format,
-                                                          bool gzip);
 
   HttpServerOptions options_;
   SnapshotSource* source_;
@@ -87,16 +89,9 @@ class MetricsHttpServer {
   std::atomic<bool> ready_{false};
   std::atomic<bool> running_{false};
 
-  // Encoding state, one encode at a time.
-  std::mutex mu_;
-  PrometheusEncoder encoder_;
-  GzipCompressor gzip_;
-  std::string plain_scratch_;  // the uncompressed exposition before gzip
-  struct CachedBody {
-    uint64_t sequence = UINT64_MAX;
-    std::shared_ptr<std::string> bytes;
-  };
-  CachedBody bodies_[2][2];  // [format][gzip]
+  SelfMetrics* self_;
+  ExpositionBuilder builder_;
+  std::mutex mu_;  // counters_
   Counters counters_;
 
   // Authorization headers that passed bcrypt, so each scrape does not pay for it again.

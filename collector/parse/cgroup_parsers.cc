@@ -144,7 +144,11 @@ bool ParseIoStat(std::string_view s, std::vector<IoDeviceStats>* out) {
       else if (k == "wios") d.write_ios = v;
       else if (k == "dbytes") d.discard_bytes = v;
       else if (k == "dios") d.discard_ios = v;
-      // other keys (cost.*, rwait, ...) belong to io controllers we do not report
+      else if (k == "cost.usage") d.cost_usage_us = v;
+      else if (k == "cost.wait") d.cost_wait_us = v;
+      else if (k == "cost.indebt") d.cost_indebt_us = v;
+      else if (k == "cost.indelay") d.cost_indelay_us = v;
+      // other keys (cost.vrate, rlat, ...) belong to io controllers we do not report
     }
     out->push_back(std::move(d));
   }

@@ -49,7 +49,7 @@ TEST(DaemonOptions, DefaultsFollowExporterConventions) {
   EXPECT_EQ(o.http.listen_address, ":10340");
   EXPECT_EQ(o.http.telemetry_path, "/metrics");
   EXPECT_EQ(o.http.max_age.count(), 0);
-  EXPECT_FALSE(o.encoder.per_cpu);
+  EXPECT_FALSE(o.metrics.per_cpu);
 }
 
 TEST(DaemonOptions, FlagsInBothFormsAndBooleans) {
@@ -63,11 +63,11 @@ TEST(DaemonOptions, FlagsInBothFormsAndBooleans) {
   EXPECT_EQ(o.http.listen_address, "127.0.0.1:0");
   EXPECT_EQ(o.http.telemetry_path, "/m");
   EXPECT_EQ(o.http.max_age, std::chrono::milliseconds(1500));
-  EXPECT_TRUE(o.encoder.per_cpu);
+  EXPECT_TRUE(o.metrics.per_cpu);
   EXPECT_FALSE(o.collector.network);
   EXPECT_EQ(o.log_level, log::Level::kDebug);
   EXPECT_EQ(o.log_format, log::Format::kJson);
-  EXPECT_EQ(o.encoder.max_cgroups, 10u);
+  EXPECT_EQ(o.metrics.max_cgroups, 10u);
   EXPECT_EQ(o.collector.subtrees, (std::vector<std::string>{"/kubepods", "/system.slice"}));
 }
 
@@ -95,7 +95,7 @@ TEST(DaemonOptions, ConfigFileThenFlagsWin) {
   EXPECT_EQ(o.http.telemetry_path, "/override");
   EXPECT_EQ(o.http.max_age, std::chrono::seconds(2));
   EXPECT_EQ(o.collector.subtrees, (std::vector<std::string>{"/a", "/b"}));
-  EXPECT_EQ(o.encoder.max_interfaces, 4u);
+  EXPECT_EQ(o.metrics.max_interfaces, 4u);
   ::unlink(path.c_str());
 
   std::string bad = TempFile("web:\n  listen_adress: \":1\"\n");

@@ -5,6 +5,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 
@@ -21,18 +22,23 @@
 namespace statlet::cri {
 namespace {
 
-TEST(MetricTable, EveryFamilyHasSortedKeysAndConsistentSources) {
+TEST(MetricTable, EveryFamilyHasTheRuntimesKeysThenItsOwn) {
   std::set<std::string> names;
   for (const auto& f : CriMetricFamilies()) {
     EXPECT_TRUE(names.insert(f.name).second) << f.name;
-    EXPECT_TRUE(std::is_sorted(f.label_keys.begin(), f.label_keys.end())) << f.name;
-    ASSERT_EQ(f.label_keys.size(), f.label_source.size()) << f.name;
+    // containerd 2.3's key set, in its order; no `name` (CRI-O dropped it to match).
+    ASSERT_GE(f.label_keys.size(), kSharedLabelCount) << f.name;
+    EXPECT_EQ(std::vector<std::string>(f.label_keys.begin(), f.label_keys.begin() + kSharedLabelCount),
+              (std::vector<std::string>{"pod", "namespace", "container", "id", "image"}))
+        << f.name;
+    EXPECT_EQ(std::count(f.label_keys.begin(), f.label_keys.end(), "name"), 0) << f.name;
+    EXPECT_EQ(f.label_keys.size(), kSharedLabelCount + Family(f.id).labels.size()) << f.name;
     EXPECT_EQ(f.seconds, f.name.find("_seconds") != std::string::npos) << f.name;
   }
   EXPECT_EQ(NanosecondsName("container_cpu_usage_seconds_total"), "container_cpu_usage_nanoseconds_total");
   EXPECT_EQ(NanosecondsName("container_start_time_seconds"), "container_start_time_nanoseconds");
   EXPECT_NE(CriFamily(FamilyId::kContainerCpuUsageSecondsTotal), nullptr);
-  EXPECT_EQ(CriFamily(FamilyId::kStatletBuildInfo), nullptr);  // process-scope: not CRI
+  EXPECT_EQ(CriFamily(FamilyId::kStatletPidsCurrent), nullptr);  // statlet's own: /metrics only
 }
 
 TEST(PodMetrics, SeriesOfAPodWithoutMetadata) {
@@ -44,7 +50,9 @@ TEST(PodMetrics, SeriesOfAPodWithoutMetadata) {
   }
   ASSERT_NE(b, nullptr);
   ::runtime::v1::PodSandboxMetrics m;
-  FillPodSandboxMetrics(view, *b, &m);
+  metrics::SnapshotSamples samples(CriSampleRules({}));
+  samples.Bind(s);
+  FillPodSandboxMetrics(view, *b, samples, &m);
   ASSERT_EQ(m.container_metrics_size(), 1);
   for (const auto& metric : m.container_metrics(0).metrics()) {
     // No quota on this container: no CFS series, no quota.
@@ -52,7 +60,18 @@ TEST(PodMetrics, SeriesOfAPodWithoutMetadata) {
     EXPECT_NE(metric.name(), "container_spec_cpu_quota");
     if (metric.name() == "container_spec_memory_limit_bytes") { EXPECT_EQ(metric.value().value(), 0u); }
   }
-  for (const auto& metric : m.metrics()) EXPECT_NE(metric.name().rfind("container_network_", 0), 0u);
+  // The pod level: container="" and image="" (the kubelet's cAdvisor labels a pod cgroup so);
+  // the pod's network, loopback left out.
+  ASSERT_GT(m.metrics_size(), 0);
+  for (const auto& metric : m.metrics()) {
+    ASSERT_GE(metric.label_values_size(), 5) << metric.name();
+    EXPECT_EQ(metric.label_values(2), "") << metric.name();
+    EXPECT_EQ(metric.label_values(3), b->id) << metric.name();
+    EXPECT_EQ(metric.label_values(4), "") << metric.name();
+    if (metric.name().rfind("container_network_", 0) == 0) {
+      EXPECT_NE(metric.label_values(5), "lo");
+    }
+  }
 }
 
 TEST(SocketPath, ParsesUnixEndpoints) {

@@ -180,7 +180,7 @@ TEST_F(LiveCollector, OomKillIsCounted) {
   ASSERT_TRUE(victim.StartIn(cg));
   const int status = victim.Wait(milliseconds(60000));
   ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "the allocator was expected to be OOM-killed";
-  auto sampler = NewSampler();
+  auto sampler = NewSampler(/*include_empty=*/true);
   SnapshotPtr s = Get(sampler.get());
   const CgroupStats* c = s->FindByPath(cg.path());
   ASSERT_NE(c, nullptr);

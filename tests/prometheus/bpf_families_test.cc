@@ -23,7 +23,8 @@ std::string FakeDevice(uint32_t major, uint32_t minor) {
 
 std::string Encode(PrometheusEncoder& enc, const Snapshot& s, ExpositionFormat f = ExpositionFormat::kText004) {
   std::string out;
-  enc.Encode(s, SamplerStats{}, f, &out);
+  enc.Encode(s, f, &out);
+  if (f == ExpositionFormat::kOpenMetrics100) out.append("# EOF\n");
   return out;
 }
 
@@ -175,8 +176,7 @@ TEST(BpfFamilies, AbsentProbeValuesHaveNoSeries) {
   const std::string text = Encode(enc, s);
   for (const char* name : {"statlet_cpu_runqueue_latency_seconds", "statlet_tcp_retransmits_total",
                            "statlet_tcp_drops_total", "statlet_page_faults_total", "statlet_oom_kills_total",
-                           "statlet_oom_kill_timestamp_seconds", "statlet_bpf_probe_up",
-                           "statlet_bpf_lost_events_total", "statlet_runtime_up", "statlet_runtime_info"}) {
+                           "statlet_oom_kill_timestamp_seconds"}) {
     EXPECT_TRUE(Samples(text, name).empty()) << name;
     EXPECT_NE(text.find(std::string("# TYPE ") + name + " "), std::string::npos) << name;
   }
@@ -185,38 +185,6 @@ TEST(BpfFamilies, AbsentProbeValuesHaveNoSeries) {
   const std::string one = Encode(enc, s);
   EXPECT_EQ(Samples(one, "statlet_tcp_retransmits_total{").size(), 1u);
   EXPECT_TRUE(Samples(one, "statlet_page_faults_total{").empty());
-}
-
-TEST(BpfFamilies, ProbeAndRuntimeStates) {
-  Snapshot s = MakeNodeSnapshot({.pods = 1, .containers_per_pod = 0});
-  PrometheusEncoder enc({}, FakeDevice);
-  std::string text = Encode(enc, s);
-  ASSERT_EQ(Samples(text, "statlet_bpf_probe_up{").size(), s.bpf_probes.size());
-  for (const SourceState& p : s.bpf_probes) {
-    EXPECT_NE(text.find("\nstatlet_bpf_probe_up{probe=\"" + p.name + "\"} " + (p.up ? "1" : "0") + "\n"),
-              std::string::npos)
-        << p.name;
-    EXPECT_NE(text.find("\nstatlet_bpf_lost_events_total{probe=\"" + p.name + "\"} " + std::to_string(p.lost_events) +
-                        "\n"),
-              std::string::npos)
-        << p.name;
-  }
-  const std::string endpoint = s.runtime->name;
-  EXPECT_NE(text.find("\nstatlet_runtime_up{endpoint=\"" + endpoint + "\"} 1\n"), std::string::npos);
-  const size_t space = s.runtime->detail.find(' ');
-  EXPECT_NE(text.find("\nstatlet_runtime_info{endpoint=\"" + endpoint + "\",runtime=\"" +
-                      s.runtime->detail.substr(0, space) + "\",version=\"" + s.runtime->detail.substr(space + 1) +
-                      "\"} 1\n"),
-            std::string::npos);
-  // A runtime that stopped answering: up 0, no info series.
-  s.runtime->up = false;
-  s.runtime->detail = "down";
-  text = Encode(enc, s);
-  EXPECT_NE(text.find("\nstatlet_runtime_up{endpoint=\"" + endpoint + "\"} 0\n"), std::string::npos);
-  EXPECT_TRUE(Samples(text, "statlet_runtime_info{").empty());
-  testing::PromtoolResult r = testing::PromtoolCheckMetrics(text);
-  EXPECT_TRUE(r.unexpected_findings.empty()) << r.output;
-  EXPECT_NE(r.exit_code, 1) << r.output;
 }
 
 TEST(BpfFamilies, RecentOomKillsAreLabelledFromTheEventAndUnique) {

@@ -54,10 +54,12 @@ TEST(ConcurrentScrapes, FiftyScrapersForTenSeconds) {
   copts.subtrees = {root};
   auto collector = Collector::Create(copts);
   ASSERT_TRUE(collector.ok()) << collector.status().ToString();
+  SelfMetrics self("test", "test");
   Sampler sampler(std::move(*collector), nullptr, nullptr);
+  sampler.SetCollectionObserver([&self](const Snapshot& s) { self.ObserveCollection(s); });
   HttpServerOptions hopts;
   hopts.listen_address = "127.0.0.1:0";
-  auto server = MetricsHttpServer::Create(hopts, {}, &sampler);
+  auto server = MetricsHttpServer::Create(hopts, {}, &sampler, &self);
   ASSERT_TRUE(server.ok());
   ASSERT_TRUE((*server)->Start().ok());
   const int port = (*server)->port();

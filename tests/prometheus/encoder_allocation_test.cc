@@ -29,16 +29,16 @@ TEST(EncoderAllocation, SecondEncodeOfTheSameCgroupsDoesNotAllocate) {
   Snapshot s = testing::MakeNodeSnapshot({.pods = 50, .containers_per_pod = 3});
   PrometheusEncoder enc({}, [](uint32_t a, uint32_t b) { return std::to_string(a) + ":" + std::to_string(b); });
   std::string out;
-  enc.Encode(s, {}, ExpositionFormat::kText004, &out);  // warms caches and the buffer
+  enc.Encode(s, ExpositionFormat::kText004, &out);  // warms caches and the buffer
   ASSERT_GT(testing::CountSamples(out), 1000u);
   Snapshot next = s;  // a later collection: new values, same cgroups
   next.sequence++;
   for (auto& c : next.cgroups) *c.cpu.usage_ns += 1000;
   for (ExpositionFormat f : {ExpositionFormat::kText004, ExpositionFormat::kOpenMetrics100}) {
-    enc.Encode(next, {}, f, &out);  // first encode in this format may grow the buffer
+    enc.Encode(next, f, &out);  // first encode in this format may grow the buffer
     g_allocations = 0;
     g_counting = true;
-    enc.Encode(next, {}, f, &out);
+    enc.Encode(next, f, &out);
     g_counting = false;
     EXPECT_EQ(g_allocations.load(), 0u) << "heap allocations during a steady-state encode";
   }

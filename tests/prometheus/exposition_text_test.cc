@@ -8,7 +8,7 @@
 
 #include "exporters/content_negotiation.h"
 #include "exporters/gzip_compressor.h"
-#include "exporters/metric_families.h"
+#include "metrics/families.h"
 
 namespace statlet {
 namespace {

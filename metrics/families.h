@@ -1,9 +1,13 @@
-// The one table of metric families statlet exposes: names, types, help, units and labels.
-// The Prometheus encoder renders from it, the CRI service (ListMetricDescriptors /
-// ListPodSandboxMetrics) serves the same set, and docs/metrics.md documents it.
+// The one table of the metric families statlet derives from a snapshot: names, types,
+// help, units, labels, where each value comes from and how it compares with the kubelet's
+// cAdvisor. Every edge renders from it: the Prometheus encoder, the CRI metric calls
+// (ListMetricDescriptors / ListPodSandboxMetrics), OTLP, and docs/metrics.md.
 //
-// Names, types and labels of the container_* families follow cAdvisor (metrics/prometheus.go)
-// so that dashboards and alerts written against the kubelet's /metrics/cadvisor keep working.
+// Names, types and labels of the container_* families follow cAdvisor
+// (lib/metrics/prometheus.go) so that dashboards and alerts written against the kubelet's
+// /metrics/cadvisor keep working. statlet's own instrumentation (collection and scrape
+// durations, CRI calls, probe and runtime states) is not here: it lives in a prometheus-cpp
+// registry (exporters/self_metrics.h).
 #pragma once
 
 #include <cstddef>
@@ -16,14 +20,15 @@ namespace statlet {
 // kHistogram: cumulative `_bucket{le}` series, then `_count` and `_sum`, per cgroup.
 enum class MetricType : uint8_t { kCounter, kGauge, kHistogram };
 
-// Where a family's series hang: one series set per reported cgroup, once per process, or
-// one series per event of the snapshot's bounded recent-event list (carrying the cgroup
-// labels of the cgroup the event happened in).
-enum class MetricScope : uint8_t { kCgroup, kProcess, kEvent };
+// Where a family's series hang: one series set per reported cgroup, or one series per
+// event of the snapshot's bounded recent-event list (carrying the cgroup labels of the
+// cgroup the event happened in).
+enum class MetricScope : uint8_t { kCgroup, kEvent };
 
 enum class FamilyId : uint16_t {
   // cAdvisor-compatible, per cgroup
   kContainerLastSeen,
+  kContainerCreationTimeSeconds,
   kContainerStartTimeSeconds,
   kContainerCpuUsageSecondsTotal,
   kContainerCpuUserSecondsTotal,
@@ -31,6 +36,8 @@ enum class FamilyId : uint16_t {
   kContainerCpuCfsPeriodsTotal,
   kContainerCpuCfsThrottledPeriodsTotal,
   kContainerCpuCfsThrottledSecondsTotal,
+  kContainerCpuCfsBurstPeriodsTotal,
+  kContainerCpuCfsBurstSecondsTotal,
   kContainerSpecCpuPeriod,
   kContainerSpecCpuQuota,
   kContainerSpecCpuShares,
@@ -44,8 +51,19 @@ enum class FamilyId : uint16_t {
   kContainerMemoryCache,
   kContainerMemoryMappedFile,
   kContainerMemorySwap,
+  kContainerMemoryKernelUsage,
+  kContainerMemoryTotalActiveFileBytes,
+  kContainerMemoryTotalInactiveFileBytes,
+  kContainerMemoryFileDirtyBytes,
+  kContainerMemoryFileWritebackBytes,
   kContainerMemoryFailcnt,
   kContainerMemoryFailuresTotal,
+  kContainerMemoryPgscanTotal,
+  kContainerMemoryPgstealTotal,
+  kContainerMemoryWorkingsetRefaultAnonTotal,
+  kContainerMemoryWorkingsetRefaultFileTotal,
+  kContainerMemoryEventsHighTotal,
+  kContainerMemoryEventsMaxTotal,
   kContainerOomEventsTotal,
   kContainerProcesses,
   kContainerThreads,
@@ -55,6 +73,10 @@ enum class FamilyId : uint16_t {
   kContainerFsReadsTotal,
   kContainerFsWritesTotal,
   kContainerBlkioDeviceUsageTotal,
+  kContainerFsIoCostUsageSecondsTotal,
+  kContainerFsIoCostWaitSecondsTotal,
+  kContainerFsIoCostIndebtSecondsTotal,
+  kContainerFsIoCostIndelaySecondsTotal,
   kContainerFsUsageBytes,
   kContainerFsLimitBytes,
   kContainerFsInodesFree,
@@ -64,6 +86,7 @@ enum class FamilyId : uint16_t {
   kContainerUlimitsSoft,
   kContainerHugetlbUsageBytes,
   kContainerHugetlbMaxUsageBytes,
+  kContainerHugetlbFailcnt,
   kContainerNetworkReceiveBytesTotal,
   kContainerNetworkReceivePacketsTotal,
   kContainerNetworkReceiveErrorsTotal,
@@ -85,7 +108,6 @@ enum class FamilyId : uint16_t {
   kStatletMemoryHighBytes,
   kStatletMemoryReclaimScannedPagesTotal,
   kStatletMemoryReclaimStolenPagesTotal,
-  kStatletMemoryWorkingsetRefaultsTotal,
   kStatletPressureStallRatio,
   kStatletPidsCurrent,
   kStatletPidsMax,
@@ -102,20 +124,6 @@ enum class FamilyId : uint16_t {
   kStatletOomKillsTotal,
   // statlet's own, per recent OOM kill (eBPF)
   kStatletOomKillTimestampSeconds,
-  // statlet's own, per process
-  kStatletBuildInfo,
-  kStatletCollectionDurationSeconds,
-  kStatletCgroupsTracked,
-  kStatletCgroupsReported,
-  kStatletCollectionsTotal,
-  kStatletScrapeJoinsTotal,
-  kStatletSnapshotReusesTotal,
-  kStatletReadErrorsTotal,
-  kStatletCardinalityDroppedTotal,
-  kStatletBpfProbeUp,
-  kStatletBpfLostEventsTotal,
-  kStatletRuntimeUp,
-  kStatletRuntimeInfo,
   kCount,
 };
 
@@ -123,30 +131,40 @@ inline constexpr size_t kFamilyCount = static_cast<size_t>(FamilyId::kCount);
 
 struct MetricFamily {
   FamilyId id;
-  std::string_view name;     // exposition name of the samples (counters end in _total)
+  std::string_view name;  // exposition name of the samples (counters end in _total)
   MetricType type;
   MetricScope scope;
-  std::string_view unit;     // base unit ("seconds", "bytes", "pages", "ratio"), "" if a count
+  std::string_view unit;  // base unit ("seconds", "bytes", "pages", "ratio"), "" if a count
   std::string_view help;
   // Labels beyond the cgroup labels (id, name, image, container, pod, namespace), in
-  // exposition order. Process-scope families carry only these. A histogram's `le` is
-  // listed here too.
+  // exposition order. A histogram's `le` is listed here too.
   std::span<const std::string_view> labels;
-  bool cadvisor;             // name, type and labels as cAdvisor exposes them
+  bool cadvisor;  // name, type and labels as cAdvisor exposes them
+  // How the value differs from the kubelet's cAdvisor for the same name ("" when it is the
+  // same); for statlet's own families, empty.
+  std::string_view cadvisor_note;
   // Where the value comes from, for docs and the CRI descriptors.
   std::string_view v2_source;
   std::string_view v1_source;
 };
 
-// Labels every cgroup-scope series may carry, in exposition order (sorted, as client_golang
-// writes them). A label whose value is unknown or empty is left out, which Prometheus treats
-// the same as an empty value.
+// Labels every cgroup-scope series may carry on /metrics, in exposition order (sorted, as
+// client_golang writes them). A label whose value is unknown or empty is left out, which
+// Prometheus treats the same as an empty value.
 inline constexpr std::string_view kCgroupLabels[] = {"container", "id", "image", "name", "namespace", "pod"};
 
 std::span<const MetricFamily> AllMetricFamilies();
 const MetricFamily& Family(FamilyId id);
 // nullptr when unknown.
 const MetricFamily* FindFamily(std::string_view name);
+
+// cAdvisor families the kubelet's /metrics/cadvisor exposes (or cAdvisor offers) that
+// statlet does not serve, and why; listed in docs/metrics.md.
+struct NotServedFamily {
+  std::string_view name;
+  std::string_view reason;
+};
+std::span<const NotServedFamily> NotServedCadvisorFamilies();
 
 // The OpenMetrics MetricFamily name: a counter's name without "_total"; a histogram's
 // samples add "_bucket", "_count" and "_sum" to it.

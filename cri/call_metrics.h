@@ -1,0 +1,21 @@
+// Records every call on statlet's CRI socket (method, gRPC status code, duration) in the
+// self metrics, as a gRPC server interceptor: one place for every service and method,
+// including the calls that answer UNIMPLEMENTED.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include <grpcpp/support/server_interceptor.h>
+
+#include "exporters/self_metrics.h"
+
+namespace statlet::cri {
+
+// The canonical name of a gRPC status code ("OK", "NOT_FOUND"...).
+std::string_view GrpcCodeName(int code);
+
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> CallMetricsInterceptorFactory(
+    SelfMetrics* metrics);
+
+}  // namespace statlet::cri

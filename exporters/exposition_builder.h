@@ -1,0 +1,54 @@
+// The /metrics body: the container families of a snapshot (encoded once per snapshot and
+// format, and shared by every scrape served from that snapshot) followed by statlet's self
+// metrics (rendered fresh for each scrape), as one text or one gzip stream.
+//
+// Thread-safe: one Build at a time inside (the encoder is not), callers may be many.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "base/status.h"
+#include "collector/snapshot_source.h"
+#include "exporters/gzip_compressor.h"
+#include "exporters/prometheus_encoder.h"
+#include "exporters/self_metrics.h"
+
+namespace statlet {
+
+class ExpositionBuilder {
+ public:
+  // `self` may be null (no self metrics); it must outlive the builder.
+  ExpositionBuilder(metrics::SampleRules rules, SelfMetrics* self, int gzip_level = 1);
+
+  // A response body in two parts, to be sent one after the other: `head` is shared with
+  // other scrapes of the same snapshot (never modified once returned), `tail` is this
+  // scrape's.
+  struct Body {
+    std::shared_ptr<const std::string> head;
+    std::string tail;
+    size_t size() const { return head->size() + tail.size(); }
+  };
+  StatusOr<Body> Build(const SnapshotPtr& snap, const SamplerStats& sampler, ExpositionFormat format, bool gzip);
+
+  // Encodes actually done (the rest reused a head).
+  uint64_t encodes() const;
+
+ private:
+  struct Cached {
+    uint64_t sequence = UINT64_MAX;
+    std::shared_ptr<std::string> bytes;
+  };
+
+  std::mutex mu_;
+  SelfMetrics* self_;
+  PrometheusEncoder encoder_;
+  GzipCompressor gzip_[2];      // per format: keeps the state after its head
+  std::string plain_scratch_;  // an uncompressed head before gzip
+  std::string tail_scratch_;
+  Cached heads_[2][2];  // [format][gzip]
+  uint64_t encodes_ = 0;
+};
+
+}  // namespace statlet

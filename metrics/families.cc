@@ -1,0 +1,414 @@
+#include "metrics/families.h"
+
+#include <array>
+
+namespace statlet {
+namespace {
+
+using L = std::string_view;
+constexpr L kNoLabels[] = {""};  // never read: spans below take zero elements of it
+constexpr L kCpu[] = {"cpu"};
+constexpr L kFailure[] = {"failure_type", "scope"};
+constexpr L kDevice[] = {"device"};
+constexpr L kBlkioDevice[] = {"device", "major", "minor", "operation"};
+constexpr L kUlimit[] = {"ulimit"};
+constexpr L kPageSize[] = {"pagesize"};
+constexpr L kInterface[] = {"interface"};
+constexpr L kEventScope[] = {"event", "scope"};
+constexpr L kReclaimer[] = {"reclaimer"};
+constexpr L kPressure[] = {"resource", "kind", "window"};
+constexpr L kPodNet[] = {"direction", "interface"};
+constexpr L kLe[] = {"le"};
+constexpr L kDropReason[] = {"reason"};
+constexpr L kFaultType[] = {"type"};
+constexpr L kOomEvent[] = {"comm", "constraint", "pid"};
+
+constexpr std::span<const L> None() { return std::span<const L>(kNoLabels, 0); }
+
+constexpr auto C = MetricType::kCounter;
+constexpr auto G = MetricType::kGauge;
+constexpr auto H = MetricType::kHistogram;
+constexpr auto Cg = MetricScope::kCgroup;
+constexpr auto Ev = MetricScope::kEvent;
+
+constexpr L kNetSource = "/proc/<pid>/net/dev (interfaces not named lo, veth*, docker*, nerdctl*)";
+constexpr L kWritableLayer = "CRI ListContainerStats writable_layer";
+constexpr L kStatvfsLayer = "statvfs(writable layer mountpoint)";
+constexpr L kPsiHybrid = "unified *.pressure (hybrid hosts)";
+
+// Order follows FamilyId; the static_assert below keeps them aligned.
+constexpr MetricFamily kFamilies[] = {
+    {FamilyId::kContainerLastSeen, "container_last_seen", G, Cg, "seconds",
+     "Last time the cgroup was seen by the exporter, in seconds since the epoch.", None(), true, "",
+     "collection time", "collection time"},
+    {FamilyId::kContainerCreationTimeSeconds, "container_creation_time_seconds", G, Cg, "seconds",
+     "Creation time of the cgroup, in seconds since the epoch.", None(), true,
+     "cAdvisor 0.57+ (newer than the kubelet 1.36 vendors)", "cgroup directory ctime at discovery",
+     "cgroup directory ctime at discovery"},
+    {FamilyId::kContainerStartTimeSeconds, "container_start_time_seconds", G, Cg, "seconds",
+     "Start time of the container (runtime start, else cgroup creation), seconds since the epoch.", None(), true,
+     "the runtime's start time when known (cAdvisor 0.56: the cgroup's creation time)",
+     "CRI started_at, cgroup dir ctime", "CRI started_at, cgroup dir ctime"},
+    {FamilyId::kContainerCpuUsageSecondsTotal, "container_cpu_usage_seconds_total", C, Cg, "seconds",
+     "Cumulative CPU time consumed, in seconds (cpu=\"total\", or one series per CPU).", kCpu, true,
+     "per-CPU series on v2 too with --collector.per-cpu and the eBPF cpu probe", "cpu.stat usage_usec",
+     "cpuacct.usage, cpuacct.usage_percpu"},
+    {FamilyId::kContainerCpuUserSecondsTotal, "container_cpu_user_seconds_total", C, Cg, "seconds",
+     "Cumulative user-mode CPU time consumed, in seconds.", None(), true, "", "cpu.stat user_usec",
+     "unified cpu.stat user_usec (hybrid), cpuacct.usage_user"},
+    {FamilyId::kContainerCpuSystemSecondsTotal, "container_cpu_system_seconds_total", C, Cg, "seconds",
+     "Cumulative kernel-mode CPU time consumed, in seconds.", None(), true, "", "cpu.stat system_usec",
+     "unified cpu.stat system_usec (hybrid), cpuacct.usage_sys"},
+    {FamilyId::kContainerCpuCfsPeriodsTotal, "container_cpu_cfs_periods_total", C, Cg, "",
+     "Number of elapsed CFS enforcement periods (only with a CPU quota).", None(), true, "", "cpu.stat nr_periods",
+     "cpu.stat nr_periods"},
+    {FamilyId::kContainerCpuCfsThrottledPeriodsTotal, "container_cpu_cfs_throttled_periods_total", C, Cg, "",
+     "Number of CFS periods in which the cgroup was throttled (only with a CPU quota).", None(), true, "",
+     "cpu.stat nr_throttled", "cpu.stat nr_throttled"},
+    {FamilyId::kContainerCpuCfsThrottledSecondsTotal, "container_cpu_cfs_throttled_seconds_total", C, Cg, "seconds",
+     "Total time the cgroup was throttled, in seconds (only with a CPU quota).", None(), true, "",
+     "cpu.stat throttled_usec", "cpu.stat throttled_time"},
+    {FamilyId::kContainerCpuCfsBurstPeriodsTotal, "container_cpu_cfs_burst_periods_total", C, Cg, "",
+     "Number of CFS periods in which the cgroup ran beyond its quota (CPU burst; only with a CPU quota).", None(),
+     true, "also on v1 (cAdvisor: 0 there)", "cpu.stat nr_bursts", "cpu.stat nr_bursts"},
+    {FamilyId::kContainerCpuCfsBurstSecondsTotal, "container_cpu_cfs_burst_seconds_total", C, Cg, "seconds",
+     "Total time the cgroup ran beyond its quota (CPU burst), in seconds (only with a CPU quota).", None(), true,
+     "also on v1 (cAdvisor: 0 there)", "cpu.stat burst_usec", "cpu.stat burst_time"},
+    {FamilyId::kContainerSpecCpuPeriod, "container_spec_cpu_period", G, Cg, "",
+     "CFS period of the cgroup, in microseconds.", None(), true, "", "cpu.max (2nd field)", "cpu.cfs_period_us"},
+    {FamilyId::kContainerSpecCpuQuota, "container_spec_cpu_quota", G, Cg, "",
+     "CFS quota of the cgroup, in microseconds per period; absent when unlimited.", None(), true, "",
+     "cpu.max (1st field)", "cpu.cfs_quota_us"},
+    {FamilyId::kContainerSpecCpuShares, "container_spec_cpu_shares", G, Cg, "",
+     "CPU shares of the cgroup (cgroup v2 weight converted to shares).", None(), true, "", "cpu.weight (converted)",
+     "cpu.shares"},
+    {FamilyId::kContainerSpecMemoryLimitBytes, "container_spec_memory_limit_bytes", G, Cg, "bytes",
+     "Memory limit of the cgroup, in bytes; 0 when unlimited.", None(), true, "", "memory.max",
+     "memory.limit_in_bytes"},
+    {FamilyId::kContainerSpecMemorySwapLimitBytes, "container_spec_memory_swap_limit_bytes", G, Cg, "bytes",
+     "Swap limit of the cgroup, in bytes; 0 when unlimited.", None(), true, "", "memory.swap.max",
+     "memory.memsw.limit_in_bytes"},
+    {FamilyId::kContainerSpecMemoryReservationLimitBytes, "container_spec_memory_reservation_limit_bytes", G, Cg,
+     "bytes", "Memory reservation (soft limit) of the cgroup, in bytes; 0 when unlimited.", None(), true, "",
+     "memory.min", "memory.soft_limit_in_bytes"},
+    {FamilyId::kContainerMemoryUsageBytes, "container_memory_usage_bytes", G, Cg, "bytes",
+     "Current memory usage in bytes, page cache included.", None(), true, "", "memory.current",
+     "memory.usage_in_bytes"},
+    {FamilyId::kContainerMemoryMaxUsageBytes, "container_memory_max_usage_bytes", G, Cg, "bytes",
+     "Maximum memory usage recorded, in bytes.", None(), true, "", "memory.peak", "memory.max_usage_in_bytes"},
+    {FamilyId::kContainerMemoryWorkingSetBytes, "container_memory_working_set_bytes", G, Cg, "bytes",
+     "Current working set in bytes: usage minus inactive file pages.", None(), true, "",
+     "memory.current - memory.stat inactive_file", "memory.usage_in_bytes - memory.stat total_inactive_file"},
+    {FamilyId::kContainerMemoryRss, "container_memory_rss", G, Cg, "bytes",
+     "Anonymous and swap cache memory, in bytes.", None(), true, "", "memory.stat anon", "memory.stat total_rss"},
+    {FamilyId::kContainerMemoryCache, "container_memory_cache", G, Cg, "bytes", "Page cache memory, in bytes.",
+     None(), true, "", "memory.stat file", "memory.stat total_cache"},
+    {FamilyId::kContainerMemoryMappedFile, "container_memory_mapped_file", G, Cg, "bytes",
+     "Memory-mapped file pages, in bytes.", None(), true, "", "memory.stat file_mapped",
+     "memory.stat total_mapped_file"},
+    {FamilyId::kContainerMemorySwap, "container_memory_swap", G, Cg, "bytes", "Swap usage, in bytes.", None(), true,
+     "", "memory.swap.current", "memory.stat total_swap"},
+    {FamilyId::kContainerMemoryKernelUsage, "container_memory_kernel_usage", G, Cg, "bytes",
+     "Kernel memory charged to the cgroup (slab, stacks, page tables...), in bytes.", None(), true,
+     "also on v2, from memory.stat kernel (cAdvisor: always 0 there)", "memory.stat kernel",
+     "memory.kmem.usage_in_bytes"},
+    {FamilyId::kContainerMemoryTotalActiveFileBytes, "container_memory_total_active_file_bytes", G, Cg, "bytes",
+     "Page cache on the active LRU list, in bytes.", None(), true, "", "memory.stat active_file",
+     "memory.stat total_active_file"},
+    {FamilyId::kContainerMemoryTotalInactiveFileBytes, "container_memory_total_inactive_file_bytes", G, Cg, "bytes",
+     "Page cache on the inactive LRU list (reclaimed first), in bytes.", None(), true, "",
+     "memory.stat inactive_file", "memory.stat total_inactive_file"},
+    {FamilyId::kContainerMemoryFileDirtyBytes, "container_memory_file_dirty_bytes", G, Cg, "bytes",
+     "Page cache modified but not yet written back, in bytes.", None(), true,
+     "also on v1 (cAdvisor 0.60+, v2 only)", "memory.stat file_dirty", "memory.stat total_dirty"},
+    {FamilyId::kContainerMemoryFileWritebackBytes, "container_memory_file_writeback_bytes", G, Cg, "bytes",
+     "Page cache being written back, in bytes.", None(), true, "also on v1 (cAdvisor 0.60+, v2 only)",
+     "memory.stat file_writeback", "memory.stat total_writeback"},
+    {FamilyId::kContainerMemoryFailcnt, "container_memory_failcnt", C, Cg, "",
+     "Number of times memory usage hit the limit.", None(), true, "also on v2, from memory.events max (cAdvisor: 0)",
+     "memory.events max", "memory.failcnt"},
+    {FamilyId::kContainerMemoryFailuresTotal, "container_memory_failures_total", C, Cg, "",
+     "Cumulative page faults (failure_type pgfault/pgmajfault; scope container/hierarchy).", kFailure, true, "",
+     "memory.stat pgfault, pgmajfault", "memory.stat total_pgfault, total_pgmajfault"},
+    {FamilyId::kContainerMemoryPgscanTotal, "container_memory_pgscan_total", C, Cg, "",
+     "Pages scanned by reclaim (direct and kswapd).", None(), true, "cAdvisor 0.60+", "memory.stat pgscan", "-"},
+    {FamilyId::kContainerMemoryPgstealTotal, "container_memory_pgsteal_total", C, Cg, "",
+     "Pages reclaimed (direct and kswapd).", None(), true, "cAdvisor 0.60+", "memory.stat pgsteal", "-"},
+    {FamilyId::kContainerMemoryWorkingsetRefaultAnonTotal, "container_memory_workingset_refault_anon_total", C, Cg,
+     "", "Refaults of previously evicted anonymous pages.", None(), true, "cAdvisor 0.60+; also on v1",
+     "memory.stat workingset_refault_anon", "memory.stat total_workingset_refault_anon"},
+    {FamilyId::kContainerMemoryWorkingsetRefaultFileTotal, "container_memory_workingset_refault_file_total", C, Cg,
+     "", "Refaults of previously evicted file pages.", None(), true, "cAdvisor 0.60+; also on v1",
+     "memory.stat workingset_refault_file", "memory.stat total_workingset_refault_file"},
+    {FamilyId::kContainerMemoryEventsHighTotal, "container_memory_events_high_total", C, Cg, "",
+     "Times the cgroup was throttled and reclaimed at memory.high.", None(), true, "cAdvisor 0.57+",
+     "memory.events high", "-"},
+    {FamilyId::kContainerMemoryEventsMaxTotal, "container_memory_events_max_total", C, Cg, "",
+     "Times the cgroup's usage reached memory.max.", None(), true, "cAdvisor 0.57+", "memory.events max", "-"},
+    {FamilyId::kContainerOomEventsTotal, "container_oom_events_total", C, Cg, "",
+     "Count of out-of-memory kills in the cgroup.", None(), true,
+     "from the kernel's per-cgroup count (cAdvisor parses /dev/kmsg)", "memory.events.local oom_kill",
+     "memory.oom_control oom_kill"},
+    {FamilyId::kContainerProcesses, "container_processes", G, Cg, "", "Number of processes in the cgroup.", None(),
+     true, "", "cgroup.procs (lines)", "cgroup.procs (lines)"},
+    {FamilyId::kContainerThreads, "container_threads", G, Cg, "", "Number of threads in the cgroup.", None(), true,
+     "", "cgroup.threads (lines), pids.current", "tasks (lines), pids.current"},
+    {FamilyId::kContainerThreadsMax, "container_threads_max", G, Cg, "",
+     "Maximum number of threads allowed in the cgroup; 0 when unlimited.", None(), true, "", "pids.max", "pids.max"},
+    {FamilyId::kContainerFsReadsBytesTotal, "container_fs_reads_bytes_total", C, Cg, "bytes",
+     "Cumulative bytes read from block devices.", kDevice, true, "", "io.stat rbytes",
+     "blkio.throttle.io_service_bytes_recursive Read"},
+    {FamilyId::kContainerFsWritesBytesTotal, "container_fs_writes_bytes_total", C, Cg, "bytes",
+     "Cumulative bytes written to block devices.", kDevice, true, "", "io.stat wbytes",
+     "blkio.throttle.io_service_bytes_recursive Write"},
+    {FamilyId::kContainerFsReadsTotal, "container_fs_reads_total", C, Cg, "",
+     "Cumulative read operations completed on block devices.", kDevice, true, "", "io.stat rios",
+     "blkio.throttle.io_serviced_recursive Read"},
+    {FamilyId::kContainerFsWritesTotal, "container_fs_writes_total", C, Cg, "",
+     "Cumulative write operations completed on block devices.", kDevice, true, "", "io.stat wios",
+     "blkio.throttle.io_serviced_recursive Write"},
+    {FamilyId::kContainerBlkioDeviceUsageTotal, "container_blkio_device_usage_total", C, Cg, "",
+     "Cumulative bytes moved to and from block devices, by operation (Read/Write).", kBlkioDevice, true, "",
+     "io.stat rbytes, wbytes", "blkio.throttle.io_service_bytes_recursive Read, Write"},
+    {FamilyId::kContainerFsIoCostUsageSecondsTotal, "container_fs_io_cost_usage_seconds_total", C, Cg, "seconds",
+     "Device time the cgroup used by the iocost controller's model, in seconds.", kDevice, true, "",
+     "io.stat cost.usage (iocost enabled)", "-"},
+    {FamilyId::kContainerFsIoCostWaitSecondsTotal, "container_fs_io_cost_wait_seconds_total", C, Cg, "seconds",
+     "Time the cgroup's IO waited for the iocost controller, in seconds.", kDevice, true, "",
+     "io.stat cost.wait (iocost enabled)", "-"},
+    {FamilyId::kContainerFsIoCostIndebtSecondsTotal, "container_fs_io_cost_indebt_seconds_total", C, Cg, "seconds",
+     "Time the cgroup was in debt to the iocost controller, in seconds.", kDevice, true, "",
+     "io.stat cost.indebt (iocost enabled)", "-"},
+    {FamilyId::kContainerFsIoCostIndelaySecondsTotal, "container_fs_io_cost_indelay_seconds_total", C, Cg, "seconds",
+     "Time the cgroup's tasks were delayed by the iocost controller, in seconds.", kDevice, true, "",
+     "io.stat cost.indelay (iocost enabled)", "-"},
+    {FamilyId::kContainerFsUsageBytes, "container_fs_usage_bytes", G, Cg, "bytes",
+     "Bytes used by the container's writable layer on its filesystem.", kDevice, true,
+     "the runtime's writable layer (containerd's cAdvisor handler reports none)", kWritableLayer, kWritableLayer},
+    {FamilyId::kContainerFsLimitBytes, "container_fs_limit_bytes", G, Cg, "bytes",
+     "Bytes the container can consume on the filesystem of its writable layer (its capacity).", kDevice, true,
+     "the writable layer's filesystem", kStatvfsLayer, kStatvfsLayer},
+    {FamilyId::kContainerFsInodesFree, "container_fs_inodes_free", G, Cg, "",
+     "Free inodes on the filesystem of the container's writable layer.", kDevice, true,
+     "the writable layer's filesystem", kStatvfsLayer, kStatvfsLayer},
+    {FamilyId::kContainerFsInodesTotal, "container_fs_inodes_total", G, Cg, "",
+     "Inodes of the filesystem of the container's writable layer.", kDevice, true,
+     "the writable layer's filesystem", kStatvfsLayer, kStatvfsLayer},
+    {FamilyId::kContainerFileDescriptors, "container_file_descriptors", G, Cg, "",
+     "Open file descriptors of all processes of the container.", None(), true, "", "/proc/<pid>/fd (entries)",
+     "/proc/<pid>/fd (entries)"},
+    {FamilyId::kContainerSockets, "container_sockets", G, Cg, "", "Open sockets of all processes of the container.",
+     None(), true, "", "/proc/<pid>/fd (socket links)", "/proc/<pid>/fd (socket links)"},
+    {FamilyId::kContainerUlimitsSoft, "container_ulimits_soft", G, Cg, "",
+     "Soft ulimit of the container's first process (ulimit=\"max_open_files\"); -1 when unlimited.", kUlimit, true,
+     "", "prlimit(RLIMIT_NOFILE), /proc/<pid>/limits", "prlimit(RLIMIT_NOFILE), /proc/<pid>/limits"},
+    {FamilyId::kContainerHugetlbUsageBytes, "container_hugetlb_usage_bytes", G, Cg, "bytes",
+     "Current huge page usage in bytes, by page size.", kPageSize, true, "", "hugetlb.<size>.current",
+     "hugetlb.<size>.usage_in_bytes"},
+    {FamilyId::kContainerHugetlbMaxUsageBytes, "container_hugetlb_max_usage_bytes", G, Cg, "bytes",
+     "Maximum huge page usage recorded in bytes, by page size.", kPageSize, true, "v1 only (cAdvisor: 0 on v2)", "-",
+     "hugetlb.<size>.max_usage_in_bytes"},
+    {FamilyId::kContainerHugetlbFailcnt, "container_hugetlb_failcnt", C, Cg, "",
+     "Huge page allocations refused at the limit, by page size.", kPageSize, true, "", "hugetlb.<size>.events max",
+     "hugetlb.<size>.failcnt"},
+    {FamilyId::kContainerNetworkReceiveBytesTotal, "container_network_receive_bytes_total", C, Cg, "bytes",
+     "Cumulative bytes received.", kInterface, true, "", kNetSource, kNetSource},
+    {FamilyId::kContainerNetworkReceivePacketsTotal, "container_network_receive_packets_total", C, Cg, "",
+     "Cumulative packets received.", kInterface, true, "", kNetSource, kNetSource},
+    {FamilyId::kContainerNetworkReceiveErrorsTotal, "container_network_receive_errors_total", C, Cg, "",
+     "Cumulative errors while receiving.", kInterface, true, "", kNetSource, kNetSource},
+    {FamilyId::kContainerNetworkReceivePacketsDroppedTotal, "container_network_receive_packets_dropped_total", C, Cg,
+     "", "Cumulative packets dropped while receiving.", kInterface, true, "", kNetSource, kNetSource},
+    {FamilyId::kContainerNetworkTransmitBytesTotal, "container_network_transmit_bytes_total", C, Cg, "bytes",
+     "Cumulative bytes transmitted.", kInterface, true, "", kNetSource, kNetSource},
+    {FamilyId::kContainerNetworkTransmitPacketsTotal, "container_network_transmit_packets_total", C, Cg, "",
+     "Cumulative packets transmitted.", kInterface, true, "", kNetSource, kNetSource},
+    {FamilyId::kContainerNetworkTransmitErrorsTotal, "container_network_transmit_errors_total", C, Cg, "",
+     "Cumulative errors while transmitting.", kInterface, true, "", kNetSource, kNetSource},
+    {FamilyId::kContainerNetworkTransmitPacketsDroppedTotal, "container_network_transmit_packets_dropped_total", C,
+     Cg, "", "Cumulative packets dropped while transmitting.", kInterface, true, "", kNetSource, kNetSource},
+    {FamilyId::kContainerPressureCpuWaitingSecondsTotal, "container_pressure_cpu_waiting_seconds_total", C, Cg,
+     "seconds", "Total time some tasks of the cgroup waited for a CPU, in seconds.", None(), true,
+     "served whenever the kernel has PSI (the kubelet needs its KubeletPSI gate)", "cpu.pressure some total",
+     kPsiHybrid},
+    {FamilyId::kContainerPressureCpuStalledSecondsTotal, "container_pressure_cpu_stalled_seconds_total", C, Cg,
+     "seconds", "Total time no task of the cgroup could run for lack of CPU, in seconds.", None(), true,
+     "served whenever the kernel has PSI (the kubelet needs its KubeletPSI gate)", "cpu.pressure full total",
+     kPsiHybrid},
+    {FamilyId::kContainerPressureMemoryWaitingSecondsTotal, "container_pressure_memory_waiting_seconds_total", C,
+     Cg, "seconds", "Total time some tasks of the cgroup waited for memory, in seconds.", None(), true,
+     "served whenever the kernel has PSI (the kubelet needs its KubeletPSI gate)", "memory.pressure some total",
+     kPsiHybrid},
+    {FamilyId::kContainerPressureMemoryStalledSecondsTotal, "container_pressure_memory_stalled_seconds_total", C,
+     Cg, "seconds", "Total time no task of the cgroup could run for lack of memory, in seconds.", None(), true,
+     "served whenever the kernel has PSI (the kubelet needs its KubeletPSI gate)", "memory.pressure full total",
+     kPsiHybrid},
+    {FamilyId::kContainerPressureIoWaitingSecondsTotal, "container_pressure_io_waiting_seconds_total", C, Cg,
+     "seconds", "Total time some tasks of the cgroup waited for IO, in seconds.", None(), true,
+     "served whenever the kernel has PSI (the kubelet needs its KubeletPSI gate)", "io.pressure some total",
+     kPsiHybrid},
+    {FamilyId::kContainerPressureIoStalledSecondsTotal, "container_pressure_io_stalled_seconds_total", C, Cg,
+     "seconds", "Total time no task of the cgroup could run for lack of IO, in seconds.", None(), true,
+     "served whenever the kernel has PSI (the kubelet needs its KubeletPSI gate)", "io.pressure full total",
+     kPsiHybrid},
+    {FamilyId::kStatletMemoryEventsTotal, "statlet_memory_events_total", C, Cg, "",
+     "Memory events of the cgroup (event low/high/max/oom/oom_kill/oom_group_kill; scope hierarchy/local).",
+     kEventScope, false, "", "memory.events, memory.events.local", "memory.oom_control (oom_kill only)"},
+    {FamilyId::kStatletMemoryMinBytes, "statlet_memory_min_bytes", G, Cg, "bytes",
+     "Hard memory protection of the cgroup, in bytes.", None(), false, "", "memory.min", "-"},
+    {FamilyId::kStatletMemoryLowBytes, "statlet_memory_low_bytes", G, Cg, "bytes",
+     "Best-effort memory protection of the cgroup, in bytes.", None(), false, "", "memory.low", "-"},
+    {FamilyId::kStatletMemoryHighBytes, "statlet_memory_high_bytes", G, Cg, "bytes",
+     "Memory throttle limit of the cgroup, in bytes; +Inf when unlimited.", None(), false, "", "memory.high", "-"},
+    {FamilyId::kStatletMemoryReclaimScannedPagesTotal, "statlet_memory_reclaim_scanned_pages_total", C, Cg, "pages",
+     "Pages scanned by reclaim, by reclaimer (direct/kswapd).", kReclaimer, false, "",
+     "memory.stat pgscan_direct, pgscan_kswapd", "-"},
+    {FamilyId::kStatletMemoryReclaimStolenPagesTotal, "statlet_memory_reclaim_stolen_pages_total", C, Cg, "pages",
+     "Pages reclaimed, by reclaimer (direct/kswapd).", kReclaimer, false, "",
+     "memory.stat pgsteal_direct, pgsteal_kswapd", "-"},
+    {FamilyId::kStatletPressureStallRatio, "statlet_pressure_stall_ratio", G, Cg, "ratio",
+     "PSI running average of stalled time (resource cpu/memory/io; kind some/full; window 10s/60s/300s).", kPressure,
+     false, "", "cpu.pressure, memory.pressure, io.pressure avg10/avg60/avg300", kPsiHybrid},
+    {FamilyId::kStatletPidsCurrent, "statlet_pids_current", G, Cg, "", "Number of tasks charged to the cgroup.",
+     None(), false, "", "pids.current", "pids.current"},
+    {FamilyId::kStatletPidsMax, "statlet_pids_max", G, Cg, "", "Task limit of the cgroup; +Inf when unlimited.",
+     None(), false, "", "pids.max", "pids.max"},
+    {FamilyId::kStatletPidsLimitHitsTotal, "statlet_pids_limit_hits_total", C, Cg, "",
+     "Forks refused because the cgroup was at pids.max.", None(), false, "", "pids.events max", "pids.events max"},
+    {FamilyId::kStatletPodNetworkBytesTotal, "statlet_pod_network_bytes_total", C, Cg, "bytes",
+     "Bytes through every interface of the pod's network namespace, loopback included (direction "
+     "receive/transmit).",
+     kPodNet, false, "", "/proc/<pid>/net/dev", "/proc/<pid>/net/dev"},
+    {FamilyId::kStatletPodNetworkPacketsTotal, "statlet_pod_network_packets_total", C, Cg, "",
+     "Packets through every interface of the pod's network namespace.", kPodNet, false, "", "/proc/<pid>/net/dev",
+     "/proc/<pid>/net/dev"},
+    {FamilyId::kStatletPodNetworkErrorsTotal, "statlet_pod_network_errors_total", C, Cg, "",
+     "Errors on every interface of the pod's network namespace.", kPodNet, false, "", "/proc/<pid>/net/dev",
+     "/proc/<pid>/net/dev"},
+    {FamilyId::kStatletPodNetworkDroppedPacketsTotal, "statlet_pod_network_dropped_packets_total", C, Cg, "",
+     "Packets dropped on every interface of the pod's network namespace.", kPodNet, false, "",
+     "/proc/<pid>/net/dev", "/proc/<pid>/net/dev"},
+    {FamilyId::kStatletCpuRunqueueLatencySeconds, "statlet_cpu_runqueue_latency_seconds", H, Cg, "seconds",
+     "Time the cgroup's tasks waited on a run queue before running (log2 buckets from 2 microseconds; eBPF runqlat "
+     "probe).",
+     kLe, false, "", "eBPF tp_btf/sched_switch (runqlat)", "eBPF tp_btf/sched_switch (runqlat)"},
+    {FamilyId::kStatletTcpRetransmitsTotal, "statlet_tcp_retransmits_total", C, Cg, "",
+     "TCP segments retransmitted by the cgroup's sockets (eBPF tcp probe).", None(), false, "",
+     "eBPF tp_btf/tcp_retransmit_skb", "eBPF tp_btf/tcp_retransmit_skb"},
+    {FamilyId::kStatletTcpDropsTotal, "statlet_tcp_drops_total", C, Cg, "",
+     "Packets of the cgroup's TCP sockets the kernel dropped, by its drop reason (eBPF tcp probe).", kDropReason,
+     false, "", "eBPF tp_btf/kfree_skb", "eBPF tp_btf/kfree_skb"},
+    {FamilyId::kStatletPageFaultsTotal, "statlet_page_faults_total", C, Cg, "",
+     "Page faults of the cgroup's tasks, by type (minor/major) (eBPF faults probe).", kFaultType, false, "",
+     "eBPF tp_btf/sched_switch (faults)", "eBPF tp_btf/sched_switch (faults)"},
+    {FamilyId::kStatletOomKillsTotal, "statlet_oom_kills_total", C, Cg, "",
+     "Processes of the cgroup chosen by the OOM killer (eBPF oom probe).", None(), false, "",
+     "eBPF tp_btf/mark_victim", "eBPF tp_btf/mark_victim"},
+    {FamilyId::kStatletOomKillTimestampSeconds, "statlet_oom_kill_timestamp_seconds", G, Ev, "seconds",
+     "Time of a recent OOM kill in seconds since the epoch, one series per kill of statlet's bounded recent list, "
+     "labelled with the victim's pid, comm and constraint (memcg/global) (eBPF oom probe).",
+     kOomEvent, false, "", "eBPF tp_btf/mark_victim", "eBPF tp_btf/mark_victim"},
+};
+static_assert(std::size(kFamilies) == kFamilyCount, "one table row per FamilyId");
+
+constexpr bool RowsInOrder() {
+  for (size_t i = 0; i < std::size(kFamilies); ++i) {
+    if (static_cast<size_t>(kFamilies[i].id) != i) return false;
+  }
+  return true;
+}
+static_assert(RowsInOrder(), "table rows must follow FamilyId order");
+
+constexpr NotServedFamily kNotServed[] = {
+    {"container_scrape_error",
+     "served from statlet's own registry (self metrics): 1 when the collection behind a scrape failed"},
+    {"container_health_state", "Docker health checks only; the CRI has no health state (the kubelet reports -1)"},
+    {"container_tasks_state",
+     "the kubelet's cAdvisor runs without its load reader and exposes five zeros per container; the kernel's "
+     "cgroupstats answer only for v1 cgroups. Run-queue pressure: container_pressure_cpu_* and "
+     "statlet_cpu_runqueue_latency_seconds"},
+    {"container_cpu_load_average_10s", "always 0 in the kubelet (load reader off); see container_tasks_state"},
+    {"container_cpu_load_d_average_10s", "always 0 in the kubelet (load reader off); see container_tasks_state"},
+    {"container_fs_sector_reads_total",
+     "blk-mq kernels keep no per-cgroup sector counts (v1 CFQ only; v2 io.stat has none)"},
+    {"container_fs_sector_writes_total", "as container_fs_sector_reads_total"},
+    {"container_fs_reads_merged_total", "no per-cgroup merge counts on blk-mq kernels (v1 CFQ only)"},
+    {"container_fs_writes_merged_total", "no per-cgroup merge counts on blk-mq kernels (v1 CFQ only)"},
+    {"container_fs_read_seconds_total",
+     "no per-cgroup service times on blk-mq kernels (v1 CFQ, or BFQ with CONFIG_BFQ_CGROUP_DEBUG)"},
+    {"container_fs_write_seconds_total", "as container_fs_read_seconds_total"},
+    {"container_fs_io_current", "no per-cgroup queue depth on blk-mq kernels (v1 CFQ only)"},
+    {"container_fs_io_time_seconds_total", "as container_fs_read_seconds_total"},
+    {"container_fs_io_time_weighted_seconds_total",
+     "cAdvisor fills it for the root cgroup only, from /proc/diskstats (a node figure: node_exporter)"},
+    {"container_memory_migrate", "cpuset v1 only and not in the kubelet's set"},
+    {"container_memory_numa_pages", "not in the kubelet's set (memory_numa); v1 memory.numa_stat only in cAdvisor"},
+    {"container_cpu_schedstat_run_seconds_total", "not in the kubelet's set (sched); per-process schedstat scans"},
+    {"container_cpu_schedstat_runqueue_seconds_total",
+     "not in the kubelet's set; statlet_cpu_runqueue_latency_seconds gives the distribution"},
+    {"container_cpu_schedstat_run_periods_total", "not in the kubelet's set (sched)"},
+    {"container_network_tcp_usage_total", "not in the kubelet's set (tcp)"},
+    {"container_network_tcp6_usage_total", "not in the kubelet's set (tcp)"},
+    {"container_network_udp_usage_total", "not in the kubelet's set (udp)"},
+    {"container_network_udp6_usage_total", "not in the kubelet's set (udp)"},
+    {"container_network_advance_tcp_stats_total",
+     "not in the kubelet's set (advtcp); retransmits and drops per cgroup: statlet_tcp_*"},
+    {"container_perf_events_total", "not in the kubelet's set (perf_event, needs a config)"},
+    {"container_perf_events_scaling_ratio", "not in the kubelet's set (perf_event)"},
+    {"container_perf_uncore_events_total", "not in the kubelet's set (perf_event)"},
+    {"container_perf_uncore_events_scaling_ratio", "not in the kubelet's set (perf_event)"},
+    {"container_referenced_bytes", "not in the kubelet's set; clears the page referenced bits (costly, intrusive)"},
+    {"container_memory_bandwidth_bytes", "not in the kubelet's set (resctrl)"},
+    {"container_memory_bandwidth_local_bytes", "not in the kubelet's set (resctrl)"},
+    {"container_llc_occupancy_bytes", "not in the kubelet's set (resctrl)"},
+};
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+std::span<const MetricFamily> AllMetricFamilies() { return kFamilies; }
+
+const MetricFamily& Family(FamilyId id) { return kFamilies[static_cast<size_t>(id)]; }
+
+const MetricFamily* FindFamily(std::string_view name) {
+  for (const auto& f : kFamilies) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+std::span<const NotServedFamily> NotServedCadvisorFamilies() { return kNotServed; }
+
+std::string_view OpenMetricsFamilyName(const MetricFamily& f) {
+  if (f.type == MetricType::kCounter && EndsWith(f.name, "_total")) return f.name.substr(0, f.name.size() - 6);
+  return f.name;
+}
+
+std::string_view OpenMetricsUnit(const MetricFamily& f) {
+  if (f.unit.empty()) return {};
+  std::string_view family = OpenMetricsFamilyName(f);
+  if (family.size() > f.unit.size() && EndsWith(family, f.unit) && family[family.size() - f.unit.size() - 1] == '_') {
+    return f.unit;
+  }
+  return {};
+}
+
+std::string_view OpenMetricsType(const MetricFamily& f) {
+  if (f.type == MetricType::kGauge) return "gauge";
+  if (f.type == MetricType::kHistogram) return "histogram";
+  return EndsWith(f.name, "_total") ? "counter" : "unknown";
+}
+
+std::string_view TextType(const MetricFamily& f) {
+  switch (f.type) {
+    case MetricType::kCounter: return "counter";
+    case MetricType::kGauge: return "gauge";
+    case MetricType::kHistogram: return "histogram";
+  }
+  return "untyped";
+}
+
+}  // namespace statlet
