@@ -95,6 +95,26 @@ TEST(Gzip, RoundTripsAndReusesTheCompressor) {
 }
 
 // OpenMetrics' canonical `le` rendering: the spec's own examples.
+// A /metrics body shared by many scrapes (head) with a per-scrape ending (tail): head bytes
+// plus any tail's bytes are one complete gzip stream of head + tail.
+TEST(Gzip, OneHeadManyTailsEachFormOneStream) {
+  std::string head;
+  for (int i = 0; i < 20000; ++i) head += "container_memory_rss{id=\"/kubepods/pod" + std::to_string(i % 97) + "\"} 4096\n";
+  GzipCompressor gz(1);
+  std::string head_bytes, tail_bytes;
+  ASSERT_TRUE(gz.CompressHead(head, &head_bytes).ok());
+  for (const std::string tail : {"statlet_collections_total 1\n# EOF\n", "statlet_collections_total 2\n", ""}) {
+    ASSERT_TRUE(gz.FinishTail(tail, &tail_bytes).ok());
+    auto back = GunzipForTest(head_bytes + tail_bytes);
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(*back, head + tail);
+  }
+  EXPECT_LT(head_bytes.size(), head.size() / 10) << "the head is compressed";
+  std::string fresh;
+  GzipCompressor other(1);
+  EXPECT_FALSE(other.FinishTail("x", &fresh).ok()) << "a tail needs its head";
+}
+
 TEST(ExpositionText, CanonicalFloatsFollowTheOpenMetricsExamples) {
   auto render = [](double v) {
     std::string s;

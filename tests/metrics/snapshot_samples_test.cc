@@ -1,0 +1,182 @@
+// The value path on its own: every family yields samples where the snapshot has data for
+// it, value kinds match the family's unit, and the rules (interfaces, network carrier,
+// unlimited, device names) hold.
+#include "metrics/snapshot_samples.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tests/prometheus/test_snapshots.h"
+
+namespace statlet::metrics {
+namespace {
+
+struct Recorded {
+  size_t cgroup = SIZE_MAX;  // SIZE_MAX for an event
+  std::vector<std::string> labels;
+  Value value;
+  bool histogram = false;
+};
+
+class Recorder final : public SampleSink {
+ public:
+  void Add(size_t cgroup, const LabelValues& l, Value v) override {
+    samples.push_back({cgroup, {l.values().begin(), l.values().end()}, v, false});
+  }
+  void AddHistogram(size_t cgroup, const Histogram& h) override {
+    Recorded r;
+    r.cgroup = cgroup;
+    r.histogram = true;
+    r.value = h.sum;
+    samples.push_back(r);
+  }
+  void AddEvent(const OomEvent&, const LabelValues& l, Value v) override {
+    samples.push_back({SIZE_MAX, {l.values().begin(), l.values().end()}, v, false});
+  }
+  std::vector<Recorded> samples;
+};
+
+// A snapshot with data for every family: the test node plus the fields it leaves empty.
+Snapshot FullSnapshot() {
+  Snapshot s = testing::MakeNodeSnapshot({.pods = 2, .containers_per_pod = 2});
+  for (CgroupStats& c : s.cgroups) {
+    c.cpu.quota_us = 50000;
+    c.cpu.nr_bursts = 2;
+    c.cpu.burst_ns = 3000;
+    MemoryStats& m = c.memory;
+    m.kernel_bytes = 4096;
+    m.active_file = 8192;
+    m.inactive_file = 4096;
+    m.file_dirty_bytes = 12288;
+    m.file_writeback_bytes = 0;
+    m.pgscan = 30;
+    m.pgsteal = 20;
+    m.soft_limit_bytes = 1 << 20;
+    m.hugetlb.push_back({"2MB", 2 << 20, 4 << 20, 8 << 20, 1});
+    c.process.file_descriptors = 12;
+    c.process.sockets = 2;
+    c.process.max_open_files_soft = 1024;
+    for (IoDeviceStats& d : c.io.devices) {
+      d.cost_usage_us = 100;
+      d.cost_wait_us = 10;
+      d.cost_indebt_us = 1;
+      d.cost_indelay_us = 2;
+    }
+    if (c.id.kind == CgroupKind::kContainer && c.id.meta && !c.id.meta->is_sandbox) {
+      auto meta = std::make_shared<ContainerMetadata>(*c.id.meta);
+      meta->writable_layer = {s.timestamp_ns, "/var/lib/containerd", "/dev/vda1", 1000, 10, 1 << 30, 100, 90};
+      c.id.meta = meta;
+    }
+  }
+  return s;
+}
+
+std::string Dev(uint32_t a, uint32_t b) { return "/dev/test" + std::to_string(a) + "_" + std::to_string(b); }
+
+TEST(SnapshotSamples, EveryFamilyYieldsSamplesWhereTheSnapshotHasData) {
+  Snapshot s = FullSnapshot();
+  SnapshotSamples samples({}, Dev);
+  samples.Bind(s);
+  for (const MetricFamily& f : AllMetricFamilies()) {
+    Recorder r;
+    if (f.scope == MetricScope::kCgroup) {
+      for (size_t i = 0; i < samples.cgroup_count(); ++i) samples.ForEachSample(f.id, i, r);
+    } else {
+      samples.ForEachEventSample(f.id, r);
+    }
+    EXPECT_FALSE(r.samples.empty()) << f.name << " yields nothing";
+    for (const Recorded& x : r.samples) {
+      if (!x.histogram) {
+        EXPECT_EQ(x.labels.size(), f.labels.size()) << f.name;
+      }
+      // A `_seconds` family yields durations or time points (exact integer units), any
+      // other family no durations.
+      const bool seconds_name = f.name.find("_seconds") != std::string_view::npos;
+      if (!x.histogram) {
+        EXPECT_EQ(x.value.is_time(), seconds_name) << f.name;
+      }
+    }
+  }
+}
+
+TEST(SnapshotSamples, InterfacesCountedAsCadvisorCountsThem) {
+  SampleRules rules;
+  for (const char* ignored : {"lo", "LO", "veth1234", "docker0", "nerdctl0"}) {
+    EXPECT_FALSE(CountsInterface(rules, ignored)) << ignored;
+  }
+  for (const char* counted : {"eth0", "net1", "bond0", "vlan7"}) EXPECT_TRUE(CountsInterface(rules, counted)) << counted;
+  rules.ignored_interface_prefixes.clear();
+  EXPECT_TRUE(CountsInterface(rules, "lo"));
+}
+
+// The pod's network namespace goes out once: on the named sandbox, else on the pod cgroup;
+// always on the pod cgroup for the CRI's pod-level series; loopback never in
+// container_network_*, always in statlet_pod_network_*.
+TEST(SnapshotSamples, NetworkHangsOnOneCgroupPerPod) {
+  for (bool metadata : {true, false}) {
+    for (NetworkCarrier carrier : {NetworkCarrier::kSandboxOrPod, NetworkCarrier::kPod}) {
+      Snapshot s = testing::MakeNodeSnapshot({.pods = 2, .containers_per_pod = 2, .with_metadata = metadata});
+      SnapshotSamples samples({.network_carrier = carrier}, Dev);
+      samples.Bind(s);
+      std::map<std::string, int> carriers_per_pod;  // pod cgroup path -> cgroups carrying eth0
+      for (size_t i = 0; i < samples.cgroup_count(); ++i) {
+        Recorder r;
+        samples.ForEachSample(FamilyId::kContainerNetworkReceiveBytesTotal, i, r);
+        const CgroupStats& c = s.cgroups[i];
+        for (const Recorded& x : r.samples) EXPECT_NE(x.labels[0], "lo") << c.id.cgroup_path;
+        if (r.samples.empty() || c.id.kind == CgroupKind::kRoot) continue;
+        const std::string pod = c.id.kind == CgroupKind::kPod ? c.id.cgroup_path : c.id.parent_path;
+        ++carriers_per_pod[pod];
+        const bool on_sandbox = c.id.kind == CgroupKind::kContainer;
+        EXPECT_EQ(on_sandbox, metadata && carrier == NetworkCarrier::kSandboxOrPod) << c.id.cgroup_path;
+      }
+      EXPECT_EQ(carriers_per_pod.size(), 2u);
+      for (const auto& [pod, n] : carriers_per_pod) EXPECT_EQ(n, 1) << pod;
+      // statlet's own family lists every interface of the pod's namespace.
+      bool lo_seen = false;
+      for (size_t i = 0; i < samples.cgroup_count(); ++i) {
+        Recorder r;
+        samples.ForEachSample(FamilyId::kStatletPodNetworkBytesTotal, i, r);
+        for (const Recorded& x : r.samples) lo_seen |= x.labels[1] == "lo";
+      }
+      EXPECT_TRUE(lo_seen);
+    }
+  }
+}
+
+TEST(SnapshotSamples, UnlimitedAndAbsent) {
+  Snapshot s = testing::MakeNodeSnapshot({.pods = 1, .containers_per_pod = 1});
+  CgroupStats& c = s.cgroups.back();
+  c.memory.max_bytes = kUnlimited;
+  c.memory.high_bytes = kUnlimited;
+  c.memory.swap_bytes.reset();
+  c.process.max_open_files_soft = kUnlimited;
+  SnapshotSamples samples({}, Dev);
+  samples.Bind(s);
+  const size_t i = s.cgroups.size() - 1;
+  auto one = [&](FamilyId f) {
+    Recorder r;
+    samples.ForEachSample(f, i, r);
+    return r.samples;
+  };
+  ASSERT_EQ(one(FamilyId::kContainerSpecMemoryLimitBytes).size(), 1u);
+  EXPECT_EQ(one(FamilyId::kContainerSpecMemoryLimitBytes)[0].value.u, 0u) << "cAdvisor: unlimited is 0";
+  ASSERT_EQ(one(FamilyId::kStatletMemoryHighBytes).size(), 1u);
+  EXPECT_TRUE(std::isinf(one(FamilyId::kStatletMemoryHighBytes)[0].value.d)) << "statlet: +Inf";
+  EXPECT_TRUE(one(FamilyId::kContainerMemorySwap).empty()) << "absent: no sample, never 0";
+  ASSERT_EQ(one(FamilyId::kContainerUlimitsSoft).size(), 1u);
+  EXPECT_EQ(one(FamilyId::kContainerUlimitsSoft)[0].value.d, -1.0);
+  // Device names: the namer's, else major:minor (never empty).
+  SnapshotSamples unnamed({}, [](uint32_t, uint32_t) { return BlockDeviceName(4095, 4095); });
+  unnamed.Bind(s);
+  Recorder r;
+  unnamed.ForEachSample(FamilyId::kContainerFsReadsBytesTotal, i, r);
+  ASSERT_FALSE(r.samples.empty());
+  EXPECT_EQ(r.samples[0].labels[0], "4095:4095");
+}
+
+}  // namespace
+}  // namespace statlet::metrics
