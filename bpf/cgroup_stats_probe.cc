@@ -23,19 +23,29 @@ namespace {
 
 static_assert(sizeof(statlet_cgroup_stats) % 8 == 0, "array map values are 8-byte aligned");
 
-// Whether the running kernel's BTF has `member` in struct `type`.
-bool KernelStructHas(const char* type, const char* member) {
+// What the loader needs to know of the running kernel's BTF.
+struct KernelFacts {
+  bool css_rstat_flush = false;     // 6.16+: the flush kfunc takes a css
+  bool cgroup_rstat_flush = false;  // up to 6.15
+  bool pids_events_limit = false;   // pids.events is one counter (up to 6.11)
+};
+
+KernelFacts ReadKernelFacts() {
+  KernelFacts f;
   struct btf* btf = btf__load_vmlinux_btf();
-  if (!btf) return false;
-  bool found = false;
-  int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
+  if (!btf) return f;
+  f.css_rstat_flush = btf__find_by_name_kind(btf, "css_rstat_flush", BTF_KIND_FUNC) > 0;
+  f.cgroup_rstat_flush = btf__find_by_name_kind(btf, "cgroup_rstat_flush", BTF_KIND_FUNC) > 0;
+  int id = btf__find_by_name_kind(btf, "pids_cgroup", BTF_KIND_STRUCT);
   if (id > 0) {
     const struct btf_type* t = btf__type_by_id(btf, id);
     const struct btf_member* m = btf_members(t);
-    for (int i = 0; i < btf_vlen(t) && !found; i++) found = std::strcmp(btf__name_by_offset(btf, m[i].name_off), member) == 0;
+    for (int i = 0; i < btf_vlen(t); i++) {
+      if (std::strcmp(btf__name_by_offset(btf, m[i].name_off), "events_limit") == 0) f.pids_events_limit = true;
+    }
   }
   btf__free(btf);
-  return found;
+  return f;
 }
 
 class CgroupStatsProbe final : public Probe, public CgroupFileSource {
@@ -48,12 +58,19 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
 
   Status Start(const ProbeConfig& config) override {
     page_size_ = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    const KernelFacts kernel = ReadKernelFacts();
+    if (!kernel.css_rstat_flush && !kernel.cgroup_rstat_flush) {
+      return Unavailable("cgroup_stats: the kernel has no rstat flush kfunc (cgroup_rstat_flush, css_rstat_flush)");
+    }
     skel_ = statlet_cgroup_stats_iter__open();
     if (!skel_) return LibbpfError(errno, "open cgroup_stats_iter");
+    bpf_program* prog = kernel.css_rstat_flush ? skel_->progs.statlet_cgroup_stats_css : skel_->progs.statlet_cgroup_stats;
+    bpf_program__set_autoload(skel_->progs.statlet_cgroup_stats, prog == skel_->progs.statlet_cgroup_stats);
+    bpf_program__set_autoload(skel_->progs.statlet_cgroup_stats_css, prog == skel_->progs.statlet_cgroup_stats_css);
     bpf_map__set_max_entries(skel_->maps.entries, config.max_cgroups);
     if (int err = statlet_cgroup_stats_iter__load(skel_)) return LibbpfError(err, "load cgroup_stats_iter");
     walk_ = std::make_unique<CgroupWalk>();
-    if (Status st = walk_->Attach(skel_->progs.statlet_cgroup_stats, config.cgroup2_root_fd); !st.ok()) return st;
+    if (Status st = walk_->Attach(prog, config.cgroup2_root_fd); !st.ok()) return st;
     if (Status st = entries_.Map(skel_->maps.entries); !st.ok()) return st;
     // The first walk learns the memcg layout; memory.stat is read from the next one on.
     StatusOr<uint32_t> walked = walk_->Run();
@@ -68,7 +85,7 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
       log::Info(std::string("bpf cgroup_stats: memory.stat is read from cgroupfs: ") + why_not);
     }
     // pids.events became per-event arrays in 6.12; the iterator reads the older counter.
-    pids_events_ = KernelStructHas("pids_cgroup", "events_limit");
+    pids_events_ = kernel.pids_events_limit;
     return Status::Ok();
   }
 
