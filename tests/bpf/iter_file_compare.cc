@@ -100,7 +100,7 @@ Comparison CompareWithFiles(CgroupFileSource& source, const std::string& root, c
       continue;
     }
     if (!source.Render(t.id, t.index, &buf)) {
-      c.not_rendered++;
+      c.not_rendered.push_back(t.cgroup + " " + t.file);
       continue;
     }
     c.rendered++;

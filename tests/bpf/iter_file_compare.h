@@ -27,7 +27,7 @@ struct Comparison {
   std::vector<std::string> files;   // the files the source renders here
   std::vector<std::string> errors;  // files that could not be read, keys the file lacks
   size_t rendered = 0;              // (cgroup, file) pairs the source rendered
-  size_t not_rendered = 0;          // existing files it did not render (no value there)
+  std::vector<std::string> not_rendered;  // "cgroup file" it did not render (no value there)
 };
 
 // `root` is the unified hierarchy's mount; `cgroups` are paths below it ("/a/b").
