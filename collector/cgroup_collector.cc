@@ -247,6 +247,7 @@ void CgroupCollector::SetUpFileSource() {
   }
   if (names.empty()) {
     log::Info("collector: the eBPF cgroup iterator renders none of the files this host's read plan has; all read from cgroupfs");
+    source_ = nullptr;  // no walk per collection for nothing
   } else {
     log::Info("collector: " + names + " from the eBPF cgroup iterator (one kernel walk per collection), the other files from cgroupfs");
   }
