@@ -30,7 +30,12 @@ const char* BpfModeName(BpfMode mode) {
 }
 
 const std::vector<std::string>& BpfProbes::ProbeNames() {
-  static const std::vector<std::string> names = {"cpu", "runqlat", "faults", "oom", "tcp"};
+  static const std::vector<std::string> names = {"cpu", "runqlat", "faults", "oom", "tcp", "cgroup_stats"};
+  return names;
+}
+
+const std::vector<std::string>& BpfProbes::DefaultProbeNames() {
+  static const std::vector<std::string> names = {"cpu", "oom", "tcp", "cgroup_stats"};
   return names;
 }
 
@@ -55,25 +60,27 @@ StatusOr<std::unique_ptr<BpfProbes>> BpfProbes::Create(const BpfOptions& options
     for (Slot& slot : self->slots_) slot.error = "disabled";
     return self;
   }
+  const std::vector<std::string>& wanted_names = options.probes.empty() ? DefaultProbeNames() : options.probes;
   auto selected = [&](size_t i) {
-    return options.probes.empty() ||
-           std::find(options.probes.begin(), options.probes.end(), ProbeNames()[i]) != options.probes.end();
+    return std::find(wanted_names.begin(), wanted_names.end(), ProbeNames()[i]) != wanted_names.end();
   };
-  // Programs and the probes (indices into ProbeNames) each one serves. cpu, runqlat and
-  // faults share the sched_switch program, which counts only for the selected ones.
-  const bpf::SchedSwitchCounts sched{.cpu = selected(0), .runqlat = selected(1), .faults = selected(2)};
+  // Programs and the probes (indices into ProbeNames) each one serves. runqlat and faults
+  // share the sched_switch program, which counts only for the selected ones.
+  const bpf::SchedSwitchCounts sched{.runqlat = selected(1), .faults = selected(2)};
   struct Program {
     std::vector<size_t> probes;
     std::function<std::unique_ptr<bpf::Probe>()> make;
   };
   const Program programs[] = {
-      {{0, 1, 2}, [&] { return bpf::NewSchedSwitchProbe(sched); }},
+      {{0}, bpf::NewCgroupCpuProbe},
+      {{1, 2}, [&] { return bpf::NewSchedSwitchProbe(sched); }},
       {{3}, bpf::NewOomKillProbe},
       {{4}, bpf::NewTcpEventsProbe},
+      {{5}, bpf::NewCgroupStatsProbe},
   };
   bpf::InstallLibbpfLogger();
   self->cgroup2_root_fd_ = bpf::OpenCgroup2Root(options.cgroup2_root);
-  bpf::ProbeConfig config{.max_cgroups = options.max_cgroups};
+  bpf::ProbeConfig config{.max_cgroups = options.max_cgroups, .cgroup2_root_fd = self->cgroup2_root_fd_};
   for (const Program& program : programs) {
     std::vector<size_t> wanted;
     for (size_t i : program.probes) {
@@ -97,7 +104,10 @@ StatusOr<std::unique_ptr<BpfProbes>> BpfProbes::Create(const BpfOptions& options
         log::Warn("bpf probe " + ProbeNames()[i] + " not loaded, skipping it: " + st.message());
       }
     }
-    if (st.ok()) self->loaded_.push_back(std::move(probe));
+    if (st.ok()) {
+      if (CgroupFileSource* source = probe->file_source()) self->file_source_ = source;
+      self->loaded_.push_back(std::move(probe));
+    }
   }
   return self;
 }

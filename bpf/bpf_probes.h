@@ -1,19 +1,23 @@
 // statlet's optional eBPF probes, as a BpfSource for the Sampler.
 //
-// Five probes, each reported on its own (names are the `probe` label of the
+// Six probes, each reported on its own (names are the `probe` label of the
 // statlet_bpf_probe_up gauge) and each selectable on its own:
-//   cpu      per-CPU running time per cgroup                          -> per_cpu_ns
-//   runqlat  run-queue latency, log2 microsecond histogram            -> runq_latency_*
-//   faults   minor and major page faults                              -> minor/major_faults
-//   oom      OOM kills: events (pid, comm, cgroup, constraint), count -> new_ooms, oom_kills
-//   tcp      TCP retransmits and drops by kernel drop reason          -> tcp_*
-// cpu, runqlat and faults share one sched_switch program (see sched_switch.bpf.c): they
-// load together and fail together, and count only when selected.
+//   cpu           per-CPU running time per cgroup (cgroup iterator)     -> per_cpu_ns
+//   runqlat       run-queue latency, log2 microsecond histogram         -> runq_latency_*
+//   faults        minor and major page faults                           -> minor/major_faults
+//   oom           OOM kills: events (pid, comm, cgroup, constraint)     -> new_ooms, oom_kills
+//   tcp           TCP retransmits and drops by kernel drop reason       -> tcp_*
+//   cgroup_stats  the collector's cgroup files in one walk (FileSource) -> CgroupStats
+// The default set is cpu, oom, tcp and cgroup_stats: nothing on the scheduler path.
+// runqlat and faults share one sched_switch program (see sched_switch.bpf.c), run on every
+// context switch and load only when named; they load and fail together.
 // All are keyed by cgroup v2 id (the inode of the cgroup's unified directory) and count
 // the cgroup's own tasks (sockets for tcp), not its descendants: a pod cgroup whose tasks
-// all live in its container cgroups has zeros; sum the children to roll up. Counters
-// start at zero when the probe loads, not when the cgroup was created. The scheduler
-// probes' values are as of each task's last switch off a CPU.
+// all live in its container cgroups has zeros; sum the children to roll up. cpu is the
+// kernel's own per-CPU accounting since the cgroup was created, and a live cgroup's values
+// include those of its descendants that are not live, so that the roll-up gives cpu.stat's
+// total. The other counters start at zero when the probe loads; the scheduler probes'
+// values are as of each task's last switch off a CPU.
 //
 // Usage (one thread calls Collect and then PerCpuNs; ProbeStatus() is thread-safe):
 //   auto probes = BpfProbes::Create(BpfOptions::WithMode(BpfMode::kAuto));
@@ -42,6 +46,8 @@
 
 namespace statlet {
 
+class CgroupFileSource;
+
 namespace bpf {
 class Probe;
 }
@@ -60,8 +66,8 @@ struct BpfOptions {
   // The cgroup v2 mount used to check whether a pruned cgroup id still exists;
   // "" detects /sys/fs/cgroup or /sys/fs/cgroup/unified.
   std::string cgroup2_root;
-  // Probes to load, by name; empty loads all. The others report down with "not selected".
-  // Lets a node skip the scheduler probes (cpu, runqlat), which run on every context switch.
+  // Probes to load, by name; empty loads DefaultProbeNames(). The others report down with
+  // "not selected". runqlat and faults run on every context switch: they must be named.
   std::vector<std::string> probes;
 
   static BpfOptions WithMode(BpfMode m) {
@@ -72,7 +78,7 @@ struct BpfOptions {
 };
 
 struct BpfProbeStatus {
-  std::string probe;     // "cpu", "runqlat", "faults", "oom", "tcp"
+  std::string probe;     // "cpu", "runqlat", "faults", "oom", "tcp", "cgroup_stats"
   bool up = false;
   std::string error;     // why it is down ("disabled" in off mode)
   // Kernel side: updates refused by a full map / ring buffer (cpu, runqlat and faults
@@ -99,7 +105,13 @@ class BpfProbes final : public BpfSource {
   std::vector<SourceState> ProbeStates() const override;
   bool AnyUp() const;
 
+  // The cgroup_stats probe as the collector's file source (CollectorOptions::file_source),
+  // or null when it is not up. Lives as long as this object; used by the collecting thread.
+  CgroupFileSource* FileSource() const { return file_source_; }
+
   static const std::vector<std::string>& ProbeNames();
+  // What an empty BpfOptions::probes loads.
+  static const std::vector<std::string>& DefaultProbeNames();
 
  private:
   BpfProbes();
@@ -112,6 +124,7 @@ class BpfProbes final : public BpfSource {
   std::vector<Slot> slots_;  // one per ProbeNames() entry
   std::vector<std::unique_ptr<bpf::Probe>> loaded_;
   int cgroup2_root_fd_ = -1;
+  CgroupFileSource* file_source_ = nullptr;
   std::unordered_map<uint64_t, std::vector<uint64_t>> per_cpu_ns_;
   mutable std::mutex collect_mu_;  // Collect vs ProbeStatus (lost counters read the maps)
 };

@@ -14,18 +14,63 @@ struct kernfs_node {
   __u64 id;  // the cgroup id (inode number of the cgroupfs directory)
 } STATLET_CORE;
 
-struct cgroup {
-  struct kernfs_node *kn;
-} STATLET_CORE;
-
 struct cgroup_subsys_state {
   struct cgroup *cgroup;
   struct cgroup_subsys_state *parent;
 } STATLET_CORE;
 
-// The index of the memory controller in css_set.subsys is read from the kernel's enum.
+// The rstat base statistics: a cgroup's CPU time (ns). Each CPU's copy counts the cgroup's
+// own tasks on that CPU (__cgroup_account_cputime from update_curr); the flush folds the
+// per-CPU deltas into cgroup.bstat, hierarchically (what cpu.stat shows).
+struct task_cputime {
+  __u64 stime;
+  __u64 utime;
+  unsigned long long sum_exec_runtime;
+} STATLET_CORE;
+
+struct cgroup_base_stat {
+  struct task_cputime cputime;
+} STATLET_CORE;
+
+// The per-CPU rstat struct up to 6.15 (cgroup.rstat_cpu) ...
+struct cgroup_rstat_cpu {
+  struct cgroup_base_stat bstat;
+} STATLET_CORE;
+
+// ... and from 6.16 on, when rstat went per subsystem (cgroup.rstat_base_cpu).
+struct cgroup_rstat_base_cpu {
+  struct cgroup_base_stat bstat;
+} STATLET_CORE;
+
+// cputime_adjust's memory: the user/system split cpu.stat last showed.
+struct prev_cputime {
+  __u64 utime;
+  __u64 stime;
+} STATLET_CORE;
+
+struct cgroup {
+  struct cgroup_subsys_state self;
+  int level;  // 0 for the hierarchy root
+  struct kernfs_node *kn;
+  struct cgroup_subsys_state *subsys[16];  // indexed by enum cgroup_subsys_id (CO-RE)
+  struct cgroup_base_stat bstat;           // hierarchical, as of the last flush
+  struct prev_cputime prev_cputime;
+} STATLET_CORE;
+
+// Flavours of struct cgroup: the per-CPU rstat pointer changed name in 6.16.
+struct cgroup___rstat_cpu {
+  struct cgroup_rstat_cpu *rstat_cpu;
+} STATLET_CORE;
+struct cgroup___rstat_base_cpu {
+  struct cgroup_rstat_base_cpu *rstat_base_cpu;
+} STATLET_CORE;
+
+// Controller indices in css_set.subsys and cgroup.subsys, read from the kernel's enum
+// (their values depend on the kernel's configuration).
 enum cgroup_subsys_id {
+  cpu_cgrp_id = 2,
   memory_cgrp_id = 4,
+  pids_cgrp_id = 10,
 };
 
 struct css_set {
@@ -34,15 +79,11 @@ struct css_set {
 } STATLET_CORE;
 
 // CONFIG_SCHED_INFO (Debian: yes, via TASK_DELAY_ACCT): the scheduler's wait accounting.
-// sched_info_arrive adds the wait to run_delay right after the sched_switch tracepoint.
+// sched_info_arrive, right after the sched_switch tracepoint that brings a queued task in,
+// adds the wait to run_delay and counts the arrival in pcount.
 struct sched_info {
+  unsigned long pcount;          // arrivals on a CPU after a wait on a run queue
   unsigned long long run_delay;  // total time spent waiting on a run queue
-} STATLET_CORE;
-
-// Updated by update_curr (at dequeue or put_prev_task) before the sched_switch tracepoint;
-// the source of the cgroup's CPU usage.
-struct sched_entity {
-  unsigned long long sum_exec_runtime;
 } STATLET_CORE;
 
 struct task_struct {
@@ -50,7 +91,6 @@ struct task_struct {
   int tgid;  // process id
   char comm[16];
   struct css_set *cgroups;
-  struct sched_entity se;
   struct sched_info sched_info;
   // Page faults of this thread, bumped only by the thread itself (mm_account_fault on
   // `current`); the same counts as /proc/<tid>/stat and the perf fault events.
@@ -62,14 +102,127 @@ typedef struct {
   long counter;
 } atomic_long_t;
 
+typedef struct {
+  long long counter;
+} atomic64_t;
+
 struct page_counter {
-  atomic_long_t usage;  // pages
-  unsigned long max;    // pages
+  atomic_long_t usage;      // pages
+  unsigned long watermark;  // pages: memory.peak
+  unsigned long max;        // pages
 } STATLET_CORE;
 
+// memcg statistics (memory.stat), hierarchical as of the last rstat flush. Up to 6.10
+// `state` is indexed by the stat enums themselves; `events` by a compact index since 6.1
+// (the kernel's private table mem_cgroup_events_index maps vm_event_item to it).
+struct memcg_vmstats {
+  long state[1];
+  unsigned long events[1];
+} STATLET_CORE;
+
+// The kernel's memcg event counters (memory.events), indexed by enum memcg_memory_event.
 struct mem_cgroup {
   struct cgroup_subsys_state css;
   struct page_counter memory;
+  struct page_counter swap;
+  struct memcg_vmstats *vmstats;
+  atomic_long_t memory_events[1];
+  atomic_long_t memory_events_local[1];
+} STATLET_CORE;
+
+enum memcg_memory_event {
+  MEMCG_LOW,
+  MEMCG_HIGH,
+  MEMCG_MAX,
+  MEMCG_OOM,
+  MEMCG_OOM_KILL,
+  MEMCG_OOM_GROUP_KILL,
+};
+
+// The memory.stat items statlet reports; values come from the running kernel (CO-RE).
+enum node_stat_item {
+  NR_INACTIVE_ANON,
+  NR_ACTIVE_ANON,
+  NR_INACTIVE_FILE,
+  NR_ACTIVE_FILE,
+  NR_UNEVICTABLE,
+  NR_SLAB_RECLAIMABLE_B,
+  NR_SLAB_UNRECLAIMABLE_B,
+  WORKINGSET_REFAULT_ANON,
+  WORKINGSET_REFAULT_FILE,
+  WORKINGSET_ACTIVATE_ANON,
+  WORKINGSET_ACTIVATE_FILE,
+  WORKINGSET_RESTORE_ANON,
+  WORKINGSET_RESTORE_FILE,
+  NR_ANON_MAPPED,
+  NR_FILE_MAPPED,
+  NR_FILE_PAGES,
+  NR_SHMEM,
+};
+enum memcg_stat_item {
+  MEMCG_KMEM,
+  MEMCG_NR_STAT,
+};
+enum vm_event_item {
+  PGFAULT,
+  PGMAJFAULT,
+  PGSTEAL_KSWAPD,
+  PGSTEAL_DIRECT,
+  PGSTEAL_KHUGEPAGED,  // 6.2+
+  PGSTEAL_PROACTIVE,   // 6.17+
+  PGSCAN_KSWAPD,
+  PGSCAN_DIRECT,
+  PGSCAN_KHUGEPAGED,
+  PGSCAN_PROACTIVE,
+  NR_VM_EVENT_ITEMS,
+};
+
+// The CFS bandwidth counters of a cpu controller group (cpu.stat nr_periods...).
+struct cfs_bandwidth {
+  int nr_periods;
+  int nr_throttled;
+  int nr_burst;
+  __u64 throttled_time;  // ns
+  __u64 burst_time;      // ns
+} STATLET_CORE;
+
+struct task_group {
+  struct cgroup_subsys_state css;
+  struct cfs_bandwidth cfs_bandwidth;
+} STATLET_CORE;
+
+struct pids_cgroup {
+  struct cgroup_subsys_state css;
+  atomic64_t counter;  // pids.current
+} STATLET_CORE;
+// Up to 6.11 pids.events "max" is one counter; 6.12 made the events hierarchical arrays.
+struct pids_cgroup___events_limit {
+  atomic64_t events_limit;
+} STATLET_CORE;
+
+// The kernel side of a BPF array map; pptrs[0] is the per-CPU base pointer of a per-CPU
+// array's first value (see cgroup_iter.bpf.h).
+struct bpf_array {
+  __u32 elem_size;
+  void *pptrs[0];
+} STATLET_CORE;
+
+struct bpf_iter_meta {
+  struct seq_file *seq;
+  __u64 session_id;
+  __u64 seq_num;
+} STATLET_CORE;
+
+// The context of an iter/task program; task is NULL once, after the walk.
+struct bpf_iter__task {
+  struct bpf_iter_meta *meta;
+  struct task_struct *task;
+} STATLET_CORE;
+
+// The context of an iter/cgroup program; cgroup is NULL once, after the walk.
+struct bpf_iter__cgroup {
+  struct bpf_iter_meta *meta;
+  struct cgroup *cgroup;
 } STATLET_CORE;
 
 struct sock_cgroup_data {

@@ -1,6 +1,6 @@
 // One libbpf skeleton that loads, attaches, and adds its kernel aggregates to a collection.
-// It serves one probe (oom, tcp) or several (sched_switch: cpu, runqlat, faults); BpfProbes
-// owns one per skeleton and reports each probe name as up or down.
+// It serves one probe (cpu, oom, tcp, cgroup_stats) or several (sched_switch: runqlat,
+// faults); BpfProbes owns one per skeleton and reports each probe name as up or down.
 #pragma once
 
 #include <cstdint>
@@ -14,10 +14,15 @@
 
 struct bpf_map;
 
+namespace statlet {
+class CgroupFileSource;
+}
+
 namespace statlet::bpf {
 
 struct ProbeConfig {
   uint32_t max_cgroups = 4096;  // entries of each per-cgroup map
+  int cgroup2_root_fd = -1;     // the unified hierarchy's root directory (iterators walk it)
 };
 
 // What one Collect() fills; shared by all probes of the collection.
@@ -36,17 +41,21 @@ class Probe {
   virtual Status Start(const ProbeConfig& config) = 0;
   // Reads the kernel maps into `ctx` (only live cgroups) and prunes entries of dead ones.
   virtual void Collect(CollectContext& ctx) = 0;
-  // Events the kernel side could not record (a full map or ring buffer).
+  // Events the kernel side could not record (a full map or ring buffer, cgroups beyond an
+  // iterator's maps, failed walks).
   virtual uint64_t LostEvents() const = 0;
+  // The collector's file source this probe provides (cgroup_stats), else null.
+  virtual CgroupFileSource* file_source() { return nullptr; }
 };
 
 // The scheduler probes share one sched_switch program; these say which of them count.
 struct SchedSwitchCounts {
-  bool cpu = true;
   bool runqlat = true;
   bool faults = true;
 };
 std::unique_ptr<Probe> NewSchedSwitchProbe(const SchedSwitchCounts& counts);
+std::unique_ptr<Probe> NewCgroupCpuProbe();
+std::unique_ptr<Probe> NewCgroupStatsProbe();
 std::unique_ptr<Probe> NewOomKillProbe();
 std::unique_ptr<Probe> NewTcpEventsProbe();
 

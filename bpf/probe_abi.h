@@ -12,28 +12,130 @@
 #define STATLET_RUNQ_SLOTS 27
 
 // What the sched_switch program counts for one cgroup on one CPU (the value of a slot of
-// the per-CPU `counters` array). The cpu, faults and runqlat probes each own their fields.
+// the per-CPU `counters` array). The faults and runqlat probes each own their fields.
 struct statlet_sched_counters {
-  __u64 cpu_ns;        // cpu: time the cgroup's tasks ran on this CPU
   __u64 minor_faults;  // faults: page faults of tasks switching out of this CPU
   __u64 major_faults;
-  __u64 runq_sum_ns;   // runqlat: total wait of tasks switching in, and its histogram
+  __u64 runq_sum_ns;   // runqlat: total wait of tasks switching out, and its histogram
   __u64 runq_slots[STATLET_RUNQ_SLOTS];
 };
 
-// Per-CPU state of the sched_switch program (one entry per CPU, never read by user space).
+// Per-CPU state of the sched_switch program (one entry per CPU, never read by user space):
+// the last cgroup looked up on this CPU, valid while `epoch` is the loader's.
 struct statlet_sched_cpu {
-  // Slot cache: the last cgroup looked up on this CPU, valid while `epoch` is the loader's.
   __u64 cache_cgroup_id;
   __u32 cache_slot;
   __u32 cache_epoch;
-  // The task switched in here (0: idle or unknown) and its counters then: it is the
-  // `prev` of this CPU's next switch, which accounts its stay from the differences.
-  __u64 running_task;
-  __u64 running_exec_ns;    // se.sum_exec_runtime
-  __u64 running_delay_ns;   // sched_info.run_delay, before this stay's wait was added
-  __u64 running_min_flt;
-  __u64 running_maj_flt;
+};
+
+// What the sched_switch program has already counted of one task (task local storage):
+// its own counters as of its last accounted switch-out. Each switch-out the program sees
+// adds the differences, so a switch the program does not see loses nothing.
+struct statlet_task_marks {
+  __u64 run_delay_ns;  // sched_info.run_delay
+  __u64 arrivals;      // sched_info.pcount
+  __u64 min_flt;
+  __u64 maj_flt;
+  __u64 seen;          // 0 on creation, until the marks are set
+};
+
+// ---------------------------------------------------------------- cgroup iterators
+// A cgroup iterator walk writes one entry per cgroup into mmapable array maps (a walk's
+// seq_file output is capped at 32 KiB and cannot be resumed), then, once the walk is
+// complete, one statlet_iter_trailer into the iterator's output.
+#define STATLET_ITER_MAX_CPUS 1024
+
+struct statlet_iter_trailer {
+  __u32 magic;     // STATLET_ITER_MAGIC: the walk completed
+  __u32 cgroups;   // cgroups visited; entries beyond the maps' size were not stored
+};
+#define STATLET_ITER_MAGIC 0x73746174u
+
+// cgroup_cpu_iter: one per cgroup; its per-CPU times are cpu_times[index * nr_cpus + cpu].
+struct statlet_cgroup_entry {
+  __u64 cgroup_id;
+  __u32 level;  // depth below the hierarchy root (pre-order walk: parents come first)
+  __u32 pad;
+};
+
+// The memory.stat items the stats iterator reads; user space names them (cgroup_stats_iter.cc).
+enum statlet_memstat_state {
+  STATLET_MS_ANON,
+  STATLET_MS_FILE,
+  STATLET_MS_KERNEL,
+  STATLET_MS_SHMEM,
+  STATLET_MS_FILE_MAPPED,
+  STATLET_MS_INACTIVE_ANON,
+  STATLET_MS_ACTIVE_ANON,
+  STATLET_MS_INACTIVE_FILE,
+  STATLET_MS_ACTIVE_FILE,
+  STATLET_MS_UNEVICTABLE,
+  STATLET_MS_SLAB_RECLAIMABLE,
+  STATLET_MS_SLAB_UNRECLAIMABLE,
+  STATLET_MS_WORKINGSET_REFAULT_ANON,
+  STATLET_MS_WORKINGSET_REFAULT_FILE,
+  STATLET_MS_WORKINGSET_ACTIVATE_ANON,
+  STATLET_MS_WORKINGSET_ACTIVATE_FILE,
+  STATLET_MS_WORKINGSET_RESTORE_ANON,
+  STATLET_MS_WORKINGSET_RESTORE_FILE,
+  STATLET_MS_STATE_ITEMS,
+};
+enum statlet_memstat_event {
+  STATLET_ME_PGFAULT,
+  STATLET_ME_PGMAJFAULT,
+  STATLET_ME_PGSCAN_KSWAPD,
+  STATLET_ME_PGSCAN_DIRECT,
+  STATLET_ME_PGSCAN_KHUGEPAGED,
+  STATLET_ME_PGSCAN_PROACTIVE,
+  STATLET_ME_PGSTEAL_KSWAPD,
+  STATLET_ME_PGSTEAL_DIRECT,
+  STATLET_ME_PGSTEAL_KHUGEPAGED,
+  STATLET_ME_PGSTEAL_PROACTIVE,
+  STATLET_ME_EVENT_ITEMS,
+};
+#define STATLET_MEMORY_EVENTS 6  // low high max oom oom_kill oom_group_kill
+
+// Which parts of a statlet_cgroup_stats entry hold values.
+#define STATLET_PART_CPU (1u << 0)          // rstat CPU time (not for the root, whose
+                                            // cpu.stat comes from system-wide counters)
+#define STATLET_PART_CFS (1u << 1)          // the cpu controller's bandwidth counters
+#define STATLET_PART_MEMORY (1u << 2)       // memcg page counters and memory.events
+#define STATLET_PART_MEMSTAT (1u << 3)      // memory.stat items
+#define STATLET_PART_PIDS (1u << 4)         // pids.current
+#define STATLET_PART_PIDS_EVENTS (1u << 5)  // pids.events max
+
+// cgroup_stats_iter: one per cgroup, raw kernel values; user space renders them as the
+// cgroup files show them.
+struct statlet_cgroup_stats {
+  __u64 cgroup_id;
+  __u32 level;
+  __u32 parts;
+  // cpu.stat: rstat base stats after the flush (ns) and cputime_adjust's last split
+  __u64 sum_exec_ns, utime_ns, stime_ns, prev_utime_ns, prev_stime_ns;
+  __u64 nr_periods, nr_throttled, throttled_ns, nr_bursts, burst_ns;
+  // memory (pages)
+  __u64 memory_pages, memory_peak_pages, swap_pages;
+  __u64 memory_events[STATLET_MEMORY_EVENTS];
+  __u64 memory_events_local[STATLET_MEMORY_EVENTS];
+  __s64 memstat_state[STATLET_MS_STATE_ITEMS];   // memcg_vmstats.state, raw
+  __u64 memstat_events[STATLET_ME_EVENT_ITEMS];  // memcg_vmstats.events (0: not in this kernel)
+  // pids
+  __u64 pids_current, pids_events_max;
+};
+
+// What the stats iterator learns of the kernel on its first walk (its .bss `setup`), for
+// the loader to map memory.stat items to memcg_vmstats slots.
+#define STATLET_INDEX_TABLE_BYTES 1024
+struct statlet_memstat_setup {
+  __u32 done;
+  __u32 state_len;        // entries of memcg_vmstats.state
+  __u32 events_len;       // entries of memcg_vmstats.events
+  __u32 nr_stat_items;    // MEMCG_NR_STAT: state is indexed by the enums when equal to state_len
+  __u32 nr_event_items;   // NR_VM_EVENT_ITEMS: likewise for events
+  __u32 events_table_ok;  // mem_cgroup_events_index was found and copied
+  __s32 state_enum[STATLET_MS_STATE_ITEMS];  // kernel enum values (-1: not in this kernel)
+  __s32 event_enum[STATLET_ME_EVENT_ITEMS];
+  __u8 events_table[STATLET_INDEX_TABLE_BYTES];  // the kernel's events index table, raw
 };
 
 // A TCP drop, counted per (socket's cgroup, kernel drop reason).

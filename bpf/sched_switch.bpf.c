@@ -1,37 +1,43 @@
-// The cpu, runqlat and faults probes: one program on every context switch.
+// The runqlat and faults probes: one program on every context switch.
 //
 // Attach: tp_btf/sched_switch — a BTF-typed tracepoint that loads on 6.1 and 6.18 without
 // tracefs; fentry is refused on the lockdown host and kprobes are not built in there.
-// The three probes share one program because a context switch is the hottest event they
+// The two probes share one program because a context switch is the hottest event they
 // see: one invocation per switch instead of one per probe, and one cgroup slot lookup
-// serves all three. Which probes count is fixed at load time: the loader loads the
-// program for all three, or the one that reads the count_* flags in .rodata.
+// serves both. Which probes count is fixed at load time: the loader loads the program for
+// both, or the one that reads the count_* flags in .rodata. Neither is in the default
+// probe set (per-CPU time comes from the kernel's own accounting, cgroup_cpu_iter.bpf.c).
 //
-// A task's stay on a CPU runs from the switch that brings it in to the one that takes it
-// out. At the switch-in the program stores the task's own counters in the CPU's state; at
-// the switch-out it adds their differences to the task's cgroup:
-//   cpu      se.sum_exec_runtime: the run time the kernel charges to the cgroup's usage
-//            (update_curr ran at dequeue or put_prev_task, before this tracepoint).
+// Each task's counters are its own and only grow; the program keeps, per task (task local
+// storage), how far it has counted them. When a task switches out, the differences since
+// its last counted switch-out go to its cgroup:
 //   faults   min_flt / maj_flt, bumped only by the task itself. No per-fault program:
 //            page faults cost nothing.
-//   runqlat  sched_info.run_delay (CONFIG_SCHED_INFO): sched_info_arrive adds the wait
-//            that ended at the switch-in right after this tracepoint, so the difference is
-//            exactly that one wait; log2 us bucket and sum.
+//   runqlat  sched_info.run_delay and .pcount (CONFIG_SCHED_INFO): sched_info_arrive,
+//            right after the tracepoint that brings a queued task in, adds the wait to
+//            run_delay and counts the arrival in pcount. One arrival since the last
+//            switch-out (the common case) is exactly one wait: log2 us bucket and sum.
+// The tracepoint is not seen for every switch (measured on the 6.18 host: a switch-out with
+// no matching switch-in), so no state spans two events: a missed switch-out only delays
+// the counts to the task's next one, where several arrivals share their mean wait's bucket.
+// A task's marks are created where memory may be allocated, never in the scheduler (the
+// tracepoint runs under the run-queue lock, and 6.1 allocates local storage with kmalloc):
+// at fork, from zero (statlet_task_fork), and for the tasks that exist at load, from their
+// values then (statlet_task_marks_init, a task iterator the loader runs once after attach).
+// A task without marks is not counted.
 // No clock is read and no kernel state is chased beyond the task itself and its cgroup id.
 // Values are as of each task's last switch-out.
 //
 // Values live in `counters`, a per-CPU array with one slot per cgroup; `slot_of` maps a
 // cgroup id to its slot. Each CPU caches the last (cgroup id, slot) it looked up, so
-// consecutive switch-outs of one cgroup's tasks need no hash lookup: the common path is
-// a cache compare, an array access and adds. A new cgroup takes a slot from `free_slots` (filled by the loader).
-// The loader unmaps dead cgroups, then bumps `slot_epoch`, which invalidates every CPU's
-// cache; it zeroes and returns their slots one collection later, when no program can
-// still hold them.
+// consecutive switch-outs of one cgroup's tasks need no hash lookup. A new cgroup takes a
+// slot from `free_slots` (filled by the loader). The loader unmaps dead cgroups, then bumps
+// `slot_epoch`, which invalidates every CPU's cache; it zeroes and returns their slots one
+// collection later, when no program can still hold them.
 #include "bpf/probe_common.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
-const volatile __u32 count_cpu = 1;
 const volatile __u32 count_faults = 1;
 const volatile __u32 count_runq = 1;
 
@@ -65,6 +71,13 @@ struct {
   __type(key, __u32);
   __type(value, struct statlet_sched_cpu);
 } cpu_state SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, struct statlet_task_marks);
+} task_marks SEC(".maps");
 
 STATLET_LOST_MAP;
 
@@ -127,57 +140,72 @@ static __always_inline __u32 us_log2_slot(__u64 ns) {
 
 // The program body for a fixed choice of probes; inlined into each program below with
 // constants or the load-time flags, so each copy has only the code it runs.
-static __always_inline int on_switch(struct task_struct *prev, struct task_struct *next, __u32 count_cpu,
-                                     __u32 count_faults, __u32 count_runq) {
+static __always_inline int on_switch(struct task_struct *prev, __u32 count_faults, __u32 count_runq) {
+  struct statlet_task_marks *m = bpf_task_storage_get(&task_marks, prev, 0, 0);
+  if (!m) return 0;  // the idle task, or a task that existed before the marks
+  const __u64 min_flt = prev->min_flt, maj_flt = prev->maj_flt;
+  const __u64 delay = prev->sched_info.run_delay, arrivals = prev->sched_info.pcount;
   __u32 zero = 0;
   struct statlet_sched_cpu *st = bpf_map_lookup_elem(&cpu_state, &zero);
   if (!st) return 0;
-
-  // prev's stay on this CPU ends. Not accounted when prev is the idle task or arrived
-  // before the program was attached (running_task is then 0 or another task).
-  if (st->running_task == (__u64)prev) {
-    struct statlet_sched_counters *c = counters_of(st, prev->cgroups->dfl_cgrp->kn->id);
-    if (c) {
-      if (count_cpu) c->cpu_ns += prev->se.sum_exec_runtime - st->running_exec_ns;
-      if (count_faults) {
-        c->minor_faults += prev->min_flt - st->running_min_flt;
-        c->major_faults += prev->maj_flt - st->running_maj_flt;
-      }
-      if (count_runq) {
-        // The wait that ended when prev arrived (0: it was not queued, e.g. preempted
-        // and picked again by the same __schedule).
-        __u64 wait_ns = prev->sched_info.run_delay - st->running_delay_ns;
-        if (wait_ns != 0) {
-          c->runq_slots[us_log2_slot(wait_ns)] += 1;
-          c->runq_sum_ns += wait_ns;
-        }
-      }
-    }
-  }
-
-  // next's stay begins: remember what its switch-out needs.
-  if (next->pid == 0) {  // the CPU's idle task
-    st->running_task = 0;
-    return 0;
-  }
-  st->running_task = (__u64)next;
-  if (count_cpu) st->running_exec_ns = next->se.sum_exec_runtime;
-  if (count_runq) st->running_delay_ns = next->sched_info.run_delay;
+  struct statlet_sched_counters *c = counters_of(st, prev->cgroups->dfl_cgrp->kn->id);
+  if (!c) return 0;  // counted as lost; the marks stay, so the next switch-out retries
   if (count_faults) {
-    st->running_min_flt = next->min_flt;
-    st->running_maj_flt = next->maj_flt;
+    c->minor_faults += min_flt - m->min_flt;
+    c->major_faults += maj_flt - m->maj_flt;
+    m->min_flt = min_flt;
+    m->maj_flt = maj_flt;
+  }
+  if (count_runq) {
+    const __u64 n = arrivals - m->arrivals;
+    const __u64 wait_ns = delay - m->run_delay_ns;
+    if (n != 0) {
+      // n > 1 only after a switch-out the program did not see; the mean's bucket.
+      c->runq_slots[us_log2_slot(n == 1 ? wait_ns : wait_ns / n)] += n;
+      c->runq_sum_ns += wait_ns;
+    }
+    m->arrivals = arrivals;
+    m->run_delay_ns = delay;
   }
   return 0;
 }
 
-// All three probes, the default: no flag tests on the hot path.
-SEC("tp_btf/sched_switch")
-int BPF_PROG(statlet_sched_switch_all, _Bool preempt, struct task_struct *prev, struct task_struct *next) {
-  return on_switch(prev, next, 1, 1, 1);
+// A new task (process or thread): its counters start at zero (copy_process / sched_fork).
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(statlet_task_fork, struct task_struct *parent, struct task_struct *child) {
+  struct statlet_task_marks *m = bpf_task_storage_get(&task_marks, child, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (m) m->seen = 1;
+  else count_lost();
+  return 0;
 }
 
-// Any other choice, from the .rodata flags (the verifier drops the code of unset ones).
+// Run once by the loader after attach: the tasks that already exist are counted from now.
+SEC("iter/task")
+int statlet_task_marks_init(struct bpf_iter__task *ctx) {
+  struct task_struct *t = ctx->task;
+  if (!t) return 0;
+  struct statlet_task_marks *m = bpf_task_storage_get(&task_marks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  if (!m) {
+    count_lost();
+    return 0;
+  }
+  if (m->seen) return 0;  // forked after the fork program was attached
+  m->min_flt = t->min_flt;
+  m->maj_flt = t->maj_flt;
+  m->run_delay_ns = t->sched_info.run_delay;
+  m->arrivals = t->sched_info.pcount;
+  m->seen = 1;
+  return 0;
+}
+
+// Both probes: no flag tests on the hot path.
+SEC("tp_btf/sched_switch")
+int BPF_PROG(statlet_sched_switch_all, _Bool preempt, struct task_struct *prev, struct task_struct *next) {
+  return on_switch(prev, 1, 1);
+}
+
+// One of them, from the .rodata flags (the verifier drops the code of the unset one).
 SEC("tp_btf/sched_switch")
 int BPF_PROG(statlet_sched_switch, _Bool preempt, struct task_struct *prev, struct task_struct *next) {
-  return on_switch(prev, next, count_cpu, count_faults, count_runq);
+  return on_switch(prev, count_faults, count_runq);
 }

@@ -1,7 +1,8 @@
-// The cpu, runqlat and faults probes: one sched_switch program (see sched_switch.bpf.c)
+// The runqlat and faults probes: one sched_switch program (see sched_switch.bpf.c)
 // counting per-cgroup slots of a per-CPU array, and their slot bookkeeping.
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -21,10 +22,9 @@ class SchedSwitchProbe final : public Probe {
   Status Start(const ProbeConfig& config) override {
     skel_ = statlet_sched_switch__open();
     if (!skel_) return LibbpfError(errno, "open sched_switch");
-    skel_->rodata->count_cpu = counts_.cpu;
     skel_->rodata->count_faults = counts_.faults;
     skel_->rodata->count_runq = counts_.runqlat;
-    const bool all = counts_.cpu && counts_.faults && counts_.runqlat;
+    const bool all = counts_.faults && counts_.runqlat;
     bpf_program__set_autoload(skel_->progs.statlet_sched_switch_all, all);
     bpf_program__set_autoload(skel_->progs.statlet_sched_switch, !all);
     max_entries_ = config.max_cgroups;
@@ -39,6 +39,12 @@ class SchedSwitchProbe final : public Probe {
       if (bpf_map_update_elem(free_fd, nullptr, &slot, BPF_ANY) != 0) return Fail(-errno, "fill free slots");
     }
     if (int err = statlet_sched_switch__attach(skel_)) return Fail(err, "attach tp_btf/sched_switch");
+    // New tasks get their marks at fork from now on; the ones that exist get them here.
+    if (Status st = MarkExistingTasks(); !st.ok()) {
+      statlet_sched_switch__destroy(skel_);
+      skel_ = nullptr;
+      return st;
+    }
     return Status::Ok();
   }
 
@@ -84,13 +90,11 @@ class SchedSwitchProbe final : public Probe {
     (void)read;  // a failed read leaves the live cgroups with zeros below
     for (uint64_t id : ctx.pruner->live()) {  // no slot yet: nothing happened since the probe started
       BpfCgroupStats& out = (*ctx.by_cgroup_id)[id];
-      if (counts_.cpu && out.per_cpu_ns.empty()) out.per_cpu_ns.assign(cpus, 0);
       if (counts_.faults && !out.minor_faults) out.minor_faults = out.major_faults = 0;
       if (counts_.runqlat && !out.runq_latency_sum_ns) {
         out.runq_latency_log2_us.assign(STATLET_RUNQ_SLOTS, 0);
         out.runq_latency_sum_ns = 0;
       }
-      if (counts_.cpu) (*ctx.per_cpu_ns)[id] = out.per_cpu_ns;
     }
   }
 
@@ -98,13 +102,11 @@ class SchedSwitchProbe final : public Probe {
 
  private:
   void Fill(const uint8_t* values, int cpus, size_t stride, BpfCgroupStats* out) const {
-    if (counts_.cpu) out->per_cpu_ns.assign(cpus, 0);
     if (counts_.runqlat) out->runq_latency_log2_us.assign(STATLET_RUNQ_SLOTS, 0);
     uint64_t minor = 0, major = 0, runq_sum = 0;
     for (int cpu = 0; cpu < cpus; cpu++) {
       statlet_sched_counters c;
       std::memcpy(&c, values + cpu * stride, sizeof(c));
-      if (counts_.cpu) out->per_cpu_ns[cpu] = c.cpu_ns;
       minor += c.minor_faults;
       major += c.major_faults;
       runq_sum += c.runq_sum_ns;
@@ -117,6 +119,21 @@ class SchedSwitchProbe final : public Probe {
       out->major_faults = major;
     }
     if (counts_.runqlat) out->runq_latency_sum_ns = runq_sum;
+  }
+
+  Status MarkExistingTasks() {
+    int fd = bpf_iter_create(bpf_link__fd(skel_->links.statlet_task_marks_init));
+    if (fd < 0) return LibbpfError(errno, "create task iterator");
+    char buf[256];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)) {
+    }
+    const int err = n < 0 ? errno : 0;
+    close(fd);
+    if (err != 0) return LibbpfError(err, "run task iterator");
+    bpf_link__destroy(skel_->links.statlet_task_marks_init);
+    skel_->links.statlet_task_marks_init = nullptr;
+    return Status::Ok();
   }
 
   // Slots unmapped by the previous collection: no program holds them any more.

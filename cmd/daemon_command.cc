@@ -60,6 +60,15 @@ int RunDaemonCommand(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);  // a scraper hanging up must not kill the daemon
 
+  // Optional eBPF probes: in auto mode a probe that cannot load is skipped with a log line
+  // and reported down by statlet_bpf_probe_up; with --bpf=off every probe reports down.
+  // Loaded before the collector, which takes part of its files from the cgroup_stats probe.
+  auto probes = BpfProbes::Create(opts.bpf);
+  if (!probes.ok()) {
+    log::Error("eBPF probes (--bpf=on): " + probes.status().ToString());
+    return 1;
+  }
+  opts.collector.file_source = (*probes)->FileSource();
   auto collector = Collector::Create(opts.collector);
   if (!collector.ok()) {
     log::Error("cannot start the collector: " + collector.status().ToString());
@@ -67,14 +76,6 @@ int RunDaemonCommand(int argc, char** argv) {
   }
   // The runtime's metadata joins the snapshots; absent or down, stats are still served.
   std::unique_ptr<cri::RuntimeClient> runtime = cri::StartRuntimeClient(opts.cri);
-  // Optional eBPF probes: in auto mode a probe that cannot load is skipped with a log line
-  // and reported down by statlet_bpf_probe_up; with --bpf=off every probe reports down.
-  auto probes = BpfProbes::Create(opts.bpf);
-  if (!probes.ok()) {
-    log::Error("eBPF probes (--bpf=on): " + probes.status().ToString());
-    if (runtime) runtime->Stop();
-    return 1;
-  }
   SelfMetrics self_metrics(STATLET_VERSION_STRING, STATLET_REVISION_STRING);
   Sampler sampler(std::move(*collector), runtime.get(), probes->get());
   sampler.SetCollectionObserver([&self_metrics](const Snapshot& s) { self_metrics.ObserveCollection(s); });

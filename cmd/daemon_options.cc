@@ -250,7 +250,8 @@ const std::vector<Option>& Options() {
          return Status::Ok();
        }},
       {"bpf.probes", "bpf.probes", "",
-       "Probes to load (cpu, runqlat, faults, oom, tcp); repeatable or comma-separated. Default: all.", false,
+       "Probes to load (cpu, runqlat, faults, oom, tcp, cgroup_stats); repeatable or comma-separated. Default: "
+       "cpu,oom,tcp,cgroup_stats (runqlat and faults run on every context switch: name them to load them).", false,
        [](DaemonOptions* o, const std::string& v) {
          size_t start = 0;
          while (start <= v.size()) {

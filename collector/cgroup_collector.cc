@@ -12,6 +12,7 @@
 
 #include "base/log.h"
 #include "collector/cgroup_discovery.h"
+#include "collector/cgroup_file_source.h"
 #include "collector/cgroup_files.h"
 #include "collector/cgroup_path_classifier.h"
 #include "collector/collector.h"
@@ -91,6 +92,7 @@ class CgroupCollector : public Collector {
       : opts_(o), discovery_(h, o.subtrees), plan_(BuildReadPlan(h, HugePageSizes(o.hugepages_dir))),
         netns_(o.proc_root), fd_scanner_(o.proc_root), budget_(FdBudget::FromRlimit(512)) {
     num_cpus_ = static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_CONF));
+    SetUpFileSource();
   }
 
   Status Init() { 
@@ -107,6 +109,8 @@ class CgroupCollector : public Collector {
   void RemoveNode(const std::string& path);
   void CloseNode(Node* n);
   void ReadProcesses(Node* n);
+  void SetUpFileSource();
+  bool RenderFromSource(Node* n, size_t i, CgroupStats* out);
   void ReadFiles(Node* n, CgroupStats* out);
   void ScanProcesses(const Node& n, ProcessStats* out);
   void CountError(const char* file, const char* reason);
@@ -116,6 +120,12 @@ class CgroupCollector : public Collector {
   CollectorOptions opts_;
   CgroupDiscovery discovery_;
   std::vector<const CgroupFileReader*> plan_;
+  // The file source's index of each plan entry (-1: read from cgroupfs), and whether this
+  // collection's walk succeeded.
+  CgroupFileSource* source_ = nullptr;
+  std::vector<int> source_index_;
+  bool source_fresh_ = false;
+  bool source_failure_logged_ = false;
   NetnsReader netns_;
   ProcessFdScanner fd_scanner_;
   FdBudget budget_;
@@ -225,11 +235,48 @@ void CgroupCollector::ReadProcesses(Node* n) {
   }
 }
 
+void CgroupCollector::SetUpFileSource() {
+  source_ = opts_.file_source;
+  source_index_.assign(plan_.size(), -1);
+  if (source_ == nullptr) return;
+  std::string names;
+  for (size_t i = 0; i < plan_.size(); ++i) {
+    if (plan_[i]->hierarchy != kUnified || plan_[i]->apply == nullptr) continue;
+    source_index_[i] = source_->FileIndex(plan_[i]->name);
+    if (source_index_[i] >= 0) names += std::string(names.empty() ? "" : ", ") + plan_[i]->name;
+  }
+  if (names.empty()) {
+    log::Info("collector: the eBPF cgroup iterator renders none of the files this host's read plan has; all read from cgroupfs");
+    source_ = nullptr;  // no walk per collection for nothing
+  } else {
+    log::Info("collector: " + names + " from the eBPF cgroup iterator (one kernel walk per collection), the other files from cgroupfs");
+  }
+}
+
+// A file the source renders: its existence is still checked once per cgroup (a controller
+// not enabled there, a file not on the root), then its content comes from this
+// collection's walk. False: read it from cgroupfs (the walk did not see the cgroup).
+bool CgroupCollector::RenderFromSource(Node* n, size_t i, CgroupStats* out) {
+  if (!source_fresh_ || source_index_[i] < 0 || n->cgroup_id == 0) return false;
+  const CgroupFileReader& r = *plan_[i];
+  int err = 0;
+  switch (n->files[i].Check(discovery_.root_fd(r.hierarchy), n->rel, r.name, &err)) {
+    case ReadOutcome::kAbsent: return true;  // nothing to fill
+    case ReadOutcome::kGone: n->gone = true; return true;
+    case ReadOutcome::kError: return false;
+    case ReadOutcome::kOk: break;
+  }
+  if (!source_->Render(n->cgroup_id, source_index_[i], &buf_)) return false;
+  if (!ApplyReader(r, buf_.view(), out)) CountError(r.name, "parse");
+  return true;
+}
+
 void CgroupCollector::ReadFiles(Node* n, CgroupStats* out) {
   for (size_t i = 0; i < plan_.size() && !n->gone; ++i) {
     const CgroupFileReader& r = *plan_[i];
     if (!(n->mask & (1u << r.hierarchy))) continue;
     if (n->files[i].absent()) continue;
+    if (RenderFromSource(n, i, out)) continue;
     int err = 0;
     switch (n->files[i].Read(discovery_.root_fd(r.hierarchy), n->rel, r.name, &budget_, &buf_, &err)) {
       case ReadOutcome::kOk:
@@ -283,6 +330,18 @@ StatusOr<Snapshot> CgroupCollector::Collect() {
   snap.num_cpus = num_cpus_;
   uint64_t dirs_before = discovery_.directories_read();
   ApplyChanges(discovery_.Poll());
+  // One kernel walk for the files the source renders; if it fails, they are read below.
+  if (source_ != nullptr) {
+    Status st = source_->Refresh();
+    source_fresh_ = st.ok();
+    if (!st.ok()) {
+      CountError("cgroup iterator", "io");
+      if (!source_failure_logged_) {
+        log::Warn("collector: the eBPF cgroup iterator failed, reading its files from cgroupfs: " + st.message());
+        source_failure_logged_ = true;
+      }
+    }
+  }
 
   // Pass 1: process lists, and subtree totals (a parent sorts before its children, so a
   // reverse walk sees every child before its parent).

@@ -12,6 +12,8 @@
 
 namespace statlet {
 
+class CgroupFileSource;
+
 struct CollectorOptions {
   std::string cgroup_mount = "/sys/fs/cgroup";  // where the hierarchies are mounted
   std::string proc_root = "/proc";
@@ -31,6 +33,10 @@ struct CollectorOptions {
   bool process_fds = false;
   // Where the kernel lists its huge page sizes (one hugetlb file set per size).
   std::string hugepages_dir = "/sys/kernel/mm/hugepages";
+  // Unified-hierarchy files rendered by another source (the eBPF cgroup iterator,
+  // BpfProbes::FileSource()) instead of read; null: every file from cgroupfs. Not owned;
+  // must outlive the collector, and is used only from the collecting thread.
+  CgroupFileSource* file_source = nullptr;
 };
 
 class Collector {

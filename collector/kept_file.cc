@@ -39,7 +39,37 @@ int PreadWhole(int fd, ReadBuffer* buf) {
 
 namespace {
 bool IsGone(int e) { return e == ENOENT || e == ENODEV || e == ESRCH; }
+
+// "dir/name" into rel; false when it does not fit.
+bool RelPath(std::string_view dir, const char* name, char (&rel)[4096]) {
+  size_t n = std::strlen(name);
+  if (dir.size() + n + 2 > sizeof rel) return false;
+  std::memcpy(rel, dir.data(), dir.size());
+  rel[dir.size()] = '/';
+  std::memcpy(rel + dir.size() + 1, name, n + 1);
+  return true;
+}
 }  // namespace
+
+ReadOutcome KeptFile::Check(int dir_fd, std::string_view dir, const char* name, int* err) {
+  if (absent_) return ReadOutcome::kAbsent;
+  if (exists_ || fd_ >= 0) return ReadOutcome::kOk;
+  char rel[4096];
+  if (!RelPath(dir, name, rel)) {
+    *err = ENAMETOOLONG;
+    return ReadOutcome::kError;
+  }
+  if (::faccessat(dir_fd, rel, F_OK, 0) != 0) {
+    *err = errno;
+    if (errno == ENOENT) {
+      absent_ = true;  // or the cgroup is gone: the caller tells them apart
+      return ReadOutcome::kAbsent;
+    }
+    return IsGone(errno) ? ReadOutcome::kGone : ReadOutcome::kError;
+  }
+  exists_ = true;
+  return ReadOutcome::kOk;
+}
 
 ReadOutcome KeptFile::Read(int dir_fd, std::string_view dir, const char* name, FdBudget* budget, ReadBuffer* buf,
                            int* err) {
@@ -47,14 +77,10 @@ ReadOutcome KeptFile::Read(int dir_fd, std::string_view dir, const char* name, F
   bool transient = false;
   if (fd_ < 0) {
     char rel[4096];
-    size_t n = std::strlen(name);
-    if (dir.size() + n + 2 > sizeof rel) {
+    if (!RelPath(dir, name, rel)) {
       *err = ENAMETOOLONG;
       return ReadOutcome::kError;
     }
-    std::memcpy(rel, dir.data(), dir.size());
-    rel[dir.size()] = '/';
-    std::memcpy(rel + dir.size() + 1, name, n + 1);
     int fd = ::openat(dir_fd, rel, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       *err = errno;

@@ -61,6 +61,10 @@ class KeptFile {
   // "dir/name"), used only when the file is not open yet. A file that does not exist is remembered as absent (this
   // kernel or controller does not have it) and not looked up again. *err gets errno on kError.
   ReadOutcome Read(int dir_fd, std::string_view dir, const char* name, FdBudget* budget, ReadBuffer* buf, int* err);
+  // Whether the file exists, for a file whose content comes from elsewhere (a
+  // CgroupFileSource): looked up once, then remembered like Read's absent files. kOk,
+  // kAbsent, or kGone / kError with *err.
+  ReadOutcome Check(int dir_fd, std::string_view dir, const char* name, int* err);
   void Close(FdBudget* budget);
   bool is_open() const { return fd_ >= 0; }
   bool absent() const { return absent_; }
@@ -69,6 +73,7 @@ class KeptFile {
  private:
   int fd_ = -1;
   bool absent_ = false;
+  bool exists_ = false;  // Check found it
 };
 
 // Reads all of `fd` from offset 0 into *buf, growing it as needed. Returns 0 or an errno.

@@ -100,7 +100,7 @@ struct CpuStats {
   Opt<uint64_t> user_ns;
   Opt<uint64_t> system_ns;
   std::vector<uint64_t> per_cpu_ns;   // index = CPU number; empty when unknown
-  bool per_cpu_from_bpf = false;      // filled by the sched_switch probe (v2 hosts)
+  bool per_cpu_from_bpf = false;      // filled by the cpu probe (v2 hosts)
   Opt<uint64_t> usage_nano_cores;     // rate over the previous sample (Sampler)
   // CFS bandwidth
   Opt<uint64_t> nr_periods;
@@ -191,7 +191,7 @@ struct NetNamespaceStats {
 
 // Filled by the optional eBPF probes; keyed by cgroup id in the kernel.
 struct BpfCgroupStats {
-  std::vector<uint64_t> per_cpu_ns;   // running time per CPU (sched_switch)
+  std::vector<uint64_t> per_cpu_ns;   // running time per CPU (the cpu probe: rstat)
   Opt<uint64_t> minor_faults, major_faults;
   Opt<uint64_t> oom_kills;
   Opt<uint64_t> tcp_retransmits;

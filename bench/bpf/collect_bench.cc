@@ -33,9 +33,12 @@ struct World {
 };
 World* g_world = nullptr;
 
-// Every cgroup runs one short process, so each has cpu, faults and runqlat entries.
+// Every probe, the scheduler ones too; every cgroup runs one short process, so each has
+// faults and runqlat entries, and the cpu probe's walk visits it.
 bool BuildWorld(World* w) {
-  auto probes = statlet::BpfProbes::Create(statlet::BpfOptions::WithMode(statlet::BpfMode::kOn));
+  statlet::BpfOptions options = statlet::BpfOptions::WithMode(statlet::BpfMode::kOn);
+  options.probes = statlet::BpfProbes::ProbeNames();
+  auto probes = statlet::BpfProbes::Create(options);
   if (!probes.ok()) {
     std::fprintf(stderr, "probes: %s\n", probes.status().ToString().c_str());
     return false;

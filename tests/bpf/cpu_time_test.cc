@@ -1,4 +1,6 @@
 // The cpu probe against the kernel's own accounting: burners pinned to each CPU in turn.
+// The probe reads the kernel's per-CPU copies of the cgroup's CPU time (rstat), so its sum
+// must be cpu.stat's usage exactly, once the cgroup is idle.
 #include <unistd.h>
 
 #include <iostream>
@@ -36,25 +38,65 @@ TEST(CpuTimeProbe, PerCpuSplitFollowsPinningAndMatchesCgroupTotal) {
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "burner " << burner.pid() << " status " << status;
   }
 
-  int64_t burnt_ns = 0;
-  for (int cpu = 0; cpu < cpus; cpu++) burnt_ns += burn_ns(cpu);
-  BpfCgroupStats stats = CollectUntil(*probes, cg.id(), [&](const BpfCgroupStats& s) {
-    return static_cast<int64_t>(SumOf(s.per_cpu_ns)) >= burnt_ns;
+  // A reaped child may still be on its way out of its last CPU: settled once cpu.stat,
+  // read right before and right after the collection, no longer moves. Then the per-CPU
+  // sum must be what cpu.stat shows (it prints microseconds).
+  int64_t usage_ns = -1;
+  BpfCgroupStats stats = CollectUntil(*probes, cg.id(), [&](const BpfCgroupStats&) {
+    const int64_t before = cg.CpuUsageNs();
+    CollectOne(*probes, cg.id());
+    usage_ns = cg.CpuUsageNs();
+    return before == usage_ns;
   });
+  stats = CollectOne(*probes, cg.id());
   const std::vector<uint64_t>* per_cpu = probes->PerCpuNs(cg.id());
   ASSERT_NE(per_cpu, nullptr);
   ASSERT_GE(per_cpu->size(), static_cast<size_t>(cpus));
   EXPECT_EQ(stats.per_cpu_ns, *per_cpu) << "the collection and PerCpuNs disagree";
 
-  const double total_ns = static_cast<double>(cg.CpuUsageNs());
-  ASSERT_GT(total_ns, 0);
-  const double sum_ns = static_cast<double>(std::accumulate(per_cpu->begin(), per_cpu->end(), uint64_t{0}));
-  EXPECT_NEAR(sum_ns, total_ns, total_ns * 0.05) << "per-CPU sum vs cpu.stat usage_usec";
-  std::cout << "per-CPU sum " << sum_ns / 1e6 << " ms, cpu.stat usage " << total_ns / 1e6 << " ms\n";
+  ASSERT_GT(usage_ns, 0);
+  const uint64_t sum_ns = std::accumulate(per_cpu->begin(), per_cpu->end(), uint64_t{0});
+  EXPECT_EQ(sum_ns / 1000, static_cast<uint64_t>(usage_ns) / 1000) << "per-CPU sum vs cpu.stat usage_usec";
+  std::cout << "per-CPU sum " << sum_ns / 1e6 << " ms, cpu.stat usage " << usage_ns / 1e6 << " ms\n";
   for (int cpu = 0; cpu < cpus; cpu++) {
     const double expected = static_cast<double>(burn_ns(cpu));
     EXPECT_NEAR(static_cast<double>((*per_cpu)[cpu]), expected, expected * 0.10) << "cpu " << cpu;
   }
+}
+
+// A parent cgroup that is live gets its own time and that of its children that are not:
+// the kernel's hierarchical total, split by CPU.
+TEST(CpuTimeProbe, UntrackedChildrenCountInTheirLiveParent) {
+  STATLET_REQUIRE_ROOT();
+  auto probes = LoadAllProbes();
+  ASSERT_TRUE(probes);
+  ProbeCgroup parent("cpu-parent");
+  ASSERT_TRUE(parent.ok()) << parent.error();
+  LiveCgroup child(parent.path() + "/child", {kUnified});
+  ASSERT_TRUE(child.ok()) << child.error();
+  Child burner(
+      [] {
+        BurnCpu(100'000'000);
+        return 0;
+      },
+      Child::kExits);
+  ASSERT_TRUE(burner.StartIn(child));
+  ASSERT_EQ(burner.Wait(std::chrono::seconds(60)), 0);
+
+  int64_t usage_ns = -1;
+  BpfCgroupStats s = CollectUntil(*probes, parent.id(), [&](const BpfCgroupStats& v) {
+    usage_ns = parent.CpuUsageNs();
+    return static_cast<int64_t>(SumOf(v.per_cpu_ns) / 1000) == usage_ns / 1000;
+  });
+  ASSERT_GE(usage_ns, 100'000'000);
+  EXPECT_EQ(static_cast<int64_t>(SumOf(s.per_cpu_ns) / 1000), usage_ns / 1000) << "the child's time is not in its parent";
+
+  // With both live, the child keeps its own time and the parent has none of its own.
+  std::unordered_map<uint64_t, BpfCgroupStats> by_id;
+  std::vector<OomEvent> ooms;
+  probes->Collect({parent.id(), child.id()}, &by_id, &ooms);
+  EXPECT_EQ(SumOf(by_id[parent.id()].per_cpu_ns), 0u);
+  EXPECT_EQ(static_cast<int64_t>(SumOf(by_id[child.id()].per_cpu_ns) / 1000), usage_ns / 1000);
 }
 
 TEST(CpuTimeProbe, LiveCgroupWithoutTasksReportsZeros) {

@@ -27,9 +27,12 @@ class ProbeCgroup : public LiveCgroup {
       : LiveCgroup("/" + UniqueName("statlet-bpf-" + tag), {kUnified, kV1Memory}) {}
 };
 
-// Loads every probe (mode "on"); fails the test when one does not load.
+// Loads every probe, the ones left out of the default set too (mode "on"); fails the test
+// when one does not load.
 inline std::unique_ptr<BpfProbes> LoadAllProbes() {
-  auto probes = BpfProbes::Create(BpfOptions::WithMode(BpfMode::kOn));
+  BpfOptions options = BpfOptions::WithMode(BpfMode::kOn);
+  options.probes = BpfProbes::ProbeNames();
+  auto probes = BpfProbes::Create(options);
   EXPECT_TRUE(probes.ok()) << probes.status().ToString();
   if (!probes.ok()) return nullptr;
   return std::move(probes).value();
@@ -43,10 +46,11 @@ inline BpfCgroupStats CollectOne(BpfProbes& probes, uint64_t id, std::vector<Oom
   return by_id[id];
 }
 
-// The scheduler probes (cpu, runqlat, faults) count a task's stay on a CPU when it leaves
-// the CPU, and a child that was just reaped may still be on its way out: its last switch
-// follows the wakeup of its parent. Collects until `settled(values)` holds or `timeout`
-// passes; returns the last values either way (the caller's assertions then fail).
+// The scheduler probes (runqlat, faults) count a task's counters when it leaves a CPU, and
+// a child that was just reaped may still be on its way out: its last switch follows the
+// wakeup of its parent (the kernel's CPU time too is charged at that switch). Collects
+// until `settled(values)` holds or `timeout` passes; returns the last values either way
+// (the caller's assertions then fail).
 template <typename Settled>
 BpfCgroupStats CollectUntil(BpfProbes& probes, uint64_t id, Settled&& settled,
                             std::chrono::milliseconds timeout = std::chrono::seconds(5)) {

@@ -107,7 +107,8 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
   const std::string dir = dir_template;
   const int statlet_port = FreeLoopbackPort();
   BinaryProcess statlet({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(statlet_port),
-                         "--collector.subtree=" + root, "--cri.listen=", "--runtime.endpoint=none", "--bpf=auto", "--collector.per-cpu"},
+                         "--collector.subtree=" + root, "--cri.listen=", "--runtime.endpoint=none", "--bpf=auto", "--collector.per-cpu",
+                         "--bpf.probes=cpu,runqlat,faults,oom,tcp,cgroup_stats"},
                         dir + "/statlet.log");
   httplib::Client exporter("127.0.0.1", statlet_port);
   ASSERT_TRUE(WaitFor([&] { auto r = exporter.Get("/readyz"); return r && r->status == 200; }, milliseconds(20000)))
@@ -128,7 +129,7 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
 
   // The probes this test needs loaded; every probe has its state series.
   nlohmann::json probes;
-  ASSERT_TRUE(WaitFor([&] { probes = Query(prom, "statlet_bpf_probe_up"); return probes != nullptr && probes.size() == 5; },
+  ASSERT_TRUE(WaitFor([&] { probes = Query(prom, "statlet_bpf_probe_up"); return probes != nullptr && probes.size() == 6; },
                       milliseconds(30000)))
       << ReadWholeFile(dir + "/statlet.log");
   for (const auto& p : probes) {
@@ -139,7 +140,7 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
   }
   auto lost = Query(prom, "statlet_bpf_lost_events_total");
   ASSERT_TRUE(lost != nullptr);
-  EXPECT_EQ(lost.size(), 5u);
+  EXPECT_EQ(lost.size(), 6u);
 
   // A real OOM kill in the limited cgroup.
   const double before_kill = WallNow();

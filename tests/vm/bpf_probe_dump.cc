@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
     else if (flag == "--cgroup-root") root = argv[i + 1];
   }
   statlet::BpfOptions options = statlet::BpfOptions::WithMode(statlet::BpfMode::kAuto);
+  options.probes = statlet::BpfProbes::ProbeNames();  // the scheduler probes too
   options.cgroup2_root = root;
   auto probes = statlet::BpfProbes::Create(options);
   if (!probes.ok()) {

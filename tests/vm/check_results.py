@@ -123,6 +123,12 @@ def part_bpf(g):
     return True, ""
 
 
+def part_bpf_iter(g):
+    if g.statlet_file("iter-check.rc") is None:
+        return False, "statlet_vm_iter_check is not in this build"
+    return True, ""
+
+
 def part_bpf_daemon(g):
     if "--bpf" not in _help(g):
         return False, "statlet --help lists no --bpf"
@@ -130,7 +136,7 @@ def part_bpf_daemon(g):
 
 
 PARTS = {"guest": part_guest, "collector": part_collector, "exporters": part_exporters,
-         "cri": part_cri, "bpf": part_bpf, "bpf_daemon": part_bpf_daemon}
+         "cri": part_cri, "bpf": part_bpf, "bpf_iter": part_bpf_iter, "bpf_daemon": part_bpf_daemon}
 
 
 # ------------------------------------------------------------------ guest-only checks
@@ -494,13 +500,64 @@ def bpf_tcp_retransmits(ctx):
     require(sum(others.values()) + got <= at_dump - at_load, f"other cgroups charged retransmits: {others}")
 
 
+# Every file the collector reads that the iterator renders; on Debian's 6.1 all of them.
+ITER_FILES = ["cpu.stat", "memory.current", "memory.peak", "memory.swap.current", "memory.stat",
+              "memory.events", "memory.events.local", "pids.current", "pids.events"]
+
+
 def bpf_daemon_probes(ctx):
     s = metrics(ctx)
     up = {l.get("probe"): v for n, l, v in s if n == "statlet_bpf_probe_up"}
     require(up, "/metrics has no statlet_bpf_probe_up")
-    down = [p for p, v in up.items() if v != 1]
+    # The default set, as --help states it: nothing on the scheduler path.
+    m = re.search(r"Default: ([a-z_,]+) \(runqlat and faults", _help(ctx.g))
+    require(m, "statlet --help states no default probe set")
+    default = m.group(1).split(",")
     ctx.note(f"probes loaded on {ctx.g.kernel}: {', '.join(sorted(p for p in up if up[p] == 1))}")
-    require(not down, f"probes not loaded: {down}")
+    require(not [p for p in default if up.get(p) != 1], f"default probes not loaded: {[p for p in default if up.get(p) != 1]}")
+    require(not [p for p in up if up[p] == 1 and p not in default], "probes outside the default set loaded")
+
+
+def bpf_daemon_iterator_files(ctx):
+    log = ctx.g.statlet_file("daemon.log") or ""
+    m = re.search(r"collector: (.*) from the eBPF cgroup iterator", log)
+    require(m, "the daemon did not log the files it takes from the cgroup iterator")
+    got = [f.strip() for f in m.group(1).split(",")]
+    ctx.note(f"from the iterator: {', '.join(got)}")
+    require(sorted(got) == sorted(ITER_FILES), f"files from the iterator: {got}, expected {ITER_FILES}")
+
+
+def bpf_iter_same_numbers(ctx):
+    rc = (ctx.g.statlet_file("iter-check.rc") or "").strip()
+    doc, perr = parse_json(ctx.g.statlet_file("iter-check.out") or "")
+    require(rc == "0" and doc is not None,
+            f"statlet_vm_iter_check: exit {rc or 'none'} {perr or ''} {(ctx.g.statlet_file('iter-check.err') or '')[-300:]}")
+    require(sorted(doc["files"]) == sorted(ITER_FILES), f"files the iterator renders on {ctx.g.kernel}: {doc['files']}")
+    require(not doc["errors"], f"errors: {doc['errors'][:5]}")
+    # The root's cpu.stat is built from system-wide counters, not rstat: read from the file.
+    require(doc["not_rendered"] == ["/ cpu.stat"], f"existing files the iterator did not render: {doc['not_rendered']}")
+    fields = doc["fields"]
+    outside = [f for f in fields if not min(f[3], f[5]) <= f[4] <= max(f[3], f[5])]
+    moved = sum(1 for f in fields if f[3] != f[5])
+    cgroups = len({f[0] for f in fields})
+    per_file = {}
+    for f in fields:
+        per_file[f[1]] = per_file.get(f[1], 0) + 1
+    ctx.note(f"{len(fields)} values of {doc['rendered']} files in {cgroups} cgroups, {moved} moved between the file "
+             f"readings, round {doc['rounds']} of at most 5")
+    ctx.note("values per file: " + ", ".join(f"{k} {v}" for k, v in sorted(per_file.items())))
+    require(cgroups >= 20 and len(fields) > 20 * len(ITER_FILES), "too few cgroups or values compared")
+    require(not outside, f"{len(outside)} values outside their file readings, e.g. "
+            + "; ".join(f"{c} {fl} {k}: files {b} then {a}, iterator {s}" for c, fl, k, b, s, a in outside[:5]))
+
+
+def bpf_iter_bench(ctx):
+    rc = (ctx.g.statlet_file("iter-bench.rc") or "").strip()
+    out = ctx.g.statlet_file("iter-bench.out") or ""
+    require(rc == "0", f"statlet_cgroup_stats_bench: exit {rc or 'none'} {(ctx.g.statlet_file('iter-bench.err') or '')[-300:]}")
+    for line in out.splitlines():
+        ctx.note(line)
+    require(re.search(r"^ratio=iterator/floor cpu_p50=", out, re.M), "no iterator/floor ratio")
 
 
 CHECKS = [
@@ -530,7 +587,10 @@ CHECKS = [
     ("bpf.oom_victims", "bpf", bpf_oom),
     ("bpf.page_faults", "bpf", bpf_faults),
     ("bpf.tcp_retransmits", "bpf", bpf_tcp_retransmits),
+    ("bpf_iter.same_numbers", "bpf_iter", bpf_iter_same_numbers),
+    ("bpf_iter.bench", "bpf_iter", bpf_iter_bench),
     ("bpf_daemon.probes_up", "bpf_daemon", bpf_daemon_probes),
+    ("bpf_daemon.iterator_files", "bpf_daemon", bpf_daemon_iterator_files),
 ]
 
 

@@ -61,3 +61,20 @@ dump_bpf() {
   wait_until 60 sh -c "! kill -0 $BPF_PID" || err "eBPF dump did not finish"
   wait $BPF_PID; echo $? > $R/statlet/bpf.rc
 }
+
+# The eBPF cgroup iterator against the files, both read at the same moment for every
+# cgroup (Debian's 6.1 must render every file), then its cost against the files' pread
+# floor at 1,000 cgroups, and the collector with and without it.
+check_iterator() {
+  command -v statlet_vm_iter_check > /dev/null || return 0
+  log "cgroup iterator vs files"
+  run_capture iter-check 120 statlet_vm_iter_check
+  mark iter_checked
+}
+
+bench_iterator() {
+  command -v statlet_cgroup_stats_bench > /dev/null || return 0
+  log "cgroup iterator bench (1,000 cgroups)"
+  run_capture iter-bench 120 statlet_cgroup_stats_bench --cgroups 1000 --rounds 5
+  mark iter_bench_done
+}

@@ -1,0 +1,150 @@
+// The cgroup_stats probe: the collector's CgroupFileSource over the stats iterator
+// (cgroup_stats_iter.bpf.c). Its Collect() adds nothing to the probe values: the collector
+// calls Refresh() at the start of each collection and Render() per cgroup and file.
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+
+#include "base/log.h"
+#include "bpf/probe_abi.h"  // before the skeleton, whose globals use its types
+#include "bpf/cgroup_stats_iter.skel.h"
+#include "bpf/cgroup_stats_render.h"
+#include "bpf/cgroup_walk.h"
+#include "bpf/probe.h"
+#include "collector/cgroup_file_source.h"
+
+namespace statlet::bpf {
+namespace {
+
+static_assert(sizeof(statlet_cgroup_stats) % 8 == 0, "array map values are 8-byte aligned");
+
+// What the loader needs to know of the running kernel's BTF.
+struct KernelFacts {
+  bool css_rstat_flush = false;     // 6.16+: the flush kfunc takes a css
+  bool cgroup_rstat_flush = false;  // up to 6.15
+  bool pids_events_limit = false;   // pids.events is one counter (up to 6.11)
+};
+
+KernelFacts ReadKernelFacts() {
+  KernelFacts f;
+  struct btf* btf = btf__load_vmlinux_btf();
+  if (!btf) return f;
+  f.css_rstat_flush = btf__find_by_name_kind(btf, "css_rstat_flush", BTF_KIND_FUNC) > 0;
+  f.cgroup_rstat_flush = btf__find_by_name_kind(btf, "cgroup_rstat_flush", BTF_KIND_FUNC) > 0;
+  int id = btf__find_by_name_kind(btf, "pids_cgroup", BTF_KIND_STRUCT);
+  if (id > 0) {
+    const struct btf_type* t = btf__type_by_id(btf, id);
+    const struct btf_member* m = btf_members(t);
+    for (int i = 0; i < btf_vlen(t); i++) {
+      if (std::strcmp(btf__name_by_offset(btf, m[i].name_off), "events_limit") == 0) f.pids_events_limit = true;
+    }
+  }
+  btf__free(btf);
+  return f;
+}
+
+class CgroupStatsProbe final : public Probe, public CgroupFileSource {
+ public:
+  ~CgroupStatsProbe() override {
+    walk_.reset();
+    statlet_cgroup_stats_iter__destroy(skel_);
+  }
+  const char* name() const override { return "cgroup_stats_iter"; }
+
+  Status Start(const ProbeConfig& config) override {
+    page_size_ = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    const KernelFacts kernel = ReadKernelFacts();
+    if (!kernel.css_rstat_flush && !kernel.cgroup_rstat_flush) {
+      return Unavailable("cgroup_stats: the kernel has no rstat flush kfunc (cgroup_rstat_flush, css_rstat_flush)");
+    }
+    skel_ = statlet_cgroup_stats_iter__open();
+    if (!skel_) return LibbpfError(errno, "open cgroup_stats_iter");
+    bpf_program* prog = kernel.css_rstat_flush ? skel_->progs.statlet_cgroup_stats_css : skel_->progs.statlet_cgroup_stats;
+    bpf_program__set_autoload(skel_->progs.statlet_cgroup_stats, prog == skel_->progs.statlet_cgroup_stats);
+    bpf_program__set_autoload(skel_->progs.statlet_cgroup_stats_css, prog == skel_->progs.statlet_cgroup_stats_css);
+    bpf_map__set_max_entries(skel_->maps.entries, config.max_cgroups);
+    if (int err = statlet_cgroup_stats_iter__load(skel_)) return LibbpfError(err, "load cgroup_stats_iter");
+    walk_ = std::make_unique<CgroupWalk>();
+    if (Status st = walk_->Attach(prog, config.cgroup2_root_fd); !st.ok()) return st;
+    if (Status st = entries_.Map(skel_->maps.entries); !st.ok()) return st;
+    // The first walk learns the memcg layout; memory.stat is read from the next one on.
+    StatusOr<uint32_t> walked = walk_->Run();
+    if (!walked.ok()) return walked.status();
+    const char* why_not = "";
+    if (auto slots = ResolveMemstatSlots(skel_->bss->setup, &why_not)) {
+      std::memcpy(skel_->bss->state_slot, slots->state, sizeof(slots->state));
+      std::memcpy(skel_->bss->event_slot, slots->events, sizeof(slots->events));
+      __atomic_store_n(&skel_->bss->memstat_ready, 1, __ATOMIC_RELEASE);
+    } else {
+      memstat_unavailable_ = why_not;
+      log::Info(std::string("bpf cgroup_stats: memory.stat is read from cgroupfs: ") + why_not);
+    }
+    // pids.events became per-event arrays in 6.12; the iterator reads the older counter.
+    pids_events_ = kernel.pids_events_limit;
+    return Status::Ok();
+  }
+
+  void Collect(CollectContext&) override {}
+  CgroupFileSource* file_source() override { return this; }
+
+  uint64_t LostEvents() const override {
+    return unstored_.load(std::memory_order_relaxed) + failed_walks_.load(std::memory_order_relaxed);
+  }
+
+  // ---------------------------------------------------------------- CgroupFileSource
+  int FileIndex(std::string_view file) const override {
+    for (int i = 0; i < static_cast<int>(IterFile::kCount); i++) {
+      const IterFile f = static_cast<IterFile>(i);
+      if (file != IterFileName(f)) continue;
+      if (f == IterFile::kMemoryStat && !memstat_unavailable_.empty()) return -1;
+      if (f == IterFile::kPidsEvents && !pids_events_) return -1;
+      return i;
+    }
+    return -1;
+  }
+
+  Status Refresh() override {
+    index_.clear();
+    StatusOr<uint32_t> walked = walk_->Run();
+    if (!walked.ok()) {
+      failed_walks_.fetch_add(1, std::memory_order_relaxed);
+      return walked.status();
+    }
+    const uint32_t stored = std::min(*walked, entries_.entries());
+    unstored_.store(*walked - stored, std::memory_order_relaxed);
+    index_.reserve(stored);
+    for (uint32_t i = 0; i < stored; i++) index_.emplace(entries_.at<statlet_cgroup_stats>(i).cgroup_id, i);
+    return Status::Ok();
+  }
+
+  bool Render(uint64_t cgroup_id, int index, ReadBuffer* buf) const override {
+    auto it = index_.find(cgroup_id);
+    if (it == index_.end() || index < 0 || index >= static_cast<int>(IterFile::kCount)) return false;
+    const size_t n = RenderIterFile(static_cast<IterFile>(index), entries_.at<statlet_cgroup_stats>(it->second),
+                                    page_size_, buf->data(), buf->capacity());
+    if (n == 0) return false;
+    buf->set_len(n);
+    return true;
+  }
+
+ private:
+  statlet_cgroup_stats_iter* skel_ = nullptr;
+  std::unique_ptr<CgroupWalk> walk_;
+  MappedArray entries_;
+  uint64_t page_size_ = 4096;
+  std::string memstat_unavailable_;
+  bool pids_events_ = false;
+  std::unordered_map<uint64_t, uint32_t> index_;  // cgroup id -> entry of the last walk
+  std::atomic<uint64_t> unstored_{0}, failed_walks_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<Probe> NewCgroupStatsProbe() { return std::make_unique<CgroupStatsProbe>(); }
+
+}  // namespace statlet::bpf

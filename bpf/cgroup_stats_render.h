@@ -1,0 +1,62 @@
+// The cgroup files as the kernel shows them, rendered from the raw values the stats
+// iterator (cgroup_stats_iter.bpf.c) read: the kernel's formatting rules (units, the
+// user/system split of cpu.stat, memory.stat's sums) in one place, as pure functions.
+// Only the keys statlet reads are written.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "bpf/probe_abi.h"
+
+namespace statlet::bpf {
+
+// The files the stats iterator can stand in for.
+enum class IterFile : int {
+  kCpuStat,
+  kMemoryCurrent,
+  kMemoryPeak,
+  kMemorySwapCurrent,
+  kMemoryStat,
+  kMemoryEvents,
+  kMemoryEventsLocal,
+  kPidsCurrent,
+  kPidsEvents,
+  kCount,
+};
+// The file's name in a cgroup directory ("cpu.stat").
+const char* IterFileName(IterFile f);
+// The entry parts a file needs (STATLET_PART_*).
+uint32_t IterFilePart(IterFile f);
+
+// Renders file `f` of `e` into out[0, cap); returns the length, or 0 when `e` lacks the
+// parts the file needs or `cap` is too small.
+size_t RenderIterFile(IterFile f, const statlet_cgroup_stats& e, uint64_t page_size, char* out, size_t cap);
+
+// cputime_adjust (kernel/sched/cputime.c): the user/system split cpu.stat shows, from the
+// tick-sampled utime/stime scaled to the precise total, never below the previous split.
+// Pure: the kernel also stores the result as the new previous split.
+void AdjustCputime(uint64_t rtime, uint64_t utime, uint64_t stime, uint64_t prev_utime, uint64_t prev_stime,
+                   uint64_t* user_out, uint64_t* system_out);
+
+// The kernel's private index table from an enum to a compact array slot
+// (mem_cgroup_events_index), copied raw: `entries` elements of 1 or 4 bytes, holding
+// slot + 1 with 0 for "not kept" (up to 6.10), or the slot itself with the element's
+// maximum for "not kept" (6.11 on). The interpretation under which the kept entries map
+// one-to-one onto [0, slots) is returned as slot by enum value (-1: not kept); nullopt when
+// none or more than one fits.
+std::optional<std::vector<int32_t>> DecodeIndexTable(const uint8_t* raw, size_t raw_len, uint32_t entries,
+                                                     uint32_t slots);
+
+// Where each memory.stat item lives in memcg_vmstats, from what the first walk learnt;
+// nullopt when this kernel's layout is not one the iterator reads (the file is read then).
+struct MemstatSlots {
+  int32_t state[STATLET_MS_STATE_ITEMS];
+  int32_t events[STATLET_ME_EVENT_ITEMS];
+};
+std::optional<MemstatSlots> ResolveMemstatSlots(const statlet_memstat_setup& setup, const char** why_not);
+
+}  // namespace statlet::bpf

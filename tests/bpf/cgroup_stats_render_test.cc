@@ -1,0 +1,179 @@
+// The stats iterator's rendering rules, without a kernel: the user/system split, the
+// kernel's index tables, and files the collector's readers parse into the right fields.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "bpf/cgroup_stats_render.h"
+#include "collector/cgroup_files.h"
+#include "collector/cgroup_hierarchies.h"
+
+namespace statlet::bpf {
+namespace {
+
+std::string Render(IterFile f, const statlet_cgroup_stats& e, uint64_t page = 4096) {
+  char buf[4096];
+  return std::string(buf, RenderIterFile(f, e, page, buf, sizeof(buf)));
+}
+
+// Parses `text` with the collector's reader for `file` on a pure v2 host.
+CgroupStats Parse(const char* file, const std::string& text) {
+  CgroupHierarchies h;
+  h.mount[kUnified] = "/sys/fs/cgroup";
+  h.v2_cpu = h.v2_memory = h.v2_pids = true;
+  CgroupStats s;
+  for (const CgroupFileReader* r : BuildReadPlan(h)) {
+    if (std::strcmp(r->name, file) == 0) {
+      EXPECT_TRUE(ApplyReader(*r, text, &s)) << file << ":\n" << text;
+    }
+  }
+  return s;
+}
+
+TEST(AdjustCputime, ScalesTicksToTheTotalAndNeverGoesBack) {
+  uint64_t u, s;
+  // 3:1 ticks of a 4 ms total.
+  AdjustCputime(4'000'000, 30, 10, 0, 0, &u, &s);
+  EXPECT_EQ(u, 3'000'000u);
+  EXPECT_EQ(s, 1'000'000u);
+  // No system tick yet: all user.
+  AdjustCputime(5'000, 7, 0, 0, 0, &u, &s);
+  EXPECT_EQ(u, 5'000u);
+  EXPECT_EQ(s, 0u);
+  // The previous split covers the total already: it is shown unchanged.
+  AdjustCputime(100, 1, 1, 80, 40, &u, &s);
+  EXPECT_EQ(u, 80u);
+  EXPECT_EQ(s, 40u);
+  // System may not drop below what was shown; user takes the rest.
+  AdjustCputime(1'000, 9, 1, 100, 500, &u, &s);
+  EXPECT_EQ(s, 500u);
+  EXPECT_EQ(u, 500u);
+  // Scaling needs 128 bits: ticks times ns overflow 64.
+  AdjustCputime(UINT64_MAX / 2, UINT64_MAX / 4, UINT64_MAX / 4, 0, 0, &u, &s);
+  EXPECT_EQ(u + s, UINT64_MAX / 2);
+  EXPECT_NEAR(static_cast<double>(s), static_cast<double>(UINT64_MAX / 4), 2.0);
+}
+
+TEST(DecodeIndexTable, ReadsThePlusOneIntTableOf61) {
+  // int mem_cgroup_events_index[6]: items 1, 3 and 4 kept, in slots 2, 0, 1.
+  const int32_t table[6] = {0, 3, 0, 1, 2, 0};
+  auto slots = DecodeIndexTable(reinterpret_cast<const uint8_t*>(table), sizeof(table), 6, 3);
+  ASSERT_TRUE(slots.has_value());
+  EXPECT_EQ(*slots, (std::vector<int32_t>{-1, 2, -1, 0, 1, -1}));
+}
+
+TEST(DecodeIndexTable, ReadsTheZeroBasedByteTableOfLaterKernels) {
+  // u8 with U8_MAX for "not kept", followed by unrelated bytes the copy took along.
+  const uint8_t raw[16] = {255, 1, 0, 255, 2, 255, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9};
+  auto slots = DecodeIndexTable(raw, sizeof(raw), 6, 3);
+  ASSERT_TRUE(slots.has_value());
+  EXPECT_EQ(*slots, (std::vector<int32_t>{-1, 1, 0, -1, 2, -1}));
+}
+
+TEST(DecodeIndexTable, RefusesTablesThatDoNotMapOneToOne) {
+  const int32_t dup[4] = {1, 1, 2, 0};  // slot 0 twice
+  EXPECT_FALSE(DecodeIndexTable(reinterpret_cast<const uint8_t*>(dup), sizeof(dup), 4, 2).has_value());
+  const int32_t short_of_slots[4] = {1, 0, 0, 0};  // slot 1 never used
+  EXPECT_FALSE(DecodeIndexTable(reinterpret_cast<const uint8_t*>(short_of_slots), sizeof(short_of_slots), 4, 2));
+  EXPECT_FALSE(DecodeIndexTable(nullptr, 0, 4, 2).has_value());
+}
+
+TEST(ResolveMemstatSlots, NeedsDirectStateAndAnEventIndex) {
+  statlet_memstat_setup setup{};
+  setup.done = 1;
+  setup.state_len = setup.nr_stat_items = 50;
+  for (int i = 0; i < STATLET_MS_STATE_ITEMS; i++) setup.state_enum[i] = i;
+  setup.nr_event_items = 6;
+  setup.events_len = 6;  // events indexed by the enum too
+  for (int i = 0; i < STATLET_ME_EVENT_ITEMS; i++) setup.event_enum[i] = i < 6 ? i : -1;
+  const char* why = "";
+  auto slots = ResolveMemstatSlots(setup, &why);
+  ASSERT_TRUE(slots.has_value()) << why;
+  EXPECT_EQ(slots->events[STATLET_ME_PGMAJFAULT], 1);
+  EXPECT_EQ(slots->events[STATLET_ME_PGSTEAL_PROACTIVE], -1);  // not in this kernel: reads 0
+
+  setup.events_len = 3;  // compact, and no table copied
+  EXPECT_FALSE(ResolveMemstatSlots(setup, &why).has_value());
+  EXPECT_NE(std::string(why).find("KALLSYMS_ALL"), std::string::npos) << why;
+
+  setup.events_len = 6;
+  setup.state_len = 40;  // compact state (6.11+)
+  EXPECT_FALSE(ResolveMemstatSlots(setup, &why).has_value());
+}
+
+TEST(RenderIterFile, CpuStatParsesIntoTheCollectorsFields) {
+  statlet_cgroup_stats e{};
+  e.parts = STATLET_PART_CPU | STATLET_PART_CFS;
+  e.sum_exec_ns = 4'000'999;
+  e.utime_ns = 3;
+  e.stime_ns = 1;
+  e.nr_periods = 7;
+  e.nr_throttled = 2;
+  e.throttled_ns = 12'345'678;
+  CgroupStats s = Parse("cpu.stat", Render(IterFile::kCpuStat, e));
+  EXPECT_EQ(s.cpu.usage_ns, 4'000'000u);  // the file's microseconds
+  EXPECT_EQ(s.cpu.user_ns, 3'000'000u);
+  EXPECT_EQ(s.cpu.system_ns, 1'000'000u);
+  EXPECT_EQ(s.cpu.nr_periods, 7u);
+  EXPECT_EQ(s.cpu.nr_throttled, 2u);
+  EXPECT_EQ(s.cpu.throttled_ns, 12'345'000u);
+  // Without the cpu controller, only the base stats, as the kernel prints them.
+  e.parts = STATLET_PART_CPU;
+  EXPECT_FALSE(Parse("cpu.stat", Render(IterFile::kCpuStat, e)).cpu.nr_periods.has_value());
+  // The root's cpu.stat does not come from rstat: nothing rendered.
+  e.parts = 0;
+  EXPECT_EQ(Render(IterFile::kCpuStat, e), "");
+}
+
+TEST(RenderIterFile, MemoryFilesParseIntoTheCollectorsFields) {
+  statlet_cgroup_stats e{};
+  e.parts = STATLET_PART_MEMORY | STATLET_PART_MEMSTAT;
+  e.memory_pages = 10;
+  e.memory_peak_pages = 12;
+  e.memstat_state[STATLET_MS_ANON] = 3;
+  e.memstat_state[STATLET_MS_INACTIVE_FILE] = -2;  // unfolded per-CPU deltas: reads 0
+  e.memstat_state[STATLET_MS_SLAB_RECLAIMABLE] = 1000;  // bytes
+  e.memstat_state[STATLET_MS_SLAB_UNRECLAIMABLE] = 24;
+  e.memstat_state[STATLET_MS_WORKINGSET_REFAULT_FILE] = 5;  // events, not pages
+  e.memstat_events[STATLET_ME_PGSCAN_KSWAPD] = 4;
+  e.memstat_events[STATLET_ME_PGSCAN_DIRECT] = 6;
+  e.memstat_events[STATLET_ME_PGFAULT] = 99;
+  e.memory_events[4] = 2;        // oom_kill
+  e.memory_events_local[1] = 8;  // high
+
+  EXPECT_EQ(Parse("memory.current", Render(IterFile::kMemoryCurrent, e)).memory.usage_bytes, 40960u);
+  EXPECT_EQ(Parse("memory.peak", Render(IterFile::kMemoryPeak, e)).memory.max_usage_bytes, 49152u);
+  CgroupStats st = Parse("memory.stat", Render(IterFile::kMemoryStat, e));
+  EXPECT_EQ(st.memory.rss_bytes, 12288u);
+  EXPECT_EQ(st.memory.inactive_file, 0u);
+  EXPECT_EQ(st.memory.slab_bytes, 1024u);
+  EXPECT_EQ(st.memory.workingset_refault_file, 5u);
+  EXPECT_EQ(st.memory.pgscan, 10u);
+  EXPECT_EQ(st.memory.pgscan_kswapd, 4u);
+  EXPECT_EQ(st.memory.pgfault, 99u);
+  EXPECT_EQ(Parse("memory.events", Render(IterFile::kMemoryEvents, e)).memory.events.oom_kill, 2u);
+  EXPECT_EQ(Parse("memory.events.local", Render(IterFile::kMemoryEventsLocal, e)).memory.events_local.high, 8u);
+  // memory.stat needs its part: a kernel layout the iterator does not read renders nothing.
+  e.parts = STATLET_PART_MEMORY;
+  EXPECT_EQ(Render(IterFile::kMemoryStat, e), "");
+}
+
+TEST(RenderIterFile, PidsFilesParseIntoTheCollectorsFields) {
+  statlet_cgroup_stats e{};
+  e.parts = STATLET_PART_PIDS | STATLET_PART_PIDS_EVENTS;
+  e.pids_current = 17;
+  e.pids_events_max = 3;
+  EXPECT_EQ(Parse("pids.current", Render(IterFile::kPidsCurrent, e)).process.pids_current, 17u);
+  EXPECT_EQ(Parse("pids.events", Render(IterFile::kPidsEvents, e)).process.pids_events_max, 3u);
+}
+
+TEST(RenderIterFile, ATooSmallBufferGivesNothing) {
+  statlet_cgroup_stats e{};
+  e.parts = STATLET_PART_MEMORY | STATLET_PART_MEMSTAT;
+  char buf[64];
+  EXPECT_EQ(RenderIterFile(IterFile::kMemoryStat, e, 4096, buf, sizeof(buf)), 0u);
+}
+
+}  // namespace
+}  // namespace statlet::bpf
