@@ -5,11 +5,13 @@
 // through its HTTP API.
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +20,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "tests/prometheus/promtool.h"
 #include "tests/support/child_process.h"
@@ -41,6 +44,18 @@ nlohmann::json Query(httplib::Client& prom, const std::string& promql) {
   auto j = nlohmann::json::parse(r->body, nullptr, false);
   if (j.is_discarded() || j["status"] != "success") return nullptr;
   return j["data"]["result"];
+}
+
+// "12.0345" seconds as exact nanoseconds (statlet writes durations as exact decimals).
+uint64_t DecimalSecondsToNanos(const std::string& v) {
+  const size_t dot = v.find('.');
+  uint64_t ns = std::stoull(v.substr(0, dot)) * 1000000000ull;
+  if (dot != std::string::npos) {
+    std::string frac = v.substr(dot + 1);
+    frac.resize(9, '0');
+    ns += std::stoull(frac);
+  }
+  return ns;
 }
 
 double ValueOf(const nlohmann::json& sample) { return std::stod(sample["value"][1].get<std::string>()); }
@@ -79,12 +94,29 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
   LiveCgroup oom(root + "/oom");
   ASSERT_TRUE(oom.ok()) << oom.error();
   ASSERT_TRUE(oom.SetMemoryLimit(32 << 20));
-  // Three burners on two CPUs: their threads wait on the run queues.
+  // Three burners on two CPUs: their threads wait on the run queues. Each burns 250 ms of
+  // CPU per byte written to its trigger pipe and sleeps in between, so that the test can
+  // compare the served histogram with the kernel's account while nothing runs.
   std::vector<Child> burners;
+  std::vector<int> triggers;
   for (int i = 0; i < 3; ++i) {
-    burners.emplace_back(SpinForever);
+    int pipe_fds[2];
+    ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+    const int trigger = pipe_fds[0];
+    burners.emplace_back([trigger]() -> uint64_t {
+      for (char c; ::read(trigger, &c, 1) == 1;) BurnCpu(250'000'000);
+      return 0;
+    });
+    ::close(pipe_fds[0]);
+    triggers.push_back(pipe_fds[1]);
     ASSERT_TRUE(burners.back().StartIn(busy));
   }
+  auto burn_round = [&] {
+    for (int fd : triggers) ASSERT_EQ(::write(fd, "b", 1), 1);
+  };
+  auto all_asleep = [&] {
+    for (Child& b : burners) ASSERT_TRUE(WaitUntilSleeping(b.pid(), milliseconds(60000)));
+  };
   // A resident of the limited cgroup, as a container's main process: the cgroup is
   // populated, so statlet reports it before the allocator arrives.
   Child resident = Child::Sleeper();
@@ -94,12 +126,14 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
   // comes from the cpu probe. One burner pinned to the last CPU.
   LiveCgroup v2only(root + "/v2only", {kUnified});
   ASSERT_TRUE(v2only.ok()) << v2only.error();
-  Child pinned_burner(SpinForever);
+  // The burner pins itself first thing: pinning it from outside leaves the kernel free to
+  // finish the move later (measured: 0.36 s on the other CPU under load), the test would
+  // then measure the scheduler.
   const int pinned_cpu = static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)) - 1;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(pinned_cpu, &set);
-  ASSERT_EQ(::sched_setaffinity(pinned_burner.pid(), sizeof set, &set), 0);
+  Child pinned_burner([pinned_cpu]() -> uint64_t {
+    if (!PinToCpu(pinned_cpu)) return 1;
+    SpinForever();
+  });
   ASSERT_TRUE(pinned_burner.StartIn(v2only));
 
   char dir_template[] = "/tmp/statlet-bpfserve-XXXXXX";
@@ -170,64 +204,68 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
   ASSERT_TRUE(kill_count != nullptr && kill_count.size() == 1) << kill_count.dump();
   EXPECT_EQ(ValueOf(kill_count[0]), 1);
 
-  // The run-queue histogram as Prometheus ingested it: quantiles of the burners' waits.
+  // The run-queue histogram as Prometheus ingested it: quantiles of the burners' waits,
+  // while they burn round after round.
   const std::string busy_id = busy.path();
-  const std::string p90 =
-      "histogram_quantile(0.9, rate(statlet_cpu_runqueue_latency_seconds_bucket{id=\"" + busy_id + "\"}[5s]))";
-  nlohmann::json q;
-  ASSERT_TRUE(WaitFor(
+  const std::string window = "{id=\"" + busy_id + "\"}[5s]";
+  const std::string p90 = "histogram_quantile(0.9, rate(statlet_cpu_runqueue_latency_seconds_bucket" + window + "))";
+  const std::string mean = "rate(statlet_cpu_runqueue_latency_seconds_sum" + window +
+                           ") / rate(statlet_cpu_runqueue_latency_seconds_count" + window + ")";
+  nlohmann::json q, m;
+  std::atomic<bool> burning{true};
+  std::thread rounds([&] {
+    while (burning) {
+      burn_round();
+      all_asleep();
+    }
+  });
+  const bool quantile = WaitFor(
       [&] {
         q = Query(prom, p90);
-        return q != nullptr && q.size() == 1 && std::isfinite(ValueOf(q[0])) && ValueOf(q[0]) > 0;
+        m = Query(prom, mean);
+        return q != nullptr && q.size() == 1 && std::isfinite(ValueOf(q[0])) && ValueOf(q[0]) > 0 && m != nullptr &&
+               m.size() == 1 && std::isfinite(ValueOf(m[0]));
       },
-      milliseconds(30000)))
-      << (q == nullptr ? "no answer" : q.dump());
-  // The histogram against the kernel's own account of the burners' waits (run_delay in
-  // /proc/<pid>/schedstat): two direct scrapes bracketed by kernel readings. The probe
-  // counts a wait when the stay that ended it ends, the kernel when it ends: each side may
-  // hold the waits of the three running stays that the other has not yet counted.
-  auto kernel_waits = [&] {
-    SchedStat total;
-    for (Child& b : burners) {
-      std::optional<SchedStat> st = ReadSchedStat(b.pid());
-      if (st) {
-        total.wait_ns += st->wait_ns;
-        total.arrivals += st->arrivals;
-      }
-    }
-    return total;
-  };
-  auto scraped_sum = [&] {
-    auto r = exporter.Get("/metrics");
-    if (!r || r->status != 200) return -1.0;
-    auto sums = SamplesOf(r->body, "statlet_cpu_runqueue_latency_seconds_sum", busy_id);
-    return sums.size() == 1 ? std::stod(sums[0].substr(sums[0].rfind(' ') + 1)) : -1.0;
-  };
-  const SchedStat k0 = kernel_waits();
-  const double sum0 = scraped_sum();
-  const SchedStat k0_after = kernel_waits();
-  ASSERT_GE(sum0, 0);
-  ASSERT_TRUE(WaitFor([&] { return kernel_waits().wait_ns >= k0_after.wait_ns + 500'000'000; }, milliseconds(20000)));
-  const SchedStat k1_before = kernel_waits();
-  const double sum1 = scraped_sum();
-  const SchedStat k1 = kernel_waits();
-  ASSERT_GE(sum1, 0);
-  const double probe_s = sum1 - sum0;
-  const double kernel_lo = static_cast<double>(k1_before.wait_ns - k0_after.wait_ns) / 1e9;
-  const double kernel_hi = static_cast<double>(k1.wait_ns - k0.wait_ns) / 1e9;
-  const double mean_wait_s =
-      static_cast<double>(k1.wait_ns - k0.wait_ns) / 1e9 / static_cast<double>(k1.arrivals - k0.arrivals);
-  std::cout << "waits between two scrapes: probe " << probe_s << " s, kernel " << kernel_lo << ".." << kernel_hi
-            << " s; kernel mean wait " << mean_wait_s * 1e3 << " ms; p90 " << ValueOf(q[0]) * 1e3 << " ms\n";
-  EXPECT_GE(probe_s, kernel_lo - 3 * 4 * mean_wait_s);
-  EXPECT_LE(probe_s, kernel_hi + 3 * 4 * mean_wait_s);
-  // The 90th percentile of spinners' waits lies within a few times their mean: log2
-  // buckets place a quantile anywhere in a bucket twice as wide as its lower bound.
-  EXPECT_GT(ValueOf(q[0]), mean_wait_s / 4);
-  EXPECT_LT(ValueOf(q[0]), mean_wait_s * 4);
-  auto waits = Query(prom, "rate(statlet_cpu_runqueue_latency_seconds_count{id=\"" + busy_id + "\"}[5s])");
+      milliseconds(30000));
+  auto waits = Query(prom, "rate(statlet_cpu_runqueue_latency_seconds_count" + window + ")");
+  burning = false;
+  rounds.join();
+  ASSERT_TRUE(quantile) << (q == nullptr ? "no answer" : q.dump());
+  // The quantile against the mean of the same series over the same window: the 90th
+  // percentile of a distribution lies between a few tenths and some ten times its mean
+  // (log2 buckets place it anywhere in a bucket twice as wide as its lower bound).
+  EXPECT_GT(ValueOf(q[0]), ValueOf(m[0]) / 8) << "p90 " << ValueOf(q[0]) << " mean " << ValueOf(m[0]);
+  EXPECT_LT(ValueOf(q[0]), ValueOf(m[0]) * 20) << "p90 " << ValueOf(q[0]) << " mean " << ValueOf(m[0]);
   ASSERT_TRUE(waits != nullptr && waits.size() == 1);
   EXPECT_GT(ValueOf(waits[0]), 1) << "waits per second";
+
+  // The served histogram against the kernel's own account of the burners' waits (run_delay
+  // in /proc/<pid>/schedstat), exactly: read while every burner sleeps (nothing in flight on
+  // either side), one burn round in between.
+  auto kernel_waits = [&] {
+    uint64_t total = 0;
+    for (Child& b : burners) total += ReadSchedStat(b.pid()).value_or(SchedStat{}).wait_ns;
+    return total;
+  };
+  auto scraped_sum_ns = [&]() -> int64_t {
+    auto r = exporter.Get("/metrics");
+    if (!r || r->status != 200) return -1;
+    auto sums = SamplesOf(r->body, "statlet_cpu_runqueue_latency_seconds_sum", busy_id);
+    return sums.size() == 1 ? static_cast<int64_t>(DecimalSecondsToNanos(sums[0].substr(sums[0].rfind(' ') + 1))) : -1;
+  };
+  all_asleep();
+  const uint64_t k0 = kernel_waits();
+  const int64_t sum0 = scraped_sum_ns();
+  burn_round();
+  all_asleep();
+  const uint64_t k1 = kernel_waits();
+  const int64_t sum1 = scraped_sum_ns();
+  ASSERT_GE(sum0, 0);
+  ASSERT_GE(sum1, 0);
+  std::cout << "one round: probe " << sum1 - sum0 << " ns, kernel " << k1 - k0 << " ns of waits; p90 "
+            << ValueOf(q[0]) * 1e3 << " ms, mean " << ValueOf(m[0]) * 1e3 << " ms\n";
+  EXPECT_GT(k1 - k0, 0u) << "three burners on two CPUs must wait";
+  EXPECT_EQ(static_cast<uint64_t>(sum1 - sum0), k1 - k0);
 
   auto up = Query(prom, "up{job=\"statlet\"}");
   ASSERT_TRUE(up != nullptr && up.size() == 1);
@@ -263,9 +301,12 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
   std::snprintf(pinned_label, sizeof pinned_label, "cpu%02d", pinned_cpu);
   std::vector<std::string> per_cpu;
   double pinned = 0, all = 0;
+  int64_t usage_before = 0, usage_after = 0;
   ASSERT_TRUE(WaitFor(
       [&] {
+        usage_before = v2only.CpuUsageNs();
         auto r = exporter.Get("/metrics");
+        usage_after = v2only.CpuUsageNs();
         if (!r || r->status != 200) return false;
         per_cpu = SamplesOf(r->body, "container_cpu_usage_seconds_total", v2_id);
         pinned = all = 0;
@@ -279,7 +320,15 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
       milliseconds(20000)))
       << "per-CPU series of " << v2_id << ": " << per_cpu.size();
   for (const std::string& l : per_cpu) EXPECT_EQ(l.find("cpu=\"total\""), std::string::npos) << l;
-  EXPECT_GT(pinned, 0.95 * all) << "the pinned CPU should carry the burner's time";
+  std::string series;
+  for (const std::string& l : per_cpu) series += l + "\n";
+  // rstat charges a running task's time to the CPU that brings its clock up to date: its
+  // own, or the reader's when another CPU reads the task's run time (/proc/<pid>/schedstat;
+  // this host's agent does): measured up to 10 % elsewhere. The sum is exact (above).
+  EXPECT_GT(pinned, 0.8 * all) << "the pinned CPU should carry most of the burner's time:\n" << series;
+  // The per-CPU split is the kernel's own (rstat), so it sums to cpu.stat's usage.
+  EXPECT_GE(all, static_cast<double>(usage_before) / 1e9 - 1e-6) << series;
+  EXPECT_LE(all, static_cast<double>(usage_after) / 1e9 + 1e-6) << series;
 
   prometheus.Stop();
   EXPECT_EQ(statlet.Stop(), 0);
