@@ -16,11 +16,13 @@ std::unique_ptr<RuntimeClient> StartRuntimeClient(const CriDaemonOptions& o) {
   return client;
 }
 
-StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, const CriDaemonOptions& o) {
+StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, const CriDaemonOptions& o,
+                                                    grpc::Service* image_service) {
   if (o.listen.empty()) return std::unique_ptr<CriServer>();
   CriServerOptions so;
   so.listen_path = o.listen;
   so.service.max_age = o.max_age;
+  so.image_service = image_service;
   return CriServer::Start(source, so);
 }
 

@@ -28,6 +28,8 @@ struct CriDaemonOptions {
 // A started RuntimeClient, or null when disabled.
 std::unique_ptr<RuntimeClient> StartRuntimeClient(const CriDaemonOptions& o);
 // A started CriServer over `source`, or null (and Ok) when --cri.listen is "".
-StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, const CriDaemonOptions& o);
+// `image_service` serves runtime.v1.ImageService (null: UNIMPLEMENTED).
+StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, const CriDaemonOptions& o,
+                                                    grpc::Service* image_service = nullptr);
 
 }  // namespace statlet::cri
