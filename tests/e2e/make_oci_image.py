@@ -8,7 +8,9 @@ and the usual empty directories; the image runs `sleep` forever by default, so t
 image serves as the pod sandbox image. With RANDOM_MB, a second layer holds one file of
 that many MiB of pseudo-random bytes drawn from SEED (incompressible, so the layer's size
 on the wire is about RANDOM_MB: image pull tests use it to make pulls take seconds).
-Deterministic: every mtime is zero and the same SEED gives the same bytes."""
+Deterministic: every mtime is zero and the same SEED gives the same bytes. Prints the
+manifest digest; OUT.tar.json describes the image (manifest, config, layer digests and
+sizes) for tests that follow its pull."""
 import gzip
 import hashlib
 import io
@@ -99,6 +101,9 @@ def main():
         tar_entry(t, "blobs/sha256", tarfile.DIRTYPE, 0o755)
         for digest, data in blobs.items():
             tar_entry(t, "blobs/sha256/" + digest.split(":", 1)[1], data=data)
+    with open(out + ".json", "w") as f:
+        json.dump({"manifest": manifest_digest, "config": config_digest,
+                   "layers": [{"digest": l["digest"], "size": l["size"]} for l in layers]}, f)
     print(manifest_digest)
 
 

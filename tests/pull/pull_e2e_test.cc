@@ -1,0 +1,385 @@
+// Image pulls through statlet against a real containerd pulling from a real registry
+// through the tests' rate-limiting proxy: progress reports, granularity, the no-progress
+// timeout, shared pulls, cancellation, the 2019 KEP's states, PullImage and the calls
+// passed to the runtime. One stage (containerd, registry, proxy, statlet) serves the suite.
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/pull/pull_stage.h"
+#include "tests/support/wait_for.h"
+
+namespace statlet::pulltest {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kRandomMiB = 64;
+// The agent polls containerd's content store this often (its default).
+constexpr milliseconds kPoll{250};
+
+double Secs(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// The offset of one layer in a detailed report (0 when not listed).
+uint64_t LayerOffset(const kep::PullImageWithProgressResponse& r, const std::string& digest) {
+  for (const auto& d : r.details()) {
+    if (d.layer() == digest) return d.offset();
+  }
+  return 0;
+}
+
+class PullE2e : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto s = PullStage::Start();
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    stage_ = s->release();
+    auto img = stage_->PushImage("big", kRandomMiB, "pull-e2e");
+    ASSERT_TRUE(img.ok()) << img.status().ToString();
+    image_ = new TestImage(*img);
+  }
+  static void TearDownTestSuite() {
+    delete stage_;
+    stage_ = nullptr;
+    delete image_;
+  }
+  void SetUp() override {
+    ASSERT_NE(stage_, nullptr);
+    stage_->proxy().Resume();
+    stage_->proxy().SetRate(kDefaultRate);
+    Status s = stage_->EnsureAbsent(*image_);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    stage_->proxy().ResetCounters();
+  }
+  void TearDown() override {
+    if (HasFailure()) std::cerr << stage_->Logs();
+  }
+  // Waits until `call`'s last report shows at least `fraction` of the random layer.
+  static bool WaitForLayer(const ProgressCall& call, double fraction, milliseconds timeout = seconds(30)) {
+    const auto& big = image_->big();
+    return testing::WaitFor(
+        [&] {
+          auto r = call.reports();
+          return !r.empty() && LayerOffset(r.back().msg, big.digest) >= static_cast<uint64_t>(fraction * big.size);
+        },
+        timeout);
+  }
+  static std::string BigBlobGet() { return "GET /v2/" + image_->name + "/blobs/" + image_->big().digest; }
+  int BigBlobDownloads() const { return stage_->proxy().CountRequests(BigBlobGet()); }
+  int BigBlobConnections() const { return stage_->proxy().OpenConnectionsFor(BigBlobGet()); }
+
+  static PullStage* stage_;
+  static TestImage* image_;
+};
+PullStage* PullE2e::stage_ = nullptr;
+TestImage* PullE2e::image_ = nullptr;
+
+TEST_F(PullE2e, ProgressRisesToTheManifestTotalsAndTheImageIsThere) {
+  ProgressCall call(stage_->statlet(), ProgressRequest(image_->ref, kep::TIME, 1, -1, /*detailed=*/true));
+  grpc::Status st = call.Wait();
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  auto reports = call.reports();
+  ASSERT_GE(reports.size(), 3u);
+  EXPECT_LT(Secs(reports.front().at - call.started()), 1.0) << "the first report waits for nothing";
+
+  uint64_t prev = 0;
+  std::map<std::string, uint64_t> prev_layer;
+  int midway = 0;
+  bool total_seen = false;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const auto& m = reports[i].msg;
+    EXPECT_GE(m.offset().value(), prev) << "report " << i;
+    prev = m.offset().value();
+    if (m.has_total()) {
+      total_seen = true;
+      EXPECT_EQ(m.total().value(), image_->total) << "report " << i;
+      ASSERT_EQ(m.details_size(), static_cast<int>(image_->layers.size())) << "report " << i;
+      for (size_t l = 0; l < image_->layers.size(); ++l) {
+        const auto& d = m.details(static_cast<int>(l));
+        EXPECT_EQ(d.layer(), image_->layers[l].digest);
+        EXPECT_EQ(d.total(), image_->layers[l].size);
+        EXPECT_LE(d.offset(), d.total());
+        EXPECT_GE(d.offset(), prev_layer[d.layer()]) << d.layer() << " went back in report " << i;
+        prev_layer[d.layer()] = d.offset();
+      }
+      if (m.offset().value() > image_->layers[0].size && m.offset().value() < image_->total) ++midway;
+    } else {
+      EXPECT_FALSE(total_seen) << "the total disappeared in report " << i;
+    }
+  }
+  EXPECT_GE(midway, 1) << "no report while the random layer was arriving";
+  const auto& last = reports.back().msg;
+  EXPECT_EQ(last.image_ref(), image_->config_digest);
+  EXPECT_EQ(last.offset().value(), image_->total);
+  EXPECT_EQ(last.total().value(), image_->total);
+  ASSERT_EQ(last.details_size(), 2);
+  EXPECT_EQ(last.details(0).stage(), kep::LAYER_PRESENT) << "the busybox layer is the sandbox image's";
+  EXPECT_EQ(last.details(1).stage(), kep::LAYER_DOWNLOADED);
+  auto has = stage_->ContainerdHasImage(image_->ref);
+  ASSERT_TRUE(has.ok()) << has.status().ToString();
+  EXPECT_TRUE(*has);
+}
+
+TEST_F(PullE2e, TimeGranularityIsHonouredWithinOneInterval) {
+  ProgressCall call(stage_->statlet(), ProgressRequest(image_->ref, kep::TIME, 1, -1, /*detailed=*/false));
+  ASSERT_TRUE(call.Wait().ok());
+  auto reports = call.reports();
+  ASSERT_GE(reports.size(), 4u) << "a 3 s pull at 1 s intervals";
+  // Every report but the last (sent when the pull ends) is on the 1 s grid, each within one
+  // poll of its due time.
+  for (size_t i = 1; i + 1 < reports.size(); ++i) {
+    double gap = Secs(reports[i].at - reports[i - 1].at);
+    EXPECT_GE(gap, 1.0 - Secs(kPoll) - 0.05) << "report " << i;
+    EXPECT_LE(gap, 1.0 + Secs(kPoll) + 0.25) << "report " << i;
+  }
+  for (const auto& r : reports) EXPECT_EQ(r.msg.details_size(), 0) << "summarized reports carry no details";
+}
+
+TEST_F(PullE2e, SizeGranularityIsHonouredWithinOneInterval) {
+  const uint64_t every = 8ull << 20;
+  ProgressCall call(stage_->statlet(), ProgressRequest(image_->ref, kep::SIZE, every, -1, false));
+  ASSERT_TRUE(call.Wait().ok());
+  auto reports = call.reports();
+  ASSERT_GE(reports.size(), 4u);
+  int steps = 0;
+  for (size_t i = 1; i + 1 < reports.size(); ++i) {
+    uint64_t step = reports[i].msg.offset().value() - reports[i - 1].msg.offset().value();
+    EXPECT_GE(step, every) << "report " << i;
+    EXPECT_LT(step, 2 * every) << "report " << i;
+    ++steps;
+  }
+  EXPECT_GE(steps, static_cast<int>(image_->big().size / (2 * every)));
+}
+
+TEST_F(PullE2e, AStalledRegistryEndsThePullWithDeadlineExceededAndLeavesNoImage) {
+  const int timeout = 3;
+  ProgressCall call(stage_->statlet(), ProgressRequest(image_->ref, kep::TIME, 1, timeout, true));
+  ASSERT_TRUE(WaitForLayer(call, 0.15));
+  stage_->proxy().Pause();
+  const auto paused = Clock::now();
+  grpc::Status st = call.Wait(seconds(30));
+  const double after = Secs(call.ended() - paused);
+  stage_->proxy().Resume();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << st.error_message();
+  EXPECT_NE(st.error_message().find(image_->big().digest), std::string::npos) << st.error_message();
+  EXPECT_GE(after, timeout - Secs(kPoll) - 0.05);
+  EXPECT_LE(after, timeout + 1.0);
+  // containerd's pull was cancelled: it hung up on the (paused) download, and keeps no image.
+  EXPECT_TRUE(testing::WaitFor([&] { return BigBlobConnections() == 0; }, seconds(2)))
+      << BigBlobConnections() << " downloads still open";
+  auto has = stage_->ContainerdHasImage(image_->ref);
+  ASSERT_TRUE(has.ok());
+  EXPECT_FALSE(*has);
+  // The half-written layer is collected.
+  EXPECT_TRUE(testing::WaitFor(
+      [&] {
+        auto in = stage_->ContainerdIngests();
+        return in.ok() && std::none_of(in->begin(), in->end(), [&](const std::string& r) {
+                 return r.find(image_->big().digest) != std::string::npos;
+               });
+      },
+      seconds(20)));
+}
+
+TEST_F(PullE2e, ThreeClientsJoiningAtDifferentMomentsShareOneDownload) {
+  ProgressCall a(stage_->statlet(), ProgressRequest(image_->ref, kep::TIME, 1, -1, true));
+  ASSERT_TRUE(WaitForLayer(a, 0.10));
+  ProgressCall b(stage_->statlet(), ProgressRequest(image_->ref, kep::TIME, 1, -1, true));
+  ASSERT_TRUE(WaitForLayer(a, 0.30));
+  ProgressCall c(stage_->statlet(), ProgressRequest(image_->ref, kep::SIZE, 4 << 20, -1, true));
+  ASSERT_TRUE(WaitForLayer(a, 0.50));
+  b.Cancel();  // one leaves early: nothing changes for the others
+  grpc::Status sa = a.Wait(), sb = b.Wait(), sc = c.Wait();
+  EXPECT_TRUE(sa.ok()) << sa.error_message();
+  EXPECT_EQ(sb.error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_TRUE(sc.ok()) << sc.error_message();
+  // C joined the pull in flight: its first report already shows bytes of the random layer.
+  auto rc = c.reports();
+  ASSERT_FALSE(rc.empty());
+  EXPECT_GE(LayerOffset(rc.front().msg, image_->big().digest), image_->big().size / 4);
+  EXPECT_EQ(a.reports().back().msg.image_ref(), image_->config_digest);
+  EXPECT_EQ(rc.back().msg.image_ref(), image_->config_digest);
+  // One runtime pull (containerd resolves the tag once per PullImage), and exactly one
+  // download of the random layer reached the registry.
+  EXPECT_EQ(stage_->proxy().CountRequests("HEAD /v2/" + image_->name + "/manifests/"), 1);
+  EXPECT_EQ(BigBlobDownloads(), 1);
+  EXPECT_LT(stage_->proxy().delivered_bytes(), image_->big().size + (1 << 20));
+  EXPECT_GE(stage_->proxy().delivered_bytes(), image_->big().size);
+}
+
+TEST_F(PullE2e, TheLastClientLeavingLetsThePullFinish) {
+  ProgressCall a(stage_->statlet(), ProgressRequest(image_->ref, kep::TIME, 1, -1, true));
+  ASSERT_TRUE(WaitForLayer(a, 0.20));
+  a.Cancel();
+  EXPECT_EQ(a.Wait().error_code(), grpc::StatusCode::CANCELLED);
+  EXPECT_TRUE(testing::WaitFor(
+      [&] {
+        auto has = stage_->ContainerdHasImage(image_->ref);
+        return has.ok() && *has;
+      },
+      seconds(30)));
+  EXPECT_EQ(BigBlobDownloads(), 1);
+}
+
+TEST_F(PullE2e, WithoutKeepAbandonedTheLastClientLeavingCancelsThePull) {
+  auto agent = stage_->StartAgent("no-keep", {"--no-pull.keep-abandoned"});
+  ASSERT_TRUE(agent.ok()) << agent.status().ToString();
+  auto stub = stage_->ImagesAt(agent->socket);
+  {
+    ProgressCall a(stub.get(), ProgressRequest(image_->ref, kep::TIME, 1, -1, true));
+    ASSERT_TRUE(WaitForLayer(a, 0.20));
+    a.Cancel();
+    EXPECT_EQ(a.Wait().error_code(), grpc::StatusCode::CANCELLED);
+  }
+  EXPECT_TRUE(testing::WaitFor([&] { return BigBlobConnections() == 0; }, seconds(2)));
+  auto has = stage_->ContainerdHasImage(image_->ref);
+  ASSERT_TRUE(has.ok());
+  EXPECT_FALSE(*has);
+  stage_->StopAgent(&*agent);
+}
+
+TEST_F(PullE2e, PullImageProgressReportsTheStatesOfThe2019Kep) {
+  grpc::ClientContext ctx;
+  v1::PullImageRequest req;
+  req.mutable_image()->set_image(image_->ref);
+  auto reader = stage_->statlet()->PullImageProgress(&ctx, req);
+  std::vector<kep::PullImageProgressResponse> msgs;
+  kep::PullImageProgressResponse m;
+  while (reader->Read(&m)) msgs.push_back(m);
+  grpc::Status st = reader->Finish();
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_GE(msgs.size(), 3u);
+  EXPECT_EQ(msgs.front().state(), kep::STARTED);
+  uint64_t prev = 0;
+  for (size_t i = 1; i + 1 < msgs.size(); ++i) {
+    EXPECT_EQ(msgs[i].state(), kep::PULLING) << i;
+    EXPECT_GE(msgs[i].current_offset(), prev);
+    prev = msgs[i].current_offset();
+    if (msgs[i].size() != 0) {
+      EXPECT_EQ(msgs[i].size(), image_->total);
+    }
+  }
+  EXPECT_EQ(msgs.back().state(), kep::DONE);
+  EXPECT_EQ(msgs.back().reason(), image_->config_digest);
+  EXPECT_EQ(msgs.back().size(), image_->total);
+  EXPECT_EQ(msgs.back().current_offset(), image_->total);
+}
+
+TEST_F(PullE2e, PullImageGoesThroughTheEngine) {
+  auto ctx = e2e::CallContext(seconds(60));
+  v1::PullImageRequest req;
+  req.mutable_image()->set_image(image_->ref);
+  v1::PullImageResponse resp;
+  grpc::Status st = stage_->statlet()->PullImage(ctx.get(), req, &resp);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(resp.image_ref(), image_->config_digest);
+  EXPECT_EQ(BigBlobDownloads(), 1);
+}
+
+TEST_F(PullE2e, PullImageGetsTheConfiguredNoProgressTimeout) {
+  auto agent = stage_->StartAgent("timeout", {"--pull.no-progress-timeout=2s"});
+  ASSERT_TRUE(agent.ok()) << agent.status().ToString();
+  auto stub = stage_->ImagesAt(agent->socket);
+  grpc::Status st;
+  auto started = Clock::now();
+  std::thread pull([&] {
+    auto ctx = e2e::CallContext(seconds(60));
+    v1::PullImageRequest req;
+    req.mutable_image()->set_image(image_->ref);
+    v1::PullImageResponse resp;
+    st = stub->PullImage(ctx.get(), req, &resp);
+  });
+  ASSERT_TRUE(testing::WaitFor([&] { return stage_->proxy().delivered_bytes() > (8u << 20); }, seconds(30)));
+  stage_->proxy().Pause();
+  const auto paused = Clock::now();
+  pull.join();
+  stage_->proxy().Resume();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << st.error_message();
+  EXPECT_LE(Secs(Clock::now() - paused), 2 + 1.0 + 0.5);
+  EXPECT_GT(Secs(Clock::now() - started), 2.0);
+  auto has = stage_->ContainerdHasImage(image_->ref);
+  ASSERT_TRUE(has.ok());
+  EXPECT_FALSE(*has);
+  stage_->StopAgent(&*agent);
+}
+
+TEST_F(PullE2e, OtherImageCallsArePassedToTheRuntime) {
+  {
+    auto ctx = e2e::CallContext(seconds(60));
+    v1::PullImageRequest req;
+    req.mutable_image()->set_image(image_->ref);
+    v1::PullImageResponse resp;
+    ASSERT_TRUE(stage_->statlet()->PullImage(ctx.get(), req, &resp).ok());
+  }
+  auto same = [&](auto call, const auto& req, auto* a, auto* b) {
+    auto c1 = e2e::CallContext(seconds(10));
+    auto c2 = e2e::CallContext(seconds(10));
+    grpc::Status s1 = call(stage_->statlet(), c1.get(), req, a);
+    grpc::Status s2 = call(stage_->containerd(), c2.get(), req, b);
+    EXPECT_TRUE(s1.ok()) << s1.error_message();
+    EXPECT_TRUE(s2.ok()) << s2.error_message();
+  };
+  v1::ImageStatusRequest status_req;
+  status_req.mutable_image()->set_image(image_->ref);
+  v1::ImageStatusResponse s1, s2;
+  same([](v1::ImageService::Stub* s, grpc::ClientContext* c, const v1::ImageStatusRequest& r,
+          v1::ImageStatusResponse* o) { return s->ImageStatus(c, r, o); },
+       status_req, &s1, &s2);
+  EXPECT_EQ(s1.image().id(), image_->config_digest);
+  EXPECT_EQ(s1.SerializeAsString(), s2.SerializeAsString());
+
+  v1::ListImagesResponse l1, l2;
+  same([](v1::ImageService::Stub* s, grpc::ClientContext* c, const v1::ListImagesRequest& r,
+          v1::ListImagesResponse* o) { return s->ListImages(c, r, o); },
+       v1::ListImagesRequest(), &l1, &l2);
+  EXPECT_EQ(l1.SerializeAsString(), l2.SerializeAsString());
+  EXPECT_GE(l1.images_size(), 2);
+
+  v1::ImageFsInfoResponse f1, f2;
+  same([](v1::ImageService::Stub* s, grpc::ClientContext* c, const v1::ImageFsInfoRequest& r,
+          v1::ImageFsInfoResponse* o) { return s->ImageFsInfo(c, r, o); },
+       v1::ImageFsInfoRequest(), &f1, &f2);
+  ASSERT_GE(f1.image_filesystems_size(), 1);
+  EXPECT_EQ(f1.image_filesystems(0).fs_id().mountpoint(), f2.image_filesystems(0).fs_id().mountpoint());
+
+  {
+    auto ctx = e2e::CallContext(seconds(30));
+    v1::RemoveImageRequest req;
+    req.mutable_image()->set_image(image_->ref);
+    v1::RemoveImageResponse resp;
+    grpc::Status st = stage_->statlet()->RemoveImage(ctx.get(), req, &resp);
+    EXPECT_TRUE(st.ok()) << st.error_message();
+  }
+  auto has = stage_->ContainerdHasImage(image_->ref);
+  ASSERT_TRUE(has.ok());
+  EXPECT_FALSE(*has);
+}
+
+TEST_F(PullE2e, BadRequestsGetClearErrors) {
+  auto code = [&](kep::PullImageWithProgressRequest req) {
+    ProgressCall call(stage_->statlet(), std::move(req));
+    return call.Wait(seconds(30));
+  };
+  EXPECT_EQ(code(ProgressRequest("", kep::TIME, 1, -1, false)).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(code(ProgressRequest("Upper/Case:1", kep::TIME, 1, -1, false)).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  auto bad_granularity = ProgressRequest(image_->ref, kep::TIME, 1, -1, false);
+  bad_granularity.set_granularity_type(static_cast<kep::PullImageProgressGranularity>(7));
+  EXPECT_EQ(code(bad_granularity).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  grpc::Status tiny = code(ProgressRequest(image_->ref, kep::SIZE, 1000, -1, false));
+  EXPECT_EQ(tiny.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(tiny.error_message().find("1048576"), std::string::npos) << tiny.error_message();
+  // An image the registry does not have: the runtime's error, passed on.
+  std::string missing = "127.0.0.1:" + std::to_string(stage_->proxy().port()) + "/statlet/missing:1";
+  grpc::Status nf = code(ProgressRequest(missing, kep::TIME, 1, -1, false));
+  EXPECT_FALSE(nf.ok());
+  EXPECT_NE(nf.error_message().find("not found"), std::string::npos) << nf.error_message();
+  EXPECT_EQ(BigBlobDownloads(), 0);
+}
+
+}  // namespace
+}  // namespace statlet::pulltest
