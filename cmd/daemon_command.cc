@@ -83,6 +83,22 @@ int RunDaemonCommand(int argc, char** argv) {
     log::Error("cannot configure the HTTP server: " + server.status().ToString());
     return 1;
   }
+  // Image pulls (the CRI socket's ImageService, over the runtime's own pull), their
+  // per-node view on /imagepulls and their families on /metrics.
+  std::unique_ptr<cri::pull::ImagePulls> pulls;
+  if (!opts.cri.listen.empty() && opts.pulls.enabled && opts.cri.runtime_endpoint != "none") {
+    auto started = cri::pull::ImagePulls::Start(opts.pulls, opts.cri.runtime_endpoint);
+    if (!started.ok()) {
+      log::Error("cannot start image pulls: " + started.status().ToString());
+      return 1;
+    }
+    pulls = std::move(*started);
+    (*server)->AddFamilies(pulls->metrics());
+    cri::pull::ImagePulls* p = pulls.get();
+    (*server)->AddRoute("/imagepulls", [p] {
+      return MetricsHttpServer::RouteBody{200, "application/json", *p->NodeObject()};
+    });
+  }
   if (Status s = (*server)->Start(); !s.ok()) {
     log::Error(s.ToString());
     return 1;
@@ -95,17 +111,6 @@ int RunDaemonCommand(int argc, char** argv) {
     log::Warn("first collection failed: " + first.status().ToString());
   }
 
-  // Image pulls (the CRI socket's ImageService), over the runtime's own pull.
-  std::unique_ptr<cri::pull::ImagePulls> pulls;
-  if (!opts.cri.listen.empty() && opts.pulls.enabled && opts.cri.runtime_endpoint != "none") {
-    auto started = cri::pull::ImagePulls::Start(opts.pulls, opts.cri.runtime_endpoint);
-    if (!started.ok()) {
-      log::Error("cannot start image pulls: " + started.status().ToString());
-      (*server)->Stop();
-      return 1;
-    }
-    pulls = std::move(*started);
-  }
   // CRI runtime.v1 stats on a unix socket, from the same Sampler.
   auto cri_server = cri::StartCriServer(&sampler, opts.cri, pulls ? pulls->service() : nullptr);
   if (!cri_server.ok()) {

@@ -297,6 +297,49 @@ const std::vector<Option>& Options() {
          o->pulls.max_subscribers = n;
          return Status::Ok();
        }},
+      {"pull.status-period", "pull.status_period", "5s",
+       "How often this node's NodeImagePulls object (pulls in flight and recently finished) is rebuilt, served "
+       "on /imagepulls and, with --pull.apiserver, applied: 1s..1m.",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         nanoseconds d;
+         if (Status s = ParseDuration(v, &d); !s.ok()) return InvalidArgument("pull.status-period: " + s.message());
+         if (d < seconds(1) || d > seconds(60) || d.count() % 1000000000 != 0) {
+           return InvalidArgument("pull.status-period must be whole seconds in 1s..1m");
+         }
+         o->pulls.status_period = std::chrono::duration_cast<seconds>(d);
+         return Status::Ok();
+       }},
+      {"pull.node-name", "pull.node_name", "",
+       "Name of this node's NodeImagePulls object; empty: $NODE_NAME, else the host name.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->pulls.node_name = v;
+         return Status::Ok();
+       }},
+      {"pull.apiserver", "pull.apiserver", "",
+       "Server-side-apply the NodeImagePulls object to the Kubernetes API server (rate limited to one write per "
+       "status period, only on change or every minute): \"in-cluster\" (the service account's host, token and "
+       "CA) or https://host:port; empty: off.",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (!v.empty() && v != "in-cluster" && v.rfind("https://", 0) != 0 && v.rfind("http://", 0) != 0) {
+           return InvalidArgument("pull.apiserver: expected \"in-cluster\" or https://host:port");
+         }
+         o->pulls.apiserver = v;
+         return Status::Ok();
+       }},
+      {"pull.apiserver-token-file", "pull.apiserver_token_file", "",
+       "Bearer token for --pull.apiserver, read before each write; empty: the service account's.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->pulls.apiserver_token_file = v;
+         return Status::Ok();
+       }},
+      {"pull.apiserver-ca-file", "pull.apiserver_ca_file", "",
+       "CA bundle the API server's certificate is checked against; empty: the service account's.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->pulls.apiserver_ca_file = v;
+         return Status::Ok();
+       }},
       {"bpf", "bpf.mode", "auto",
        "eBPF probes: auto (load what loads, skip the rest with one log line), on (fail unless all load), off.",
        false,

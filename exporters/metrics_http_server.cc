@@ -155,7 +155,10 @@ StatusOr<std::shared_ptr<const std::string>> MetricsHttpServer::Exposition(const
                                                                            ExpositionFormat format, bool gzip) {
   std::lock_guard<std::mutex> lock(mu_);
   CachedBody& cached = bodies_[static_cast<int>(format)][gzip ? 1 : 0];
-  if (cached.bytes && cached.sequence == snap->sequence) return std::shared_ptr<const std::string>(cached.bytes);
+  const uint64_t extras = ExtrasGeneration();
+  if (cached.bytes && cached.sequence == snap->sequence && cached.extras == extras) {
+    return std::shared_ptr<const std::string>(cached.bytes);
+  }
   // Reuse the previous buffer's capacity unless a response still streams from it.
   if (!cached.bytes || cached.bytes.use_count() > 1) {
     size_t hint = cached.bytes ? cached.bytes->capacity() : 0;
@@ -165,16 +168,45 @@ StatusOr<std::shared_ptr<const std::string>> MetricsHttpServer::Exposition(const
   const SamplerStats stats = source_->stats();
   if (gzip) {
     encoder_.Encode(*snap, stats, format, &plain_scratch_);
+    AppendExtras(format, &plain_scratch_);
     if (Status s = gzip_.Compress(plain_scratch_, cached.bytes.get()); !s.ok()) {
       cached.sequence = UINT64_MAX;
       return s;
     }
   } else {
     encoder_.Encode(*snap, stats, format, cached.bytes.get());
+    AppendExtras(format, cached.bytes.get());
   }
   cached.sequence = snap->sequence;
+  cached.extras = extras;
   ++counters_.encodes;
   return std::shared_ptr<const std::string>(cached.bytes);
+}
+
+uint64_t MetricsHttpServer::ExtrasGeneration() const {
+  uint64_t sum = 0;
+  for (const ExtraFamilies* e : extras_) sum += e->Generation();
+  return sum;
+}
+
+void MetricsHttpServer::AppendExtras(ExpositionFormat format, std::string* out) const {
+  if (extras_.empty()) return;
+  // OpenMetrics ends with "# EOF": the extra families go before it.
+  constexpr std::string_view kEof = "# EOF\n";
+  const bool eof = format == ExpositionFormat::kOpenMetrics100 && out->size() >= kEof.size() &&
+                   std::string_view(*out).substr(out->size() - kEof.size()) == kEof;
+  if (eof) out->resize(out->size() - kEof.size());
+  for (const ExtraFamilies* e : extras_) e->Append(format, out);
+  if (eof) out->append(kEof);
+}
+
+void MetricsHttpServer::AddRoute(const std::string& path, std::function<RouteBody()> handler) {
+  server_->Get(path, [this, handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+    if (!Authorized(req, res)) return;
+    RouteBody b = handler();
+    res.status = b.status;
+    res.set_content(std::move(b.body), b.content_type.c_str());
+  });
 }
 
 void MetricsHttpServer::HandleMetrics(const httplib::Request& req, httplib::Response& res) {

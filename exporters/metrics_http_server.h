@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,6 +18,7 @@
 
 #include "base/status.h"
 #include "collector/snapshot_source.h"
+#include "exporters/extra_families.h"
 #include "exporters/gzip_compressor.h"
 #include "exporters/prometheus_encoder.h"
 #include "exporters/web_config.h"
@@ -56,6 +58,16 @@ class MetricsHttpServer {
                                                              SnapshotSource* source);
   ~MetricsHttpServer();
 
+  // Before Start: families appended to every exposition (`families` outlives the server).
+  void AddFamilies(const ExtraFamilies* families) { extras_.push_back(families); }
+  // Before Start: GET `path` answers what `handler` returns, behind the same authorization.
+  struct RouteBody {
+    int status = 200;
+    std::string content_type;
+    std::string body;
+  };
+  void AddRoute(const std::string& path, std::function<RouteBody()> handler);
+
   // Binds the listen address and serves from a background thread.
   Status Start();
   // Stops accepting, finishes in-flight requests and joins the thread. Idempotent.
@@ -94,8 +106,12 @@ class MetricsHttpServer {
   std::string plain_scratch_;  // the uncompressed exposition before gzip
   struct CachedBody {
     uint64_t sequence = UINT64_MAX;
+    uint64_t extras = 0;  // the extra families' generations, summed
     std::shared_ptr<std::string> bytes;
   };
+  uint64_t ExtrasGeneration() const;
+  void AppendExtras(ExpositionFormat format, std::string* out) const;
+  std::vector<const ExtraFamilies*> extras_;
   CachedBody bodies_[2][2];  // [format][gzip]
   Counters counters_;
 

@@ -131,6 +131,7 @@ JoinResult PullEngine::Join(PullRequest request, std::shared_ptr<PullSubscriber>
     }
     if (subscribers_ >= options_.max_subscribers) {
       ++counters_.rejected;
+      generation_.fetch_add(1, std::memory_order_relaxed);
       out.error = {PullOutcome::kFailed, kResourceExhaustedCode,
                    "too many pull calls in flight (" + std::to_string(options_.max_subscribers) + ")"};
       return out;
@@ -141,6 +142,7 @@ JoinResult PullEngine::Join(PullRequest request, std::shared_ptr<PullSubscriber>
     if (it == pulls_.end()) {
       if (pulls_.size() + cancelling_.size() >= options_.max_pulls) {
         ++counters_.rejected;
+        generation_.fetch_add(1, std::memory_order_relaxed);
         out.error = {PullOutcome::kFailed, kResourceExhaustedCode,
                      "too many images being pulled at once (" + std::to_string(options_.max_pulls) + ")"};
         return out;
@@ -263,6 +265,7 @@ void PullEngine::PublishLocked(Pull* p) {
   v->joins = p->joins;
   v->version = ++p->version;
   p->view = std::move(v);
+  generation_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void PullEngine::FinishLocked(Pull* p, Clock::time_point now, std::vector<Note>* notes) {
@@ -316,6 +319,7 @@ void PullEngine::FinishLocked(Pull* p, Clock::time_point now, std::vector<Note>*
   v->joins = p->joins;
   v->version = ++p->version;
   p->view = v;
+  generation_.fetch_add(1, std::memory_order_relaxed);
   for (auto& s : p->subs) notes->push_back({s.subscriber, v, outcome});
   for (auto& [s, own] : p->awaiting) {
     // Told to stop by its timeout, unless the runtime had the image anyway.
@@ -438,6 +442,7 @@ void PullEngine::Tick(std::vector<Note>* notes) {
   const auto now = Clock::now();
   if (!error.ok()) {
     ++counters_.content_errors;
+    generation_.fetch_add(1, std::memory_order_relaxed);
     if (!content_down_) {
       log::Warn("image pull progress unavailable: " + error.message() +
                 "; pulls go on, reported without progress and without no-progress timeouts until it answers");

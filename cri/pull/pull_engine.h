@@ -23,6 +23,7 @@
 // outside it. Content store calls happen on the loop thread only.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -114,6 +115,8 @@ class PullEngine {
   // Pulls in flight and recently finished ones, in start order.
   std::vector<PullViewPtr> Pulls() const;
   PullCounters counters() const;
+  // Changes whenever a pull's view or a counter does.
+  uint64_t generation() const { return generation_.load(std::memory_order_relaxed); }
   const PullEngineOptions& options() const { return options_; }
 
  private:
@@ -150,6 +153,7 @@ class PullEngine {
   std::deque<PullViewPtr> history_;
   PullCounters counters_;
   bool content_down_ = false;
+  std::atomic<uint64_t> generation_{0};
   std::thread thread_;
 };
 

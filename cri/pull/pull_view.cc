@@ -15,8 +15,11 @@ const char* LayerStageName(LayerStage s) {
 }
 
 const char* PullPhaseName(PullPhase p) {
+  // The states of the per-node view (deploy/kubernetes/nodeimagepulls-crd.yaml): seed 000's
+  // STARTED, PULLING, FAILED and DONE, with the unpacking, stalled and cancelled cases
+  // told apart.
   switch (p) {
-    case PullPhase::kResolving: return "Resolving";
+    case PullPhase::kResolving: return "Started";
     case PullPhase::kDownloading: return "Pulling";
     case PullPhase::kUnpacking: return "Unpacking";
     case PullPhase::kSucceeded: return "Done";
@@ -24,7 +27,7 @@ const char* PullPhaseName(PullPhase p) {
     case PullPhase::kStalled: return "Stalled";
     case PullPhase::kCancelled: return "Cancelled";
   }
-  return "Resolving";
+  return "Started";
 }
 
 std::string HumanBytes(uint64_t bytes) {
