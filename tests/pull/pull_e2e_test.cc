@@ -2,12 +2,21 @@
 // through the tests' rate-limiting proxy: progress reports, granularity, the no-progress
 // timeout, shared pulls, cancellation, the 2019 KEP's states, PullImage and the calls
 // passed to the runtime. One stage (containerd, registry, proxy, statlet) serves the suite.
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include "tests/prometheus/promtool.h"
 #include "tests/pull/pull_stage.h"
 #include "tests/support/wait_for.h"
 
@@ -379,6 +388,232 @@ TEST_F(PullE2e, BadRequestsGetClearErrors) {
   EXPECT_FALSE(nf.ok());
   EXPECT_NE(nf.error_message().find("not found"), std::string::npos) << nf.error_message();
   EXPECT_EQ(BigBlobDownloads(), 0);
+}
+
+// ---------------------------------------------------------------------------- node view
+
+// Validates files holding NodeImagePulls objects against the CRD's schema (python3-jsonschema).
+Status ValidateObjects(const std::vector<std::string>& files, const std::string& log) {
+  std::vector<std::string> argv = {"/usr/bin/python3", STATLET_APISERVER_STUB, "validate", STATLET_NODE_PULLS_CRD};
+  argv.insert(argv.end(), files.begin(), files.end());
+  return Run(argv, log);
+}
+
+TEST_F(PullE2e, TheNodeObjectIsRebuiltEveryPeriodAndValidatesAgainstTheCrd) {
+  auto agent = stage_->StartAgent("view", {"--pull.status-period=1s", "--pull.node-name=node-a"});
+  ASSERT_TRUE(agent.ok()) << agent.status().ToString();
+  ASSERT_GT(agent->metrics_port, 0);
+  auto stub = stage_->ImagesAt(agent->socket);
+  struct Seen {
+    Clock::time_point at;
+    std::string body;
+  };
+  std::vector<Seen> changes;
+  ProgressCall call(stub.get(), ProgressRequest(image_->ref, kep::TIME, 1, -1, false));
+  Clock::time_point ended{};
+  // Read the object every 50 ms until a second and a half after the pull ended.
+  while (ended == Clock::time_point{} || Clock::now() - ended < milliseconds(1500)) {
+    if (ended == Clock::time_point{} && call.done()) ended = Clock::now();
+    auto r = e2e::HttpGet(agent->metrics_port, "/imagepulls", seconds(2));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(r->status, 200);
+    if (changes.empty() || changes.back().body != r->body) changes.push_back({Clock::now(), r->body});
+    std::this_thread::sleep_for(milliseconds(50));  // the reading cadence of this test
+  }
+  ASSERT_TRUE(call.Wait().ok());
+  // It changes once per period, not more often.
+  ASSERT_GE(changes.size(), 3u);
+  for (size_t i = 2; i < changes.size(); ++i) {
+    EXPECT_GE(Secs(changes[i].at - changes[i - 1].at), 0.85) << "change " << i;
+  }
+  std::vector<std::string> files;
+  bool pulling_seen = false;
+  for (size_t i = 0; i < changes.size(); ++i) {
+    files.push_back(stage_->dir() + "/view-" + std::to_string(i) + ".json");
+    std::ofstream(files.back()) << changes[i].body;
+    auto doc = nlohmann::json::parse(changes[i].body);
+    EXPECT_EQ(doc["metadata"]["name"], "node-a");
+    for (const auto& e : doc["status"]["images"]) {
+      if (e["state"] == "Pulling" && e["bytesDone"].get<uint64_t>() > 0 &&
+          e["bytesDone"].get<uint64_t>() < image_->total) {
+        pulling_seen = true;
+        EXPECT_EQ(e["bytesTotal"].get<uint64_t>(), image_->total);
+      }
+    }
+  }
+  EXPECT_TRUE(pulling_seen);
+  auto last = nlohmann::json::parse(changes.back().body);
+  ASSERT_EQ(last["status"]["images"].size(), 1u);
+  EXPECT_EQ(last["status"]["images"][0]["state"], "Done");
+  EXPECT_EQ(last["status"]["images"][0]["imageRef"], image_->config_digest);
+  EXPECT_EQ(last["status"]["done"], 1);
+  Status v = ValidateObjects(files, stage_->dir() + "/validate.log");
+  EXPECT_TRUE(v.ok()) << v.ToString();
+  stage_->StopAgent(&*agent);
+}
+
+// The API server stand-in (tests/pull/apiserver_stub.py) over TLS with a certificate made
+// for the test.
+class ApiServerStub {
+ public:
+  explicit ApiServerStub(const std::string& dir) : dir_(dir) {}
+  ~ApiServerStub() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  Status Start() {
+    Status s = Run({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", dir_ + "/api.key", "-out",
+                    dir_ + "/api.crt", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"},
+                   dir_ + "/openssl.log");
+    if (!s.ok()) return s;
+    std::ofstream(dir_ + "/token") << "test-token\n";
+    std::ofstream(dir_ + "/wrong-token") << "not-the-token\n";
+    pid_ = fork();
+    if (pid_ == 0) {
+      std::string log = dir_ + "/stub.log";
+      if (freopen(log.c_str(), "a", stderr) == nullptr) _exit(126);
+      execl("/usr/bin/python3", "python3", STATLET_APISERVER_STUB, "serve", STATLET_NODE_PULLS_CRD,
+            (dir_ + "/api.crt").c_str(), (dir_ + "/api.key").c_str(), "test-token", (dir_ + "/requests.log").c_str(),
+            (dir_ + "/port").c_str(), nullptr);
+      _exit(127);
+    }
+    bool up = testing::WaitFor(
+        [&] {
+          std::ifstream in(dir_ + "/port");
+          return static_cast<bool>(in >> port_);
+        },
+        seconds(20));
+    return up ? Status::Ok() : Unavailable("the API server stub did not start");
+  }
+  std::string url() const { return "https://127.0.0.1:" + std::to_string(port_); }
+  std::string ca() const { return dir_ + "/api.crt"; }
+  std::string token() const { return dir_ + "/token"; }
+  std::string wrong_token() const { return dir_ + "/wrong-token"; }
+  std::vector<nlohmann::json> Requests() const {
+    std::vector<nlohmann::json> out;
+    std::ifstream in(dir_ + "/requests.log");
+    std::string line;
+    while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line));
+    return out;
+  }
+
+ private:
+  std::string dir_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+TEST_F(PullE2e, TheWriterAppliesValidObjectsAtMostOncePerPeriod) {
+  ApiServerStub api(stage_->dir());
+  ASSERT_TRUE(api.Start().ok());
+  auto agent = stage_->StartAgent("writer", {"--pull.status-period=1s", "--pull.node-name=node-b",
+                                             "--pull.apiserver=" + api.url(), "--pull.apiserver-ca-file=" + api.ca(),
+                                             "--pull.apiserver-token-file=" + api.token()});
+  ASSERT_TRUE(agent.ok()) << agent.status().ToString();
+  auto stub = stage_->ImagesAt(agent->socket);
+  ProgressCall call(stub.get(), ProgressRequest(image_->ref, kep::TIME, 1, -1, false));
+  ASSERT_TRUE(call.Wait().ok());
+  auto done_written = [&] {
+    for (const auto& r : api.Requests()) {
+      const auto& body = r["body"];
+      if (body.is_null()) continue;
+      for (const auto& e : body["status"]["images"]) {
+        if (e["state"] == "Done" && e["imageRef"] == image_->config_digest) return true;
+      }
+    }
+    return false;
+  };
+  ASSERT_TRUE(testing::WaitFor(done_written, seconds(10)));
+  const size_t after_done = api.Requests().size();
+  // Nothing changes any more: no write for the next periods (only a change or the one-minute
+  // resync writes).
+  std::this_thread::sleep_for(milliseconds(2500));  // the quiet time under test
+  auto reqs = api.Requests();
+  EXPECT_EQ(reqs.size(), after_done);
+  ASSERT_GE(reqs.size(), 2u);
+  bool pulling_seen = false;
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    EXPECT_TRUE(reqs[i]["ok"].get<bool>()) << reqs[i]["errors"].dump();
+    if (i > 0) {
+      EXPECT_GE(reqs[i]["t"].get<double>() - reqs[i - 1]["t"].get<double>(), 0.9) << "write " << i;
+    }
+    for (const auto& e : reqs[i]["body"]["status"]["images"]) pulling_seen |= e["state"] == "Pulling";
+  }
+  EXPECT_TRUE(pulling_seen);
+  // The writes are counted on /metrics.
+  auto m = e2e::HttpGet(agent->metrics_port, "/metrics", seconds(5));
+  ASSERT_TRUE(m.ok());
+  EXPECT_NE(m->body.find("statlet_image_pull_status_writes_total{result=\"ok\"} " + std::to_string(reqs.size())),
+            std::string::npos);
+  stage_->StopAgent(&*agent);
+}
+
+TEST_F(PullE2e, TheWriterBacksOffWhenTheApiServerRefusesIt) {
+  ApiServerStub api(stage_->dir() + "/refused");
+  mkdir((stage_->dir() + "/refused").c_str(), 0755);
+  ASSERT_TRUE(api.Start().ok());
+  auto agent = stage_->StartAgent("refused", {"--pull.status-period=1s", "--pull.node-name=node-c",
+                                              "--pull.apiserver=" + api.url(), "--pull.apiserver-ca-file=" + api.ca(),
+                                              "--pull.apiserver-token-file=" + api.wrong_token()});
+  ASSERT_TRUE(agent.ok()) << agent.status().ToString();
+  // Refused at 0 s, then after 2 s, 4 s, 8 s...: at most 3 attempts in 6 s (1 per second without backoff).
+  std::this_thread::sleep_for(seconds(6));  // the window under test
+  auto reqs = api.Requests();
+  ASSERT_GE(reqs.size(), 2u);
+  EXPECT_LE(reqs.size(), 3u);
+  for (const auto& r : reqs) EXPECT_FALSE(r["ok"].get<bool>());
+  auto m = e2e::HttpGet(agent->metrics_port, "/metrics", seconds(5));
+  ASSERT_TRUE(m.ok());
+  EXPECT_NE(m->body.find("statlet_image_pull_status_writes_total{result=\"error\"} " + std::to_string(reqs.size())),
+            std::string::npos)
+      << m->body.substr(m->body.find("statlet_image_pull_status_writes_total"), 200);
+  stage_->StopAgent(&*agent);
+}
+
+// ---------------------------------------------------------------------------- metrics
+
+TEST_F(PullE2e, PullFamiliesCountWhatHappenedAndPassPromtool) {
+  auto agent = stage_->StartAgent("metrics", {"--pull.no-progress-timeout=3s"});
+  ASSERT_TRUE(agent.ok()) << agent.status().ToString();
+  auto stub = stage_->ImagesAt(agent->socket);
+  // Two clients of one pull (a join), then a stalled pull.
+  {
+    ProgressCall a(stub.get(), ProgressRequest(image_->ref, kep::TIME, 1, -1, true));
+    ASSERT_TRUE(WaitForLayer(a, 0.2));
+    auto mid = e2e::HttpGet(agent->metrics_port, "/metrics", seconds(5));
+    ASSERT_TRUE(mid.ok());
+    EXPECT_NE(mid->body.find("statlet_image_pulls_in_flight 1\n"), std::string::npos);
+    EXPECT_NE(mid->body.find("statlet_image_pull_size_bytes{image=\"" + image_->ref + "\"} " +
+                             std::to_string(image_->total)),
+              std::string::npos);
+    ProgressCall b(stub.get(), ProgressRequest(image_->ref, kep::TIME, 1, -1, false));
+    ASSERT_TRUE(a.Wait().ok());
+    ASSERT_TRUE(b.Wait().ok());
+  }
+  ASSERT_TRUE(stage_->EnsureAbsent(*image_).ok());
+  {
+    ProgressCall c(stub.get(), ProgressRequest(image_->ref, kep::TIME, 1, -1, true));
+    ASSERT_TRUE(WaitForLayer(c, 0.2));
+    stage_->proxy().Pause();
+    EXPECT_EQ(c.Wait().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+    stage_->proxy().Resume();
+  }
+  auto m = e2e::HttpGet(agent->metrics_port, "/metrics", seconds(5));
+  ASSERT_TRUE(m.ok());
+  for (const char* want : {"statlet_image_pulls_started_total 2\n", "statlet_image_pull_joins_total 1\n",
+                           "statlet_image_pulls_completed_total{result=\"succeeded\"} 1\n",
+                           "statlet_image_pulls_completed_total{result=\"stalled\"} 1\n",
+                           "statlet_image_pulls_in_flight 0\n", "statlet_image_pull_duration_seconds_count 1\n"}) {
+    EXPECT_NE(m->body.find(want), std::string::npos) << want;
+  }
+  auto verdict = testing::PromtoolCheckMetrics(m->body);
+  EXPECT_EQ(verdict.exit_code == 1, false) << verdict.output;
+  for (const auto& f : verdict.unexpected_findings) {
+    EXPECT_EQ(f.find("image_pull"), std::string::npos) << f;
+  }
+  stage_->StopAgent(&*agent);
 }
 
 }  // namespace
