@@ -496,7 +496,8 @@ Status ParseDaemonOptions(const std::vector<std::string>& args, DaemonOptions* o
 std::string DaemonUsage() {
   std::string s =
       "usage: statlet [flags]\n"
-      "       statlet stats [flags]\n\n"
+      "       statlet stats [flags]\n"
+      "       statlet pull [flags] IMAGE\n\n"
       "Measures every container and cgroup on this host. Serves Prometheus /metrics (text format\n"
       "0.0.4 or OpenMetrics 1.0, negotiated by Accept, gzip when the scraper accepts it), /healthz\n"
       "(process up), /readyz (first collection done), and CRI runtime.v1 stats on a unix socket.\n"

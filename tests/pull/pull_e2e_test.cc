@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -32,6 +34,9 @@ constexpr int kRandomMiB = 64;
 constexpr milliseconds kPoll{250};
 
 double Secs(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// How `statlet pull` names a layer on screen (cmd/pull_display.cc): "sha256:" + 12 hex digits.
+std::string ShortDigestForTest(const std::string& digest) { return digest.substr(0, 19); }
 
 // The offset of one layer in a detailed report (0 when not listed).
 uint64_t LayerOffset(const kep::PullImageWithProgressResponse& r, const std::string& digest) {
@@ -614,6 +619,147 @@ TEST_F(PullE2e, PullFamiliesCountWhatHappenedAndPassPromtool) {
     EXPECT_EQ(f.find("image_pull"), std::string::npos) << f;
   }
   stage_->StopAgent(&*agent);
+}
+
+// ---------------------------------------------------------------------------- statlet pull
+
+// Runs a command; its exit status, with stdout and stderr in files.
+int RunExit(const std::vector<std::string>& argv, const std::string& out, const std::string& err) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (freopen(out.c_str(), "w", stdout) == nullptr || freopen(err.c_str(), "w", stderr) == nullptr) _exit(126);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A tmux server of the test's own (its own socket name), one session with a pseudo-terminal.
+class Tmux {
+ public:
+  Tmux() : socket_("statlet-pull-" + std::to_string(getpid())) {}
+  ~Tmux() { Command("kill-server"); }
+  bool Start(const std::string& shell_command) {
+    return std::system(("tmux -L " + socket_ + " new-session -d -s pull -x 160 -y 20 '" + shell_command + "'").c_str()) ==
+           0;
+  }
+  std::string Capture() { return Command("capture-pane -p -t pull"); }
+
+ private:
+  std::string Command(const std::string& args) {
+    std::string out;
+    FILE* p = popen(("tmux -L " + socket_ + " " + args + " 2>/dev/null").c_str(), "r");
+    if (p == nullptr) return out;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    pclose(p);
+    return out;
+  }
+  std::string socket_;
+};
+
+// The '+' of the bar on the screen's row for `digest`; -1 when the row is not there.
+int BarFill(const std::string& screen, const std::string& digest) {
+  std::istringstream in(screen);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(ShortDigestForTest(digest), 0) != 0) continue;
+    size_t open = line.find('|');
+    size_t close = line.find('|', open + 1);
+    if (open == std::string::npos || close == std::string::npos) return -1;
+    return static_cast<int>(std::count(line.begin() + static_cast<long>(open), line.begin() + static_cast<long>(close), '+'));
+  }
+  return -1;
+}
+
+TEST_F(PullE2e, StatletPullDrawsMovingBarsInATerminal) {
+  Tmux tmux;
+  ASSERT_TRUE(tmux.Start(std::string(STATLET_E2E_AGENT) + " pull --endpoint unix://" + stage_->statlet_socket() + " " +
+                         image_->ref + "; echo EXIT=$?; sleep 600"));
+  std::vector<int> fills;
+  std::string screen;
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        screen = tmux.Capture();
+        int f = BarFill(screen, image_->big().digest);
+        if (f >= 0 && (fills.empty() || fills.back() != f)) fills.push_back(f);
+        return screen.find("EXIT=") != std::string::npos;
+      },
+      seconds(60)));
+  EXPECT_NE(screen.find("EXIT=0"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("done: " + image_->config_digest), std::string::npos) << screen;
+  // The bar moved: several fills between empty and full, rising.
+  int partial = 0;
+  for (size_t i = 0; i < fills.size(); ++i) {
+    if (fills[i] > 0 && fills[i] < 40) ++partial;
+    if (i > 0) {
+      EXPECT_GT(fills[i], fills[i - 1]) << screen;
+    }
+  }
+  EXPECT_GE(partial, 2) << "fills seen: " << ::testing::PrintToString(fills);
+  EXPECT_EQ(fills.back(), 40);
+  // Redrawn in place: one row per layer on the screen, not one per report.
+  size_t rows = 0;
+  for (size_t at = screen.find(ShortDigestForTest(image_->big().digest)); at != std::string::npos;
+       at = screen.find(ShortDigestForTest(image_->big().digest), at + 1)) {
+    ++rows;
+  }
+  EXPECT_EQ(rows, 1u) << screen;
+  auto has = stage_->ContainerdHasImage(image_->ref);
+  ASSERT_TRUE(has.ok());
+  EXPECT_TRUE(*has);
+}
+
+TEST_F(PullE2e, StatletPullPrintsPlainLinesWhenPiped) {
+  const std::string out = stage_->dir() + "/pull.out", err = stage_->dir() + "/pull.err";
+  int code = RunExit({STATLET_E2E_AGENT, "pull", "--endpoint", "unix://" + stage_->statlet_socket(), image_->ref}, out,
+                     err);
+  std::string text = ReadAll(out);
+  EXPECT_EQ(code, 0) << ReadAll(err);
+  EXPECT_EQ(text.find('\033'), std::string::npos) << "no terminal control codes when piped";
+  std::istringstream in(text);
+  std::string line;
+  std::vector<std::string> lines;
+  while (std::getline(in, line)) lines.push_back(line);
+  ASSERT_GE(lines.size(), 4u) << text;
+  for (size_t i = 0; i + 1 < lines.size(); ++i) {
+    EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(lines[i][0])) && lines[i].find("s ") != std::string::npos)
+        << lines[i];
+  }
+  EXPECT_EQ(lines.back().rfind("done: " + image_->config_digest, 0), 0u) << lines.back();
+  EXPECT_NE(text.find("layer " + image_->big().digest + " done 64.0 MiB"), std::string::npos) << text;
+  EXPECT_NE(text.find("/65.0 MiB"), std::string::npos) << text;
+}
+
+TEST_F(PullE2e, StatletPullExitsWithThreeWhenThePullStalls) {
+  const std::string out = stage_->dir() + "/stall.out", err = stage_->dir() + "/stall.err";
+  int code = -1;
+  std::thread run([&] {
+    code = RunExit({STATLET_E2E_AGENT, "pull", "--endpoint", "unix://" + stage_->statlet_socket(),
+                    "--no-progress-timeout", "2s", image_->ref},
+                   out, err);
+  });
+  bool moving = testing::WaitFor([&] { return stage_->proxy().delivered_bytes() > (8u << 20); }, seconds(30));
+  stage_->proxy().Pause();
+  run.join();
+  stage_->proxy().Resume();
+  ASSERT_TRUE(moving);
+  EXPECT_EQ(code, 3);
+  EXPECT_NE(ReadAll(err).find("stalled"), std::string::npos) << ReadAll(err);
+  EXPECT_NE(ReadAll(err).find(image_->big().digest), std::string::npos) << ReadAll(err);
 }
 
 }  // namespace
