@@ -70,6 +70,9 @@ class PullStage {
   StatusOr<bool> ContainerdHasImage(const std::string& ref);
   // Layer ingests containerd is writing now (refs).
   StatusOr<std::vector<std::string>> ContainerdIngests();
+  // Runs containerd's garbage collection now (a lease created and deleted with --sync):
+  // what no lease or image holds goes, half-written ingests included.
+  Status CollectGarbage();
 
   StatusOr<ExtraAgent> StartAgent(const std::string& name, const std::vector<std::string>& flags);
   void StopAgent(ExtraAgent* agent);

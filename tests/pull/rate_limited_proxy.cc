@@ -107,6 +107,15 @@ std::vector<std::string> RateLimitedProxy::Requests() const {
   return requests_;
 }
 
+void RateLimitedProxy::DropConnections() {
+  drop_ = true;
+  uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof one);
+  for (int i = 0; i < 500 && drop_; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the loop clears the flag within one turn
+  }
+}
+
 void RateLimitedProxy::ResetCounters() {
   std::lock_guard<std::mutex> lock(mu_);
   requests_.clear();
@@ -246,10 +255,15 @@ void RateLimitedProxy::Run(int upstream_port, std::promise<Status>* ready) {
         }
       }
     }
+    if (fds[0].revents & POLLIN) {
+      uint64_t v;
+      (void)!read(wake_fd_, &v, sizeof v);
+    }
+    const bool drop = drop_;
     // A connection ends when the client is gone, or the registry is done and all its
     // bytes were delivered.
     for (auto it = conns.begin(); it != conns.end();) {
-      bool done = it->client_eof || (it->upstream_eof && it->to_client.empty());
+      bool done = drop || it->client_eof || (it->upstream_eof && it->to_client.empty());
       if (done) {
         close(it->client);
         close(it->upstream);
@@ -263,6 +277,7 @@ void RateLimitedProxy::Run(int upstream_port, std::promise<Status>* ready) {
         ++it;
       }
     }
+    if (drop) drop_ = false;
   }
   for (Conn& c : conns) {
     close(c.client);

@@ -50,6 +50,8 @@ class RateLimitedProxy {
   int CountRequests(const std::string& prefix) const;
   std::vector<std::string> Requests() const;
   void ResetCounters();
+  // Closes every connection (idle keep-alive ones too) and waits until they are gone.
+  void DropConnections();
 
  private:
   RateLimitedProxy() = default;
@@ -61,6 +63,7 @@ class RateLimitedProxy {
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> rate_{0};
   std::atomic<bool> paused_{false};
+  std::atomic<bool> drop_{false};
   std::atomic<uint64_t> delivered_{0};
   std::atomic<int> open_{0};
   mutable std::mutex mu_;
