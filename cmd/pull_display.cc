@@ -48,10 +48,11 @@ std::string ShortDigest(const std::string& digest) {
 
 double PullDisplay::Measure(Rate* r, uint64_t offset, double now) {
   // A rate over the interval since the previous report, smoothed a little.
-  if (r->at > 0 && now > r->at && offset >= r->offset) {
+  if (r->seen && now > r->at && offset >= r->offset) {
     double inst = static_cast<double>(offset - r->offset) / (now - r->at);
     r->bytes_per_second = r->bytes_per_second == 0 ? inst : 0.5 * r->bytes_per_second + 0.5 * inst;
   }
+  r->seen = true;
   r->at = now;
   r->offset = offset;
   return r->bytes_per_second;

@@ -35,6 +35,7 @@ class PullDisplay {
 
  private:
   struct Rate {
+    bool seen = false;
     double at = 0;
     uint64_t offset = 0;
     double bytes_per_second = 0;

@@ -106,15 +106,7 @@ void PullEngine::Stop() {
   Deliver(&notes);
   // Runtime calls answer their cancellation promptly; their callbacks use this object.
   std::unique_lock<std::mutex> lock(mu_);
-  wake_.wait(lock, [&] {
-    for (auto& [key, p] : pulls_) {
-      if (!p->result) return false;
-    }
-    for (auto& p : cancelling_) {
-      if (!p->result) return false;
-    }
-    return true;
-  });
+  wake_.wait(lock, [&] { return runtime_calls_ == 0; });
   pulls_.clear();
   cancelling_.clear();
 }
@@ -154,6 +146,7 @@ JoinResult PullEngine::Join(PullRequest request, std::shared_ptr<PullSubscriber>
       ++counters_.started;
       const uint64_t pull_id = p->id;
       // The runtime answers on one of its library's threads, never inside Start.
+      ++runtime_calls_;
       p->call = runtime_->Start(p->request.runtime_request,
                                 [this, pull_id](RuntimePullResult r) { RuntimeAnswered(pull_id, std::move(r)); });
       log::Debug("pull of " + p->request.key + " started");
@@ -230,19 +223,17 @@ void PullEngine::CancelLocked(Pull* p, PullOutcome reason) {
 }
 
 void PullEngine::RuntimeAnswered(uint64_t pull_id, RuntimePullResult result) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    Pull* found = nullptr;
-    for (auto& [key, p] : pulls_) {
-      if (p->id == pull_id) found = p.get();
-    }
-    for (auto& p : cancelling_) {
-      if (p->id == pull_id) found = p.get();
-    }
-    if (found == nullptr) return;
-    found->result = std::move(result);
-    poke_ = true;
+  // Everything under the lock, the notification included: once runtime_calls_ is 0, Stop
+  // may return and this object go away.
+  std::lock_guard<std::mutex> lock(mu_);
+  --runtime_calls_;
+  for (auto& [key, p] : pulls_) {
+    if (p->id == pull_id) p->result = result;
   }
+  for (auto& p : cancelling_) {
+    if (p->id == pull_id) p->result = result;
+  }
+  poke_ = true;
   wake_.notify_all();
 }
 

@@ -150,6 +150,7 @@ class PullEngine {
   std::map<std::string, std::unique_ptr<Pull>> pulls_;  // running, by key
   std::vector<std::unique_ptr<Pull>> cancelling_;       // cancelled, waiting for the runtime
   size_t subscribers_ = 0;
+  size_t runtime_calls_ = 0;  // started and not answered yet
   std::deque<PullViewPtr> history_;
   PullCounters counters_;
   bool content_down_ = false;

@@ -55,8 +55,11 @@ std::string DescribeUnfinishedLayers(const PullView& view) {
       continue;
     }
     if (!out.empty()) out += "; ";
-    out += "layer " + l.digest + " " + (l.stage == LayerStage::kWaiting ? "not started" : "at") +
-           (l.stage == LayerStage::kWaiting ? "" : " " + HumanBytes(l.offset)) + " of " + HumanBytes(l.size);
+    if (l.stage == LayerStage::kWaiting) {
+      out += "layer " + l.digest + " not started (" + HumanBytes(l.size) + ")";
+    } else {
+      out += "layer " + l.digest + " at " + HumanBytes(l.offset) + " of " + HumanBytes(l.size);
+    }
     ++named;
   }
   if (more > 0) out += "; and " + std::to_string(more) + " more";
