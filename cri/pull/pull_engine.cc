@@ -233,7 +233,7 @@ void PullEngine::RuntimeAnswered(uint64_t pull_id, RuntimePullResult result) {
   for (auto& p : cancelling_) {
     if (p->id == pull_id) p->result = result;
   }
-  poke_ = true;
+  answered_ = true;
   wake_.notify_all();
 }
 
@@ -334,16 +334,17 @@ void PullEngine::Loop() {
       wake_.wait(lock, [&] { return stopping_ || !pulls_.empty() || !cancelling_.empty(); });
       next = Clock::now();
     } else {
-      wake_.wait_until(lock, next, [&] { return stopping_ || poke_; });
+      wake_.wait_until(lock, next, [&] { return stopping_ || poke_ || answered_; });
     }
     if (stopping_) break;
     const auto earliest = last_tick + kMinPollGap;
-    if (Clock::now() < earliest) {
-      // Poked right after a poll: wait out the gap (a stop still ends the wait).
-      wake_.wait_until(lock, earliest, [&] { return stopping_; });
+    if (!answered_ && Clock::now() < earliest) {
+      // Poked by a join right after a poll: wait out the gap (an answer or a stop ends it).
+      wake_.wait_until(lock, earliest, [&] { return stopping_ || answered_; });
       if (stopping_) break;
     }
     poke_ = false;
+    answered_ = false;
     lock.unlock();
     std::vector<Note> notes;
     Tick(&notes);
@@ -459,7 +460,7 @@ void PullEngine::Tick(std::vector<Note>* notes) {
           p->tracker.config_digest() != p->result->image_ref) {
         // Answered while this poll was under way: one more poll confirms the manifest
         // from the runtime's answer before the last report.
-        poke_ = true;
+        answered_ = true;
         PublishLocked(p);
         return false;
       }

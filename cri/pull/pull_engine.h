@@ -145,7 +145,8 @@ class PullEngine {
   mutable std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;
-  bool poke_ = false;  // a join or a runtime answer: tick now
+  bool poke_ = false;      // a join: poll soon (at most one poll per kMinPollGap)
+  bool answered_ = false;  // a runtime answered: poll now, its clients are waiting
   uint64_t next_id_ = 1;
   std::map<std::string, std::unique_ptr<Pull>> pulls_;  // running, by key
   std::vector<std::unique_ptr<Pull>> cancelling_;       // cancelled, waiting for the runtime

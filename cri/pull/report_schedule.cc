@@ -30,6 +30,7 @@ StatusOr<ReportPolicy> MakeReportPolicy(Granularity granularity, std::optional<u
 
 bool ReportScheduler::Due(const PullView& view, Clock::time_point now) const {
   if (!reported_) return true;
+  if (!total_reported_ && view.total && policy_.granularity != Granularity::kNone) return true;
   switch (policy_.granularity) {
     case Granularity::kTime: return now >= next_time_;
     case Granularity::kSize: return view.offset >= next_offset_;
@@ -39,6 +40,7 @@ bool ReportScheduler::Due(const PullView& view, Clock::time_point now) const {
 }
 
 void ReportScheduler::Reported(const PullView& view, Clock::time_point now) {
+  if (view.total) total_reported_ = true;
   if (!reported_) {
     reported_ = true;
     next_time_ = now + policy_.every;

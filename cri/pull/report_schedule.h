@@ -34,13 +34,17 @@ class ReportScheduler {
  public:
   explicit ReportScheduler(ReportPolicy policy) : policy_(policy) {}
   const ReportPolicy& policy() const { return policy_; }
-  // Whether `view` is to be reported at `now`. The first view always is.
+  // Whether `view` is to be reported at `now`. The first view always is, and (time and size
+  // granularity) the first view that knows the image's total: a client learns the size of
+  // what it waits for at once, not an interval later. The grid of time reports stays
+  // anchored at the first report.
   bool Due(const PullView& view, Clock::time_point now) const;
   void Reported(const PullView& view, Clock::time_point now);
 
  private:
   ReportPolicy policy_;
   bool reported_ = false;
+  bool total_reported_ = false;
   Clock::time_point next_time_;  // kTime: on a fixed grid from the first report, no drift
   uint64_t next_offset_ = 0;     // kSize
 };

@@ -144,12 +144,16 @@ TEST_F(PullE2e, TimeGranularityIsHonouredWithinOneInterval) {
   ASSERT_TRUE(call.Wait().ok());
   auto reports = call.reports();
   ASSERT_GE(reports.size(), 4u) << "a 3 s pull at 1 s intervals";
-  // Every report but the last (sent when the pull ends) is on the 1 s grid, each within one
-  // poll of its due time.
-  for (size_t i = 1; i + 1 < reports.size(); ++i) {
-    double gap = Secs(reports[i].at - reports[i - 1].at);
-    EXPECT_GE(gap, 1.0 - Secs(kPoll) - 0.05) << "report " << i;
-    EXPECT_LE(gap, 1.0 + Secs(kPoll) + 0.25) << "report " << i;
+  // The first report goes out at once, one more as soon as the image's total is known; every
+  // other one but the last (sent when the pull ends) is on the 1 s grid of the first, each
+  // within one poll of its due time.
+  ASSERT_FALSE(reports[0].msg.has_total());
+  ASSERT_TRUE(reports[1].msg.has_total());
+  EXPECT_LT(Secs(reports[1].at - reports[0].at), 0.5) << "the total does not wait for the next interval";
+  for (size_t i = 2; i + 1 < reports.size(); ++i) {
+    double due = Secs(reports[i].at - reports[0].at) - static_cast<double>(i - 1);
+    EXPECT_GE(due, -0.05) << "report " << i << " came before its time";
+    EXPECT_LE(due, Secs(kPoll) + 0.1) << "report " << i << " came more than a poll after its time";
   }
   for (const auto& r : reports) EXPECT_EQ(r.msg.details_size(), 0) << "summarized reports carry no details";
 }
@@ -161,7 +165,8 @@ TEST_F(PullE2e, SizeGranularityIsHonouredWithinOneInterval) {
   auto reports = call.reports();
   ASSERT_GE(reports.size(), 4u);
   int steps = 0;
-  for (size_t i = 1; i + 1 < reports.size(); ++i) {
+  ASSERT_TRUE(reports[1].msg.has_total()) << "the total is reported as soon as it is known";
+  for (size_t i = 2; i + 1 < reports.size(); ++i) {
     uint64_t step = reports[i].msg.offset().value() - reports[i - 1].msg.offset().value();
     EXPECT_GE(step, every) << "report " << i;
     EXPECT_LT(step, 2 * every) << "report " << i;

@@ -103,6 +103,23 @@ TEST(ReportScheduler, SizeReportsFollowTheBytes) {
   EXPECT_TRUE(s.Due(v, t));
 }
 
+TEST(ReportScheduler, TheTotalIsReportedAsSoonAsItIsKnown) {
+  for (Granularity g : {Granularity::kTime, Granularity::kSize}) {
+    ReportScheduler s(*MakeReportPolicy(g, g == Granularity::kTime ? 10 : 1 << 30, false));
+    PullView v;
+    const auto t0 = Clock::now();
+    s.Reported(v, t0);
+    EXPECT_FALSE(s.Due(v, t0 + milliseconds(100)));
+    v.total = 1000;
+    ASSERT_TRUE(s.Due(v, t0 + milliseconds(100)));
+    s.Reported(v, t0 + milliseconds(100));
+    EXPECT_FALSE(s.Due(v, t0 + milliseconds(200))) << "once";
+    if (g == Granularity::kTime) {
+      EXPECT_TRUE(s.Due(v, t0 + seconds(10))) << "the grid stays anchored at the first report";
+    }
+  }
+}
+
 TEST(ReportScheduler, NoneReportsOnlyTheStart) {
   ReportScheduler s(*MakeReportPolicy(Granularity::kNone, 0, false));
   PullView v;
@@ -110,6 +127,7 @@ TEST(ReportScheduler, NoneReportsOnlyTheStart) {
   ASSERT_TRUE(s.Due(v, t));
   s.Reported(v, t);
   v.offset = 1 << 30;
+  v.total = 2 << 30;
   EXPECT_FALSE(s.Due(v, t + seconds(3600)));
 }
 
