@@ -23,6 +23,10 @@ constexpr int kUnavailableCode = 14;
 // Joins and runtime answers ask for a poll at once; a flood of them must not turn into a
 // flood of content store calls.
 constexpr std::chrono::milliseconds kMinPollGap{50};
+// While a young pull has no manifest yet, polls come every kMinPollGap: the manifest lands
+// within milliseconds of the start, and with it the image's total, which clients are told
+// at once. Past this age a pull without a manifest is waiting on its registry.
+constexpr std::chrono::seconds kFastResolveWindow{2};
 
 int64_t UnixNow() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -350,8 +354,13 @@ void PullEngine::Loop() {
     Tick(&notes);
     Deliver(&notes);
     last_tick = Clock::now();
-    next = last_tick + options_.poll_interval;
     lock.lock();
+    next = last_tick + options_.poll_interval;
+    for (const auto& [key, p] : pulls_) {
+      if (!p->tracker.has_manifest() && last_tick - p->started < kFastResolveWindow) {
+        next = std::min(next, last_tick + kMinPollGap);
+      }
+    }
   }
 }
 
