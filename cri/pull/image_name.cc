@@ -106,7 +106,7 @@ StatusOr<ImageName> ParseImageName(std::string_view reference) {
     if (!ValidTag(out.tag)) return bad("bad tag");
     rest = rest.substr(0, colon);
   }
-  if (rest.size() > kMaxNameLength) return bad("name longer than 255 characters");
+  if (rest.size() > kMaxNameLength) return bad("name longer than 255 characters");  // early out
   std::string_view first = rest.substr(0, rest.find('/'));
   bool has_domain = rest.find('/') != std::string_view::npos &&
                     (first.find('.') != std::string_view::npos || first.find(':') != std::string_view::npos ||
@@ -130,6 +130,8 @@ StatusOr<ImageName> ParseImageName(std::string_view reference) {
   }
   out.path = std::string(path);
   if (out.domain == "docker.io" && out.path.find('/') == std::string::npos) out.path = "library/" + out.path;
+  // The limit applies to the name as the runtime spells it (domain and library/ included).
+  if (out.domain.size() + 1 + out.path.size() > kMaxNameLength) return bad("name longer than 255 characters");
   if (!out.digest.empty()) out.tag.clear();  // pinned: the runtime pulls by digest
   if (out.tag.empty() && out.digest.empty()) out.tag = "latest";
   return out;
