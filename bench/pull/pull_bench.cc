@@ -5,7 +5,7 @@
 //      own PullImage (the floor) and by statlet's PullImageWithProgress (detailed reports,
 //      every second, the content store polled every 250 ms), alternating in rounds, on the
 //      rate-limited link and on an unthrottled one (where containerd's CPU, not the link,
-//      sets the pace);
+//      sets the pace), with the CPU time containerd and statlet spent per pull;
 //   3. bytes the registry sends for three clients: joined through statlet, three separate
 //      pulls one after another, and three PullImage calls straight to containerd at the
 //      same staggered moments (containerd 1.6 shares blob downloads itself).
@@ -90,6 +90,17 @@ ProgressRun PullWithProgress(PullStage* stage, const TestImage& img) {
   return r;
 }
 
+// CPU time (user + system) of containerd and its shims, and of the statlet agent.
+struct Cpu {
+  uint64_t containerd = 0, statlet = 0;
+};
+Cpu CpuNow(PullStage* stage) {
+  Cpu c;
+  for (pid_t p : stage->e2e().ContainerdPids()) c.containerd += statlet::e2e::ProcessCpuNs(p);
+  c.statlet = statlet::e2e::ProcessCpuNs(stage->e2e().agent_pid());
+  return c;
+}
+
 void Line(const char* what, const Stats& s, const char* unit) {
   std::printf("  %-46s median %8.3f %s  (min %.3f, max %.3f)\n", what, s.median, unit, s.min, s.max);
 }
@@ -119,11 +130,14 @@ int main(int argc, char** argv) {
   for (uint64_t rate : {kDefaultRate, uint64_t{4} << 30}) {
     stage->proxy().SetRate(rate);
     std::vector<double> direct, with_progress, first, first_total;
+    std::vector<double> ctd_direct, ctd_progress, statlet_direct, statlet_progress;  // CPU ms per pull
     for (int r = 0; r < rounds; ++r) {
       for (int side = 0; side < 2; ++side) {
         Check(stage->EnsureAbsent(img), "EnsureAbsent");
         stage->proxy().DropConnections();
-        if ((side + r) % 2 == 0) {
+        const Cpu before = CpuNow(stage);
+        const bool floor = (side + r) % 2 == 0;
+        if (floor) {
           direct.push_back(PullDirect(stage, img));
         } else {
           ProgressRun p = PullWithProgress(stage, img);
@@ -131,6 +145,9 @@ int main(int argc, char** argv) {
           first.push_back(p.first_report * 1000);
           first_total.push_back(p.first_total * 1000);
         }
+        const Cpu after = CpuNow(stage);
+        (floor ? ctd_direct : ctd_progress).push_back(static_cast<double>(after.containerd - before.containerd) / 1e6);
+        (floor ? statlet_direct : statlet_progress).push_back(static_cast<double>(after.statlet - before.statlet) / 1e6);
       }
     }
     std::printf("\nlink %s:\n", rate == kDefaultRate ? "20 MiB/s (rate-limited proxy)" : "unthrottled proxy");
@@ -140,6 +157,10 @@ int main(int argc, char** argv) {
     std::printf("  %-46s %.3f (median ratio)\n", "pull time with progress / floor", p.median / d.median);
     Line("time to first progress report", Summarize(first), "ms");
     Line("time to first report with the image's total", Summarize(first_total), "ms");
+    Line("containerd CPU per pull, floor", Summarize(ctd_direct), "ms");
+    Line("containerd CPU per pull, with progress", Summarize(ctd_progress), "ms");
+    Line("statlet CPU per pull, floor (idle agent)", Summarize(statlet_direct), "ms");
+    Line("statlet CPU per pull, with progress", Summarize(statlet_progress), "ms");
   }
 
   // 3: registry bytes for three clients.
