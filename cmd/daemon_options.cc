@@ -278,7 +278,9 @@ const std::vector<Option>& Options() {
        "When the last client of a pull leaves, let the pull finish (the bytes are not wasted) instead of "
        "cancelling it.",
        true,
-       [](DaemonOptions* o, const std::string& v) { return ParseBool("pull.keep-abandoned", v, &o->pulls.keep_abandoned); }},
+       [](DaemonOptions* o, const std::string& v) {
+         return ParseBool("pull.keep-abandoned", v, &o->pulls.keep_abandoned);
+       }},
       {"pull.max-pulls", "pull.max_pulls", "32", "Different images pulled at once; more answer RESOURCE_EXHAUSTED.",
        false,
        [](DaemonOptions* o, const std::string& v) {

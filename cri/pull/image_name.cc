@@ -123,7 +123,8 @@ StatusOr<ImageName> ParseImageName(std::string_view reference) {
   size_t start = 0;
   while (start <= path.size()) {
     size_t slash = path.find('/', start);
-    std::string_view component = path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    const size_t len = slash == std::string_view::npos ? std::string_view::npos : slash - start;
+    std::string_view component = path.substr(start, len);
     if (!ValidComponent(component)) return bad("bad repository name (lower case letters, digits, '.', '_', '-')");
     if (slash == std::string_view::npos) break;
     start = slash + 1;

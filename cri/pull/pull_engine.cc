@@ -480,8 +480,9 @@ void PullEngine::Tick(std::vector<Note>* notes) {
     PublishLocked(p);
     // No-progress timeouts: only while observing (an unanswered content store says
     // nothing about bytes) and while bytes are expected (not while unpacking).
+    const PullPhase phase = p->view->phase;
     const bool expecting_bytes =
-        observed && !content_down_ && (p->view->phase == PullPhase::kResolving || p->view->phase == PullPhase::kDownloading);
+        observed && !content_down_ && (phase == PullPhase::kResolving || phase == PullPhase::kDownloading);
     if (expecting_bytes && !p->cancel_reason) {
       std::vector<Subscription> stalled;
       std::vector<Subscription> kept;

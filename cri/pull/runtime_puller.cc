@@ -67,7 +67,9 @@ class CriRuntimePuller final : public RuntimePuller {
                                ::runtime::v1::PullImageResponse resp;
                                std::string bytes;
                                if (state->response.Dump(&slices).ok()) {
-                                 for (const auto& sl : slices) bytes.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+                                 for (const auto& sl : slices) {
+                                   bytes.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+                                 }
                                }
                                if (resp.ParseFromString(bytes)) {
                                  r.image_ref = resp.image_ref();

@@ -687,7 +687,8 @@ int BarFill(const std::string& screen, const std::string& digest) {
     size_t open = line.find('|');
     size_t close = line.find('|', open + 1);
     if (open == std::string::npos || close == std::string::npos) return -1;
-    return static_cast<int>(std::count(line.begin() + static_cast<long>(open), line.begin() + static_cast<long>(close), '+'));
+    return static_cast<int>(std::count(line.begin() + static_cast<long>(open), line.begin() + static_cast<long>(close),
+                                       '+'));
   }
   return -1;
 }

@@ -49,7 +49,9 @@ TEST(ImageName, NormalizesAsTheRuntimeDoes) {
 }
 
 TEST(ImageName, RejectsWhatTheRuntimeRejects) {
-  for (const std::string& bad : std::vector<std::string>{std::string(""), std::string("a/Upper"), std::string("Upper"), std::string("a//b"), std::string("a/b:"), std::string("a/b:-x"),
+  for (const std::string& bad : std::vector<std::string>{
+           std::string(""), std::string("a/Upper"), std::string("Upper"), std::string("a//b"), std::string("a/b:"),
+           std::string("a/b:-x"),
         std::string("a/b@sha256:12"), std::string("a/b@md5:" + std::string(32, 'a')), std::string("/a"),
         std::string("a/"), std::string("a..b"), std::string("a/b c"), std::string(300, 'a'), std::string(250, 'a'),
         std::string("a:" + std::string(129, 't')), std::string("-a"), std::string("a_")}) {
