@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "cri/pull/pull_view.h"
+
 namespace statlet {
 namespace {
 
@@ -22,18 +24,7 @@ std::string Eta(double seconds) {
 
 }  // namespace
 
-std::string PullBytes(uint64_t bytes) {
-  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f %s", v, kUnits[u]);
-  return b;
-}
+std::string PullBytes(uint64_t bytes) { return cri::pull::HumanBytes(bytes); }
 
 std::string PullBar(uint64_t offset, uint64_t total, int width) {
   int filled = total == 0 ? 0 : static_cast<int>(static_cast<double>(std::min(offset, total)) * width / total);

@@ -52,7 +52,8 @@ class PullDisplay {
   std::map<std::string, std::string> stages_;  // last stage printed per layer (plain output)
 };
 
-// "1.0 MiB", "64.0 MiB" (binary units, as ctr shows them).
+// "1.0 MiB", "64.0 MiB" (binary units, as ctr shows them; the server's stall messages use
+// the same rendering).
 std::string PullBytes(uint64_t bytes);
 // The 40-column bar: "|++++----|" (+ for done).
 std::string PullBar(uint64_t offset, uint64_t total, int width = 40);

@@ -22,16 +22,6 @@
 namespace statlet::pulltest {
 namespace {
 
-std::string Tail(const std::string& path, size_t lines) {
-  std::ifstream in(path);
-  std::vector<std::string> all;
-  std::string line;
-  while (std::getline(in, line)) all.push_back(line);
-  std::string out;
-  for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) out += all[i] + "\n";
-  return out;
-}
-
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
   pid_t pid = fork();
   if (pid != 0) return pid;
@@ -63,13 +53,8 @@ std::string NetnsArg(pid_t pid) { return "--net=/proc/" + std::to_string(pid) + 
 }  // namespace
 
 Status Run(const std::vector<std::string>& argv, const std::string& log) {
-  pid_t pid = Spawn(argv, log);
-  if (pid < 0) return ErrnoStatus(errno, "fork");
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return Status::Ok();
-  return Internal(argv[0] + " failed (status " + std::to_string(status) + "):\n" + Tail(log, 15));
+  Status s = e2e::RunCommand(argv, log);
+  return s.ok() ? s : Internal(s.message() + ":\n" + e2e::Tail(log, 15));
 }
 
 Status InNetns(pid_t pid, const std::function<Status()>& fn) {
@@ -151,7 +136,7 @@ Status PullStage::StartRegistry() {
                }).ok();
       },
       std::chrono::seconds(20));
-  if (!up) return Unavailable("the registry did not answer /v2/:\n" + Tail(dir() + "/registry.log", 10));
+  if (!up) return Unavailable("the registry did not answer /v2/:\n" + e2e::Tail(dir() + "/registry.log", 10));
   return Status::Ok();
 }
 
@@ -285,7 +270,7 @@ StatusOr<ExtraAgent> PullStage::StartAgent(const std::string& name, const std::v
     size_t at = line.find("serving http on 127.0.0.1:");
     if (at != std::string::npos) a.metrics_port = std::atoi(line.c_str() + at + 26);
   }
-  if (!up || !cri::SocketIsLive(a.socket)) return Unavailable("agent " + name + " did not start:\n" + Tail(a.log, 10));
+  if (!up || !cri::SocketIsLive(a.socket)) return Unavailable("agent " + name + " did not start:\n" + e2e::Tail(a.log, 10));
   return a;
 }
 
@@ -296,7 +281,7 @@ void PullStage::StopAgent(ExtraAgent* a) {
 }
 
 std::string PullStage::Logs() const {
-  return e2e_->Logs() + "--- registry.log\n" + Tail(dir() + "/registry.log", 10);
+  return e2e_->Logs() + "--- registry.log\n" + e2e::Tail(dir() + "/registry.log", 10);
 }
 
 // ---------------------------------------------------------------------------- ProgressCall
