@@ -205,14 +205,15 @@ Status PullStage::CollectGarbage() {
 }
 
 Status PullStage::EnsureAbsent(const TestImage& image, std::chrono::milliseconds timeout) {
-  {
+  // By name and by id: a record under any other name of the image goes too.
+  for (const std::string& name : {image.ref, image.config_digest}) {
     auto ctx = e2e::CallContext(std::chrono::seconds(30));
     v1::RemoveImageRequest req;
-    req.mutable_image()->set_image(image.ref);
+    req.mutable_image()->set_image(name);
     v1::RemoveImageResponse resp;
     grpc::Status s = containerd_->RemoveImage(ctx.get(), req, &resp);
     if (!s.ok() && s.error_code() != grpc::StatusCode::NOT_FOUND) {
-      return Unavailable("RemoveImage: " + s.error_message());
+      return Unavailable("RemoveImage " + name + ": " + s.error_message());
     }
   }
   const std::string big = image.big().digest;
@@ -234,7 +235,20 @@ Status PullStage::EnsureAbsent(const TestImage& image, std::chrono::milliseconds
         return true;
       },
       timeout);
-  return gone ? Status::Ok() : Unavailable("layer " + big + " is still in containerd's content store");
+  if (gone) return Status::Ok();
+  // What holds it, for the failure message.
+  std::string state;
+  const std::string ctr = "ctr -a " + dir() + "/containerd.sock -n k8s.io ";
+  for (const char* what : {"images ls -q", "leases ls", "content active"}) {
+    state += std::string("--- ctr ") + what + "\n";
+    if (FILE* p = popen((ctr + what + " 2>&1").c_str(), "r")) {
+      char buf[4096];
+      size_t n;
+      while ((n = fread(buf, 1, sizeof buf, p)) > 0) state.append(buf, n);
+      pclose(p);
+    }
+  }
+  return Unavailable("layer " + big + " is still in containerd's content store\n" + state);
 }
 
 std::unique_ptr<v1::ImageService::Stub> PullStage::ImagesAt(const std::string& socket) {
