@@ -13,6 +13,7 @@
 #include "collector/collector.h"
 #include "collector/sampler.h"
 #include "cri/daemon_hooks.h"
+#include "cri/pull/image_pulls.h"
 #include "bpf/bpf_probes.h"
 #include "cmd/daemon_options.h"
 #include "exporters/metrics_http_server.h"
@@ -84,6 +85,22 @@ int RunDaemonCommand(int argc, char** argv) {
     log::Error("cannot configure the HTTP server: " + server.status().ToString());
     return 1;
   }
+  // Image pulls (the CRI socket's ImageService, over the runtime's own pull), their
+  // per-node view on /imagepulls and their families on /metrics.
+  std::unique_ptr<cri::pull::ImagePulls> pulls;
+  if (!opts.cri.listen.empty() && opts.pulls.enabled && opts.cri.runtime_endpoint != "none") {
+    auto started = cri::pull::ImagePulls::Start(opts.pulls, opts.cri.runtime_endpoint);
+    if (!started.ok()) {
+      log::Error("cannot start image pulls: " + started.status().ToString());
+      return 1;
+    }
+    pulls = std::move(*started);
+    (*server)->AddFamilies(pulls->metrics());
+    cri::pull::ImagePulls* p = pulls.get();
+    (*server)->AddRoute("/imagepulls", [p] {
+      return MetricsHttpServer::RouteBody{200, "application/json", *p->NodeObject()};
+    });
+  }
   if (Status s = (*server)->Start(); !s.ok()) {
     log::Error(s.ToString());
     return 1;
@@ -97,7 +114,7 @@ int RunDaemonCommand(int argc, char** argv) {
   }
 
   // CRI runtime.v1 stats on a unix socket, from the same Sampler.
-  auto cri_server = cri::StartCriServer(&sampler, opts.cri, opts.metrics, &self_metrics);
+  auto cri_server = cri::StartCriServer(&sampler, opts.cri, opts.metrics, &self_metrics, pulls ? pulls->service() : nullptr);
   if (!cri_server.ok()) {
     log::Error("cannot start the CRI stats service: " + cri_server.status().ToString());
     (*server)->Stop();
@@ -107,6 +124,7 @@ int RunDaemonCommand(int argc, char** argv) {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   log::Info(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ", shutting down");
+  if (pulls) pulls->Stop();  // pull calls end before the server waits for its calls
   if (*cri_server) (*cri_server)->Stop();
   if (runtime) runtime->Stop();
   (*server)->Stop();

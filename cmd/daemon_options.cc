@@ -242,6 +242,118 @@ const std::vector<Option>& Options() {
          o->cri.runtime_stats_period = std::chrono::duration_cast<std::chrono::milliseconds>(d);
          return Status::Ok();
        }},
+      {"pull.enabled", "pull.enabled", "true",
+       "Serve image pulls on the CRI socket: PullImage, PullImageWithProgress (KEP-3542) and PullImageProgress "
+       "through one runtime pull per image, the other image calls passed to the runtime. Off: every image call "
+       "answers UNIMPLEMENTED.",
+       true, [](DaemonOptions* o, const std::string& v) { return ParseBool("pull.enabled", v, &o->pulls.enabled); }},
+      {"pull.containerd-endpoint", "pull.containerd_endpoint", "",
+       "containerd's socket, whose content service shows pull progress; empty: the runtime endpoint.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (!v.empty()) {
+           auto p = cri::ParseUnixEndpoint(v);
+           if (!p.ok()) return InvalidArgument("pull.containerd-endpoint: " + p.status().message());
+         }
+         o->pulls.containerd_endpoint = v;
+         return Status::Ok();
+       }},
+      {"pull.containerd-namespace", "pull.containerd_namespace", "k8s.io",
+       "containerd namespace of the CRI plugin's images.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (v.empty()) return InvalidArgument("pull.containerd-namespace must not be empty");
+         o->pulls.containerd_namespace = v;
+         return Status::Ok();
+       }},
+      {"pull.no-progress-timeout", "pull.no_progress_timeout", "0s",
+       "Cancel a pull when no byte arrived for this long (whole seconds): for PullImage, PullImageProgress, "
+       "PullImageWithProgress calls that do not set their own, and pulls no client follows any more. 0: never.",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         nanoseconds d;
+         if (Status s = ParseDuration(v, &d); !s.ok()) return InvalidArgument("pull.no-progress-timeout: " + s.message());
+         if (d.count() % 1000000000 != 0) return InvalidArgument("pull.no-progress-timeout: whole seconds only");
+         o->pulls.no_progress_timeout = std::chrono::duration_cast<seconds>(d);
+         return Status::Ok();
+       }},
+      {"pull.poll-interval", "pull.poll_interval", "250ms",
+       "How often the content store is asked for the progress of all pulls in flight (one poll for all).", false,
+       [](DaemonOptions* o, const std::string& v) {
+         nanoseconds d;
+         if (Status s = ParseDuration(v, &d); !s.ok()) return InvalidArgument("pull.poll-interval: " + s.message());
+         if (d < std::chrono::milliseconds(50) || d > seconds(10)) {
+           return InvalidArgument("pull.poll-interval must be 50ms..10s");
+         }
+         o->pulls.poll_interval = std::chrono::duration_cast<std::chrono::milliseconds>(d);
+         return Status::Ok();
+       }},
+      {"pull.keep-abandoned", "pull.keep_abandoned", "true",
+       "When the last client of a pull leaves, let the pull finish (the bytes are not wasted) instead of "
+       "cancelling it.",
+       true,
+       [](DaemonOptions* o, const std::string& v) {
+         return ParseBool("pull.keep-abandoned", v, &o->pulls.keep_abandoned);
+       }},
+      {"pull.max-pulls", "pull.max_pulls", "32", "Different images pulled at once; more answer RESOURCE_EXHAUSTED.",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         uint64_t n;
+         if (Status s = ParseUint("pull.max-pulls", v, &n); !s.ok()) return s;
+         if (n == 0 || n > 1024) return InvalidArgument("pull.max-pulls must be 1..1024");
+         o->pulls.max_pulls = n;
+         return Status::Ok();
+       }},
+      {"pull.max-clients", "pull.max_clients", "256",
+       "Pull calls followed at once (all images); more answer RESOURCE_EXHAUSTED.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         uint64_t n;
+         if (Status s = ParseUint("pull.max-clients", v, &n); !s.ok()) return s;
+         if (n == 0 || n > 65536) return InvalidArgument("pull.max-clients must be 1..65536");
+         o->pulls.max_subscribers = n;
+         return Status::Ok();
+       }},
+      {"pull.status-period", "pull.status_period", "5s",
+       "How often this node's NodeImagePulls object (pulls in flight and recently finished) is rebuilt, served "
+       "on /imagepulls and, with --pull.apiserver, applied: 1s..1m.",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         nanoseconds d;
+         if (Status s = ParseDuration(v, &d); !s.ok()) return InvalidArgument("pull.status-period: " + s.message());
+         if (d < seconds(1) || d > seconds(60) || d.count() % 1000000000 != 0) {
+           return InvalidArgument("pull.status-period must be whole seconds in 1s..1m");
+         }
+         o->pulls.status_period = std::chrono::duration_cast<seconds>(d);
+         return Status::Ok();
+       }},
+      {"pull.node-name", "pull.node_name", "",
+       "Name of this node's NodeImagePulls object; empty: $NODE_NAME, else the host name.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->pulls.node_name = v;
+         return Status::Ok();
+       }},
+      {"pull.apiserver", "pull.apiserver", "",
+       "Server-side-apply the NodeImagePulls object to the Kubernetes API server (rate limited to one write per "
+       "status period, only on change or every minute): \"in-cluster\" (the service account's host, token and "
+       "CA) or https://host:port; empty: off.",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (!v.empty() && v != "in-cluster" && v.rfind("https://", 0) != 0 && v.rfind("http://", 0) != 0) {
+           return InvalidArgument("pull.apiserver: expected \"in-cluster\" or https://host:port");
+         }
+         o->pulls.apiserver = v;
+         return Status::Ok();
+       }},
+      {"pull.apiserver-token-file", "pull.apiserver_token_file", "",
+       "Bearer token for --pull.apiserver, read before each write; empty: the service account's.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->pulls.apiserver_token_file = v;
+         return Status::Ok();
+       }},
+      {"pull.apiserver-ca-file", "pull.apiserver_ca_file", "",
+       "CA bundle the API server's certificate is checked against; empty: the service account's.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->pulls.apiserver_ca_file = v;
+         return Status::Ok();
+       }},
       {"bpf", "bpf.mode", "auto",
        "eBPF probes: auto (load what loads, skip the rest with one log line), on (fail unless all load), off.",
        false,
@@ -302,7 +414,7 @@ Status ApplyConfigYaml(const std::string& yaml_text, DaemonOptions* out) {
   try {
     YAML::Node root = YAML::Load(yaml_text);
     if (root.IsNull()) return Status::Ok();
-    if (!root.IsMap()) return InvalidArgument("config: expected a mapping of sections (web, log, collector, metrics, cri, runtime, bpf)");
+    if (!root.IsMap()) return InvalidArgument("config: expected a mapping of sections (web, log, collector, metrics, cri, runtime, pull, bpf)");
     for (const auto& section : root) {
       std::string sname = section.first.as<std::string>();
       if (!section.second.IsMap()) return InvalidArgument("config: section " + sname + " must be a mapping");
@@ -399,12 +511,14 @@ Status ParseDaemonOptions(const std::vector<std::string>& args, DaemonOptions* o
 std::string DaemonUsage() {
   std::string s =
       "usage: statlet [flags]\n"
-      "       statlet stats [flags]\n\n"
+      "       statlet stats [flags]\n"
+      "       statlet pull [flags] IMAGE\n\n"
       "Measures every container and cgroup on this host. Serves Prometheus /metrics (text format\n"
       "0.0.4 or OpenMetrics 1.0, negotiated by Accept, gzip when the scraper accepts it), /healthz\n"
       "(process up), /readyz (first collection done), and CRI runtime.v1 stats on a unix socket.\n"
       "Collection runs when asked (a scrape, a CRI call); concurrent callers share one collection.\n"
-      "`statlet stats --help` describes the one-shot view.\n\n"
+      "`statlet stats --help` describes the one-shot view, `statlet pull --help` image pulls with\n"
+      "progress through the CRI socket's image service (docs/image-pulls.md).\n\n"
       "Flags (--name=value or --name value; booleans also as --name / --no-name):\n"
       "  -h, --help\n      Show this help.\n"
       "  --version\n      Print the version.\n"

@@ -14,6 +14,7 @@
 #include "metrics/snapshot_samples.h"
 #include "bpf/bpf_probes.h"
 #include "cri/daemon_hooks.h"
+#include "cri/pull/image_pulls.h"
 
 namespace statlet {
 
@@ -28,6 +29,7 @@ struct DaemonOptions {
     return c;
   }();
   cri::CriDaemonOptions cri;
+  cri::pull::ImagePullOptions pulls;
   BpfOptions bpf;
   std::string web_config_file;
   std::string config_file;

@@ -9,13 +9,19 @@
 #include <grpcpp/grpcpp.h>
 
 #include "base/log.h"
+#include "cri/proto/image_service.grpc.pb.h"
 #include "cri/socket_path.h"
 
 namespace statlet::cri {
+namespace {
 
-CriServer::CriServer(std::string path, std::unique_ptr<CriStatsService> stats,
-                     std::unique_ptr<CriImageService> images)
-    : path_(std::move(path)), stats_(std::move(stats)), images_(std::move(images)) {}
+// Every image call answers UNIMPLEMENTED (a server without a runtime behind it).
+class UnimplementedImageService final : public ::runtime::v1::ImageService::Service {};
+
+}  // namespace
+
+CriServer::CriServer(std::string path, std::unique_ptr<CriStatsService> stats)
+    : path_(std::move(path)), stats_(std::move(stats)) {}
 
 CriServer::~CriServer() { Stop(std::chrono::milliseconds(0)); }
 
@@ -25,13 +31,17 @@ StatusOr<std::unique_ptr<CriServer>> CriServer::Start(SnapshotSource* source, co
   if (!path.ok()) return path.status();
   if (Status s = PrepareListenPath(*path); !s.ok()) return s;
 
-  std::unique_ptr<CriServer> server(new CriServer(*path, std::make_unique<CriStatsService>(source, options.service),
-                                                  std::make_unique<CriImageService>()));
+  std::unique_ptr<CriServer> server(new CriServer(*path, std::make_unique<CriStatsService>(source, options.service)));
+  grpc::Service* images = options.image_service;
+  if (images == nullptr) {
+    server->unimplemented_images_ = std::make_unique<UnimplementedImageService>();
+    images = server->unimplemented_images_.get();
+  }
   grpc::ServerBuilder builder;
   int bound = 0;
   builder.AddListeningPort("unix:" + *path, grpc::InsecureServerCredentials(), &bound);
   builder.RegisterService(server->stats_.get());
-  builder.RegisterService(server->images_.get());
+  builder.RegisterService(images);
   if (options.self_metrics) {
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
     interceptors.push_back(CallMetricsInterceptorFactory(options.self_metrics));

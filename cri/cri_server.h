@@ -1,5 +1,6 @@
-// CriServer: serves CriStatsService (and an all-UNIMPLEMENTED ImageService) on a unix
-// socket. The daemon starts one with its SnapshotSource and stops it at shutdown.
+// CriServer: serves CriStatsService and an ImageService on a unix socket. The daemon
+// starts one with its SnapshotSource (and its image service, cri/pull/) and stops it at
+// shutdown.
 #pragma once
 
 #include <sys/types.h>
@@ -15,6 +16,7 @@
 
 namespace grpc {
 class Server;
+class Service;
 }
 
 namespace statlet::cri {
@@ -27,6 +29,9 @@ struct CriServerOptions {
   mode_t socket_mode = 0660;
   CriServiceOptions service;
   SelfMetrics* self_metrics = nullptr;  // records every call when set; must outlive the server
+  // Serves runtime.v1.ImageService (must outlive the server); null: every image call
+  // answers UNIMPLEMENTED.
+  grpc::Service* image_service = nullptr;
 };
 
 class CriServer {
@@ -42,12 +47,12 @@ class CriServer {
   const std::string& path() const { return path_; }
 
  private:
-  CriServer(std::string path, std::unique_ptr<CriStatsService> stats, std::unique_ptr<CriImageService> images);
+  CriServer(std::string path, std::unique_ptr<CriStatsService> stats);
 
   std::string path_;
   ino_t socket_inode_ = 0;
   std::unique_ptr<CriStatsService> stats_;
-  std::unique_ptr<CriImageService> images_;
+  std::unique_ptr<grpc::Service> unimplemented_images_;  // when no image service is given
   std::unique_ptr<grpc::Server> server_;
 };
 

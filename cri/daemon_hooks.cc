@@ -17,13 +17,15 @@ std::unique_ptr<RuntimeClient> StartRuntimeClient(const CriDaemonOptions& o) {
 }
 
 StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, const CriDaemonOptions& o,
-                                                    const metrics::SampleRules& rules, SelfMetrics* self) {
+                                                    const metrics::SampleRules& rules, SelfMetrics* self,
+                                                    grpc::Service* image_service) {
   if (o.listen.empty()) return std::unique_ptr<CriServer>();
   CriServerOptions so;
   so.listen_path = o.listen;
   so.service.max_age = o.max_age;
   so.service.rules = rules;
   so.self_metrics = self;
+  so.image_service = image_service;
   return CriServer::Start(source, so);
 }
 

@@ -9,6 +9,7 @@
 #include "base/log.h"
 #include "cri/filesystem_stats.h"
 #include "cri/proto/api.grpc.pb.h"
+#include "cri/proto/image_service.grpc.pb.h"
 #include "cri/socket_path.h"
 
 namespace statlet::cri {

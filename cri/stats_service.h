@@ -52,7 +52,5 @@ class CriStatsService final : public ::runtime::v1::RuntimeService::Service {
   CriServiceOptions options_;
 };
 
-// The ImageService: statlet serves no image call; each answers UNIMPLEMENTED.
-class CriImageService final : public ::runtime::v1::ImageService::Service {};
 
 }  // namespace statlet::cri

@@ -39,6 +39,7 @@ StatusOr<ExpositionBuilder::Body> ExpositionBuilder::Build(const SnapshotPtr& sn
   std::string& tail = gzip ? tail_scratch_ : body.tail;
   tail.clear();
   if (self_) self_->AppendExposition(format, &tail);
+  for (const ExtraFamilies* e : extras_) e->Append(format, &tail);
   if (format == ExpositionFormat::kOpenMetrics100) tail.append("# EOF\n");
   if (gzip) {
     if (Status s = gzip_[f].FinishTail(tail_scratch_, &body.tail); !s.ok()) return s;

@@ -1,6 +1,7 @@
 // The /metrics body: the container families of a snapshot (encoded once per snapshot and
 // format, and shared by every scrape served from that snapshot) followed by statlet's self
-// metrics (rendered fresh for each scrape), as one text or one gzip stream.
+// metrics and the extra families (image pulls), rendered fresh for each scrape, as one text
+// or one gzip stream.
 //
 // Thread-safe: one Build at a time inside (the encoder is not), callers may be many.
 #pragma once
@@ -11,6 +12,7 @@
 
 #include "base/status.h"
 #include "collector/snapshot_source.h"
+#include "exporters/extra_families.h"
 #include "exporters/gzip_compressor.h"
 #include "exporters/prometheus_encoder.h"
 #include "exporters/self_metrics.h"
@@ -34,6 +36,9 @@ class ExpositionBuilder {
 
   // Encodes actually done (the rest reused a head).
   uint64_t encodes() const;
+  // Before the first Build: families rendered after the self metrics in every tail
+  // (`families` outlives the builder).
+  void AddFamilies(const ExtraFamilies* families) { extras_.push_back(families); }
 
  private:
   struct Cached {
@@ -43,6 +48,7 @@ class ExpositionBuilder {
 
   std::mutex mu_;
   SelfMetrics* self_;
+  std::vector<const ExtraFamilies*> extras_;
   PrometheusEncoder encoder_;
   GzipCompressor gzip_[2];      // per format: keeps the state after its head
   std::string plain_scratch_;  // an uncompressed head before gzip

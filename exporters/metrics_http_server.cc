@@ -162,6 +162,15 @@ bool MetricsHttpServer::Authorized(const httplib::Request& req, httplib::Respons
   return false;
 }
 
+void MetricsHttpServer::AddRoute(const std::string& path, std::function<RouteBody()> handler) {
+  server_->Get(path, [this, handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+    if (!Authorized(req, res)) return;
+    RouteBody b = handler();
+    res.status = b.status;
+    res.set_content(std::move(b.body), b.content_type.c_str());
+  });
+}
+
 void MetricsHttpServer::HandleMetrics(const httplib::Request& req, httplib::Response& res) {
   if (!Authorized(req, res)) return;
   const ExpositionFormat format = NegotiateFormat(req.get_header_value("Accept"));

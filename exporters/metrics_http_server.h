@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,6 +19,7 @@
 #include "base/status.h"
 #include "collector/snapshot_source.h"
 #include "exporters/exposition_builder.h"
+#include "exporters/extra_families.h"
 #include "exporters/self_metrics.h"
 #include "exporters/web_config.h"
 #include "metrics/snapshot_samples.h"
@@ -56,6 +58,16 @@ class MetricsHttpServer {
   static StatusOr<std::unique_ptr<MetricsHttpServer>> Create(HttpServerOptions options, metrics::SampleRules rules,
                                                              SnapshotSource* source, SelfMetrics* self = nullptr);
   ~MetricsHttpServer();
+
+  // Before Start: families appended to every exposition (`families` outlives the server).
+  void AddFamilies(const ExtraFamilies* families) { builder_.AddFamilies(families); }
+  // Before Start: GET `path` answers what `handler` returns, behind the same authorization.
+  struct RouteBody {
+    int status = 200;
+    std::string content_type;
+    std::string body;
+  };
+  void AddRoute(const std::string& path, std::function<RouteBody()> handler);
 
   // Binds the listen address and serves from a background thread.
   Status Start();

@@ -108,12 +108,49 @@ TEST(DaemonOptions, ConfigFileThenFlagsWin) {
   EXPECT_FALSE(ParseDaemonOptions({"--config.file=/nonexistent/statlet.yml"}, &o3).ok());
 }
 
+TEST(DaemonOptions, ImagePullOptionsFromFlagsAndFile) {
+  DaemonOptions d;
+  ASSERT_TRUE(ParseDaemonOptions({}, &d).ok());
+  EXPECT_TRUE(d.pulls.enabled);
+  EXPECT_EQ(d.pulls.no_progress_timeout.count(), 0);
+  EXPECT_EQ(d.pulls.status_period, std::chrono::seconds(5));
+  EXPECT_TRUE(d.pulls.keep_abandoned);
+  EXPECT_EQ(d.pulls.containerd_namespace, "k8s.io");
+
+  std::string path = TempFile("pull:\n  no_progress_timeout: 30s\n  status_period: 2s\n  node_name: n1\n");
+  DaemonOptions o;
+  Status s = ParseDaemonOptions({"--config.file", path, "--no-pull.keep-abandoned", "--pull.poll-interval=100ms",
+                                 "--pull.apiserver=in-cluster", "--pull.max-pulls=4", "--pull.max-clients=9",
+                                 "--pull.containerd-endpoint=unix:///run/c.sock"},
+                                &o);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(o.pulls.no_progress_timeout, std::chrono::seconds(30));
+  EXPECT_EQ(o.pulls.status_period, std::chrono::seconds(2));
+  EXPECT_EQ(o.pulls.node_name, "n1");
+  EXPECT_FALSE(o.pulls.keep_abandoned);
+  EXPECT_EQ(o.pulls.poll_interval, std::chrono::milliseconds(100));
+  EXPECT_EQ(o.pulls.apiserver, "in-cluster");
+  EXPECT_EQ(o.pulls.max_pulls, 4u);
+  EXPECT_EQ(o.pulls.max_subscribers, 9u);
+  EXPECT_EQ(o.pulls.containerd_endpoint, "unix:///run/c.sock");
+  ::unlink(path.c_str());
+
+  // The seed's 1 s..1 min for the per-node object; whole seconds for timeouts.
+  for (const char* bad : {"--pull.status-period=500ms", "--pull.status-period=2m", "--pull.status-period=1500ms",
+                                 "--pull.no-progress-timeout=1.5s", "--pull.poll-interval=1ms",
+                                 "--pull.apiserver=ftp://x", "--pull.max-pulls=0", "--pull.containerd-endpoint=tcp://x"}) {
+    DaemonOptions b;
+    EXPECT_FALSE(ParseDaemonOptions({bad}, &b).ok()) << bad;
+  }
+}
+
 TEST(DaemonOptions, HelpDocumentsEveryFlag) {
   std::string usage = DaemonUsage();
   for (const char* flag : {"--web.listen-address", "--web.telemetry-path", "--web.config.file", "--log.level",
                            "--log.format", "--config.file", "--collector.max-age", "--metrics.max-cgroups",
                            "--metrics.max-interfaces", "--web.read-timeout", "--web.write-timeout",
-                           "--web.max-request-bytes", "10340", "SIGTERM"}) {
+                           "--web.max-request-bytes", "10340", "SIGTERM", "--pull.no-progress-timeout",
+                           "--pull.status-period", "--pull.apiserver", "statlet pull"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   }
   DaemonOptions o;

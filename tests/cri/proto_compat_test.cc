@@ -6,6 +6,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/descriptor.pb.h>
@@ -46,12 +47,14 @@ class ProtoCompat : public ::testing::Test {
 
 TEST_F(ProtoCompat, SamePackageServicesAndMethods) {
   EXPECT_EQ(sfile_->package(), "runtime.v1");
-  ASSERT_EQ(sfile_->service_count(), ufile_->service_count());
+  // statlet declares ImageService in image_service.proto (same package); every upstream
+  // service must be found in statlet's pool under the same full name.
   for (int i = 0; i < ufile_->service_count(); ++i) {
     const auto* u = ufile_->service(i);
     const auto* s = statlet_->FindServiceByName(u->full_name());
     ASSERT_NE(s, nullptr) << u->full_name();
-    EXPECT_EQ(s->method_count(), u->method_count()) << u->full_name();
+    // Every upstream method; the only additions are checked by OnlyTheKepMethodsAreAdded.
+    EXPECT_GE(s->method_count(), u->method_count()) << u->full_name();
     for (int m = 0; m < u->method_count(); ++m) {
       const auto* um = u->method(m);
       const auto* sm = s->FindMethodByName(um->name());
@@ -62,6 +65,68 @@ TEST_F(ProtoCompat, SamePackageServicesAndMethods) {
       EXPECT_EQ(sm->client_streaming(), um->client_streaming()) << um->full_name();
     }
   }
+}
+
+// The only methods statlet adds to upstream's services: the KEP-3542 pull-progress streams
+// on ImageService, whose messages live in package statlet.kep3542 (a file of their own).
+TEST_F(ProtoCompat, OnlyTheKepMethodsAreAdded) {
+  std::set<std::string> added;
+  for (const char* name : {"runtime.v1.RuntimeService", "runtime.v1.ImageService"}) {
+    const auto* s = statlet_->FindServiceByName(name);
+    const auto* u = upstream_->FindServiceByName(name);
+    ASSERT_NE(s, nullptr) << name;
+    ASSERT_NE(u, nullptr) << name;
+    for (int m = 0; m < s->method_count(); ++m) {
+      if (u->FindMethodByName(s->method(m)->name()) == nullptr) added.insert(s->method(m)->full_name());
+    }
+  }
+  EXPECT_EQ(added, (std::set<std::string>{"runtime.v1.ImageService.PullImageWithProgress",
+                                          "runtime.v1.ImageService.PullImageProgress"}));
+  const auto* images = statlet_->FindServiceByName("runtime.v1.ImageService");
+  const auto* with_progress = images->FindMethodByName("PullImageWithProgress");
+  EXPECT_TRUE(with_progress->server_streaming());
+  EXPECT_FALSE(with_progress->client_streaming());
+  EXPECT_EQ(with_progress->input_type()->full_name(), "statlet.kep3542.PullImageWithProgressRequest");
+  EXPECT_EQ(with_progress->output_type()->full_name(), "statlet.kep3542.PullImageWithProgressResponse");
+  const auto* progress = images->FindMethodByName("PullImageProgress");
+  EXPECT_TRUE(progress->server_streaming());
+  EXPECT_EQ(progress->input_type()->full_name(), "runtime.v1.PullImageRequest");
+  EXPECT_EQ(progress->output_type()->full_name(), "statlet.kep3542.PullImageProgressResponse");
+}
+
+// The KEP messages' numbers: seed 001's request (1-5), its response with `details` moved
+// from the duplicate 3 to 4, and seed 000's state message (1-4).
+TEST_F(ProtoCompat, KepMessagesKeepTheProposalsNumbers) {
+  struct Want {
+    const char* message;
+    std::vector<std::pair<const char*, int>> fields;
+  };
+  const std::vector<Want> want = {
+      {"statlet.kep3542.PullImageWithProgressRequest",
+       {{"request", 1}, {"granularity_type", 2}, {"interval", 3}, {"no_progress_timeout", 4}, {"verbosity", 5}}},
+      {"statlet.kep3542.PullImageWithProgressResponse", {{"image_ref", 1}, {"offset", 2}, {"total", 3}, {"details", 4}}},
+      {"statlet.kep3542.PullImageProgressResponse", {{"state", 1}, {"size", 2}, {"current_offset", 3}, {"reason", 4}}},
+      {"statlet.kep3542.UInt32Value", {{"value", 1}}},
+  };
+  for (const Want& w : want) {
+    const Descriptor* d = statlet_->FindMessageTypeByName(w.message);
+    ASSERT_NE(d, nullptr) << w.message;
+    EXPECT_EQ(d->field_count(), static_cast<int>(w.fields.size())) << w.message;
+    for (const auto& [name, number] : w.fields) {
+      const FieldDescriptor* f = d->FindFieldByName(name);
+      ASSERT_NE(f, nullptr) << w.message << "." << name;
+      EXPECT_EQ(f->number(), number) << f->full_name();
+    }
+  }
+  const auto* request = statlet_->FindMessageTypeByName("statlet.kep3542.PullImageWithProgressRequest");
+  EXPECT_EQ(request->FindFieldByName("request")->message_type()->full_name(), "runtime.v1.PullImageRequest");
+  EXPECT_EQ(request->FindFieldByName("interval")->message_type()->full_name(), "runtime.v1.UInt64Value");
+  const auto* state = statlet_->FindEnumTypeByName("statlet.kep3542.PullImageState");
+  ASSERT_NE(state, nullptr);
+  EXPECT_EQ(state->FindValueByName("STARTED")->number(), 0);
+  EXPECT_EQ(state->FindValueByName("PULLING")->number(), 1);
+  EXPECT_EQ(state->FindValueByName("FAILED")->number(), 2);
+  EXPECT_EQ(state->FindValueByName("DONE")->number(), 3);
 }
 
 void CompareField(const FieldDescriptor* s, const FieldDescriptor* u) {

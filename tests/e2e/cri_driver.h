@@ -14,6 +14,7 @@
 
 #include "base/status.h"
 #include "cri/proto/api.grpc.pb.h"
+#include "cri/proto/image_service.grpc.pb.h"
 #include "tests/e2e/cri_lifecycle.pb.h"
 
 namespace statlet::e2e {

@@ -19,9 +19,6 @@
 #include <thread>
 
 namespace statlet::e2e {
-namespace {
-
-// Runs a command to completion; its output goes to `log`.
 Status RunCommand(const std::vector<std::string>& argv, const std::string& log) {
   pid_t pid = fork();
   if (pid < 0) return ErrnoStatus(errno, "fork");
@@ -34,14 +31,15 @@ Status RunCommand(const std::vector<std::string>& argv, const std::string& log) 
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    execv(args[0], args.data());
+    execvp(args[0], args.data());
     _exit(127);
   }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return Status::Ok();
-  return Internal(argv[0] + " " + argv[1] + " failed (status " + std::to_string(status) + "), see " + log);
+  return Internal(argv[0] + (argv.size() > 1 ? " " + argv[1] : std::string()) + " failed (status " +
+                  std::to_string(status) + "), see " + log);
 }
 
 std::string Tail(const std::string& path, size_t lines) {
@@ -54,7 +52,6 @@ std::string Tail(const std::string& path, size_t lines) {
   return out;
 }
 
-}  // namespace
 
 StatusOr<std::unique_ptr<E2eStage>> E2eStage::Start(const StageOptions& options) {
   std::unique_ptr<E2eStage> stage(new E2eStage());

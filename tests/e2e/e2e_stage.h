@@ -62,6 +62,11 @@ class E2eStage {
 };
 
 // ---------------------------------------------------------------------------- helpers
+// Runs a command (found on PATH) to completion; its output goes to `log`.
+Status RunCommand(const std::vector<std::string>& argv, const std::string& log);
+// The last `lines` lines of a file.
+std::string Tail(const std::string& path, size_t lines);
+
 struct HttpResponse {
   int status = 0;
   std::string body;

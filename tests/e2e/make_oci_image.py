@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
-"""Builds a one-layer OCI image tarball from the host's busybox-static, offline.
+"""Builds an OCI image tarball from the host's busybox-static, offline.
 
-usage: make_oci_image.py OUT.tar IMAGE_NAME
+usage: make_oci_image.py OUT.tar IMAGE_NAME [RANDOM_MB SEED]
 
-The layer holds /bin/busybox with a symlink per applet, /etc/passwd and /etc/group and
-the usual empty directories; the image runs `sleep` forever by default, so the same
-image serves as the pod sandbox image. Deterministic: every mtime is zero."""
+The first layer holds /bin/busybox with a symlink per applet, /etc/passwd and /etc/group
+and the usual empty directories; the image runs `sleep` forever by default, so the same
+image serves as the pod sandbox image. With RANDOM_MB, a second layer holds one file of
+that many MiB of pseudo-random bytes drawn from SEED (incompressible, so the layer's size
+on the wire is about RANDOM_MB: image pull tests use it to make pulls take seconds).
+Deterministic: every mtime is zero and the same SEED gives the same bytes. Prints the
+manifest digest; OUT.tar.json describes the image (manifest, config, layer digests and
+sizes) for tests that follow its pull."""
 import gzip
 import hashlib
 import io
 import json
+import random
 import subprocess
 import sys
 import tarfile
@@ -44,7 +50,16 @@ def rootfs_layer():
     return raw.getvalue()
 
 
+def random_layer(mib, seed):
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as t:
+        tar_entry(t, "random.bin", data=random.Random(seed).randbytes(mib << 20))
+    return raw.getvalue()
+
+
 def main():
+    if len(sys.argv) not in (3, 5):
+        sys.exit("usage: make_oci_image.py OUT.tar IMAGE_NAME [RANDOM_MB SEED]")
     out, name = sys.argv[1], sys.argv[2]
     blobs = {}
 
@@ -53,20 +68,25 @@ def main():
         blobs[digest] = data
         return digest, len(data)
 
-    raw = rootfs_layer()
-    layer_digest, layer_size = blob(gzip.compress(raw, compresslevel=6, mtime=0))
+    raws = [(rootfs_layer(), 6)]
+    if len(sys.argv) == 5:
+        # Level 1: random bytes do not compress, a higher level only costs time.
+        raws.append((random_layer(int(sys.argv[3]), sys.argv[4]), 1))
+    layers = []
+    for raw, level in raws:
+        digest, size = blob(gzip.compress(raw, compresslevel=level, mtime=0))
+        layers.append({"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": digest, "size": size})
     config = {
         "architecture": "amd64", "os": "linux", "created": "1970-01-01T00:00:00Z",
         "config": {"Env": ["PATH=/bin"], "Cmd": ["/bin/sleep", "2147483647"], "WorkingDir": "/"},
-        "rootfs": {"type": "layers", "diff_ids": ["sha256:" + hashlib.sha256(raw).hexdigest()]},
+        "rootfs": {"type": "layers", "diff_ids": ["sha256:" + hashlib.sha256(raw).hexdigest() for raw, _ in raws]},
     }
     config_digest, config_size = blob(json.dumps(config, sort_keys=True).encode())
     manifest = {
         "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
         "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": config_digest,
                    "size": config_size},
-        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": layer_digest,
-                    "size": layer_size}],
+        "layers": layers,
     }
     manifest_digest, manifest_size = blob(json.dumps(manifest, sort_keys=True).encode())
     index = {"schemaVersion": 2, "manifests": [{
@@ -81,6 +101,9 @@ def main():
         tar_entry(t, "blobs/sha256", tarfile.DIRTYPE, 0o755)
         for digest, data in blobs.items():
             tar_entry(t, "blobs/sha256/" + digest.split(":", 1)[1], data=data)
+    with open(out + ".json", "w") as f:
+        json.dump({"manifest": manifest_digest, "config": config_digest,
+                   "layers": [{"digest": l["digest"], "size": l["size"]} for l in layers]}, f)
     print(manifest_digest)
 
 

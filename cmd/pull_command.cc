@@ -1,0 +1,238 @@
+// statlet pull: pulls an image through an image service that implements KEP-3542's
+// PullImageWithProgress (statlet's CRI socket by default) and shows its progress. An
+// endpoint without the call (UNIMPLEMENTED) gets a plain PullImage, as the KEP's fallback.
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+
+#include "base/duration.h"
+#include "cmd/commands.h"
+#include "cmd/flag_parser.h"
+#include "cmd/pull_display.h"
+#include "cri/cri_server.h"
+#include "cri/proto/image_service.grpc.pb.h"
+#include "cri/socket_path.h"
+
+namespace statlet {
+namespace {
+
+namespace v1 = ::runtime::v1;
+namespace kep = ::statlet::kep3542;
+
+constexpr const char* kUsage = R"(Usage: statlet pull [flags] IMAGE
+
+Pulls IMAGE through the node's runtime and shows its progress: per-layer bars on a
+terminal, one line per report otherwise. Uses KEP-3542's PullImageWithProgress on the
+endpoint (statlet's CRI socket, or any image service that implements it); an endpoint
+without it gets a plain PullImage.
+
+Flags:
+      --endpoint URL              image service socket (default unix:///run/statlet/cri.sock)
+      --granularity time|size     report every --interval seconds or bytes (default time)
+      --interval N                time: a duration in whole seconds (default 1s);
+                                  size: bytes, with KiB/MiB/GiB (default 64MiB)
+      --no-progress-timeout D     fail when no byte arrived for D (whole seconds; 0 = never,
+                                  the default)
+      --summary                   total progress only, no per-layer rows
+      --plain                     plain lines even on a terminal
+      --creds USER:PASSWORD       registry credentials (sent to the runtime)
+  -h, --help                      this text
+
+Exit status: 0 pulled, 1 failed, 2 usage, 3 stalled (no progress for the timeout), 130
+interrupted.
+)";
+
+// SIGINT and SIGTERM cancel the call in flight (the pull goes on for other clients, or to
+// the end, as the server decides). They are taken by a thread with sigwait, not a handler.
+std::atomic<bool> g_interrupted{false};
+std::mutex g_mu;
+grpc::ClientContext* g_context = nullptr;  // guarded by g_mu
+
+void SetContext(grpc::ClientContext* ctx) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_context = ctx;
+  if (ctx != nullptr && g_interrupted) ctx->TryCancel();
+}
+
+void WatchSignals(sigset_t set) {
+  int sig = 0;
+  sigwait(&set, &sig);
+  g_interrupted = true;
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_context != nullptr) g_context->TryCancel();
+}
+
+bool ParseBytes(const std::string& text, uint64_t* out) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || v < 0) return false;
+  std::string unit = end;
+  double mult = 1;
+  if (unit.empty() || unit == "B") mult = 1;
+  else if (unit == "KiB" || unit == "K" || unit == "k") mult = 1024.0;
+  else if (unit == "MiB" || unit == "M") mult = 1024.0 * 1024;
+  else if (unit == "GiB" || unit == "G") mult = 1024.0 * 1024 * 1024;
+  else return false;
+  *out = static_cast<uint64_t>(v * mult);
+  return true;
+}
+
+std::string StageName(kep::LayerStage s) {
+  switch (s) {
+    case kep::LAYER_WAITING: return "waiting";
+    case kep::LAYER_DOWNLOADING: return "downloading";
+    case kep::LAYER_DOWNLOADED: return "done";
+    case kep::LAYER_PRESENT: return "exists";
+    default: return "unknown";
+  }
+}
+
+int ExitCode(const grpc::Status& s) {
+  if (g_interrupted) return 130;
+  if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) return 3;
+  return 1;
+}
+
+}  // namespace
+
+int RunPullCommand(int argc, char** argv) {
+  std::string endpoint = std::string("unix://") + cri::kDefaultCriListenPath;
+  std::string image, creds;
+  kep::PullImageProgressGranularity granularity = kep::TIME;
+  std::string interval_text;
+  std::optional<uint32_t> timeout;
+  bool summary = false, plain = false;
+  FlagParser flags(argc, argv);
+  while (flags.Next()) {
+    if (flags.Is("-h") || flags.Is("--help")) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (flags.Is("--endpoint")) {
+      endpoint = flags.Value();
+    } else if (flags.Is("--granularity")) {
+      std::string g = flags.Value();
+      if (g == "time") granularity = kep::TIME;
+      else if (g == "size") granularity = kep::SIZE;
+      else return flags.Fail("--granularity: expected time or size");
+    } else if (flags.Is("--interval")) {
+      interval_text = flags.Value();
+    } else if (flags.Is("--no-progress-timeout")) {
+      std::chrono::nanoseconds d;
+      if (Status s = ParseDuration(flags.Value(), &d); !s.ok()) return flags.Fail("--no-progress-timeout: " + s.message());
+      if (d.count() % 1000000000 != 0 || d.count() < 0 || d > std::chrono::hours(24 * 365)) {
+        return flags.Fail("--no-progress-timeout: whole seconds");
+      }
+      timeout = static_cast<uint32_t>(d.count() / 1000000000);
+    } else if (flags.Is("--summary")) {
+      summary = true;
+    } else if (flags.Is("--plain")) {
+      plain = true;
+    } else if (flags.Is("--creds")) {
+      creds = flags.Value();
+      if (creds.find(':') == std::string::npos) return flags.Fail("--creds: expected USER:PASSWORD");
+    } else if (!flags.name().empty() && flags.name()[0] != '-' && image.empty()) {
+      image = flags.name();
+    } else {
+      return flags.Fail("unexpected argument " + flags.name() + " (see statlet pull --help)");
+    }
+  }
+  if (flags.failed()) return 2;
+  if (image.empty()) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  uint64_t interval = granularity == kep::TIME ? 1 : 64ull << 20;
+  if (!interval_text.empty()) {
+    if (granularity == kep::TIME) {
+      std::chrono::nanoseconds d;
+      if (!ParseDuration(interval_text, &d).ok() || d.count() <= 0 || d.count() % 1000000000 != 0) {
+        std::fprintf(stderr, "statlet: --interval: whole seconds for time granularity, e.g. 1s\n");
+        return 2;
+      }
+      interval = static_cast<uint64_t>(d.count() / 1000000000);
+    } else if (!ParseBytes(interval_text, &interval) || interval == 0) {
+      std::fprintf(stderr, "statlet: --interval: bytes for size granularity, e.g. 64MiB\n");
+      return 2;
+    }
+  }
+  auto path = cri::ParseUnixEndpoint(endpoint);
+  if (!path.ok()) {
+    std::fprintf(stderr, "statlet: --endpoint: %s\n", path.status().message().c_str());
+    return 2;
+  }
+  // Before any thread starts, so that every thread inherits the mask.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  std::thread(WatchSignals, stop).detach();
+  auto stub = v1::ImageService::NewStub(grpc::CreateChannel("unix:" + *path, grpc::InsecureChannelCredentials()));
+
+  kep::PullImageWithProgressRequest req;
+  v1::PullImageRequest* pull = req.mutable_request();
+  pull->mutable_image()->set_image(image);
+  if (!creds.empty()) {
+    pull->mutable_auth()->set_username(creds.substr(0, creds.find(':')));
+    pull->mutable_auth()->set_password(creds.substr(creds.find(':') + 1));
+  }
+  req.set_granularity_type(granularity);
+  req.mutable_interval()->set_value(interval);
+  if (timeout) req.mutable_no_progress_timeout()->set_value(*timeout);
+  req.set_verbosity(!summary);
+
+  const bool terminal = !plain && isatty(STDOUT_FILENO);
+  PullDisplay display(image, terminal);
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  grpc::ClientContext ctx;
+  SetContext(&ctx);
+  auto reader = stub->PullImageWithProgress(&ctx, req);
+  kep::PullImageWithProgressResponse msg;
+  std::string image_ref;
+  int reports = 0;
+  while (reader->Read(&msg)) {
+    ++reports;
+    image_ref = msg.image_ref();
+    PullReport r;
+    r.offset = msg.offset().value();
+    if (msg.has_total()) r.total = msg.total().value();
+    for (const auto& d : msg.details()) r.layers.push_back({d.layer(), d.offset(), d.total(), StageName(d.stage())});
+    std::string text = display.Update(r, elapsed());
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  }
+  grpc::Status st = reader->Finish();
+  SetContext(nullptr);
+  if (st.error_code() == grpc::StatusCode::UNIMPLEMENTED && reports == 0) {
+    std::fprintf(stderr, "statlet: %s does not implement PullImageWithProgress; pulling without progress\n",
+                 endpoint.c_str());
+    grpc::ClientContext plain_ctx;
+    SetContext(&plain_ctx);
+    v1::PullImageResponse resp;
+    st = stub->PullImage(&plain_ctx, *pull, &resp);
+    SetContext(nullptr);
+    image_ref = resp.image_ref();
+  }
+  if (!st.ok()) {
+    std::fprintf(stderr, "statlet pull %s: %s: %s\n", image.c_str(),
+                 st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? "stalled" : "failed",
+                 st.error_message().c_str());
+    return ExitCode(st);
+  }
+  std::string done = display.Done(image_ref, elapsed());
+  std::fwrite(done.data(), 1, done.size(), stdout);
+  return 0;
+}
+
+}  // namespace statlet

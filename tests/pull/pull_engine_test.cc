@@ -1,0 +1,368 @@
+// PullEngine's rules with a scripted content store and runtime (in addition to the e2e
+// suite, which runs them against containerd): one runtime pull per image, joins, leaving,
+// per-client no-progress timeouts, the cancellation grace, limits, an unanswering content
+// store, and shutdown.
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "cri/pull/pull_engine.h"
+#include "tests/support/wait_for.h"
+
+namespace statlet::cri::pull {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+const std::string kLayer = "sha256:" + std::string(64, 'a');
+const std::string kManifest = "sha256:" + std::string(64, 'b');
+const std::string kConfig = "sha256:" + std::string(64, 'c');
+
+class ScriptedContent final : public ContentSource {
+ public:
+  StatusOr<std::vector<Ingest>> LayerIngests() override {
+    std::lock_guard<std::mutex> lock(mu);
+    if (down) return Unavailable("scripted outage");
+    return ingests;
+  }
+  StatusOr<std::vector<BlobInfo>> ManifestsOf(const ImageName&) override {
+    std::lock_guard<std::mutex> lock(mu);
+    BlobInfo b{kManifest, 300, created_ns, {}};
+    b.labels[kConfigLabel] = kConfig;
+    b.labels[std::string(kLayerLabelPrefix) + "0"] = kLayer;
+    return std::vector<BlobInfo>{b};
+  }
+  StatusOr<std::vector<BlobInfo>> ManifestsWithConfig(const std::string&) override { return ManifestsOf(ImageName()); }
+  StatusOr<Manifest> ReadManifest(const std::string&) override { return Manifest{kManifest, kConfig, {{kLayer, 1000}}}; }
+  StatusOr<std::vector<BlobInfo>> Committed(const std::vector<std::string>&) override {
+    std::lock_guard<std::mutex> lock(mu);
+    if (committed) return std::vector<BlobInfo>{{kLayer, 1000, created_ns, {}}};
+    return std::vector<BlobInfo>();
+  }
+  void SetIngest(uint64_t offset) {
+    std::lock_guard<std::mutex> lock(mu);
+    ingests = {{kLayer, offset, 1000}};
+  }
+  std::mutex mu;
+  std::vector<Ingest> ingests;
+  bool committed = false;
+  bool down = false;
+  int64_t created_ns = INT64_MAX / 2;  // committed "after" any pull start
+};
+
+// A runtime whose pulls end when the test says, or when cancelled (after `cancel_delay`,
+// or never with `answer_cancel` false).
+class ScriptedRuntime final : public RuntimePuller {
+ public:
+  struct Pull {
+    std::string request;
+    std::function<void(RuntimePullResult)> done;
+    bool cancelled = false;
+    bool answered = false;
+  };
+  class Call final : public RuntimePuller::Call {
+   public:
+    Call(ScriptedRuntime* rt, size_t i) : rt_(rt), i_(i) {}
+    void Cancel() override { rt_->Cancelled(i_); }
+
+   private:
+    ScriptedRuntime* rt_;
+    size_t i_;
+  };
+  ~ScriptedRuntime() override {
+    for (auto& t : threads_) t.join();
+  }
+  std::unique_ptr<RuntimePuller::Call> Start(std::string request,
+                                             std::function<void(RuntimePullResult)> done) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    pulls_.push_back({std::move(request), std::move(done)});
+    return std::make_unique<Call>(this, pulls_.size() - 1);
+  }
+  void Answer(size_t i, RuntimePullResult r, milliseconds delay = milliseconds(0)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pulls_[i].answered) return;
+    pulls_[i].answered = true;
+    auto done = pulls_[i].done;
+    threads_.emplace_back([done, r, delay] {
+      std::this_thread::sleep_for(delay);  // the runtime's own time to answer
+      done(r);
+    });
+  }
+  void Cancelled(size_t i) {
+    bool answer;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      pulls_[i].cancelled = true;
+      answer = answer_cancel;
+    }
+    if (answer) Answer(i, {1, "context canceled", ""}, cancel_delay);
+  }
+  size_t pulls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return pulls_.size();
+  }
+  bool cancelled(size_t i) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return pulls_[i].cancelled;
+  }
+  milliseconds cancel_delay{0};
+  bool answer_cancel = true;
+
+ private:
+  std::mutex mu_;
+  std::vector<Pull> pulls_;
+  std::vector<std::thread> threads_;
+};
+
+class Recorder final : public PullSubscriber {
+ public:
+  void OnProgress(const PullViewPtr& v) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    views_.push_back(v);
+  }
+  void OnDone(const PullViewPtr& v, const PullOutcome& o) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    EXPECT_FALSE(outcome_.has_value()) << "OnDone twice";
+    outcome_ = o;
+    final_ = v;
+    done_at_ = Clock::now();
+  }
+  std::optional<PullOutcome> outcome() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return outcome_;
+  }
+  bool WaitDone(milliseconds timeout = seconds(10)) {
+    return testing::WaitFor([&] { return outcome().has_value(); }, timeout);
+  }
+  size_t progress_count() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return views_.size();
+  }
+  Clock::time_point done_at() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return done_at_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<PullViewPtr> views_;
+  std::optional<PullOutcome> outcome_;
+  PullViewPtr final_;
+  Clock::time_point done_at_;
+};
+
+PullRequest Request(const std::string& image) {
+  PullRequest r;
+  r.name = *ParseImageName(image);
+  r.key = PullKey(r.name, "");
+  r.runtime_request = "bytes of " + image;
+  return r;
+}
+
+struct Engine {
+  explicit Engine(PullEngineOptions o = {}) {
+    o.poll_interval = milliseconds(50);
+    auto c = std::make_unique<ScriptedContent>();
+    auto r = std::make_unique<ScriptedRuntime>();
+    content = c.get();
+    runtime = r.get();
+    engine = std::make_unique<PullEngine>(o, std::move(c), std::move(r));
+    engine->Start();
+  }
+  uint64_t Join(const std::shared_ptr<Recorder>& rec, int timeout_s = 0, const std::string& image = "busybox") {
+    auto j = engine->Join(Request(image), rec, SubscribeOptions{seconds(timeout_s)});
+    EXPECT_TRUE(j.ok()) << j.error.message;
+    return j.subscription;
+  }
+  ScriptedContent* content;
+  ScriptedRuntime* runtime;
+  std::unique_ptr<PullEngine> engine;
+};
+
+TEST(PullEngine, OneRuntimePullServesEveryClientOfAnImage) {
+  Engine e;
+  auto a = std::make_shared<Recorder>(), b = std::make_shared<Recorder>(), c = std::make_shared<Recorder>();
+  e.Join(a);
+  e.Join(b);
+  e.Join(c, 0, "docker.io/library/busybox:latest");  // another spelling of the same image
+  EXPECT_EQ(e.runtime->pulls(), 1u);
+  EXPECT_GE(a->progress_count(), 1u) << "a report at once, before any poll";
+  e.content->SetIngest(500);
+  ASSERT_TRUE(testing::WaitFor([&] { return e.engine->Pulls().back()->offset == 500; }, seconds(5)));
+  e.content->committed = true;
+  e.runtime->Answer(0, {0, "", kConfig});
+  for (auto& r : {a, b, c}) {
+    ASSERT_TRUE(r->WaitDone());
+    EXPECT_EQ(r->outcome()->kind, PullOutcome::kSucceeded);
+  }
+  auto counters = e.engine->counters();
+  EXPECT_EQ(counters.started, 1u);
+  EXPECT_EQ(counters.joins, 2u);
+  EXPECT_EQ(counters.succeeded, 1u);
+  auto last = e.engine->Pulls().back();
+  EXPECT_EQ(last->phase, PullPhase::kSucceeded);
+  EXPECT_EQ(last->image_ref, kConfig);
+  EXPECT_EQ(last->offset, 1000u);
+}
+
+TEST(PullEngine, TheLastClientStallingCancelsThePullAndHearsOnceTheRuntimeAnswered) {
+  Engine e;
+  e.runtime->cancel_delay = milliseconds(300);
+  auto a = std::make_shared<Recorder>();
+  e.content->SetIngest(400);
+  const auto joined = Clock::now();
+  e.Join(a, 1);
+  ASSERT_TRUE(testing::WaitFor([&] { return e.runtime->cancelled(0); }, seconds(5)));
+  const double cancelled_after = std::chrono::duration<double>(Clock::now() - joined).count();
+  EXPECT_GE(cancelled_after, 1.0);
+  EXPECT_LE(cancelled_after, 1.5);
+  EXPECT_FALSE(a->outcome().has_value()) << "answered before the runtime confirmed the cancellation";
+  ASSERT_TRUE(a->WaitDone());
+  EXPECT_EQ(a->outcome()->kind, PullOutcome::kStalled);
+  EXPECT_EQ(a->outcome()->grpc_code, 4);
+  EXPECT_NE(a->outcome()->message.find("no progress for 1s: layer " + kLayer + " at 400 B of 1000 B"),
+            std::string::npos)
+      << a->outcome()->message;
+  EXPECT_EQ(e.engine->counters().stalled, 1u);
+  EXPECT_EQ(e.engine->Pulls().back()->phase, PullPhase::kStalled);
+}
+
+TEST(PullEngine, AClientStallingLeavesTheOthersAndThePullAlone) {
+  Engine e;
+  auto patient = std::make_shared<Recorder>(), hasty = std::make_shared<Recorder>();
+  e.Join(patient, 0);
+  e.Join(hasty, 1);
+  ASSERT_TRUE(hasty->WaitDone(seconds(5)));
+  EXPECT_EQ(hasty->outcome()->kind, PullOutcome::kStalled);
+  EXPECT_FALSE(e.runtime->cancelled(0));
+  EXPECT_FALSE(patient->outcome().has_value());
+  e.runtime->Answer(0, {0, "", kConfig});
+  ASSERT_TRUE(patient->WaitDone());
+  EXPECT_EQ(patient->outcome()->kind, PullOutcome::kSucceeded);
+}
+
+TEST(PullEngine, BytesMovingKeepThePullAlive) {
+  Engine e;
+  auto a = std::make_shared<Recorder>();
+  e.Join(a, 1);
+  for (int i = 1; i <= 8; ++i) {  // 2 s of progress, a byte count change every 250 ms
+    e.content->SetIngest(static_cast<uint64_t>(i) * 100);
+    std::this_thread::sleep_for(milliseconds(250));  // the scripted download's pace
+  }
+  EXPECT_FALSE(a->outcome().has_value());
+  EXPECT_FALSE(e.runtime->cancelled(0));
+  e.runtime->Answer(0, {0, "", kConfig});
+  ASSERT_TRUE(a->WaitDone());
+  EXPECT_EQ(a->outcome()->kind, PullOutcome::kSucceeded);
+}
+
+TEST(PullEngine, LeavingLastKeepsThePullOrCancelsIt) {
+  {
+    Engine keep;
+    auto a = std::make_shared<Recorder>();
+    keep.engine->Leave(keep.Join(a));
+    std::this_thread::sleep_for(milliseconds(300));  // a few polls
+    EXPECT_FALSE(keep.runtime->cancelled(0));
+    EXPECT_EQ(keep.engine->Pulls().back()->subscribers, 0);
+    keep.runtime->Answer(0, {0, "", kConfig});
+    ASSERT_TRUE(testing::WaitFor([&] { return keep.engine->counters().succeeded == 1; }, seconds(5)));
+    EXPECT_FALSE(a->outcome().has_value()) << "a client that left is not called again";
+  }
+  {
+    PullEngineOptions o;
+    o.keep_abandoned = false;
+    Engine drop(o);
+    auto a = std::make_shared<Recorder>(), b = std::make_shared<Recorder>();
+    uint64_t ia = drop.Join(a);
+    uint64_t ib = drop.Join(b);
+    drop.engine->Leave(ia);
+    EXPECT_FALSE(drop.runtime->cancelled(0)) << "b still follows it";
+    drop.engine->Leave(ib);
+    EXPECT_TRUE(drop.runtime->cancelled(0));
+    ASSERT_TRUE(testing::WaitFor([&] { return drop.engine->counters().cancelled == 1; }, seconds(5)));
+    // A new request starts a new pull.
+    auto c = std::make_shared<Recorder>();
+    drop.Join(c);
+    EXPECT_EQ(drop.runtime->pulls(), 2u);
+  }
+}
+
+TEST(PullEngine, ARuntimeErrorReachesEveryClient) {
+  Engine e;
+  auto a = std::make_shared<Recorder>(), b = std::make_shared<Recorder>();
+  e.Join(a);
+  e.Join(b);
+  e.runtime->Answer(0, {5, "busybox: not found", ""});
+  for (auto& r : {a, b}) {
+    ASSERT_TRUE(r->WaitDone());
+    EXPECT_EQ(r->outcome()->kind, PullOutcome::kFailed);
+    EXPECT_EQ(r->outcome()->grpc_code, 5);
+    EXPECT_EQ(r->outcome()->message, "busybox: not found");
+  }
+  EXPECT_EQ(e.engine->counters().failed, 1u);
+}
+
+TEST(PullEngine, LimitsRefuseWithResourceExhausted) {
+  PullEngineOptions o;
+  o.max_pulls = 1;
+  o.max_subscribers = 2;
+  Engine e(o);
+  auto a = std::make_shared<Recorder>();
+  e.Join(a, 0, "a");
+  auto other = e.engine->Join(Request("b"), std::make_shared<Recorder>(), {});
+  EXPECT_FALSE(other.ok());
+  EXPECT_EQ(other.error.grpc_code, 8);
+  e.Join(std::make_shared<Recorder>(), 0, "a");
+  auto third = e.engine->Join(Request("a"), std::make_shared<Recorder>(), {});
+  EXPECT_FALSE(third.ok());
+  EXPECT_EQ(third.error.grpc_code, 8);
+  EXPECT_EQ(e.engine->counters().rejected, 2u);
+  EXPECT_EQ(e.runtime->pulls(), 1u);
+}
+
+TEST(PullEngine, AnUnansweringContentStorePausesTimeoutsInsteadOfFailingPulls) {
+  Engine e;
+  e.content->down = true;
+  auto a = std::make_shared<Recorder>();
+  e.Join(a, 1);
+  std::this_thread::sleep_for(milliseconds(1600));  // past the timeout, with no observation
+  EXPECT_FALSE(a->outcome().has_value());
+  EXPECT_FALSE(e.runtime->cancelled(0));
+  EXPECT_GT(e.engine->counters().content_errors, 0u);
+  e.runtime->Answer(0, {0, "", kConfig});
+  ASSERT_TRUE(a->WaitDone());
+  EXPECT_EQ(a->outcome()->kind, PullOutcome::kSucceeded);
+}
+
+TEST(PullEngine, ARuntimeThatDoesNotAnswerTheCancellationStillFreesItsClients) {
+  PullEngineOptions o;
+  o.cancel_grace = milliseconds(400);
+  Engine e(o);
+  e.runtime->answer_cancel = false;
+  auto a = std::make_shared<Recorder>();
+  e.Join(a, 1);
+  ASSERT_TRUE(a->WaitDone(seconds(5)));
+  EXPECT_EQ(a->outcome()->kind, PullOutcome::kStalled);
+  EXPECT_TRUE(e.runtime->cancelled(0));
+  e.runtime->Answer(0, {1, "finally", ""});  // so that Stop finds every call answered
+}
+
+TEST(PullEngine, StopEndsEveryClientWithUnavailable) {
+  Engine e;
+  e.runtime->cancel_delay = milliseconds(50);
+  auto a = std::make_shared<Recorder>();
+  e.Join(a);
+  e.engine->Stop();
+  ASSERT_TRUE(a->outcome().has_value());
+  EXPECT_EQ(a->outcome()->grpc_code, 14);
+  EXPECT_TRUE(e.runtime->cancelled(0));
+  auto late = e.engine->Join(Request("busybox"), std::make_shared<Recorder>(), {});
+  EXPECT_FALSE(late.ok());
+  EXPECT_EQ(late.error.grpc_code, 14);
+}
+
+}  // namespace
+}  // namespace statlet::cri::pull
