@@ -30,9 +30,11 @@ StatusOr<ExpositionBuilder::Body> ExpositionBuilder::Build(const SnapshotPtr& sn
       encoder_.Encode(*snap, format, head.bytes.get());
     }
     head.sequence = snap->sequence;
+    head.dropped_cgroups = encoder_.dropped_cgroups();
+    head.dropped_interfaces = encoder_.dropped_interfaces();
     ++encodes_;
   }
-  if (self_) self_->Update(*snap, sampler, encoder_.dropped_cgroups(), encoder_.dropped_interfaces());
+  if (self_) self_->Update(*snap, sampler, head.dropped_cgroups, head.dropped_interfaces);
 
   Body body;
   body.head = head.bytes;

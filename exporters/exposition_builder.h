@@ -44,6 +44,9 @@ class ExpositionBuilder {
   struct Cached {
     uint64_t sequence = UINT64_MAX;
     std::shared_ptr<std::string> bytes;
+    // What the caps left out of the encoded snapshot.
+    uint64_t dropped_cgroups = 0;
+    uint64_t dropped_interfaces = 0;
   };
 
   std::mutex mu_;

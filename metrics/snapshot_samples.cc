@@ -119,6 +119,7 @@ void SnapshotSamples::Bind(const Snapshot& s) {
   snap_ = &s;
   count_ = s.cgroups.size();
   if (rules_.max_cgroups && count_ > rules_.max_cgroups) count_ = rules_.max_cgroups;
+  dropped_cgroups_ = s.cgroups.size() - count_;
   dropped_interfaces_ = 0;
   if (rules_.max_interfaces) {
     for (const auto& [inode, ns] : s.netns) {

@@ -60,7 +60,7 @@ class SnapshotSamples {
   // Cgroups that get series: the first max_cgroups in path order.
   size_t cgroup_count() const { return count_; }
   // Left out of this snapshot by the caps.
-  uint64_t dropped_cgroups() const { return snap_->cgroups.size() - count_; }
+  uint64_t dropped_cgroups() const { return dropped_cgroups_; }
   uint64_t dropped_interfaces() const { return dropped_interfaces_; }
 
   // Yields the samples of cgroup-scope family `id` for cgroup `cgroup` (< cgroup_count()).
@@ -78,6 +78,8 @@ class SnapshotSamples {
   DeviceNames devices_;
   const Snapshot* snap_ = nullptr;
   size_t count_ = 0;
+  // Kept as numbers: they are read after the snapshot may be gone.
+  uint64_t dropped_cgroups_ = 0;
   uint64_t dropped_interfaces_ = 0;
   std::vector<const NetNamespaceStats*> container_net_;
   std::vector<const NetNamespaceStats*> pod_net_;
