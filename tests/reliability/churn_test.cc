@@ -22,7 +22,8 @@ TEST(ContainerChurn, HundredContainersLeaveNothingBehind) {
   Report("quick churn", r);
   EXPECT_EQ(r.churned, 100);
   EXPECT_LE(r.end.inotify_watches, idle.inotify_watches) << "inotify watches of removed cgroups are kept";
-  EXPECT_LE(r.end.fds, idle.fds) << "fds of removed cgroups are kept";
+  // Against the first round: a collection with processes opens a few fds once (netns).
+  EXPECT_LE(r.end.fds, r.warm.fds) << "fds of removed cgroups are kept";
 }
 
 }  // namespace

@@ -41,14 +41,12 @@ TEST(GrpcAbuse, CallsWithoutFlowControlCreditHoldNoThreads) {
     // Exchange frames for 3 s (the server opens streams as its limit allows), noting the
     // highest thread count and RSS seen.
     c.worst = c.before;
-    std::printf("debug: closed %d\n", a.streams_closed());
     for (int i = 0; i < 30; ++i) {
       a.Pump(std::chrono::milliseconds(100));
       ProcessCost now = CostOf(d.pid());
       c.worst.threads = std::max(c.worst.threads, now.threads);
       c.worst.rss_kib = std::max(c.worst.rss_kib, now.rss_kib);
     }
-    std::printf("debug: closed %d goaway %d\n", a.streams_closed(), a.closed_by_server());
   }  // the attacker leaves
   // Returned: threads back to the idle count and RSS back near it within 10 s; one call
   // from a well-behaved client prompts the daemon's release of freed memory.
