@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/memory_trimmer.h"
 #include "cmd/commands.h"
 #include "collector/collector.h"
 #include "collector/sampler.h"
@@ -76,6 +77,10 @@ int RunDaemonCommand(int argc, char** argv) {
     if (runtime) runtime->Stop();
     return 1;
   }
+  // Freed memory goes back to the kernel within a period of a burst (large answers,
+  // clients flooding the sockets), so the resident set follows what is in use.
+  MemoryTrimmer trimmer(std::chrono::milliseconds(250), 4 << 20);
+  trimmer.Start();
   Sampler sampler(std::move(*collector), runtime.get(), probes->get());
   auto server = MetricsHttpServer::Create(opts.http, opts.encoder, &sampler);
   if (!server.ok()) {
@@ -105,7 +110,10 @@ int RunDaemonCommand(int argc, char** argv) {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   log::Info(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ", shutting down");
-  if (*cri_server) (*cri_server)->Stop();
+  // Within Kubernetes' grace period whatever the clients do: calls still running after a
+  // second are cancelled, HTTP answers in flight get a second too, a runtime call in
+  // flight is cancelled.
+  if (*cri_server) (*cri_server)->Stop(std::chrono::milliseconds(1000));
   if (runtime) runtime->Stop();
   (*server)->Stop();
   log::Info("stopped");
