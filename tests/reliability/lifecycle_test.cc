@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "tests/reliability/daemon_under_test.h"
+#include "tests/reliability/h2_attacker.h"
 #include "tests/reliability/raw_http.h"
 #include "tests/support/wait_for.h"
 
@@ -102,7 +103,12 @@ TEST(Lifecycle, SigtermExitsWithinFiveSecondsWhateverTheClients) {
     hostile.back().ReadResponse(Millis(2000));
     for (int j = 0; j < 50; ++j) hostile.back().Send(GetRequest("/metrics"), Millis(50));
   }
-  // A CRI client that connected and sent nothing.
+  // CRI clients: calls whose answers are never granted flow-control credit, and one that
+  // connected and sent nothing.
+  H2Attacker stalled(d.cri_socket());
+  ASSERT_TRUE(stalled.ok());
+  stalled.OpenCalls("/runtime.v1.RuntimeService/ListContainerStats", 100);
+  stalled.Pump(Millis(300));
   int cri = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
@@ -113,7 +119,9 @@ TEST(Lifecycle, SigtermExitsWithinFiveSecondsWhateverTheClients) {
   const bool exited = WaitFor([&] { return !d.running(); }, std::chrono::seconds(15));
   const double took = SecondsSince(start);
   ::close(cri);
-  std::printf("figure: exit %.2f s after SIGTERM with 40 hostile HTTP clients and an idle CRI client%s\n", took,
+  std::printf("figure: exit %.2f s after SIGTERM with 40 hostile HTTP clients, 100 stalled CRI calls and an idle "
+              "CRI client%s\n",
+              took,
               exited ? "" : " (still running at 15 s)");
   EXPECT_TRUE(exited);
   EXPECT_LT(took, 5.0) << "SIGTERM took longer than five seconds";
