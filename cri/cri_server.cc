@@ -18,12 +18,13 @@ namespace {
 //
 // Threads: a call whose answer is never granted HTTP/2 flow-control credit holds its
 // server thread; streams per connection and threads overall are capped (a call past
-// the thread cap is answered RESOURCE_EXHAUSTED), and a connection is closed after
-// kMaxConnectionAge plus a grace, so a stalled call cannot hold a thread for longer.
+// the thread cap is answered RESOURCE_EXHAUSTED at once), and a connection is closed
+// after kMaxConnectionAge plus a grace, so a stalled call cannot hold a thread for longer
+// (clients such as the kubelet reconnect transparently; calls take milliseconds).
 constexpr int kMaxThreads = 32;
 constexpr int kMaxStreamsPerConnection = 16;
-constexpr int kMaxConnectionAgeMs = 10 * 60 * 1000;
-constexpr int kMaxConnectionAgeGraceMs = 30 * 1000;
+constexpr int kMaxConnectionAgeMs = 2 * 60 * 1000;
+constexpr int kMaxConnectionAgeGraceMs = 15 * 1000;
 // Memory: requests are small (an id, a filter); answers may be large. The transport reads
 // at most kMaxReadChunkBytes at once (not megabytes), and its buffers count against
 // kTransportMemoryBytes.
