@@ -14,8 +14,9 @@
 //  - Cheap routes (/healthz) run on the event loop and are answered even while every
 //    worker is busy; expensive ones run on a bounded worker pool (503 when its queue is
 //    full). The bcrypt check of unknown credentials runs on a one-thread pool of its own
-//    (429 when its queue is full), so a flood of wrong passwords costs at most one core
-//    and never delays a scraper whose credentials were verified before.
+//    at the lowest priority (429 when its queue is full), so a flood of wrong passwords
+//    costs at most one core's idle time and never waits in front of a scraper whose
+//    credentials were verified before.
 //  - The listen address is held exclusively (no SO_REUSEPORT): a second instance fails
 //    with a clear error. An optional second address serves chosen routes without TLS or
 //    auth, for the kubelet's probes.
