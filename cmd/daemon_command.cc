@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/memory_trimmer.h"
+#include "base/memory_trimmer.h"
 #include "cmd/commands.h"
 #include "collector/collector.h"
 #include "collector/sampler.h"
@@ -77,6 +79,10 @@ int RunDaemonCommand(int argc, char** argv) {
   }
   // The runtime's metadata joins the snapshots; absent or down, stats are still served.
   std::unique_ptr<cri::RuntimeClient> runtime = cri::StartRuntimeClient(opts.cri);
+  // Freed memory goes back to the kernel within a period of a burst (large answers,
+  // clients flooding the sockets), so the resident set follows what is in use.
+  MemoryTrimmer trimmer(std::chrono::milliseconds(250), 4 << 20);
+  trimmer.Start();
   SelfMetrics self_metrics(STATLET_VERSION_STRING, STATLET_REVISION_STRING);
   Sampler sampler(std::move(*collector), runtime.get(), probes->get());
   sampler.SetCollectionObserver([&self_metrics](const Snapshot& s) { self_metrics.ObserveCollection(s); });
@@ -125,7 +131,10 @@ int RunDaemonCommand(int argc, char** argv) {
   sigwait(&stop_signals, &sig);
   log::Info(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ", shutting down");
   if (pulls) pulls->Stop();  // pull calls end before the server waits for its calls
-  if (*cri_server) (*cri_server)->Stop();
+  // Within Kubernetes' grace period whatever the clients do: calls still running after a
+  // second are cancelled, HTTP answers in flight get a second too, a runtime call in
+  // flight is cancelled.
+  if (*cri_server) (*cri_server)->Stop(std::chrono::milliseconds(1000));
   if (runtime) runtime->Stop();
   (*server)->Stop();
   log::Info("stopped");

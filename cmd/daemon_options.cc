@@ -76,26 +76,70 @@ const std::vector<Option>& Options() {
          o->web_config_file = v;
          return Status::Ok();
        }},
-      {"web.max-connections", "web.max_connections", "8",
-       "Connections served at once; more wait in a queue. Keep-alive connections hold a slot.", false,
+      {"web.health-listen-address", "web.health_listen_address", "",
+       "Also serve /healthz and /readyz on this address, in plain HTTP without auth, for probes (bind it to "
+       "loopback, e.g. 127.0.0.1:10341); empty: no such address.",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (!v.empty()) {
+           std::string h;
+           int p;
+           if (Status s = ParseListenAddress(v, &h, &p); !s.ok()) return s;
+         }
+         o->http.health_listen_address = v;
+         return Status::Ok();
+       }},
+      {"web.max-connections", "web.max_connections", "512",
+       "Open connections at most; more are answered 503 and closed. Idle and slow connections cost a socket "
+       "each, never a thread.",
+       false,
        [](DaemonOptions* o, const std::string& v) {
          uint64_t n;
          if (Status s = ParseUint("web.max-connections", v, &n); !s.ok()) return s;
-         if (n == 0 || n > 1024) return InvalidArgument("web.max-connections must be 1..1024");
-         o->http.threads = n;
+         if (n == 0 || n > 65536) return InvalidArgument("web.max-connections must be 1..65536");
+         o->http.max_connections = n;
          return Status::Ok();
        }},
-      {"web.read-timeout", "web.read_timeout", "10s", "Timeout for reading a request.", false,
+      {"web.max-connections-per-address", "web.max_connections_per_address", "64",
+       "Open connections from one client address at most; more are answered 503 and closed.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         uint64_t n;
+         if (Status s = ParseUint("web.max-connections-per-address", v, &n); !s.ok()) return s;
+         if (n == 0 || n > 65536) return InvalidArgument("web.max-connections-per-address must be 1..65536");
+         o->http.max_connections_per_address = n;
+         return Status::Ok();
+       }},
+      {"web.listen-backlog", "web.listen_backlog", "128", "Connections waiting to be accepted at most.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         uint64_t n;
+         if (Status s = ParseUint("web.listen-backlog", v, &n); !s.ok()) return s;
+         if (n == 0 || n > 4096) return InvalidArgument("web.listen-backlog must be 1..4096");
+         o->http.listen_backlog = static_cast<int>(n);
+         return Status::Ok();
+       }},
+      {"web.read-timeout", "web.read_timeout", "10s",
+       "A whole request (line, headers, body) must arrive within this of its first byte; else 408 and close.", false,
        [](DaemonOptions* o, const std::string& v) { return ParseSeconds("web.read-timeout", v, &o->http.read_timeout); }},
-      {"web.write-timeout", "web.write_timeout", "30s", "Timeout for writing a response.", false,
+      {"web.write-timeout", "web.write_timeout", "30s", "Timeout for writing a whole response.", false,
        [](DaemonOptions* o, const std::string& v) {
          return ParseSeconds("web.write-timeout", v, &o->http.write_timeout);
        }},
-      {"web.idle-timeout", "web.idle_timeout", "30s", "How long an idle keep-alive connection stays open.", false,
+      {"web.idle-timeout", "web.idle_timeout", "5s",
+       "How long a connection may wait before (the next) request begins; then it is closed.", false,
        [](DaemonOptions* o, const std::string& v) {
          return ParseSeconds("web.idle-timeout", v, &o->http.keep_alive_timeout);
        }},
-      {"web.max-request-bytes", "web.max_request_bytes", "65536", "Largest request body accepted.", false,
+      {"web.max-header-bytes", "web.max_header_bytes", "16384",
+       "Largest request line and header block accepted (else 431 and close).", false,
+       [](DaemonOptions* o, const std::string& v) {
+         uint64_t n;
+         if (Status s = ParseUint("web.max-header-bytes", v, &n); !s.ok()) return s;
+         if (n < 1024 || n > (1u << 20)) return InvalidArgument("web.max-header-bytes must be 1024..1048576");
+         o->http.max_header_bytes = n;
+         return Status::Ok();
+       }},
+      {"web.max-request-bytes", "web.max_request_bytes", "65536",
+       "Largest request body accepted (read and dropped; else 413 and close).", false,
        [](DaemonOptions* o, const std::string& v) {
          uint64_t n;
          if (Status s = ParseUint("web.max-request-bytes", v, &n); !s.ok()) return s;

@@ -84,7 +84,45 @@ void CgroupDiscovery::AddWatch(Hierarchy h, const std::string& path) {
                   "); new cgroups may be seen late. Raise fs.inotify.max_user_watches.");
     return;
   }
+  auto [it, fresh] = watched_.try_emplace(path);
+  if (fresh) it->second.fill(-1);
+  int& slot = it->second[h];
+  if (slot >= 0 && slot != wd) {
+    // The path was removed and made again before the removal was seen: the old
+    // directory's watch goes now.
+    ::inotify_rm_watch(inotify_fd_, slot);
+    wd_.erase(slot);
+  }
+  slot = wd;
   wd_[wd] = Watch{h, path};
+}
+
+void CgroupDiscovery::ForgetWatch(int wd) {
+  auto it = wd_.find(wd);
+  if (it == wd_.end()) return;
+  auto w = watched_.find(it->second.path);
+  if (w != watched_.end()) {
+    if (w->second[it->second.h] == wd) w->second[it->second.h] = -1;
+    if (std::all_of(w->second.begin(), w->second.end(), [](int x) { return x < 0; })) watched_.erase(w);
+  }
+  wd_.erase(it);
+}
+
+void CgroupDiscovery::Unwatch(Hierarchy h, const std::string& path) {
+  if (inotify_fd_ < 0) return;
+  for (auto it = watched_.lower_bound(path); it != watched_.end() && IsUnder(it->first, path);) {
+    int& slot = it->second[h];
+    if (slot >= 0) {
+      ::inotify_rm_watch(inotify_fd_, slot);  // its IN_IGNORED finds no entry and is skipped
+      wd_.erase(slot);
+      slot = -1;
+    }
+    if (std::all_of(it->second.begin(), it->second.end(), [](int x) { return x < 0; })) {
+      it = watched_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 void CgroupDiscovery::Walk(Hierarchy h, const std::string& path, std::map<std::string, HierarchyMask>* out) {
@@ -121,6 +159,7 @@ void CgroupDiscovery::FullRescan(Changes* changes) {
   if (inotify_fd_ >= 0) {
     for (auto& [wd, w] : wd_) ::inotify_rm_watch(inotify_fd_, wd);
     wd_.clear();
+    watched_.clear();
   }
   std::map<std::string, HierarchyMask> fresh;
   WalkAll(&fresh);
@@ -171,11 +210,12 @@ CgroupDiscovery::Changes CgroupDiscovery::Poll() {
         // The event can come late, after the root was made again: only a root that is
         // really gone is forgotten.
         Watch gone = it->second;
-        wd_.erase(it);
+        ForgetWatch(ev->wd);
         struct stat st;
         if (std::find(subtrees_.begin(), subtrees_.end(), gone.path) != subtrees_.end() &&
             ::fstatat(root_fd_[gone.h], RelPath(gone.path).c_str(), &st, 0) != 0) {
           RemoveSubtree(gone.h, gone.path, &masks);
+          Unwatch(gone.h, gone.path);
         }
         continue;
       }
@@ -195,6 +235,7 @@ CgroupDiscovery::Changes CgroupDiscovery::Poll() {
           if (IsUnder(mp, child)) mm &= ~(1u << w.h);
         }
         RemoveSubtree(w.h, child, &masks);
+        Unwatch(w.h, child);
       }
     }
     if (overflow) break;
@@ -249,7 +290,11 @@ void CgroupDiscovery::Revalidate(const std::string& path, Changes* changes) {
   for (int h = 0; h < kNumHierarchies; ++h) {
     if (!(it->second & (1u << h))) continue;
     struct stat st;
-    if (::fstatat(root_fd_[h], rel.c_str(), &st, 0) == 0) m |= 1u << h;
+    if (::fstatat(root_fd_[h], rel.c_str(), &st, 0) == 0) {
+      m |= 1u << h;
+    } else {
+      Unwatch(static_cast<Hierarchy>(h), path);
+    }
   }
   if (m == it->second) return;
   if (m == 0) {

@@ -3,8 +3,14 @@
 // watched directory) so an unchanged tree costs one non-blocking read() per collection.
 // A queue overflow falls back to a full walk. On a hybrid host a path present in several
 // hierarchies is one entry with a bit per hierarchy.
+//
+// The watch of a removed directory is removed explicitly (inotify_rm_watch) when its
+// removal is seen: the kernel's own IN_IGNORED does not come while an fd kept open inside
+// the directory pins it, and leaked watches eat a budget (fs.inotify.max_user_watches)
+// shared with the kubelet, the runtime and systemd.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -55,6 +61,9 @@ class CgroupDiscovery {
   void WalkAll(std::map<std::string, HierarchyMask>* out);
   void Walk(Hierarchy h, const std::string& path, std::map<std::string, HierarchyMask>* out);
   void AddWatch(Hierarchy h, const std::string& path);
+  // Removes the watches of `path` and everything under it in hierarchy `h`.
+  void Unwatch(Hierarchy h, const std::string& path);
+  void ForgetWatch(int wd);
   void FullRescan(Changes* changes);
   void RemoveSubtree(Hierarchy h, const std::string& path, std::map<std::string, HierarchyMask>* masks);
 
@@ -67,6 +76,8 @@ class CgroupDiscovery {
     std::string path;
   };
   std::unordered_map<int, Watch> wd_;
+  // The same watches by path: one wd (or -1) per hierarchy.
+  std::map<std::string, std::array<int, kNumHierarchies>> watched_;
   std::map<std::string, HierarchyMask> paths_;
   uint64_t dirs_read_ = 0;
   uint64_t full_walks_ = 0;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/resource_quota.h>
 
 #include "base/log.h"
 #include "cri/proto/image_service.grpc.pb.h"
@@ -14,6 +15,61 @@
 
 namespace statlet::cri {
 namespace {
+
+// What one client may cost. The socket is 0660, but whoever can reach it must still not
+// be able to take the daemon's threads or memory.
+//
+// Threads: a call whose answer is never granted HTTP/2 flow-control credit holds its
+// server thread; streams per connection and threads overall are capped (a call past
+// the thread cap is answered RESOURCE_EXHAUSTED at once), and a connection is closed
+// after kMaxConnectionAge plus a grace, so a stalled call cannot hold a thread for longer
+// (clients such as the kubelet reconnect transparently; stats calls take milliseconds).
+// The grace is long because an image pull's progress stream lives as long as the pull: a
+// pull still running when its connection's grace ends is not lost (it goes on), and the
+// client's next request for the image joins it.
+constexpr int kMaxThreads = 32;
+constexpr int kMaxStreamsPerConnection = 16;
+constexpr int kMaxConnectionAgeMs = 10 * 60 * 1000;
+constexpr int kMaxConnectionAgeGraceMs = 20 * 60 * 1000;
+// Memory: requests are small (an id, a filter); answers may be large. The transport reads
+// at most kMaxReadChunkBytes at once (not megabytes), and its buffers count against
+// kTransportMemoryBytes.
+constexpr int kMaxRequestBytes = 2 * 1024 * 1024;
+constexpr int kMaxReadChunkBytes = 64 * 1024;
+constexpr int kMaxMetadataBytes = 16 * 1024;
+constexpr size_t kTransportMemoryBytes = 64 * 1024 * 1024;
+// PINGs: a client's PINGs are answered, and their answers are what bounds them: while
+// 10,000 answers wait to be written (a client that does not read), the transport stops
+// reading from that client. gRPC's own "ping strikes" (GOAWAY after too many PINGs) stay
+// off: in gRPC 1.51 every PING parsed after the strike limit, until the connection is
+// gone, adds a child to the transport's close error, and a flood of them grew the
+// daemon by hundreds of MB (measured: 8 flooding clients for 5 s, peak RSS 210-740 MiB;
+// with strikes off 20-27 MiB, also for 15 s). The server checks that an idle
+// client is still there every kKeepaliveMs and drops it after kKeepaliveTimeoutMs without
+// an answer.
+constexpr int kMaxPingStrikes = 0;  // 0: no GOAWAY for PINGs
+constexpr int kKeepaliveMs = 2 * 60 * 1000;
+constexpr int kKeepaliveTimeoutMs = 20 * 1000;
+
+void Bound(grpc::ServerBuilder* builder) {
+  grpc::ResourceQuota quota("statlet-cri");
+  quota.SetMaxThreads(kMaxThreads);
+  quota.Resize(kTransportMemoryBytes);
+  builder->SetResourceQuota(quota);
+  builder->SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
+  builder->SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
+  builder->SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 2);
+  builder->SetMaxReceiveMessageSize(kMaxRequestBytes);
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, kMaxStreamsPerConnection);
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, kMaxConnectionAgeMs);
+  builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, kMaxConnectionAgeGraceMs);
+  builder->AddChannelArgument(GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, kMaxReadChunkBytes);
+  builder->AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE, kMaxMetadataBytes);
+  builder->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, kMaxPingStrikes);
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveMs);
+  builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
+}
+
 
 // Every image call answers UNIMPLEMENTED (a server without a runtime behind it).
 class UnimplementedImageService final : public ::runtime::v1::ImageService::Service {};
@@ -38,6 +94,7 @@ StatusOr<std::unique_ptr<CriServer>> CriServer::Start(SnapshotSource* source, co
     images = server->unimplemented_images_.get();
   }
   grpc::ServerBuilder builder;
+  Bound(&builder);
   int bound = 0;
   builder.AddListeningPort("unix:" + *path, grpc::InsecureServerCredentials(), &bound);
   builder.RegisterService(server->stats_.get());

@@ -9,9 +9,9 @@ std::unique_ptr<RuntimeClient> StartRuntimeClient(const CriDaemonOptions& o) {
   ro.stats_period = o.runtime_stats_period;
   ro.refresh_period = o.runtime_refresh_period;
   auto client = std::make_unique<RuntimeClient>(ro);
-  // One round before the first collection, so that pods already running are named from the
-  // start; a runtime that is absent or down is retried in the background with backoff.
-  (void)client->Refresh();
+  // The first round runs at once in the background: serving never waits for the runtime
+  // (a hung socket would hold it for the call timeout). Snapshots are named as soon as
+  // that round is done; an absent or failing runtime is retried with backoff.
   client->Start();
   return client;
 }

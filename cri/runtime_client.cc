@@ -68,6 +68,25 @@ bool Better(const v1::PodSandbox& a, const v1::PodSandbox& b) {
 
 }  // namespace
 
+// Registers the call in flight (with its deadline) so that Stop() can cancel it: a hung
+// runtime must not hold the daemon's exit for a call timeout.
+class RuntimeClient::ActiveCall {
+ public:
+  ActiveCall(RuntimeClient* client, grpc::ClientContext* ctx) : client_(client) {
+    SetDeadline(ctx, client->options_.call_timeout);
+    std::lock_guard<std::mutex> lock(client->call_mu_);
+    client->call_ = ctx;
+    if (client->cancelled_) ctx->TryCancel();
+  }
+  ~ActiveCall() {
+    std::lock_guard<std::mutex> lock(client_->call_mu_);
+    client_->call_ = nullptr;
+  }
+
+ private:
+  RuntimeClient* client_;
+};
+
 RuntimeClient::RuntimeClient(RuntimeClientOptions options)
     : options_(std::move(options)), lists_(std::make_unique<Lists>()), current_(std::make_shared<MetadataMap>()) {}
 
@@ -77,6 +96,10 @@ void RuntimeClient::Start() {
   std::lock_guard<std::mutex> lock(loop_mu_);
   if (thread_.joinable()) return;
   stop_ = false;
+  {
+    std::lock_guard<std::mutex> call_lock(call_mu_);
+    cancelled_ = false;
+  }
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -84,6 +107,11 @@ void RuntimeClient::Stop() {
   {
     std::lock_guard<std::mutex> lock(loop_mu_);
     stop_ = true;
+  }
+  {
+    std::lock_guard<std::mutex> lock(call_mu_);
+    cancelled_ = true;
+    if (call_ != nullptr) call_->TryCancel();
   }
   loop_cv_.notify_all();
   if (thread_.joinable()) thread_.join();
@@ -208,7 +236,7 @@ Status RuntimeClient::RefreshLocked() {
   };
   if (!conn_->versioned) {
     grpc::ClientContext ctx;
-    SetDeadline(&ctx, options_.call_timeout);
+    ActiveCall active(this, &ctx);
     v1::VersionRequest req;
     req.set_version("v1");
     v1::VersionResponse resp;
@@ -223,7 +251,7 @@ Status RuntimeClient::RefreshLocked() {
   sandboxes.Clear();
   {
     grpc::ClientContext ctx;
-    SetDeadline(&ctx, options_.call_timeout);
+    ActiveCall active(this, &ctx);
     grpc::Status s = conn_->stub->ListPodSandbox(&ctx, v1::ListPodSandboxRequest(), &sandboxes);
     if (!s.ok()) return fail("ListPodSandbox", s);
   }
@@ -231,7 +259,7 @@ Status RuntimeClient::RefreshLocked() {
   containers.Clear();
   {
     grpc::ClientContext ctx;
-    SetDeadline(&ctx, options_.call_timeout);
+    ActiveCall active(this, &ctx);
     grpc::Status s = conn_->stub->ListContainers(&ctx, v1::ListContainersRequest(), &containers);
     if (!s.ok()) return fail("ListContainers", s);
   }
@@ -246,7 +274,7 @@ Status RuntimeClient::RefreshLocked() {
       continue;
     }
     grpc::ClientContext ctx;
-    SetDeadline(&ctx, options_.call_timeout);
+    ActiveCall active(this, &ctx);
     v1::ContainerStatusRequest req;
     req.set_container_id(c.id());
     v1::ContainerStatusResponse resp;
@@ -363,7 +391,7 @@ Status RuntimeClient::RefreshStatsLocked() {
   v1::ListContainerStatsResponse resp;
   {
     grpc::ClientContext ctx;
-    SetDeadline(&ctx, options_.call_timeout);
+    ActiveCall active(this, &ctx);
     grpc::Status s = conn_->stub->ListContainerStats(&ctx, v1::ListContainerStatsRequest(), &resp);
     if (!s.ok()) return Unavailable("ListContainerStats failed: " + Describe(s));
   }
@@ -375,7 +403,7 @@ Status RuntimeClient::RefreshStatsLocked() {
     if (asked_fs_info) return fs_info_mountpoint;
     asked_fs_info = true;
     grpc::ClientContext ctx;
-    SetDeadline(&ctx, options_.call_timeout);
+    ActiveCall active(this, &ctx);
     v1::ImageFsInfoResponse info;
     if (conn_->images->ImageFsInfo(&ctx, v1::ImageFsInfoRequest(), &info).ok()) {
       for (const auto* list : {&info.container_filesystems(), &info.image_filesystems()}) {

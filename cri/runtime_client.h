@@ -26,6 +26,10 @@
 #include "base/status.h"
 #include "collector/enrichment.h"
 
+namespace grpc {
+class ClientContext;
+}
+
 namespace statlet::cri {
 
 enum class RuntimeState : uint8_t {
@@ -71,6 +75,7 @@ class RuntimeClient : public MetadataSource {
 
   // Starts the background refresher (the first round runs at once).
   void Start();
+  // Stops the refresher; a call in flight is cancelled, not waited for.
   void Stop();
   // One synchronous round: resolve the socket, list, publish. For tests and start-up.
   Status Refresh();
@@ -109,6 +114,11 @@ class RuntimeClient : public MetadataSource {
   mutable std::mutex mu_;
   std::shared_ptr<const MetadataMap> current_;  // guarded by mu_
   RuntimeClientStatus status_;                  // guarded by mu_
+
+  class ActiveCall;
+  std::mutex call_mu_;
+  grpc::ClientContext* call_ = nullptr;  // guarded by call_mu_
+  bool cancelled_ = false;               // guarded by call_mu_: set by Stop()
 
   std::mutex loop_mu_;
   std::condition_variable loop_cv_;

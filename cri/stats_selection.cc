@@ -31,6 +31,14 @@ std::string PodIdFrom(const ContainerMetadata* meta, const CgroupStats& pod) {
   return pod.id.cgroup_path;
 }
 
+// An id as error messages quote it: a client's id can be a megabyte, and a status message
+// that large fails the call on the client's side (its metadata limit) as something else.
+std::string Quoted(const std::string& id) {
+  constexpr size_t kShown = 72;
+  if (id.size() <= kShown) return "\"" + id + "\"";
+  return "\"" + id.substr(0, kShown) + "...\" (" + std::to_string(id.size()) + " bytes)";
+}
+
 template <typename Entry, typename Pred>
 StatusOr<const Entry*> FindUnique(const std::vector<Entry>& entries, const std::string& id,
                                   const char* what, Pred&& matches) {
@@ -46,10 +54,10 @@ StatusOr<const Entry*> FindUnique(const std::vector<Entry>& entries, const std::
   }
   if (prefix_matches == 1) return found;
   if (prefix_matches > 1) {
-    return InvalidArgument(std::string(what) + " id prefix \"" + id + "\" is ambiguous: it matches " +
+    return InvalidArgument(std::string(what) + " id prefix " + Quoted(id) + " is ambiguous: it matches " +
                            std::to_string(prefix_matches) + " " + what + "s");
   }
-  return NotFound(std::string(what) + " \"" + id + "\" not found");
+  return NotFound(std::string(what) + " " + Quoted(id) + " not found");
 }
 
 }  // namespace

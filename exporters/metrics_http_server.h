@@ -1,10 +1,13 @@
 // MetricsHttpServer: serves /metrics (path configurable), /healthz, /readyz and a landing
-// page over HTTP/1.1 (cpp-httplib), with keep-alive, read/write timeouts, a request size cap,
-// optional TLS and basic auth (web config), and a fixed thread pool for concurrent scrapes.
+// page on an HttpServer (event-driven, bounded per connection; see http_server.h), with
+// optional TLS and basic auth (web config) and an optional plain address for probes.
 //
 // A scrape asks the SnapshotSource for a snapshot no older than max_age (single-flight and
-// reuse live there); the body comes from an ExpositionBuilder (container families shared by
-// every scrape of one snapshot, then the self metrics).
+// reuse live there), on the server's worker pool. The body comes from an ExpositionBuilder:
+// the container families of one snapshot, encoded (and gzipped, when asked for) once per
+// format and shared by every scrape of that snapshot, then the self metrics rendered for
+// each scrape. /healthz and /readyz run on the event loop: they are answered while every
+// worker is busy.
 #pragma once
 
 #include <atomic>
@@ -14,43 +17,28 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include "base/status.h"
 #include "collector/snapshot_source.h"
 #include "exporters/exposition_builder.h"
 #include "exporters/extra_families.h"
+#include "exporters/http_server.h"
+#include "exporters/listen_socket.h"
 #include "exporters/self_metrics.h"
 #include "exporters/web_config.h"
 #include "metrics/snapshot_samples.h"
-
-namespace httplib {
-class Server;
-struct Request;
-struct Response;
-}  // namespace httplib
 
 namespace statlet {
 
 // Outside the 9100-9999 exporter range (fully allocated) and the Kubernetes node ports.
 inline constexpr int kDefaultPort = 10340;
 
-struct HttpServerOptions {
-  std::string listen_address = ":" + std::to_string(kDefaultPort);
+// The transport settings (HttpTransportOptions) and what the metrics routes add.
+struct HttpServerOptions : HttpTransportOptions {
   std::string telemetry_path = "/metrics";
-  WebConfig web;
-  std::chrono::seconds read_timeout{10};
-  std::chrono::seconds write_timeout{30};
-  std::chrono::seconds keep_alive_timeout{30};
-  size_t keep_alive_max_requests = 1000;
-  size_t max_request_bytes = 64 * 1024;
-  size_t threads = 8;
   std::chrono::nanoseconds max_age{0};  // passed to SnapshotSource::Get
   int gzip_level = 1;
 };
-
-// Parses "host:port", ":port" (all interfaces) or "[v6]:port".
-Status ParseListenAddress(const std::string& address, std::string* host, int* port);
 
 class MetricsHttpServer {
  public:
@@ -61,7 +49,8 @@ class MetricsHttpServer {
 
   // Before Start: families appended to every exposition (`families` outlives the server).
   void AddFamilies(const ExtraFamilies* families) { builder_.AddFamilies(families); }
-  // Before Start: GET `path` answers what `handler` returns, behind the same authorization.
+  // Before Start: GET `path` answers what `handler` returns (on a worker, behind the same
+  // TLS and authorization as the metrics).
   struct RouteBody {
     int status = 200;
     std::string content_type;
@@ -69,11 +58,13 @@ class MetricsHttpServer {
   };
   void AddRoute(const std::string& path, std::function<RouteBody()> handler);
 
-  // Binds the listen address and serves from a background thread.
+  // Binds the listen address(es) and serves from a background thread.
   Status Start();
-  // Stops accepting, finishes in-flight requests and joins the thread. Idempotent.
+  // Stops accepting and closes every connection (answers in flight get up to a second).
+  // Idempotent.
   void Stop();
-  int port() const { return port_; }
+  int port() const { return http_->port(); }
+  int health_port() const { return http_->health_port(); }
   // /readyz answers 200 once set (after the first successful collection).
   void SetReady(bool ready) { ready_ = ready; }
 
@@ -85,30 +76,19 @@ class MetricsHttpServer {
   Counters counters() const;
 
  private:
-  MetricsHttpServer(HttpServerOptions options, metrics::SampleRules rules, SnapshotSource* source,
-                    SelfMetrics* self);
-  static StatusOr<std::unique_ptr<MetricsHttpServer>> FinishCreate(std::unique_ptr<MetricsHttpServer> self,
-                                                                   const std::string& host, int port);
-  void HandleMetrics(const httplib::Request& req, httplib::Response& res);
-  bool Authorized(const httplib::Request& req, httplib::Response& res);
+  MetricsHttpServer(HttpServerOptions options, metrics::SampleRules rules, SnapshotSource* source, SelfMetrics* self);
+  // The body producer of the telemetry path: a body and its content type.
+  HttpResponse HandleMetrics(const HttpRequest& req);
 
   HttpServerOptions options_;
   SnapshotSource* source_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
-  std::string host_;
-  int port_ = 0;
+  std::unique_ptr<HttpServer> http_;
   std::atomic<bool> ready_{false};
-  std::atomic<bool> running_{false};
 
   SelfMetrics* self_;
   ExpositionBuilder builder_;
   std::mutex mu_;  // counters_
   Counters counters_;
-
-  // Authorization headers that passed bcrypt, so each scrape does not pay for it again.
-  std::mutex auth_mu_;
-  std::vector<std::string> verified_auth_;
 };
 
 }  // namespace statlet

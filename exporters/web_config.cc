@@ -3,8 +3,13 @@
 #include <crypt.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <sstream>
 
 namespace statlet {
@@ -22,7 +27,8 @@ Status CheckKeys(const YAML::Node& node, const std::string& where,
   return Status::Ok();
 }
 
-std::string Base64Decode(std::string_view in) {
+// Standard base64 with its padding; none when anything else is found.
+std::optional<std::string> Base64Decode(std::string_view in) {
   auto val = [](char c) -> int {
     if (c >= 'A' && c <= 'Z') return c - 'A';
     if (c >= 'a' && c <= 'z') return c - 'a' + 26;
@@ -31,12 +37,14 @@ std::string Base64Decode(std::string_view in) {
     if (c == '/') return 63;
     return -1;
   };
+  if (in.size() % 4 != 0) return std::nullopt;
+  size_t pad = 0;
+  while (pad < 2 && pad < in.size() && in[in.size() - 1 - pad] == '=') ++pad;
   std::string out;
   int buf = 0, bits = 0;
-  for (char c : in) {
-    if (c == '=') break;
-    int v = val(c);
-    if (v < 0) return {};
+  for (size_t i = 0; i < in.size() - pad; ++i) {
+    int v = val(in[i]);
+    if (v < 0) return std::nullopt;
     buf = (buf << 6) | v;
     bits += 6;
     if (bits >= 8) {
@@ -45,6 +53,32 @@ std::string Base64Decode(std::string_view in) {
     }
   }
   return out;
+}
+
+// The cost of a "$2b$10$…" hash; 10 when unreadable.
+int BcryptCost(const std::string& hash) {
+  if (hash.size() < 7 || hash[0] != '$' || hash[3] != '$') return 10;
+  int cost = std::atoi(hash.c_str() + 4);
+  return cost >= 4 && cost <= 31 ? cost : 10;
+}
+
+// A bcrypt hash of a password nobody knows, of the given cost, made once per cost: an
+// unknown user's password is checked against it, so the answer takes as long as for a
+// known user.
+const std::string& DummyHash(int cost) {
+  static std::mutex mu;
+  static auto* hashes = new std::map<int, std::string>;
+  std::lock_guard<std::mutex> lock(mu);
+  std::string& h = (*hashes)[cost];
+  if (h.empty()) {
+    char salt[64];
+    crypt_data data;
+    std::memset(&data, 0, sizeof data);
+    const char* made = crypt_gensalt_rn("$2b$", static_cast<unsigned long>(cost), nullptr, 0, salt, sizeof salt);
+    const char* hashed = made != nullptr ? crypt_r("statlet-no-such-user", salt, &data) : nullptr;
+    h = hashed != nullptr && hashed[0] != '*' ? hashed : "*";
+  }
+  return h;
 }
 
 bool ConstantTimeEquals(const std::string& a, const std::string& b) {
@@ -132,17 +166,23 @@ bool CheckBasicAuth(const WebConfig& config, const std::string& header) {
   if (config.basic_auth_users.empty()) return true;
   constexpr std::string_view kBasic = "Basic ";
   if (header.size() <= kBasic.size() || header.compare(0, kBasic.size(), kBasic) != 0) return false;
-  std::string decoded = Base64Decode(std::string_view(header).substr(kBasic.size()));
-  size_t colon = decoded.find(':');
+  std::optional<std::string> decoded = Base64Decode(std::string_view(header).substr(kBasic.size()));
+  if (!decoded) return false;
+  // crypt(3) reads C strings: a NUL would cut the password short and let "pw\0junk" in.
+  if (decoded->find('\0') != std::string::npos) return false;
+  size_t colon = decoded->find(':');
   if (colon == std::string::npos) return false;
-  auto it = config.basic_auth_users.find(decoded.substr(0, colon));
-  if (it == config.basic_auth_users.end()) return false;
-  std::string password = decoded.substr(colon + 1);
+  const std::string user = decoded->substr(0, colon);
+  const std::string password = decoded->substr(colon + 1);
+  auto it = config.basic_auth_users.find(user);
+  int cost = 0;
+  for (const auto& [u, h] : config.basic_auth_users) cost = std::max(cost, BcryptCost(h));
+  const std::string& hash = it != config.basic_auth_users.end() ? it->second : DummyHash(cost);
   crypt_data data;
   std::memset(&data, 0, sizeof data);
-  const char* hashed = crypt_r(password.c_str(), it->second.c_str(), &data);
-  if (hashed == nullptr || hashed[0] == '*') return false;
-  return ConstantTimeEquals(hashed, it->second);
+  const char* hashed = crypt_r(password.c_str(), hash.c_str(), &data);
+  const bool match = hashed != nullptr && hashed[0] != '*' && ConstantTimeEquals(hashed, hash);
+  return match && it != config.basic_auth_users.end();
 }
 
 }  // namespace statlet

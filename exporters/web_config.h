@@ -27,8 +27,11 @@ struct WebConfig {
 StatusOr<WebConfig> ParseWebConfig(const std::string& yaml_text);
 StatusOr<WebConfig> LoadWebConfig(const std::string& path);
 
-// Checks an "Authorization: Basic …" header against the configured users. True when no users
-// are configured.
+// Checks an "Authorization: Basic …" header against the configured users (bcrypt; costs
+// what the hash's cost says). True when no users are configured. An unknown user costs
+// the same as a wrong password (checked against a dummy hash of the highest configured
+// cost), a user or password holding NUL or a malformed header is refused, and the hashes
+// are compared in constant time.
 bool CheckBasicAuth(const WebConfig& config, const std::string& authorization_header);
 
 }  // namespace statlet

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "base/log.h"
 #include "cri/pull/containerd_content.h"
 #include "cri/pull/image_service.h"
 #include "cri/pull/node_pulls.h"
@@ -19,7 +20,7 @@
 
 namespace statlet::cri::pull {
 
-StatusOr<std::string> ResolveNodeName(const std::string& configured) {
+StatusOr<std::string> ResolveNodeName(const std::string& configured, bool strict) {
   std::string name = configured;
   if (name.empty()) {
     const char* env = std::getenv("NODE_NAME");
@@ -30,13 +31,20 @@ StatusOr<std::string> ResolveNodeName(const std::string& configured) {
     if (gethostname(host, sizeof host - 1) != 0) return ErrnoStatus(errno, "gethostname");
     name = host;
     for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    // A host name is only a default: a bare host whose name Kubernetes would refuse (a
+    // guest's "(none)") still pulls images; only the object's name is then unusable.
+    if (!strict) {
+      if (Status s = ValidateNodeName(name); !s.ok()) log::Warn("image pulls: the host name is no node name: " + s.message());
+      return name;
+    }
   }
   if (Status s = ValidateNodeName(name); !s.ok()) return s;
   return name;
 }
 
 StatusOr<std::unique_ptr<ImagePulls>> ImagePulls::Start(const ImagePullOptions& o, const std::string& runtime_endpoint) {
-  auto node = ResolveNodeName(o.node_name);
+  // The name must be valid where it names an object on the API server, or was given.
+  auto node = ResolveNodeName(o.node_name, /*strict=*/!o.apiserver.empty());
   if (!node.ok()) return InvalidArgument("pull.node-name: " + node.status().message());
   std::unique_ptr<StatusWriter> writer;
   if (!o.apiserver.empty()) {

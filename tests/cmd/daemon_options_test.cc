@@ -186,6 +186,14 @@ TEST(WebConfig, BasicAuthChecksBcrypt) {
   EXPECT_FALSE(CheckBasicAuth(cfg, "Bearer x"));
   EXPECT_FALSE(CheckBasicAuth(cfg, ""));
   EXPECT_TRUE(CheckBasicAuth(WebConfig{}, ""));
+  // crypt(3) stops at NUL: a password (or user) holding one must not pass as its prefix.
+  EXPECT_FALSE(CheckBasicAuth(cfg, Basic(std::string("prom:s3cret\0junk", 16))));
+  EXPECT_FALSE(CheckBasicAuth(cfg, Basic(std::string("prom\0:s3cret", 12))));
+  // Base64 is read strictly: junk, missing padding and text after the padding are refused.
+  const std::string good = Basic("prom:s3cret");
+  EXPECT_FALSE(CheckBasicAuth(cfg, good + "!"));
+  EXPECT_FALSE(CheckBasicAuth(cfg, good.substr(0, good.size() - 1)));
+  EXPECT_FALSE(CheckBasicAuth(cfg, good + "AAAA"));
 }
 
 }  // namespace

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <arpa/inet.h>
 #include <crypt.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstdlib>
 
@@ -132,6 +136,74 @@ TEST(MetricsHttpServer, BasicAuthFromWebConfig) {
   EXPECT_EQ(s.client->Get("/metrics")->status, 200);
   s.client->set_basic_auth("prom", "nope");
   EXPECT_EQ(s.client->Get("/metrics")->status, 401);
+}
+
+TEST(MetricsHttpServer, HeadAnswersTheLengthWithoutTheBody) {
+  Served s;
+  auto get = s.client->Get("/metrics");
+  auto head = s.client->Head("/metrics");
+  ASSERT_TRUE(get && head);
+  EXPECT_EQ(head->status, 200);
+  EXPECT_TRUE(head->body.empty());
+  EXPECT_EQ(head->get_header_value("Content-Length"), std::to_string(get->body.size()));
+}
+
+TEST(MetricsHttpServer, OtherMethodsAndPathsAreRefused) {
+  Served s;
+  auto post = s.client->Post("/metrics", "x", "text/plain");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->status, 405);
+  EXPECT_EQ(post->get_header_value("Allow"), "GET, HEAD");
+  EXPECT_EQ(post->get_header_value("Connection"), "close");
+  auto missing = s.client->Get("/metrics/../etc/passwd");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+}
+
+TEST(MetricsHttpServer, ProbeAddressServesHealthWithoutAuthAndNothingElse) {
+  HttpServerOptions o;
+  o.health_listen_address = "127.0.0.1:0";
+  auto web = ParseWebConfig("basic_auth_users:\n  prom: \"$2b$04$abcdefghijklmnopqrstuuJ0W7vhzO0V5o7nM7Vw2c7Yv3P0nRk3W\"\n");
+  ASSERT_TRUE(web.ok());
+  o.web = *web;
+  Served s(o);
+  ASSERT_GT(s.server->health_port(), 0);
+  EXPECT_EQ(s.client->Get("/healthz")->status, 401) << "the main address keeps auth";
+  httplib::Client probe("127.0.0.1", s.server->health_port());
+  EXPECT_EQ(probe.Get("/healthz")->status, 200);
+  EXPECT_EQ(probe.Get("/readyz")->status, 503);
+  EXPECT_EQ(probe.Get("/metrics")->status, 404) << "metrics are not served without auth";
+  EXPECT_EQ(s.source.gets_, 0);
+}
+
+TEST(MetricsHttpServer, ConnectionsPerAddressAreCapped) {
+  HttpServerOptions o;
+  o.max_connections_per_address = 2;
+  Served s(o);
+  std::vector<int> held;
+  for (int i = 0; i < 2; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(s.server->port()));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    held.push_back(fd);
+  }
+  // The server counts a connection once it accepted it: the third is refused.
+  bool refused = false;
+  for (int i = 0; i < 100 && !refused; ++i) {
+    auto r = s.client->Get("/healthz");
+    refused = r && r->status == 503;
+  }
+  EXPECT_TRUE(refused) << "a third connection from one address was served";
+  for (int fd : held) ::close(fd);
+  bool served = false;
+  for (int i = 0; i < 100 && !served; ++i) {
+    auto r = s.client->Get("/healthz");
+    served = r && r->status == 200;
+  }
+  EXPECT_TRUE(served) << "closed connections still count";
 }
 
 TEST(MetricsHttpServer, ServesTlsFromWebConfig) {

@@ -1,0 +1,44 @@
+// Hands memory that malloc keeps after a burst back to the kernel. glibc returns freed
+// memory only from the top of a heap; a burst of small allocations freed out of order (a
+// client flooding a socket with frames, a megabyte answer) leaves the resident set at its
+// peak although almost nothing is in use. A thread looks at the resident set every
+// `period` and calls malloc_trim when it grew by more than `slack` since the last look
+// that found it settled: one read of /proc/self/statm when nothing happens.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
+namespace statlet {
+
+class MemoryTrimmer {
+ public:
+  MemoryTrimmer(std::chrono::milliseconds period, size_t slack_bytes);
+  ~MemoryTrimmer();
+  MemoryTrimmer(const MemoryTrimmer&) = delete;
+  MemoryTrimmer& operator=(const MemoryTrimmer&) = delete;
+
+  void Start();
+  void Stop();
+  uint64_t trims() const;
+
+ private:
+  void Run();
+
+  std::chrono::milliseconds period_;
+  size_t slack_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  uint64_t trims_ = 0;
+  std::thread thread_;
+};
+
+// The process's resident set in bytes (/proc/self/statm); 0 when unreadable.
+size_t ResidentBytes();
+
+}  // namespace statlet

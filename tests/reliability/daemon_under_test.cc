@@ -1,0 +1,131 @@
+#include "tests/reliability/daemon_under_test.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "tests/reliability/raw_http.h"
+#include "tests/support/wait_for.h"
+
+#ifndef STATLET_BINARY
+#error "STATLET_BINARY must name the statlet binary of this tree"
+#endif
+
+namespace statlet::testing {
+namespace {
+
+uint64_t StatusKib(const std::string& status, const char* key) {
+  size_t p = status.find(key);
+  return p == std::string::npos ? 0 : std::strtoull(status.c_str() + p + std::strlen(key), nullptr, 10);
+}
+
+int CountInotifyWatches(pid_t pid) {
+  const std::string fd_dir = "/proc/" + std::to_string(pid) + "/fd";
+  int watches = 0;
+  DIR* d = ::opendir(fd_dir.c_str());
+  if (d == nullptr) return 0;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    char target[256];
+    ssize_t n = ::readlinkat(dirfd(d), e->d_name, target, sizeof target - 1);
+    if (n <= 0) continue;
+    target[n] = '\0';
+    if (std::strcmp(target, "anon_inode:inotify") != 0) continue;
+    std::ifstream info("/proc/" + std::to_string(pid) + "/fdinfo/" + e->d_name);
+    for (std::string line; std::getline(info, line);) {
+      if (line.rfind("inotify wd:", 0) == 0) ++watches;
+    }
+  }
+  ::closedir(d);
+  return watches;
+}
+
+}  // namespace
+
+std::string StatletBinary() {
+  const char* env = std::getenv("STATLET_TEST_BINARY");
+  return env != nullptr && *env != '\0' ? env : STATLET_BINARY;
+}
+
+ProcessCost CostOf(pid_t pid) {
+  ProcessCost c;
+  const std::string base = "/proc/" + std::to_string(pid);
+  const std::string status = ReadWholeFile(base + "/status");
+  c.rss_kib = StatusKib(status, "VmRSS:");
+  c.peak_rss_kib = StatusKib(status, "VmHWM:");
+  c.threads = static_cast<int>(StatusKib(status, "Threads:"));
+  if (DIR* d = ::opendir((base + "/fd").c_str())) {
+    while (dirent* e = ::readdir(d)) c.fds += e->d_name[0] != '.';
+    ::closedir(d);
+  }
+  c.inotify_watches = CountInotifyWatches(pid);
+  c.cpu_ns = ProcessCpuNs(pid);
+  return c;
+}
+
+bool ResetPeakRss(pid_t pid) {
+  int fd = ::open(("/proc/" + std::to_string(pid) + "/clear_refs").c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, "5", 1) == 1;
+  ::close(fd);
+  return ok;
+}
+
+Daemon::Daemon(DaemonOptions options) {
+  char dir[] = "/tmp/statlet-reliability-XXXXXX";
+  if (::mkdtemp(dir) == nullptr) {
+    error_ = "mkdtemp failed";
+    return;
+  }
+  dir_ = dir;
+  port_ = FreeLoopbackPort();
+  std::string subtree = options.cgroup_subtree.empty() ? "/statlet-reliability-none-" + std::to_string(::getpid())
+                                                       : options.cgroup_subtree;
+  if (options.serve_cri) cri_socket_ = dir_ + "/cri.sock";
+  std::vector<std::string> argv = {StatletBinary(),
+                                   "--web.listen-address=127.0.0.1:" + std::to_string(port_),
+                                   "--collector.subtree=" + subtree,
+                                   "--cri.listen=" + cri_socket_,
+                                   "--runtime.endpoint=none",
+                                   "--bpf=off"};
+  argv.insert(argv.end(), options.flags.begin(), options.flags.end());
+  process_ = std::make_unique<BinaryProcess>(argv, dir_ + "/statlet.log");
+  pid_ = process_->pid();
+  if (options.wait_until_serving && !WaitServing(std::chrono::seconds(20))) {
+    error_ = "statlet did not serve /healthz: " + log();
+  }
+  if (options.wait_until_serving && options.serve_cri && error_.empty() &&
+      !WaitFor([&] { return ::access(cri_socket_.c_str(), F_OK) == 0 || !process_->running(); },
+               std::chrono::seconds(20))) {
+    error_ = "statlet did not make its CRI socket: " + log();
+  }
+}
+
+Daemon::~Daemon() {
+  if (process_) process_->Stop(std::chrono::seconds(10));
+  if (!dir_.empty()) {
+    ::unlink((dir_ + "/statlet.log").c_str());
+    ::unlink(cri_socket_.c_str());
+    ::rmdir(dir_.c_str());
+  }
+}
+
+std::string Daemon::log() const { return dir_.empty() ? "" : ReadWholeFile(dir_ + "/statlet.log"); }
+
+bool Daemon::WaitServing(std::chrono::milliseconds timeout) {
+  return WaitFor(
+      [&] {
+        if (!process_->running()) return true;  // checked below
+        // Any answer counts: with basic auth on, /healthz answers 401.
+        return TimedGet(port_, "/healthz", "", Millis(500)).response.has_value();
+      },
+      timeout) &&
+         process_->running();
+}
+
+}  // namespace statlet::testing

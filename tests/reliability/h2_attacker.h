@@ -1,0 +1,55 @@
+// An HTTP/2 client for the gRPC attacks (nghttp2 does the framing): streams whose
+// responses are never granted flow-control credit, and a flood of PINGs whose ACKs are
+// never read. Talks to a unix socket; every wait has a deadline.
+#pragma once
+
+#include <nghttp2/nghttp2.h>
+
+#include <chrono>
+#include <deque>
+#include <string>
+
+namespace statlet::testing {
+
+class H2Attacker {
+ public:
+  // Connects and sends the preface. Without `grant_credit`, SETTINGS_INITIAL_WINDOW_SIZE
+  // is 0 and no WINDOW_UPDATE is ever sent: no stream may send DATA. With it, the usual
+  // window and automatic WINDOW_UPDATEs.
+  explicit H2Attacker(const std::string& unix_socket, bool grant_credit = false);
+  ~H2Attacker();
+  H2Attacker(const H2Attacker&) = delete;
+  H2Attacker& operator=(const H2Attacker&) = delete;
+
+  bool ok() const { return fd_ >= 0 && session_ != nullptr; }
+  // Opens `count` unary calls of `method` ("/runtime.v1.RuntimeService/ListContainerStats")
+  // with an empty request message; as many as the server's stream limit lets through are
+  // sent now, the rest as streams close.
+  void OpenCalls(const std::string& method, int count);
+  // Sends PINGs for `duration`, and with every 64 PINGs a call of `method` when one is
+  // given; reads (and answers) what arrives only when `read`. The number of PINGs sent.
+  int FloodPings(std::chrono::milliseconds duration, const std::string& method = "", bool read = false);
+  // Exchanges frames (reading what arrives) for `duration`; false once the server closed.
+  bool Pump(std::chrono::milliseconds duration);
+  // True once a GOAWAY came or the server closed the connection.
+  bool closed_by_server() const { return closed_; }
+  int streams_closed() const { return streams_closed_; }
+  void Close();
+
+ private:
+  bool Flush(std::chrono::milliseconds timeout);
+  void SubmitCall(const std::string& method);
+  // Reads and processes what has arrived, without waiting; false once closed.
+  bool ReadAvailable();
+  static int OnStreamClose(nghttp2_session*, int32_t, uint32_t, void* self);
+  static int OnFrameRecv(nghttp2_session*, const nghttp2_frame* frame, void* self);
+
+  int fd_ = -1;
+  nghttp2_session* session_ = nullptr;
+  std::string pending_;              // framed bytes not written yet
+  std::deque<size_t> body_offsets_;  // per call: request body bytes handed to nghttp2
+  bool closed_ = false;
+  int streams_closed_ = 0;
+};
+
+}  // namespace statlet::testing
