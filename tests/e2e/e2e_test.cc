@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -28,9 +29,12 @@
 #include <thread>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include "tests/e2e/cri_driver.h"
 #include "tests/e2e/e2e_stage.h"
+#include "tests/support/prometheus_server.h"
 
 namespace statlet::e2e {
 namespace {
@@ -713,6 +717,300 @@ TEST(E2e, PairInOnePodExchangesTheKnownBytes) {
   EXPECT_GE(eth0.tx_bytes().value(), kPingCount * kPingBytes);
   EXPECT_GE(eth0.rx_bytes().value(), kPingCount * kPingBytes);
   EXPECT_GE(eth0.tx_packets().value(), kPingCount);
+}
+
+// ---------------------------------------------------------------------------- kubernetes-mixin
+// A cgroup's first process (the cgroup.procs of any hierarchy that has it), or -1.
+pid_t FirstPid(const std::string& cgroup) {
+  for (const char* root : {"/sys/fs/cgroup/pids", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"}) {
+    std::ifstream procs(root + cgroup + "/cgroup.procs");
+    long pid = 0;
+    if (procs >> pid && pid > 0) return static_cast<pid_t>(pid);
+  }
+  return -1;
+}
+
+// Bytes received on a pod's interfaces but lo, from its network namespace's /proc/net/dev
+// as seen by one of its processes; -1 when unreadable.
+double PodReceiveBytes(const Workload& w) {
+  for (const auto& [cname, id] : w.containers) {
+    const pid_t pid = FirstPid(ContainerCgroup(w.pod, id));
+    if (pid <= 0) continue;
+    std::ifstream dev("/proc/" + std::to_string(pid) + "/net/dev");
+    std::string line;
+    double sum = 0;
+    bool any = false;
+    while (std::getline(dev, line)) {
+      const size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      std::string name = line.substr(0, colon);
+      name.erase(0, name.find_first_not_of(' '));
+      unsigned long long rx = 0;
+      if (std::sscanf(line.c_str() + colon + 1, "%llu", &rx) != 1) continue;
+      any = true;
+      if (name != "lo") sum += static_cast<double>(rx);
+    }
+    if (any) return sum;
+  }
+  return -1;
+}
+
+// A cgroup's working set as cAdvisor defines it (usage less inactive file pages, at least
+// 0), straight from the kernel; -1 when unreadable.
+double KernelWorkingSet(const std::string& cgroup) {
+  auto stat_value = [](const std::string& path, const std::string& key) -> std::optional<double> {
+    std::ifstream stat(path);
+    std::string k;
+    unsigned long long v;
+    while (stat >> k >> v) {
+      if (k == key) return static_cast<double>(v);
+    }
+    return std::nullopt;
+  };
+  for (const char* v2 : {"/sys/fs/cgroup/unified", "/sys/fs/cgroup"}) {
+    std::ifstream current(v2 + cgroup + "/memory.current");
+    unsigned long long usage = 0;
+    if (!(current >> usage)) continue;
+    const double inactive = stat_value(v2 + cgroup + "/memory.stat", "inactive_file").value_or(0);
+    return std::max(0.0, static_cast<double>(usage) - inactive);
+  }
+  std::ifstream v1("/sys/fs/cgroup/memory" + cgroup + "/memory.usage_in_bytes");
+  unsigned long long usage = 0;
+  if (!(v1 >> usage)) return -1;
+  const double inactive = stat_value("/sys/fs/cgroup/memory" + cgroup + "/memory.stat", "total_inactive_file").value_or(0);
+  return std::max(0.0, static_cast<double>(usage) - inactive);
+}
+
+using testing::WallSeconds;
+
+// An instant query's result as {group labels joined by '/' → value}; nullopt on failure.
+std::optional<std::map<std::string, double>> PromQuery(const testing::PrometheusServer& prom, const std::string& promql,
+                                                       const std::vector<std::string>& by, double at) {
+  nlohmann::json result = prom.Query(promql, at);
+  if (result == nullptr) return std::nullopt;
+  std::map<std::string, double> out;
+  for (const auto& row : result) {
+    std::string key;
+    for (const std::string& label : by) {
+      if (!key.empty()) key += "/";
+      key += row["metric"].value(label, "");
+    }
+    out[key] = std::stod(row["value"][1].get<std::string>());
+  }
+  return out;
+}
+
+std::map<std::string, std::string> MixinQueries() {
+  std::map<std::string, std::string> q;
+  std::ifstream in(STATLET_E2E_MIXIN_QUERIES);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t space = line.find(' ');
+    q[line.substr(0, space)] = line.substr(space + 1);
+  }
+  return q;
+}
+
+// Kernel CPU time of a set of cgroups, sampled every 20 ms with the wall clock, so that
+// the CPU used between two Prometheus scrapes (whose timestamps are known) can be read off.
+class CpuRecorder {
+ public:
+  explicit CpuRecorder(std::vector<std::string> cgroups) : cgroups_(std::move(cgroups)) {
+    thread_ = std::thread([this] {
+      while (!stop_) {
+        uint64_t ns = 0;
+        for (const auto& c : cgroups_) ns += KernelCpuNs(c);
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          samples_.emplace_back(WallSeconds(), static_cast<double>(ns) / 1e9);
+        }
+        std::this_thread::sleep_for(milliseconds(20));
+      }
+    });
+  }
+  ~CpuRecorder() {
+    stop_ = true;
+    thread_.join();
+  }
+  // CPU seconds at wall time t, interpolated between the samples around it.
+  double At(double t) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 1; i < samples_.size(); ++i) {
+      if (samples_[i].first >= t) {
+        auto [t0, c0] = samples_[i - 1];
+        auto [t1, c1] = samples_[i];
+        return t1 <= t0 ? c1 : c0 + (c1 - c0) * (t - t0) / (t1 - t0);
+      }
+    }
+    return samples_.empty() ? 0 : samples_.back().second;
+  }
+
+ private:
+  std::vector<std::string> cgroups_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::vector<std::pair<double, double>> samples_;
+  std::thread thread_;
+};
+
+// Debian's Prometheus scrapes statlet as job="cadvisor" (every 500 ms) and evaluates
+// kubernetes-mixin's expressions (tests/e2e/kubernetes_mixin_queries.txt). Each result
+// equals what the test pods' cgroups and interfaces give — a pod's own cgroup never counted
+// beside its containers, loopback never counted — and the same sums computed with the same
+// label selectors from one ListPodSandboxMetrics answer agree.
+TEST(E2e, KubernetesMixinExpressionsEqualTheCgroupsAndListPodSandboxMetrics) {
+  REQUIRE_STAGE();
+  const auto queries = MixinQueries();
+  for (const char* name : {"pod_cpu_irate", "pod_cpu_seconds", "pod_working_set", "namespace_receive_bytes",
+                           "namespace_receive_irate"}) {
+    ASSERT_TRUE(queries.count(name)) << name << " missing from " << STATLET_E2E_MIXIN_QUERIES;
+  }
+  const std::set<std::string> namespaces = {"e2e-a", "e2e-b"};
+  std::map<std::string, std::vector<std::string>> pod_cgroups;  // "namespace/pod" → container cgroups
+  for (const auto& [pod_name, w] : g_pods) {
+    for (const auto& [cname, id] : w.containers) {
+      pod_cgroups[w.pod.namespace_ + "/" + pod_name].push_back(ContainerCgroup(w.pod, id));
+    }
+  }
+  std::map<std::string, std::unique_ptr<CpuRecorder>> cpu;
+  for (const auto& [key, cgroups] : pod_cgroups) cpu[key] = std::make_unique<CpuRecorder>(cgroups);
+
+  const std::string dir = g_stage->dir() + "/prometheus";
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0) << dir;
+  std::string prom_error;
+  auto prom = testing::PrometheusServer::Start(
+      dir, {"cadvisor", "127.0.0.1:" + std::to_string(g_stage->metrics_port()), "500ms"}, &prom_error);
+  ASSERT_NE(prom, nullptr) << prom_error;
+  // Four scrapes in Prometheus (irate needs two; the series must exist in both).
+  std::string why = Eventually(milliseconds(40000), [&] {
+    auto n = PromQuery(*prom, "count_over_time(up{job=\"cadvisor\"}[1m])", {}, WallSeconds());
+    if (!n || n->empty()) return std::string("no scrapes yet");
+    return n->begin()->second >= 4 ? std::string() : "scrapes: " + std::to_string(n->begin()->second);
+  });
+  ASSERT_EQ(why, "") << prom->Log();
+  auto up = PromQuery(*prom, "up{job=\"cadvisor\"}", {}, WallSeconds());
+  ASSERT_TRUE(up && up->size() == 1 && up->begin()->second == 1) << "statlet's scrape failed in Prometheus";
+
+  // Interface counters before and after the evaluation bracket the scraped ones (they only
+  // grow); the last scrape taken into the evaluation is younger than the first read.
+  std::map<std::string, double> rx_before, rx_after, ws_before, ws_after;
+  auto read_kernel = [&](std::map<std::string, double>* rx, std::map<std::string, double>* ws) {
+    for (const auto& [pod_name, w] : g_pods) {
+      (*rx)[w.pod.namespace_] += PodReceiveBytes(w);
+      for (const auto& [cname, id] : w.containers) (*ws)[w.pod.namespace_ + "/" + pod_name] += KernelWorkingSet(ContainerCgroup(w.pod, id));
+    }
+  };
+  read_kernel(&rx_before, &ws_before);
+  const double first_read = WallSeconds();
+  why = Eventually(milliseconds(5000), [&] {
+    auto t = PromQuery(*prom, "timestamp(up{job=\"cadvisor\"})", {}, WallSeconds());
+    if (!t || t->empty()) return std::string("no up");
+    return t->begin()->second > first_read ? std::string() : std::string("no scrape after the first read");
+  });
+  ASSERT_EQ(why, "");
+  const double at = WallSeconds();
+  auto pod_cpu = PromQuery(*prom, queries.at("pod_cpu_irate"), {"namespace", "pod"}, at);
+  auto pod_seconds = PromQuery(*prom, queries.at("pod_cpu_seconds"), {"namespace", "pod"}, at);
+  auto pod_ws = PromQuery(*prom, queries.at("pod_working_set"), {"namespace", "pod"}, at);
+  auto ns_rx = PromQuery(*prom, queries.at("namespace_receive_bytes"), {"namespace"}, at);
+  auto ns_rx_rate = PromQuery(*prom, queries.at("namespace_receive_irate"), {"namespace"}, at);
+  // The two scrapes irate used: the last two samples of the burner's container series.
+  const Workload& burner = g_pods.at("cpu-burner");
+  nlohmann::json range = prom->Query("container_cpu_usage_seconds_total{job=\"cadvisor\",id=\"" +
+                                         ContainerCgroup(burner.pod, burner.containers.at("burn")) + "\"}[1m]",
+                                     at);
+  read_kernel(&rx_after, &ws_after);
+  ASSERT_TRUE(pod_cpu && pod_seconds && pod_ws && ns_rx && ns_rx_rate && range != nullptr && range.size() == 1);
+  const auto& values = range[0]["values"];
+  ASSERT_GE(values.size(), 2u);
+  const double t1 = values[values.size() - 2][0].get<double>(), t2 = values[values.size() - 1][0].get<double>();
+
+  for (const auto& [key, cgroups] : pod_cgroups) {
+    ASSERT_TRUE(pod_cpu->count(key)) << key << " missing from " << queries.at("pod_cpu_irate");
+    // The pods' containers used this much CPU between the two scrapes (statlet collects
+    // when scraped: a scrape's value is the cgroups' at its timestamp, a few ms late).
+    const double truth = (cpu[key]->At(t2) - cpu[key]->At(t1)) / (t2 - t1);
+    EXPECT_NEAR(pod_cpu->at(key), truth, 0.05 * truth + 0.02)
+        << key << ": Prometheus irate " << pod_cpu->at(key) << " cores, the cgroups " << truth << " cores";
+    ASSERT_TRUE(pod_ws->count(key)) << key;
+    EXPECT_GE(pod_ws->at(key), std::min(ws_before[key], ws_after[key]) - kMiB) << key;
+    EXPECT_LE(pod_ws->at(key), std::max(ws_before[key], ws_after[key]) + kMiB) << key;
+    std::printf("mixin %s: cpu %.3f cores (cgroups %.3f), working set %.0f (cgroups %.0f..%.0f)\n", key.c_str(),
+                pod_cpu->at(key), truth, pod_ws->at(key), ws_before[key], ws_after[key]);
+  }
+  for (const std::string& ns : namespaces) {
+    ASSERT_TRUE(ns_rx->count(ns)) << ns;
+    EXPECT_GE(ns_rx->at(ns), rx_before[ns]) << ns << ": Prometheus " << ns_rx->at(ns) << " bytes";
+    EXPECT_LE(ns_rx->at(ns), rx_after[ns]) << ns << ": Prometheus " << ns_rx->at(ns) << " bytes";
+    // The bridge is quiet after the workloads' exchanges: the rate cannot exceed what the
+    // interfaces received over the whole evaluation.
+    EXPECT_GE(ns_rx_rate->at(ns), 0.0);
+    EXPECT_LE(ns_rx_rate->at(ns), (rx_after[ns] - rx_before[ns]) / 0.5 + 1) << ns;
+    std::printf("mixin %s: receive %.0f bytes (interfaces %.0f..%.0f)\n", ns.c_str(), ns_rx->at(ns), rx_before[ns],
+                rx_after[ns]);
+  }
+  // The net-pair's 4 MB went over lo: counting lo would put e2e-b far above its interfaces.
+  EXPECT_LT(ns_rx->at("e2e-b"), static_cast<double>(kPairPayloadBytes));
+
+  // The same selectors over one ListPodSandboxMetrics answer.
+  v1::ListMetricDescriptorsResponse descriptors;
+  grpc::Status s = g_stage->statlet()->ListMetricDescriptors(CallContext().get(), v1::ListMetricDescriptorsRequest(),
+                                                              &descriptors);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  std::map<std::string, std::vector<std::string>> keys;
+  for (const auto& d : descriptors.descriptors()) keys[d.name()].assign(d.label_keys().begin(), d.label_keys().end());
+  std::map<std::string, double> rx_lo, rx_hi;
+  read_kernel(&rx_lo, &ws_before);
+  v1::ListPodSandboxMetricsResponse metrics;
+  s = g_stage->statlet()->ListPodSandboxMetrics(CallContext().get(), v1::ListPodSandboxMetricsRequest(), &metrics);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  read_kernel(&rx_hi, &ws_after);
+  // sum by (group) (name{selectors}) over every metric of the answer, pod-level and container-level.
+  auto sum_by = [&](const std::string& name, const std::vector<std::string>& group,
+                    const std::function<bool(const std::map<std::string, std::string>&)>& select) {
+    std::map<std::string, double> out;
+    auto add = [&](const v1::Metric& m) {
+      if (m.name() != name) return;
+      std::map<std::string, std::string> labels;
+      const auto& k = keys[name];
+      for (size_t i = 0; i < k.size() && i < static_cast<size_t>(m.label_values_size()); ++i) labels[k[i]] = m.label_values(static_cast<int>(i));
+      if (!select(labels)) return;
+      std::string key;
+      for (const std::string& g : group) key += (key.empty() ? "" : "/") + labels[g];
+      out[key] += static_cast<double>(m.value().value());
+    };
+    for (const auto& pm : metrics.pod_metrics()) {
+      for (const auto& m : pm.metrics()) add(m);
+      for (const auto& cm : pm.container_metrics()) {
+        for (const auto& m : cm.metrics()) add(m);
+      }
+    }
+    return out;
+  };
+  auto image_set = [](const std::map<std::string, std::string>& l) { return l.count("image") && !l.at("image").empty(); };
+  auto container_and_image = [&](const std::map<std::string, std::string>& l) {
+    return image_set(l) && l.count("container") && !l.at("container").empty();
+  };
+  auto cri_seconds = sum_by("container_cpu_usage_seconds_total", {"namespace", "pod"}, image_set);
+  auto cri_ws = sum_by("container_memory_working_set_bytes", {"namespace", "pod"}, container_and_image);
+  auto cri_rx = sum_by("container_network_receive_bytes_total", {"namespace"},
+                       [](const std::map<std::string, std::string>& l) { return l.count("namespace") && !l.at("namespace").empty(); });
+  const double since = WallSeconds() - at;  // seconds between Prometheus' evaluation and the answer
+  for (const auto& [key, cgroups] : pod_cgroups) {
+    ASSERT_TRUE(cri_seconds.count(key)) << key;
+    // Whole seconds per container on this wire (truncated), plus what ran since the evaluation.
+    const double slack = static_cast<double>(cgroups.size()) + pod_cpu->at(key) * since + 0.1;
+    EXPECT_NEAR(cri_seconds.at(key), pod_seconds->at(key), slack) << key;
+    ASSERT_TRUE(cri_ws.count(key)) << key;
+    EXPECT_NEAR(cri_ws.at(key), pod_ws->at(key), 2.0 * kMiB) << key;
+  }
+  for (const std::string& ns : namespaces) {
+    ASSERT_TRUE(cri_rx.count(ns)) << ns;
+    EXPECT_GE(cri_rx.at(ns), rx_lo[ns]) << ns;
+    EXPECT_LE(cri_rx.at(ns), rx_hi[ns]) << ns;
+  }
+  prom->Stop();
 }
 
 // 50 containers (each in a pod of its own, five alive at a time) created and removed while

@@ -14,11 +14,13 @@
 #include "cri/stats_selection.h"
 #include "exporters/prometheus_encoder.h"
 #include "tests/prometheus/test_snapshots.h"
+#include "tests/support/prometheus_server.h"
 
 namespace statlet {
 namespace {
 
 namespace v1 = ::runtime::v1;
+using testing::DecimalSecondsToNanos;
 
 std::string Dev(uint32_t a, uint32_t b) { return "/dev/x" + std::to_string(a) + "_" + std::to_string(b); }
 
@@ -52,18 +54,6 @@ std::multimap<std::string, PromSample> ParseText(const std::string& text) {
     out.emplace(l.substr(0, brace == std::string::npos ? space : brace), std::move(s));
   }
   return out;
-}
-
-// "12.0345" seconds as exact nanoseconds.
-uint64_t DecimalSecondsToNanos(const std::string& v) {
-  const size_t dot = v.find('.');
-  uint64_t ns = std::stoull(v.substr(0, dot)) * 1000000000ull;
-  if (dot != std::string::npos) {
-    std::string frac = v.substr(dot + 1);
-    frac.resize(9, '0');
-    ns += std::stoull(frac);
-  }
-  return ns;
 }
 
 bool IsNetwork(std::string_view family) { return family.rfind("container_network_", 0) == 0; }

@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "tests/prometheus/promtool.h"
+#include "tests/support/prometheus_server.h"
 #include "tests/support/child_process.h"
 #include "tests/support/live_cgroup.h"
 #include "tests/support/wait_for.h"
@@ -32,31 +33,6 @@ namespace statlet::testing {
 namespace {
 
 using std::chrono::milliseconds;
-
-double WallNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-nlohmann::json Query(httplib::Client& prom, const std::string& promql) {
-  httplib::Params params{{"query", promql}};
-  auto r = prom.Get("/api/v1/query", params, httplib::Headers{});
-  if (!r || r->status != 200) return nullptr;
-  auto j = nlohmann::json::parse(r->body, nullptr, false);
-  if (j.is_discarded() || j["status"] != "success") return nullptr;
-  return j["data"]["result"];
-}
-
-// "12.0345" seconds as exact nanoseconds (statlet writes durations as exact decimals).
-uint64_t DecimalSecondsToNanos(const std::string& v) {
-  const size_t dot = v.find('.');
-  uint64_t ns = std::stoull(v.substr(0, dot)) * 1000000000ull;
-  if (dot != std::string::npos) {
-    std::string frac = v.substr(dot + 1);
-    frac.resize(9, '0');
-    ns += std::stoull(frac);
-  }
-  return ns;
-}
 
 double ValueOf(const nlohmann::json& sample) { return std::stod(sample["value"][1].get<std::string>()); }
 
@@ -148,22 +124,13 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
   ASSERT_TRUE(WaitFor([&] { auto r = exporter.Get("/readyz"); return r && r->status == 200; }, milliseconds(20000)))
       << ReadWholeFile(dir + "/statlet.log");
 
-  const int prom_port = FreeLoopbackPort();
-  std::ofstream(dir + "/prometheus.yml") << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-                                            "scrape_configs:\n  - job_name: statlet\n    static_configs:\n"
-                                            "      - targets: ['127.0.0.1:"
-                                         << statlet_port << "']\n";
-  BinaryProcess prometheus({"/usr/bin/prometheus", "--config.file=" + dir + "/prometheus.yml",
-                            "--storage.tsdb.path=" + dir + "/data",
-                            "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
-                           dir + "/prometheus.log");
-  httplib::Client prom("127.0.0.1", prom_port);
-  ASSERT_TRUE(WaitFor([&] { auto r = prom.Get("/-/ready"); return r && r->status == 200; }, milliseconds(30000)))
-      << ReadWholeFile(dir + "/prometheus.log");
+  std::string prom_error;
+  auto prom = PrometheusServer::Start(dir, {"statlet", "127.0.0.1:" + std::to_string(statlet_port), "1s"}, &prom_error);
+  ASSERT_NE(prom, nullptr) << prom_error;
 
   // The probes this test needs loaded; every probe has its state series.
   nlohmann::json probes;
-  ASSERT_TRUE(WaitFor([&] { probes = Query(prom, "statlet_bpf_probe_up"); return probes != nullptr && probes.size() == 6; },
+  ASSERT_TRUE(WaitFor([&] { probes = prom->Query("statlet_bpf_probe_up"); return probes != nullptr && probes.size() == 6; },
                       milliseconds(30000)))
       << ReadWholeFile(dir + "/statlet.log");
   for (const auto& p : probes) {
@@ -172,23 +139,23 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
       EXPECT_EQ(ValueOf(p), 1) << name << "\n" << ReadWholeFile(dir + "/statlet.log");
     }
   }
-  auto lost = Query(prom, "statlet_bpf_lost_events_total");
+  auto lost = prom->Query("statlet_bpf_lost_events_total");
   ASSERT_TRUE(lost != nullptr);
   EXPECT_EQ(lost.size(), 6u);
 
   // A real OOM kill in the limited cgroup.
-  const double before_kill = WallNow();
+  const double before_kill = WallSeconds();
   Child oomer = Allocator();
   ASSERT_TRUE(oomer.StartIn(oom));
   const int status = oomer.Wait(milliseconds(60000));
   ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "allocator not OOM-killed, status " << status;
-  const double after_kill = WallNow();
+  const double after_kill = WallSeconds();
 
   const std::string oom_id = oom.path();
   nlohmann::json kills;
   ASSERT_TRUE(WaitFor(
       [&] {
-        kills = Query(prom, "statlet_oom_kill_timestamp_seconds{pid=\"" + std::to_string(oomer.pid()) + "\"}");
+        kills = prom->Query("statlet_oom_kill_timestamp_seconds{pid=\"" + std::to_string(oomer.pid()) + "\"}");
         return kills != nullptr && !kills.empty();
       },
       milliseconds(30000)))
@@ -200,7 +167,7 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
   EXPECT_EQ(labels["constraint"], "memcg");
   EXPECT_GE(ValueOf(kills[0]), std::floor(before_kill));
   EXPECT_LE(ValueOf(kills[0]), after_kill + 1);
-  auto kill_count = Query(prom, "statlet_oom_kills_total{id=\"" + oom_id + "\"}");
+  auto kill_count = prom->Query("statlet_oom_kills_total{id=\"" + oom_id + "\"}");
   ASSERT_TRUE(kill_count != nullptr && kill_count.size() == 1) << kill_count.dump();
   EXPECT_EQ(ValueOf(kill_count[0]), 1);
 
@@ -221,13 +188,13 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
   });
   const bool quantile = WaitFor(
       [&] {
-        q = Query(prom, p90);
-        m = Query(prom, mean);
+        q = prom->Query(p90);
+        m = prom->Query(mean);
         return q != nullptr && q.size() == 1 && std::isfinite(ValueOf(q[0])) && ValueOf(q[0]) > 0 && m != nullptr &&
                m.size() == 1 && std::isfinite(ValueOf(m[0]));
       },
       milliseconds(30000));
-  auto waits = Query(prom, "rate(statlet_cpu_runqueue_latency_seconds_count" + window + ")");
+  auto waits = prom->Query("rate(statlet_cpu_runqueue_latency_seconds_count" + window + ")");
   burning = false;
   rounds.join();
   ASSERT_TRUE(quantile) << (q == nullptr ? "no answer" : q.dump());
@@ -267,7 +234,7 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
   EXPECT_GT(k1 - k0, 0u) << "three burners on two CPUs must wait";
   EXPECT_EQ(static_cast<uint64_t>(sum1 - sum0), k1 - k0);
 
-  auto up = Query(prom, "up{job=\"statlet\"}");
+  auto up = prom->Query("up{job=\"statlet\"}");
   ASSERT_TRUE(up != nullptr && up.size() == 1);
   EXPECT_EQ(ValueOf(up[0]), 1) << "Prometheus failed to parse the (OpenMetrics) scrape";
 
@@ -330,7 +297,7 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
   EXPECT_GE(all, static_cast<double>(usage_before) / 1e9 - 1e-6) << series;
   EXPECT_LE(all, static_cast<double>(usage_after) / 1e9 + 1e-6) << series;
 
-  prometheus.Stop();
+  prom->Stop();
   EXPECT_EQ(statlet.Stop(), 0);
   std::system(("rm -rf " + dir).c_str());
 }

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "tests/prometheus/promtool.h"
+#include "tests/support/prometheus_server.h"
 #include "tests/support/child_process.h"
 #include "tests/support/live_cgroup.h"
 #include "tests/support/wait_for.h"
@@ -23,10 +24,6 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-
-double WallNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // CPU seconds of a process sampled over time, to compute its true burn over any window.
 class BurnRecorder {
@@ -48,7 +45,7 @@ class BurnRecorder {
       double cpu = static_cast<double>(ProcessCpuNs(pid_)) / 1e9;
       {
         std::lock_guard<std::mutex> lock(mu_);
-        samples_.emplace_back(WallNow(), cpu);
+        samples_.emplace_back(WallSeconds(), cpu);
       }
       std::this_thread::sleep_for(milliseconds(100));  // sampling period, not synchronisation
     }
@@ -69,15 +66,6 @@ class BurnRecorder {
   std::vector<std::pair<double, double>> samples_;
   std::thread thread_;
 };
-
-nlohmann::json Query(httplib::Client& prom, const std::string& promql, double at) {
-  httplib::Params params{{"query", promql}, {"time", std::to_string(at)}};
-  auto r = prom.Get("/api/v1/query", params, httplib::Headers{});
-  if (!r || r->status != 200) return nullptr;
-  auto j = nlohmann::json::parse(r->body, nullptr, false);
-  if (j.is_discarded() || j["status"] != "success") return nullptr;
-  return j["data"]["result"];
-}
 
 TEST(PrometheusServer, ScrapesStatletAndSeesTheBurnRate) {
   const std::string root = "/statlet-promtest-" + std::to_string(::getpid());
@@ -101,18 +89,9 @@ TEST(PrometheusServer, ScrapesStatletAndSeesTheBurnRate) {
   ASSERT_TRUE(WaitFor([&] { auto r = exporter.Get("/readyz"); return r && r->status == 200; }, milliseconds(10000)))
       << ReadWholeFile(dir + "/statlet.log");
 
-  const int prom_port = FreeLoopbackPort();
-  std::ofstream(dir + "/prometheus.yml") << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-                                            "scrape_configs:\n  - job_name: statlet\n    static_configs:\n"
-                                            "      - targets: ['127.0.0.1:"
-                                         << statlet_port << "']\n";
-  BinaryProcess prometheus({"/usr/bin/prometheus", "--config.file=" + dir + "/prometheus.yml",
-                            "--storage.tsdb.path=" + dir + "/data",
-                            "--web.listen-address=127.0.0.1:" + std::to_string(prom_port)},
-                           dir + "/prometheus.log");
-  httplib::Client prom("127.0.0.1", prom_port);
-  ASSERT_TRUE(WaitFor([&] { auto r = prom.Get("/-/ready"); return r && r->status == 200; }, milliseconds(30000)))
-      << ReadWholeFile(dir + "/prometheus.log");
+  std::string prom_error;
+  auto prom = PrometheusServer::Start(dir, {"statlet", "127.0.0.1:" + std::to_string(statlet_port), "1s"}, &prom_error);
+  ASSERT_NE(prom, nullptr) << prom_error;
 
   const std::string id = burner_cg.path();
   const std::string series = "container_cpu_usage_seconds_total{id=\"" + id + "\",cpu=\"total\"}";
@@ -123,14 +102,14 @@ TEST(PrometheusServer, ScrapesStatletAndSeesTheBurnRate) {
   nlohmann::json result;
   ASSERT_TRUE(WaitFor(
       [&] {
-        at = WallNow() - 1;
-        auto n = Query(prom, "count_over_time(" + series + "[10s])", at);
+        at = WallSeconds() - 1;
+        auto n = prom->Query("count_over_time(" + series + "[10s])", at);
         if (n == nullptr || n.empty() || std::stod(n[0]["value"][1].get<std::string>()) < 9) return false;
-        result = Query(prom, rate, at);
+        result = prom->Query(rate, at);
         return result != nullptr && result.size() == 1;
       },
       milliseconds(40000)))
-      << ReadWholeFile(dir + "/prometheus.log");
+      << prom->Log();
 
   const double scraped = std::stod(result[0]["value"][1].get<std::string>());
   const double truth = burn.Rate(at - 6, at);
@@ -143,10 +122,10 @@ TEST(PrometheusServer, ScrapesStatletAndSeesTheBurnRate) {
   EXPECT_EQ(labels["job"], "statlet");
   EXPECT_EQ(labels["instance"], "127.0.0.1:" + std::to_string(statlet_port));
 
-  auto quota = Query(prom, "container_spec_cpu_quota{id=\"" + id + "\"}", at);
+  auto quota = prom->Query("container_spec_cpu_quota{id=\"" + id + "\"}", at);
   ASSERT_TRUE(quota != nullptr && quota.size() == 1);
   EXPECT_EQ(quota[0]["value"][1], "50000");
-  auto up = Query(prom, "up{job=\"statlet\"}", at);
+  auto up = prom->Query("up{job=\"statlet\"}", at);
   ASSERT_TRUE(up != nullptr && up.size() == 1);
   EXPECT_EQ(up[0]["value"][1], "1") << "Prometheus failed to parse the (OpenMetrics) scrape";
 
@@ -158,7 +137,7 @@ TEST(PrometheusServer, ScrapesStatletAndSeesTheBurnRate) {
   EXPECT_TRUE(check.unexpected_findings.empty()) << check.output;
   EXPECT_NE(live->body.find("container_cpu_usage_seconds_total{id=\"" + id + "\",cpu=\"total\"} "), std::string::npos);
 
-  prometheus.Stop();
+  prom->Stop();
   EXPECT_EQ(statlet.Stop(), 0) << "statlet should exit 0 on SIGTERM";
   EXPECT_NE(ReadWholeFile(dir + "/statlet.log").find("received SIGTERM"), std::string::npos);
   burner.Kill();
