@@ -1,5 +1,7 @@
 #include "tests/e2e/e2e_stage.h"
 
+#include "tests/support/child_process.h"
+
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -20,20 +22,8 @@
 
 namespace statlet::e2e {
 Status RunCommand(const std::vector<std::string>& argv, const std::string& log) {
-  pid_t pid = fork();
+  pid_t pid = testing::SpawnLogged(argv, log);
   if (pid < 0) return ErrnoStatus(errno, "fork");
-  if (pid == 0) {
-    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-    }
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    _exit(127);
-  }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -121,20 +111,8 @@ Status E2eStage::StartAgent(const StageOptions& options) {
   };
   argv.insert(argv.end(), options.agent_flags.begin(), options.agent_flags.end());
   const std::string log = dir_ + "/agent.log";
-  pid_t pid = fork();
+  pid_t pid = testing::SpawnLogged(argv, log);
   if (pid < 0) return ErrnoStatus(errno, "fork");
-  if (pid == 0) {
-    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-    }
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
   agent_pid_ = pid;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (true) {

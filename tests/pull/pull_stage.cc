@@ -17,25 +17,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cri/socket_path.h"
+#include "tests/support/child_process.h"
 #include "tests/support/wait_for.h"
 
 namespace statlet::pulltest {
 namespace {
-
-pid_t Spawn(const std::vector<std::string>& argv, const std::string& log) {
-  pid_t pid = fork();
-  if (pid != 0) return pid;
-  int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd >= 0) {
-    dup2(fd, 1);
-    dup2(fd, 2);
-  }
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  execvp(args[0], args.data());
-  _exit(127);
-}
 
 void StopPid(pid_t pid) {
   if (pid <= 0) return;
@@ -124,7 +110,7 @@ Status PullStage::StartRegistry() {
                         << "\n  delete:\n    enabled: true\n  maintenance:\n    uploadpurging:\n      enabled: false\n"
                         << "http:\n  addr: 127.0.0.1:" << registry_port_ << "\n  secret: statlet-test\n";
   // nsenter execs the registry: the PID is the registry's.
-  registry_pid_ = Spawn({"nsenter", NetnsArg(containerd_pid_), "docker-registry", "serve", config},
+  registry_pid_ = testing::SpawnLogged({"nsenter", NetnsArg(containerd_pid_), "docker-registry", "serve", config},
                         dir() + "/registry.log");
   if (registry_pid_ < 0) return ErrnoStatus(errno, "fork");
   bool up = testing::WaitFor(
@@ -267,7 +253,7 @@ StatusOr<ExtraAgent> PullStage::StartAgent(const std::string& name, const std::v
                                    "--bpf=off",
                                    "--log.level=info"};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  a.pid = Spawn(argv, a.log);
+  a.pid = testing::SpawnLogged(argv, a.log);
   if (a.pid < 0) return ErrnoStatus(errno, "fork");
   agents_.push_back(a.pid);
   bool up = testing::WaitFor(

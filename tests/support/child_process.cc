@@ -110,13 +110,13 @@ void Child::Kill() {
   reaped_ = true;
 }
 
-BinaryProcess::BinaryProcess(const std::vector<std::string>& argv, const std::string& log_path) {
+pid_t SpawnLogged(const std::vector<std::string>& argv, const std::string& log, bool truncate) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  pid_ = ::fork();
-  if (pid_ == 0) {
-    int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | (truncate ? O_TRUNC : O_APPEND) | O_CLOEXEC, 0644);
     if (fd >= 0) {
       ::dup2(fd, 1);
       ::dup2(fd, 2);
@@ -124,10 +124,14 @@ BinaryProcess::BinaryProcess(const std::vector<std::string>& argv, const std::st
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execv(args[0], args.data());
+    ::execvp(args[0], args.data());
     ::_exit(127);
   }
+  return pid;
 }
+
+BinaryProcess::BinaryProcess(const std::vector<std::string>& argv, const std::string& log_path)
+    : pid_(SpawnLogged(argv, log_path, /*truncate=*/true)) {}
 
 BinaryProcess::~BinaryProcess() { Stop(std::chrono::seconds(2)); }
 

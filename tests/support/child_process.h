@@ -53,6 +53,10 @@ class Child {
 };
 
 // A binary run as a child process with stdout and stderr in `log_path`, stopped by pid.
+// Starts `argv` (argv[0] looked up on PATH when it has no '/') with stdout and stderr
+// appended to `log` and no signal blocked; its pid (-1 when fork failed). The caller waits.
+pid_t SpawnLogged(const std::vector<std::string>& argv, const std::string& log, bool truncate = false);
+
 class BinaryProcess {
  public:
   BinaryProcess(const std::vector<std::string>& argv, const std::string& log_path);
