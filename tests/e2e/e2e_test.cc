@@ -931,8 +931,12 @@ TEST(E2e, KubernetesMixinExpressionsEqualTheCgroupsAndListPodSandboxMetrics) {
     // The pods' containers used this much CPU between the two scrapes (statlet collects
     // when scraped: a scrape's value is the cgroups' at its timestamp, a few ms late).
     const double truth = (cpu[key]->At(t2) - cpu[key]->At(t1)) / (t2 - t1);
-    EXPECT_NEAR(pod_cpu->at(key), truth, 0.05 * truth + 0.02)
+    EXPECT_NEAR(pod_cpu->at(key), truth, 0.02 * truth + 0.01)
         << key << ": Prometheus irate " << pod_cpu->at(key) << " cores, the cgroups " << truth << " cores";
+    // The cumulative seconds of the last scrape against the cgroups' at its timestamp.
+    ASSERT_TRUE(pod_seconds->count(key)) << key;
+    EXPECT_NEAR(pod_seconds->at(key), cpu[key]->At(t2), 0.01 * cpu[key]->At(t2) + 0.03)
+        << key << ": Prometheus " << pod_seconds->at(key) << " s, the cgroups " << cpu[key]->At(t2) << " s";
     ASSERT_TRUE(pod_ws->count(key)) << key;
     EXPECT_GE(pod_ws->at(key), std::min(ws_before[key], ws_after[key]) - kMiB) << key;
     EXPECT_LE(pod_ws->at(key), std::max(ws_before[key], ws_after[key]) + kMiB) << key;
