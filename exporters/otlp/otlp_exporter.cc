@@ -80,6 +80,10 @@ void OtlpExporter::Collect() {
     Batch b;
     b.bytes = r.ByteSizeLong();
     b.request = std::move(r);
+    if (b.bytes > options_.max_queue_bytes) {  // could never wait in the queue
+      if (self_) self_->ObserveOtlpDrop("queue_full");
+      continue;
+    }
     while (!queue_.empty() && queue_bytes_ + b.bytes > options_.max_queue_bytes) {
       queue_bytes_ -= queue_.front().bytes;
       queue_.pop_front();
