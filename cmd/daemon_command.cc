@@ -19,6 +19,7 @@
 #include "bpf/bpf_probes.h"
 #include "cmd/daemon_options.h"
 #include "exporters/metrics_http_server.h"
+#include "exporters/otlp/otlp_exporter.h"
 #include "exporters/self_metrics.h"
 
 #ifndef STATLET_VERSION_STRING
@@ -127,9 +128,25 @@ int RunDaemonCommand(int argc, char** argv) {
     return 1;
   }
 
+  // OTLP push, on its own thread, from the same Sampler.
+  std::unique_ptr<otlp::OtlpExporter> otlp_exporter;
+  if (!opts.otlp.endpoint.empty()) {
+    auto created = otlp::OtlpExporter::Create(opts.otlp, opts.metrics, &sampler, &self_metrics);
+    if (!created.ok()) {
+      log::Error("cannot start the OTLP exporter: " + created.status().ToString());
+      if (*cri_server) (*cri_server)->Stop(std::chrono::milliseconds(1000));
+      (*server)->Stop();
+      return 1;
+    }
+    otlp_exporter = std::move(*created);
+    otlp_exporter->Start();
+    log::Info("otlp: exporting to " + opts.otlp.endpoint);
+  }
+
   int sig = 0;
   sigwait(&stop_signals, &sig);
   log::Info(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ", shutting down");
+  if (otlp_exporter) otlp_exporter->Stop();  // within the request's deadline
   if (pulls) pulls->Stop();  // pull calls end before the server waits for its calls
   // Within Kubernetes' grace period whatever the clients do: calls still running after a
   // second are cancelled, HTTP answers in flight get a second too, a runtime call in

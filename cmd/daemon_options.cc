@@ -398,6 +398,102 @@ const std::vector<Option>& Options() {
          o->pulls.apiserver_ca_file = v;
          return Status::Ok();
        }},
+      {"otlp.endpoint", "otlp.endpoint", "",
+       "Push metrics to this OTLP receiver (http://host:port, https://host:port); empty: no OTLP export. "
+       "Environment: OTEL_EXPORTER_OTLP_ENDPOINT (base URL; OTLP/HTTP appends v1/metrics), "
+       "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT (used as it is).",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->otlp.endpoint = v;
+         o->otlp.endpoint_is_full_url = false;
+         return Status::Ok();
+       }},
+      {"otlp.protocol", "otlp.protocol", "http/protobuf",
+       "OTLP transport: grpc or http/protobuf (OTEL_EXPORTER_OTLP_PROTOCOL).", false,
+       [](DaemonOptions* o, const std::string& v) { return otlp::ParseProtocol(v, &o->otlp.protocol); }},
+      {"otlp.headers", "otlp.headers", "",
+       "Headers (gRPC metadata) of every OTLP request: key=value,... with percent-encoded values "
+       "(OTEL_EXPORTER_OTLP_HEADERS).",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->otlp.headers.clear();
+         if (Status s = otlp::ParseKeyValueList(v, &o->otlp.headers); !s.ok()) return InvalidArgument("otlp.headers: " + s.message());
+         return Status::Ok();
+       }},
+      {"otlp.timeout", "otlp.timeout", "10s", "Deadline of one OTLP request (OTEL_EXPORTER_OTLP_TIMEOUT, in ms).",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         nanoseconds d;
+         if (Status s = ParseDuration(v, &d); !s.ok()) return InvalidArgument("otlp.timeout: " + s.message());
+         o->otlp.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(d);
+         return Status::Ok();
+       }},
+      {"otlp.compression", "otlp.compression", "none",
+       "gzip or none (OTEL_EXPORTER_OTLP_COMPRESSION).", false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (v != "gzip" && v != "none") return InvalidArgument("otlp.compression: expected gzip or none");
+         o->otlp.gzip = v == "gzip";
+         return Status::Ok();
+       }},
+      {"otlp.interval", "otlp.interval", "60s",
+       "Time between two exports, +-10 % jitter (OTEL_METRIC_EXPORT_INTERVAL, in ms).", false,
+       [](DaemonOptions* o, const std::string& v) {
+         nanoseconds d;
+         if (Status s = ParseDuration(v, &d); !s.ok()) return InvalidArgument("otlp.interval: " + s.message());
+         if (d < std::chrono::milliseconds(100)) return InvalidArgument("otlp.interval must be at least 100ms");
+         o->otlp.interval = std::chrono::duration_cast<std::chrono::milliseconds>(d);
+         return Status::Ok();
+       }},
+      {"otlp.ca-file", "otlp.ca_file", "",
+       "CA bundle an https receiver's certificate is checked against; empty: the system's "
+       "(OTEL_EXPORTER_OTLP_CERTIFICATE).",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->otlp.ca_file = v;
+         return Status::Ok();
+       }},
+      {"otlp.insecure", "otlp.insecure", "false",
+       "Plain text to an endpoint without a scheme (OTEL_EXPORTER_OTLP_INSECURE).", true,
+       [](DaemonOptions* o, const std::string& v) { return ParseBool("otlp.insecure", v, &o->otlp.insecure); }},
+      {"otlp.max-request-bytes", "otlp.max_request_bytes", "4194304",
+       "An export is split into requests of at most this many serialized bytes (gRPC's default receive cap).", false,
+       [](DaemonOptions* o, const std::string& v) {
+         uint64_t n;
+         if (Status s = ParseUint("otlp.max-request-bytes", v, &n); !s.ok()) return s;
+         if (n < 4096) return InvalidArgument("otlp.max-request-bytes must be at least 4096");
+         o->otlp.max_request_bytes = n;
+         return Status::Ok();
+       }},
+      {"otlp.max-queue-bytes", "otlp.max_queue_bytes", "67108864",
+       "Batches waiting to be sent at most (serialized bytes); the oldest are dropped and counted in "
+       "statlet_otlp_dropped_batches_total.",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         uint64_t n;
+         if (Status s = ParseUint("otlp.max-queue-bytes", v, &n); !s.ok()) return s;
+         o->otlp.max_queue_bytes = n;
+         return Status::Ok();
+       }},
+      {"otlp.resource-attributes", "otlp.resource_attributes", "",
+       "Attributes added to every resource: key=value,... (OTEL_RESOURCE_ATTRIBUTES).", false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->otlp.resource_attributes.clear();
+         if (Status s = otlp::ParseKeyValueList(v, &o->otlp.resource_attributes); !s.ok()) {
+           return InvalidArgument("otlp.resource-attributes: " + s.message());
+         }
+         return Status::Ok();
+       }},
+      {"otlp.service-name", "otlp.service_name", "statlet", "service.name of every resource (OTEL_SERVICE_NAME).",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->otlp.service_name = v;
+         return Status::Ok();
+       }},
+      {"otlp.node-name", "otlp.node_name", "", "k8s.node.name of every resource; empty: $NODE_NAME.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->otlp.node_name = v;
+         return Status::Ok();
+       }},
       {"bpf", "bpf.mode", "auto",
        "eBPF probes: auto (load what loads, skip the rest with one log line), on (fail unless all load), off.",
        false,
@@ -458,7 +554,7 @@ Status ApplyConfigYaml(const std::string& yaml_text, DaemonOptions* out) {
   try {
     YAML::Node root = YAML::Load(yaml_text);
     if (root.IsNull()) return Status::Ok();
-    if (!root.IsMap()) return InvalidArgument("config: expected a mapping of sections (web, log, collector, metrics, cri, runtime, pull, bpf)");
+    if (!root.IsMap()) return InvalidArgument("config: expected a mapping of sections (web, log, collector, metrics, cri, runtime, pull, otlp, bpf)");
     for (const auto& section : root) {
       std::string sname = section.first.as<std::string>();
       if (!section.second.IsMap()) return InvalidArgument("config: section " + sname + " must be a mapping");
@@ -527,6 +623,10 @@ Status ParseDaemonOptions(const std::vector<std::string>& args, DaemonOptions* o
     flags.emplace_back(opt, value);
   }
   if (out->help || out->version) return Status::Ok();
+  // The standard OTEL_* variables sit under the file and the flags.
+  if (Status s = otlp::ApplyEnvironment([](const char* name) { return std::getenv(name); }, &out->otlp); !s.ok()) {
+    return s;
+  }
   if (!out->config_file.empty()) {
     std::string text;
     if (Status s = ReadFile(out->config_file, &text); !s.ok()) return s;

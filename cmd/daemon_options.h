@@ -11,6 +11,7 @@
 #include "base/status.h"
 #include "collector/collector.h"
 #include "exporters/metrics_http_server.h"
+#include "exporters/otlp/otlp_options.h"
 #include "metrics/snapshot_samples.h"
 #include "bpf/bpf_probes.h"
 #include "cri/daemon_hooks.h"
@@ -30,6 +31,7 @@ struct DaemonOptions {
   }();
   cri::CriDaemonOptions cri;
   cri::pull::ImagePullOptions pulls;
+  otlp::OtlpOptions otlp;
   BpfOptions bpf;
   std::string web_config_file;
   std::string config_file;

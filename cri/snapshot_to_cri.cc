@@ -1,5 +1,9 @@
 #include "cri/snapshot_to_cri.h"
 
+#include <optional>
+
+#include "metrics/derived_values.h"
+
 namespace statlet::cri {
 namespace {
 
@@ -88,9 +92,8 @@ void FillMemoryUsage(const MemoryStats& mem, int64_t ts, v1::MemoryUsage* out) {
   out->set_timestamp(ts);
   SetIf(mem.working_set_bytes, out, &M::mutable_working_set_bytes);
   // As the kubelet defines it: limit - working set, only when there is a limit.
-  if (mem.max_bytes && *mem.max_bytes != kUnlimited && mem.working_set_bytes) {
-    uint64_t ws = *mem.working_set_bytes;
-    out->mutable_available_bytes()->set_value(*mem.max_bytes > ws ? *mem.max_bytes - ws : 0);
+  if (std::optional<uint64_t> available = metrics::MemoryAvailableBytes(mem)) {
+    out->mutable_available_bytes()->set_value(*available);
   }
   SetIf(mem.usage_bytes, out, &M::mutable_usage_bytes);
   SetIf(mem.rss_bytes, out, &M::mutable_rss_bytes);

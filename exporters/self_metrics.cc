@@ -55,7 +55,7 @@ namespace {
 enum Self : size_t {
   kBuildInfo, kCollectionDuration, kScrapeDuration, kScrapeError, kCgroupsTracked, kCgroupsReported,
   kCollections, kJoins, kReuses, kReadErrors, kDropped, kProbeUp, kProbeLost, kRuntimeUp, kRuntimeInfo,
-  kCriCalls, kCriDuration, kSelfCount,
+  kCriCalls, kCriDuration, kOtlpRequests, kOtlpFailures, kOtlpDropped, kOtlpRejected, kOtlpQueueBytes, kSelfCount,
 };
 constexpr SelfMetricDescription kSelf[kSelfCount] = {
     {"statlet_build_info", "gauge", "A constant 1 labelled with statlet's version and revision."},
@@ -84,6 +84,15 @@ constexpr SelfMetricDescription kSelf[kSelfCount] = {
     {"statlet_cri_calls_total", "counter", "CRI calls answered on statlet's socket, by method and gRPC status code."},
     {"statlet_cri_call_duration_seconds", "histogram",
      "Time to answer CRI calls on statlet's socket, by method, in seconds."},
+    {"statlet_otlp_requests_total", "counter", "OTLP export requests the receiver accepted (fully or partly)."},
+    {"statlet_otlp_request_failures_total", "counter",
+     "OTLP export attempts that failed, by kind: retryable (retried later) or permanent (batch dropped)."},
+    {"statlet_otlp_dropped_batches_total", "counter",
+     "OTLP batches never delivered, by reason: queue_full (oldest dropped), permanent (non-retryable answer), "
+     "expired (retried for too long)."},
+    {"statlet_otlp_rejected_points_total", "counter",
+     "Data points OTLP receivers rejected in partial-success answers."},
+    {"statlet_otlp_queue_bytes", "gauge", "Serialized bytes of the OTLP batches waiting to be sent."},
 };
 
 template <typename Builder>
@@ -114,7 +123,12 @@ SelfMetrics::SelfMetrics(const std::string& version, const std::string& revision
       runtime_up_(Register(BuildGauge(), kRuntimeUp, *registry_)),
       runtime_info_(Register(BuildGauge(), kRuntimeInfo, *registry_)),
       cri_calls_(Register(BuildCounter(), kCriCalls, *registry_)),
-      cri_duration_(Register(BuildHistogram(), kCriDuration, *registry_)) {
+      cri_duration_(Register(BuildHistogram(), kCriDuration, *registry_)),
+      otlp_requests_(Register(BuildCounter(), kOtlpRequests, *registry_).Add({})),
+      otlp_failures_(Register(BuildCounter(), kOtlpFailures, *registry_)),
+      otlp_dropped_(Register(BuildCounter(), kOtlpDropped, *registry_)),
+      otlp_rejected_(Register(BuildCounter(), kOtlpRejected, *registry_).Add({})),
+      otlp_queue_bytes_(Register(BuildGauge(), kOtlpQueueBytes, *registry_).Add({})) {
   Register(BuildGauge(), kBuildInfo, *registry_).Add({{"version", version}, {"revision", revision}}).Set(1);
 }
 
@@ -131,6 +145,21 @@ void SelfMetrics::ObserveScrape(double seconds, bool collection_failed) {
   scrape_duration_.Observe(seconds);
   scrape_error_.Set(collection_failed ? 1 : 0);
 }
+
+void SelfMetrics::ObserveOtlpRequest(uint64_t rejected_points) {
+  otlp_requests_.Increment();
+  if (rejected_points) otlp_rejected_.Increment(static_cast<double>(rejected_points));
+}
+
+void SelfMetrics::ObserveOtlpFailure(bool retryable) {
+  otlp_failures_.Add({{"kind", retryable ? "retryable" : "permanent"}}).Increment();
+}
+
+void SelfMetrics::ObserveOtlpDrop(std::string_view reason) {
+  otlp_dropped_.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void SelfMetrics::SetOtlpQueueBytes(uint64_t bytes) { otlp_queue_bytes_.Set(static_cast<double>(bytes)); }
 
 void SelfMetrics::ObserveCriCall(std::string_view method, std::string_view code, double seconds) {
   cri_calls_.Add({{"method", std::string(method)}, {"code", std::string(code)}}).Increment();

@@ -1,7 +1,7 @@
 // statlet's own instrumentation, kept in a prometheus-cpp Registry and served in the same
 // /metrics response as the container families: build info, collection and scrape
 // durations, the sampler's single flight, read errors, the cardinality caps, eBPF probe and
-// runtime states, CRI calls by method and code, and cAdvisor's container_scrape_error.
+// runtime states, CRI calls by method and code, OTLP deliveries, and cAdvisor's container_scrape_error.
 //
 // Thread-safe: observers are called from the sampler, HTTP and gRPC threads.
 #pragma once
@@ -46,6 +46,12 @@ class SelfMetrics {
   void ObserveScrape(double seconds, bool collection_failed);
   // A CRI call finished with gRPC status `code` (its canonical name, "OK", "NOT_FOUND"...).
   void ObserveCriCall(std::string_view method, std::string_view code, double seconds);
+  // OTLP export: a request accepted (with the points a partial success rejected), an
+  // attempt failed, a batch given up (reason: queue_full, permanent, expired), the queue.
+  void ObserveOtlpRequest(uint64_t rejected_points);
+  void ObserveOtlpFailure(bool retryable);
+  void ObserveOtlpDrop(std::string_view reason);
+  void SetOtlpQueueBytes(uint64_t bytes);
   // Brings the state gauges and cumulative counters up to the snapshot being served and the
   // sampler's counters; `dropped_*`: left out of this snapshot by the cardinality caps.
   void Update(const Snapshot& s, const SamplerStats& sampler, uint64_t dropped_cgroups, uint64_t dropped_interfaces);
@@ -76,6 +82,11 @@ class SelfMetrics {
   prometheus::Family<prometheus::Gauge>& runtime_info_;
   prometheus::Family<prometheus::Counter>& cri_calls_;
   prometheus::Family<prometheus::Histogram>& cri_duration_;
+  prometheus::Counter& otlp_requests_;
+  prometheus::Family<prometheus::Counter>& otlp_failures_;
+  prometheus::Family<prometheus::Counter>& otlp_dropped_;
+  prometheus::Counter& otlp_rejected_;
+  prometheus::Gauge& otlp_queue_bytes_;
 
   std::mutex mu_;  // Update's bookkeeping
   uint64_t last_sequence_ = UINT64_MAX;

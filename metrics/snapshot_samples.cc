@@ -6,6 +6,9 @@
 #include <array>
 #include <cstdio>
 #include <limits>
+#include <optional>
+
+#include "metrics/derived_values.h"
 
 namespace statlet::metrics {
 namespace {
@@ -245,15 +248,9 @@ void SnapshotSamples::ForEachSample(FamilyId id, size_t i, SampleSink& sink) {
     case F::kContainerCreationTimeSeconds:
       if (c.id.created_ns && *c.id.created_ns > 0) sink.Add(i, {}, Value::Nanos(static_cast<uint64_t>(*c.id.created_ns)));
       return;
-    case F::kContainerStartTimeSeconds: {
-      int64_t start = 0;
-      if (c.id.meta && c.id.kind == CgroupKind::kContainer) {
-        start = c.id.meta->started_at_ns > 0 ? c.id.meta->started_at_ns : c.id.meta->created_at_ns;
-      }
-      if (start <= 0) start = c.id.created_ns.value_or(0);
-      if (start > 0) sink.Add(i, {}, Value::Nanos(static_cast<uint64_t>(start)));
+    case F::kContainerStartTimeSeconds:
+      if (std::optional<int64_t> start = StartTimeNs(c)) sink.Add(i, {}, Value::Nanos(static_cast<uint64_t>(*start)));
       return;
-    }
     case F::kContainerCpuUsageSecondsTotal:
       if (rules_.per_cpu && !cpu.per_cpu_ns.empty()) {
         for (size_t k = 0; k < cpu.per_cpu_ns.size(); ++k) {

@@ -1,0 +1,113 @@
+// OTLP/gRPC: opentelemetry.proto.collector.metrics.v1.MetricsService/Export.
+#include <grpcpp/grpcpp.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "exporters/otlp/otlp_transport.h"
+#include "google/rpc/status.pb.h"
+#include "opentelemetry/proto/collector/metrics/v1/metrics_service.grpc.pb.h"
+
+namespace statlet::otlp {
+namespace {
+
+namespace cm = opentelemetry::proto::collector::metrics::v1;
+
+// RetryInfo.retry_delay from a status's details, if the server sent one.
+std::optional<std::chrono::milliseconds> RetryDelay(const grpc::Status& status) {
+  if (status.error_details().empty()) return std::nullopt;
+  google::rpc::Status details;
+  if (!details.ParseFromString(status.error_details())) return std::nullopt;
+  for (const google::protobuf::Any& any : details.details()) {
+    google::rpc::RetryInfo info;
+    if (any.Is<google::rpc::RetryInfo>() && any.UnpackTo(&info)) {
+      return std::chrono::milliseconds(info.retry_delay().seconds() * 1000 + info.retry_delay().nanos() / 1000000);
+    }
+  }
+  return std::nullopt;
+}
+
+class GrpcTransport final : public Transport {
+ public:
+  GrpcTransport(std::shared_ptr<grpc::Channel> channel, const OtlpOptions& o)
+      : stub_(cm::MetricsService::NewStub(channel)), options_(o) {}
+
+  SendResult Send(const ExportRequest& request) override {
+    grpc::ClientContext ctx;
+    if (options_.timeout.count() > 0) ctx.set_deadline(std::chrono::system_clock::now() + options_.timeout);
+    for (const auto& [k, v] : options_.headers) {
+      std::string key;
+      for (char c : k) key.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+      ctx.AddMetadata(key, v);
+    }
+    if (options_.gzip) ctx.set_compression_algorithm(GRPC_COMPRESS_GZIP);
+    cm::ExportMetricsServiceResponse response;
+    grpc::Status status = stub_->Export(&ctx, request, &response);
+    SendResult r;
+    if (status.ok()) {
+      if (response.has_partial_success()) {
+        r.rejected_points = response.partial_success().rejected_data_points();
+        r.message = response.partial_success().error_message();
+      }
+      return r;
+    }
+    r.message = "gRPC " + std::to_string(status.error_code()) + ": " + status.error_message();
+    r.retry_after = RetryDelay(status);
+    switch (status.error_code()) {
+      case grpc::StatusCode::CANCELLED:
+      case grpc::StatusCode::DEADLINE_EXCEEDED:
+      case grpc::StatusCode::ABORTED:
+      case grpc::StatusCode::OUT_OF_RANGE:
+      case grpc::StatusCode::UNAVAILABLE:
+      case grpc::StatusCode::DATA_LOSS: r.kind = SendResult::kRetryable; break;
+      // Retryable only when the server says when (RetryInfo).
+      case grpc::StatusCode::RESOURCE_EXHAUSTED:
+        r.kind = r.retry_after ? SendResult::kRetryable : SendResult::kPermanent;
+        break;
+      default: r.kind = SendResult::kPermanent; break;
+    }
+    return r;
+  }
+
+ private:
+  std::unique_ptr<cm::MetricsService::Stub> stub_;
+  OtlpOptions options_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Transport>> MakeGrpcTransport(const OtlpOptions& o) {
+  std::string target = o.endpoint;
+  bool tls = !o.insecure;
+  if (target.rfind("http://", 0) == 0) {
+    target = target.substr(7);
+    tls = false;
+  } else if (target.rfind("https://", 0) == 0) {
+    target = target.substr(8);
+    tls = true;
+  }
+  if (size_t slash = target.find('/'); slash != std::string::npos) target.resize(slash);
+  if (target.empty()) return InvalidArgument("otlp.endpoint: no host in \"" + o.endpoint + "\"");
+  std::shared_ptr<grpc::ChannelCredentials> creds;
+  if (tls) {
+    grpc::SslCredentialsOptions ssl;
+    if (!o.ca_file.empty()) {
+      std::ifstream in(o.ca_file);
+      if (!in) return InvalidArgument("otlp.ca-file: cannot read " + o.ca_file);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      ssl.pem_root_certs = ss.str();
+    }
+    creds = grpc::SslCredentials(ssl);
+  } else {
+    creds = grpc::InsecureChannelCredentials();
+  }
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(4 << 20);  // the answer: the spec's response cap
+  // Reconnect attempts back off from 1 s, at most 10 s apart, while the receiver is down.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 1000);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 10000);
+  return std::unique_ptr<Transport>(new GrpcTransport(grpc::CreateCustomChannel(target, creds, args), o));
+}
+
+}  // namespace statlet::otlp

@@ -1,0 +1,171 @@
+#include "exporters/otlp/otlp_mapping.h"
+
+#include <vector>
+
+namespace statlet::otlp {
+namespace {
+
+using F = FamilyId;
+using A = std::array<std::string_view, 4>;
+constexpr auto kC = ResourceKind::kContainer;
+constexpr auto kP = ResourceKind::kPod;
+
+OtlpMetric FromFamily(std::string_view name, std::string_view unit, Instrument inst, bool dbl, ResourceKind r,
+                      std::string_view desc, F family, A attrs = {}) {
+  OtlpMetric m{name, unit, inst, dbl, r, desc, attrs, {}, 0, Derived::kNone};
+  m.parts[0].family = family;
+  m.part_count = 1;
+  return m;
+}
+
+OtlpMetric Filtered(OtlpMetric m, int8_t label, std::string_view value) {
+  m.parts[0].filter_label = label;
+  m.parts[0].filter_value = value;
+  return m;
+}
+
+// Two families as one metric, told apart by the attribute `key`.
+OtlpMetric TwoParts(std::string_view name, std::string_view unit, Instrument inst, bool dbl, ResourceKind r,
+                    std::string_view desc, std::string_view key, F a, std::string_view a_value, F b,
+                    std::string_view b_value, A attrs = {}) {
+  OtlpMetric m{name, unit, inst, dbl, r, desc, attrs, {}, 0, Derived::kNone};
+  m.parts[0] = Part{a, key, a_value, -1, {}};
+  m.parts[1] = Part{b, key, b_value, -1, {}};
+  m.part_count = 2;
+  return m;
+}
+
+OtlpMetric FromDerived(std::string_view name, std::string_view unit, Instrument inst, bool dbl, ResourceKind r,
+                       std::string_view desc, Derived d) {
+  OtlpMetric m{name, unit, inst, dbl, r, desc, {}, {}, 0, Derived::kNone};
+  m.derived = d;
+  return m;
+}
+
+constexpr auto kSum = Instrument::kCounter;
+constexpr auto kUpDown = Instrument::kUpDownCounter;
+constexpr auto kGauge = Instrument::kGauge;
+
+// The metrics both resources carry, under `prefix` ("container" or "k8s.pod").
+void AddShared(std::vector<OtlpMetric>* v, ResourceKind r) {
+  const bool pod = r == kP;
+  auto n = [pod](std::string_view container_name, std::string_view pod_name) { return pod ? pod_name : container_name; };
+  if (pod) {
+    v->push_back(Filtered(FromFamily("k8s.pod.cpu.time", "s", kSum, true, r, "CPU time consumed by the pod's cgroup.",
+                                     F::kContainerCpuUsageSecondsTotal),
+                          0, "total"));
+  } else {
+    v->push_back(TwoParts("container.cpu.time", "s", kSum, true, r,
+                          "CPU time consumed by the container, by mode (user/system).", "cpu.mode",
+                          F::kContainerCpuUserSecondsTotal, "user", F::kContainerCpuSystemSecondsTotal, "system"));
+  }
+  v->push_back(FromDerived(n("container.cpu.usage", "k8s.pod.cpu.usage"), "{cpu}", kGauge, true, r,
+                           "CPUs used over the last collection interval.", Derived::kCpuUsage));
+  v->push_back(FromFamily(n("container.memory.usage", "k8s.pod.memory.usage"), "By", kUpDown, false, r,
+                          "Memory usage, all memory regardless of when it was accessed.", F::kContainerMemoryUsageBytes));
+  v->push_back(FromFamily(n("container.memory.working_set", "k8s.pod.memory.working_set"), "By", kUpDown, false, r,
+                          "Memory usage minus inactive file memory.", F::kContainerMemoryWorkingSetBytes));
+  v->push_back(FromFamily(n("container.memory.rss", "k8s.pod.memory.rss"), "By", kUpDown, false, r,
+                          "Anonymous memory (cgroup v2 anon, v1 total_rss).", F::kContainerMemoryRss));
+  v->push_back(FromDerived(n("container.memory.available", "k8s.pod.memory.available"), "By", kUpDown, false, r,
+                           "Memory limit minus working set; only with a limit.", Derived::kMemoryAvailable));
+  v->push_back(FromDerived(n("container.paging.faults", "k8s.pod.paging.faults"), "{fault}", kSum, false, r,
+                           "Page faults by type (minor = pgfault - pgmajfault).", Derived::kPagingFaults));
+  v->push_back(FromDerived(n("container.uptime", "k8s.pod.uptime"), "s", kGauge, true, r,
+                           "Time since the container (pod cgroup) started.", Derived::kUptime));
+  if (pod) {
+    const A net = {"network.io.direction", "network.interface.name"};
+    v->push_back(FromFamily("k8s.pod.network.io", "By", kSum, false, r,
+                            "Bytes through every interface of the pod's network namespace.",
+                            F::kStatletPodNetworkBytesTotal, net));
+    v->push_back(FromFamily("k8s.pod.network.errors", "{error}", kSum, false, r,
+                            "Errors on every interface of the pod's network namespace.", F::kStatletPodNetworkErrorsTotal,
+                            net));
+  }
+  // Pressure (PSI), as the kubeletstats receiver's PSI metrics name it.
+  struct Psi {
+    std::string_view time_c, time_p, avg_c, avg_p, resource;
+    F some, full;
+  };
+  static constexpr Psi kPsi[] = {
+      {"container.cpu.pressure.time", "k8s.pod.cpu.pressure.time", "container.cpu.pressure.avg",
+       "k8s.pod.cpu.pressure.avg", "cpu", F::kContainerPressureCpuWaitingSecondsTotal,
+       F::kContainerPressureCpuStalledSecondsTotal},
+      {"container.memory.pressure.time", "k8s.pod.memory.pressure.time", "container.memory.pressure.avg",
+       "k8s.pod.memory.pressure.avg", "memory", F::kContainerPressureMemoryWaitingSecondsTotal,
+       F::kContainerPressureMemoryStalledSecondsTotal},
+      {"container.io.pressure.time", "k8s.pod.io.pressure.time", "container.io.pressure.avg", "k8s.pod.io.pressure.avg",
+       "io", F::kContainerPressureIoWaitingSecondsTotal, F::kContainerPressureIoStalledSecondsTotal},
+  };
+  for (const Psi& p : kPsi) {
+    v->push_back(TwoParts(n(p.time_c, p.time_p), "s", kSum, true, r,
+                          "Total stall time (PSI total): some = some tasks waited, full = none could run.",
+                          "pressure.type", p.some, "some", p.full, "full"));
+    v->push_back(Filtered(FromFamily(n(p.avg_c, p.avg_p), "1", kGauge, true, r,
+                                     "PSI running average of stalled time by type and window (10s/60s/300s).",
+                                     F::kStatletPressureStallRatio, {"", "pressure.type", "pressure.window"}),
+                          0, p.resource));
+  }
+}
+
+std::vector<OtlpMetric> Build() {
+  std::vector<OtlpMetric> v;
+  AddShared(&v, kC);
+  v.push_back(TwoParts("container.disk.io", "By", kSum, false, kC, "Bytes read and written, per block device.",
+                       "disk.io.direction", F::kContainerFsReadsBytesTotal, "read", F::kContainerFsWritesBytesTotal,
+                       "write", {"system.device"}));
+  v.push_back(TwoParts("container.network.io", "By", kSum, false, kC,
+                       "Bytes received and sent on the interfaces of the namespace the container carries "
+                       "(bare runtime containers; a pod's are on k8s.pod.network.io).",
+                       "network.io.direction", F::kContainerNetworkReceiveBytesTotal, "receive",
+                       F::kContainerNetworkTransmitBytesTotal, "transmit", {"network.interface.name"}));
+  v.push_back(FromFamily("container.filesystem.usage", "By", kUpDown, false, kC,
+                         "Bytes used by the container's writable layer.", F::kContainerFsUsageBytes));
+  v.push_back(FromFamily("container.filesystem.capacity", "By", kUpDown, false, kC,
+                         "Capacity of the filesystem holding the writable layer.", F::kContainerFsLimitBytes));
+  v.push_back(FromDerived("k8s.container.cpu.limit.current", "{cpu}", kUpDown, true, kC,
+                          "CFS quota in CPUs (quota / period); only with a quota.", Derived::kCpuLimit));
+  v.push_back(FromDerived("k8s.container.memory.limit.current", "By", kUpDown, false, kC,
+                          "Memory limit; only with a limit.", Derived::kMemoryLimit));
+  // statlet's own.
+  v.push_back(FromFamily("statlet.cpu.runqueue.latency", "s", Instrument::kHistogram, true, kC,
+                         "Time the container's tasks waited on a run queue (eBPF runqlat probe).",
+                         F::kStatletCpuRunqueueLatencySeconds));
+  v.push_back(FromFamily("statlet.cpu.throttled.time", "s", kSum, true, kC,
+                         "Time the container was throttled by its CFS quota.", F::kContainerCpuCfsThrottledSecondsTotal));
+  v.push_back(FromFamily("statlet.memory.events", "{event}", kSum, false, kC,
+                         "memory.events counts by event and scope (hierarchy/local).", F::kStatletMemoryEventsTotal,
+                         {"statlet.memory.event", "statlet.memory.event.scope"}));
+  v.push_back(FromFamily("statlet.pids.current", "{task}", kUpDown, false, kC, "Tasks charged to the cgroup.",
+                         F::kStatletPidsCurrent));
+  v.push_back(FromFamily("statlet.tcp.retransmits", "{segment}", kSum, false, kC,
+                         "TCP retransmits of the container's sockets (eBPF tcp probe).", F::kStatletTcpRetransmitsTotal));
+  v.push_back(FromFamily("statlet.oom.kills", "{kill}", kSum, false, kC,
+                         "Processes of the container chosen by the OOM killer (eBPF oom probe).",
+                         F::kStatletOomKillsTotal));
+  AddShared(&v, kP);
+  return v;
+}
+
+}  // namespace
+
+std::span<const OtlpMetric> OtlpMetrics() {
+  static const std::vector<OtlpMetric>* table = new std::vector<OtlpMetric>(Build());
+  return *table;
+}
+
+std::string_view DerivedAttribute(Derived d) {
+  return d == Derived::kPagingFaults ? "system.paging.fault.type" : "";
+}
+
+std::string_view InstrumentName(Instrument i) {
+  switch (i) {
+    case Instrument::kCounter: return "Sum (monotonic, cumulative)";
+    case Instrument::kUpDownCounter: return "Sum (not monotonic, cumulative)";
+    case Instrument::kGauge: return "Gauge";
+    case Instrument::kHistogram: return "Histogram (explicit buckets, cumulative)";
+  }
+  return "";
+}
+
+}  // namespace statlet::otlp

@@ -1,0 +1,40 @@
+// One OTLP request on the wire and what its answer means for the retry loop: OTLP/gRPC
+// (grpc++) and OTLP/HTTP with a protobuf body (libcurl). Both bound each request by a
+// deadline and read RetryInfo / Retry-After.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "base/status.h"
+#include "exporters/otlp/otlp_encoder.h"
+#include "exporters/otlp/otlp_options.h"
+
+namespace statlet::otlp {
+
+struct SendResult {
+  enum Kind { kOk, kRetryable, kPermanent };
+  Kind kind = kOk;
+  // The server's wait (gRPC RetryInfo, HTTP Retry-After), when it named one.
+  std::optional<std::chrono::milliseconds> retry_after;
+  int64_t rejected_points = 0;  // partial success
+  std::string message;          // error, or the partial-success message
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual SendResult Send(const ExportRequest& request) = 0;
+};
+
+StatusOr<std::unique_ptr<Transport>> MakeGrpcTransport(const OtlpOptions& o);
+StatusOr<std::unique_ptr<Transport>> MakeHttpTransport(const OtlpOptions& o);
+
+// Retry-After as delta-seconds or an HTTP-date; none when unparsable.
+std::optional<std::chrono::milliseconds> ParseRetryAfter(const std::string& value,
+                                                          std::chrono::system_clock::time_point now);
+
+}  // namespace statlet::otlp

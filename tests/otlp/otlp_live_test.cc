@@ -1,0 +1,342 @@
+// The daemon exporting OTLP from a real burner cgroup to a test receiver (Python, with stubs
+// generated from the opentelemetry-proto v1.5.0 test data): over gRPC and OTLP/HTTP (plain
+// and gzip), then the faults: a receiver down at start, 503 with Retry-After, a receiver
+// that never answers.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/support/child_process.h"
+#include "tests/support/live_cgroup.h"
+#include "tests/support/wait_for.h"
+#include "tests/support/workloads.h"
+
+namespace statlet::testing {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+std::string TempDir() {
+  char t[] = "/tmp/statlet-otlp-XXXXXX";
+  return ::mkdtemp(t) ? std::string(t) : std::string();
+}
+
+class Receiver {
+ public:
+  Receiver(const std::string& dir, const std::string& protocol, int port, const std::string& mode,
+           const std::vector<std::string>& extra = {})
+      : out_(dir + "/received.jsonl"), ready_(dir + "/receiver.ready") {
+    std::vector<std::string> argv = {"/usr/bin/python3", OTLP_RECEIVER, "--gen", OTLP_PY_GEN, "--protocol", protocol,
+                                     "--port", std::to_string(port), "--out", out_, "--ready", ready_, "--mode", mode};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    proc_ = std::make_unique<BinaryProcess>(argv, dir + "/receiver.log");
+  }
+  bool WaitReady() {
+    return WaitFor([&] { return ::access(ready_.c_str(), F_OK) == 0; }, milliseconds(20000));
+  }
+  std::vector<json> Records() const {
+    std::vector<json> v;
+    std::ifstream in(out_);
+    for (std::string line; std::getline(in, line);) {
+      json j = json::parse(line, nullptr, false);
+      if (!j.is_discarded()) v.push_back(std::move(j));
+    }
+    return v;
+  }
+
+ private:
+  std::string out_, ready_;
+  std::unique_ptr<BinaryProcess> proc_;
+};
+
+std::string Attr(const json& attributes, const std::string& key) {
+  if (!attributes.is_array()) return "";
+  for (const json& kv : attributes) {
+    if (kv["key"] == key && kv["value"].contains("string_value")) return kv["value"]["string_value"];
+  }
+  return "";
+}
+
+// The ResourceMetrics of cgroup `path` in a received request; null when absent.
+const json* ResourceOf(const json& record, const std::string& path) {
+  if (!record.contains("request")) return nullptr;
+  for (const json& rm : record["request"]["resource_metrics"]) {
+    if (Attr(rm["resource"]["attributes"], "statlet.cgroup.path") == path) return &rm;
+  }
+  return nullptr;
+}
+
+const json* MetricOf(const json& rm, const std::string& name) {
+  for (const json& sm : rm["scope_metrics"]) {
+    for (const json& m : sm["metrics"]) {
+      if (m["name"] == name) return &m;
+    }
+  }
+  return nullptr;
+}
+
+double PointValue(const json& p) {
+  if (p.contains("as_double")) return p["as_double"].get<double>();
+  return static_cast<double>(std::stoll(p["as_int"].get<std::string>()));
+}
+
+std::string Scrape(int port, double* seconds = nullptr) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(30, 0);
+  auto start = std::chrono::steady_clock::now();
+  auto r = c.Get("/metrics");
+  if (seconds) *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r && r->status == 200 ? r->body : "";
+}
+
+// The value of a self-metric series line starting with `series` (e.g. `name{label="x"}`).
+double SelfMetric(const std::string& body, const std::string& series) {
+  std::istringstream in(body);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
+  }
+  return -1;
+}
+
+struct Daemon {
+  int port = FreeLoopbackPort();
+  std::unique_ptr<BinaryProcess> proc;
+  std::string log;
+  Daemon(const std::string& dir, const std::string& root, std::vector<std::string> extra, const std::string& name = "statlet") {
+    log = dir + "/" + name + ".log";
+    std::vector<std::string> argv = {STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(port),
+                                     "--collector.subtree=" + root, "--cri.listen=", "--runtime.endpoint=none",
+                                     "--bpf=off", "--log.level=debug"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    proc = std::make_unique<BinaryProcess>(argv, log);
+  }
+  bool WaitReady() {
+    httplib::Client c("127.0.0.1", port);
+    return WaitFor([&] { auto r = c.Get("/readyz"); return r && r->status == 200; }, milliseconds(15000));
+  }
+};
+
+struct Transport {
+  std::string name, protocol, receiver_protocol;
+  bool gzip;
+};
+
+class OtlpLive : public ::testing::TestWithParam<Transport> {};
+
+TEST_P(OtlpLive, ExportsTheBurnersCpuTimeWithItsAttributes) {
+  const Transport& t = GetParam();
+  const std::string root = "/" + UniqueName("statlet-otlptest");
+  LiveCgroup top(root);
+  LiveCgroup burner_cg(root + "/burner");
+  ASSERT_TRUE(burner_cg.ok()) << burner_cg.error() << " (needs root)";
+  // Burns a known amount, then sleeps: the cgroup's CPU time stays put while exports go on.
+  Child burner([] { BurnCpu(1500000000); return uint64_t{1}; });
+  ASSERT_TRUE(burner.StartIn(burner_cg));
+
+  const std::string dir = TempDir();
+  const int rport = FreeLoopbackPort();
+  Receiver receiver(dir, t.receiver_protocol, rport, "ok");
+  ASSERT_TRUE(receiver.WaitReady()) << ReadWholeFile(dir + "/receiver.log");
+
+  ::setenv("OTEL_SERVICE_NAME", "otlp-live-test", 1);
+  ::setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=test%2Cci", 1);
+  std::vector<std::string> flags = {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport),
+                                    "--otlp.protocol=" + t.protocol, "--otlp.interval=1s"};
+  if (t.gzip) flags.push_back("--otlp.compression=gzip");
+  Daemon statlet(dir, root, flags);
+  ::unsetenv("OTEL_SERVICE_NAME");
+  ::unsetenv("OTEL_RESOURCE_ATTRIBUTES");
+  ASSERT_TRUE(statlet.WaitReady()) << ReadWholeFile(statlet.log);
+  ASSERT_TRUE(burner.Result(milliseconds(60000)).has_value());
+  ASSERT_TRUE(WaitUntilSleeping(burner.pid(), milliseconds(10000)));
+  const double truth_s = static_cast<double>(burner_cg.CpuUsageNs()) / 1e9;
+  const auto burned_at = std::chrono::system_clock::now();
+
+  // Three exports that started after the burn ended.
+  std::vector<json> records;
+  auto after_burn = [&] {
+    size_t n = 0;
+    for (const json& r : records) {
+      if (r["t"].get<double>() > std::chrono::duration<double>(burned_at.time_since_epoch()).count() + 1.5 &&
+          ResourceOf(r, burner_cg.path())) {
+        ++n;
+      }
+    }
+    return n;
+  };
+  ASSERT_TRUE(WaitFor([&] { records = receiver.Records(); return after_burn() >= 3; }, milliseconds(30000)))
+      << records.size() << " requests\n" << ReadWholeFile(statlet.log);
+
+  double last_cpu = -1;
+  std::string start_time;
+  uint64_t last_time = 0;
+  size_t checked = 0;
+  for (const json& r : records) {
+    ASSERT_EQ(r["status"], 200);
+    if (t.receiver_protocol == "http") {
+      EXPECT_EQ(r["path"], "/v1/metrics");
+      EXPECT_EQ(r["content_type"], "application/x-protobuf");
+      EXPECT_EQ(r["content_encoding"], t.gzip ? "gzip" : "");
+    }
+    const json* rm = ResourceOf(r, burner_cg.path());
+    if (!rm) continue;
+    const json& attrs = (*rm)["resource"]["attributes"];
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    EXPECT_EQ(Attr(attrs, "host.name"), host);
+    EXPECT_EQ(Attr(attrs, "service.name"), "otlp-live-test");
+    EXPECT_EQ(Attr(attrs, "deployment.environment"), "test,ci");
+    EXPECT_EQ((*rm)["schema_url"], "https://opentelemetry.io/schemas/1.44.0");
+
+    const json* cpu = MetricOf(*rm, "container.cpu.time");
+    ASSERT_NE(cpu, nullptr) << rm->dump();
+    EXPECT_EQ((*cpu)["unit"], "s");
+    EXPECT_EQ((*cpu)["sum"]["aggregation_temporality"], "AGGREGATION_TEMPORALITY_CUMULATIVE");
+    EXPECT_EQ((*cpu)["sum"]["is_monotonic"], true);
+    double total = 0;
+    std::vector<std::string> modes;
+    for (const json& p : (*cpu)["sum"]["data_points"]) {
+      modes.push_back(Attr(p["attributes"], "cpu.mode"));
+      total += PointValue(p);
+      // One start per stream, before the point's time, kept from export to export.
+      if (start_time.empty()) start_time = p["start_time_unix_nano"];
+      EXPECT_EQ(p["start_time_unix_nano"], start_time);
+      EXPECT_LT(std::stoull(start_time), std::stoull(p["time_unix_nano"].get<std::string>()));
+    }
+    std::sort(modes.begin(), modes.end());
+    EXPECT_EQ(modes, (std::vector<std::string>{"system", "user"}));
+    EXPECT_GE(total, last_cpu) << "cumulative CPU time went down";
+    last_cpu = total;
+    const uint64_t time = std::stoull((*cpu)["sum"]["data_points"][0]["time_unix_nano"].get<std::string>());
+    EXPECT_GT(time, last_time);
+    last_time = time;
+
+    const json* mem = MetricOf(*rm, "container.memory.usage");
+    ASSERT_NE(mem, nullptr);
+    EXPECT_EQ((*mem)["unit"], "By");
+    EXPECT_FALSE((*mem)["sum"].value("is_monotonic", false));
+    const json* uptime = MetricOf(*rm, "container.uptime");
+    ASSERT_NE(uptime, nullptr);
+    EXPECT_TRUE((*uptime).contains("gauge"));
+    ++checked;
+  }
+  EXPECT_GE(checked, 3u);
+  // The last export's CPU time against the cgroup's own account, both after the burn.
+  EXPECT_GT(truth_s, 1.4);
+  EXPECT_NEAR(last_cpu, truth_s, 0.02 * truth_s) << "exported " << last_cpu << " s, cgroup " << truth_s << " s";
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, OtlpLive,
+                         ::testing::Values(Transport{"grpc", "grpc", "grpc", false},
+                                           Transport{"http", "http/protobuf", "http", false},
+                                           Transport{"http_gzip", "http/protobuf", "http", true}),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(OtlpFaults, ReceiverDownAtStartThenUp) {
+  const std::string root = "/" + UniqueName("statlet-otlpdown");
+  LiveCgroup cg(root + "/idle");
+  ASSERT_TRUE(cg.ok()) << cg.error();
+  Child sleeper = Child::Sleeper();
+  ASSERT_TRUE(cg.Add(sleeper.pid()));
+  const std::string dir = TempDir();
+  const int rport = FreeLoopbackPort();
+  constexpr int kQueueBytes = 20000;  // two or three batches of this node
+  Daemon statlet(dir, root,
+                 {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.protocol=http/protobuf",
+                  "--otlp.interval=300ms", "--otlp.max-queue-bytes=" + std::to_string(kQueueBytes)});
+  ASSERT_TRUE(statlet.WaitReady()) << ReadWholeFile(statlet.log);
+  // Nothing listens: attempts fail, the queue fills and drops its oldest batches.
+  std::string body;
+  ASSERT_TRUE(WaitFor([&] {
+    body = Scrape(statlet.port);
+    return SelfMetric(body, "statlet_otlp_dropped_batches_total{reason=\"queue_full\"}") >= 3 &&
+           SelfMetric(body, "statlet_otlp_request_failures_total{kind=\"retryable\"}") >= 1;
+  }, milliseconds(30000))) << body;
+  EXPECT_LE(SelfMetric(body, "statlet_otlp_queue_bytes"), kQueueBytes);
+  EXPECT_EQ(SelfMetric(body, "statlet_otlp_requests_total"), 0);
+
+  Receiver receiver(dir, "http", rport, "ok");
+  ASSERT_TRUE(receiver.WaitReady());
+  ASSERT_TRUE(WaitFor([&] { return receiver.Records().size() >= 3; }, milliseconds(30000))) << ReadWholeFile(statlet.log);
+  body = Scrape(statlet.port);
+  EXPECT_GE(SelfMetric(body, "statlet_otlp_requests_total"), 3);
+  EXPECT_LE(SelfMetric(body, "statlet_otlp_queue_bytes"), kQueueBytes);
+  EXPECT_TRUE(statlet.proc->running());
+}
+
+TEST(OtlpFaults, HonoursRetryAfterOn503) {
+  const std::string root = "/" + UniqueName("statlet-otlp503");
+  LiveCgroup cg(root + "/idle");
+  ASSERT_TRUE(cg.ok()) << cg.error();
+  Child sleeper = Child::Sleeper();
+  ASSERT_TRUE(cg.Add(sleeper.pid()));
+  const std::string dir = TempDir();
+  const int rport = FreeLoopbackPort();
+  Receiver receiver(dir, "http", rport, "status503", {"--fail-count", "2", "--retry-after", "2"});
+  ASSERT_TRUE(receiver.WaitReady());
+  // One export in the test's time (the next one a minute later): only its retries arrive.
+  Daemon statlet(dir, root, {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.interval=60s"});
+  ASSERT_TRUE(statlet.WaitReady()) << ReadWholeFile(statlet.log);
+  std::vector<json> r;
+  ASSERT_TRUE(WaitFor([&] { r = receiver.Records(); return r.size() >= 3; }, milliseconds(30000)))
+      << ReadWholeFile(statlet.log);
+  ASSERT_EQ(r[0]["status"], 503);
+  ASSERT_EQ(r[1]["status"], 503);
+  ASSERT_EQ(r[2]["status"], 200);
+  const double gap1 = r[1]["t"].get<double>() - r[0]["t"].get<double>();
+  const double gap2 = r[2]["t"].get<double>() - r[1]["t"].get<double>();
+  // Without Retry-After the first retries come after 0.5..1 s and 1..2 s.
+  EXPECT_GE(gap1, 1.95) << "retried " << gap1 << " s after the first 503";
+  EXPECT_GE(gap2, 1.95) << "retried " << gap2 << " s after the second 503";
+  EXPECT_LT(gap1, 5.0);
+  const std::string body = Scrape(statlet.port);
+  EXPECT_EQ(SelfMetric(body, "statlet_otlp_request_failures_total{kind=\"retryable\"}"), 2);
+  EXPECT_EQ(SelfMetric(body, "statlet_otlp_requests_total"), 1);
+}
+
+TEST(OtlpFaults, HangingReceiverDoesNotSlowMetrics) {
+  const std::string root = "/" + UniqueName("statlet-otlphang");
+  LiveCgroup cg(root + "/idle");
+  ASSERT_TRUE(cg.ok()) << cg.error();
+  Child sleeper = Child::Sleeper();
+  ASSERT_TRUE(cg.Add(sleeper.pid()));
+  const std::string dir = TempDir();
+  const int rport = FreeLoopbackPort();
+  Receiver receiver(dir, "http", rport, "hang");
+  ASSERT_TRUE(receiver.WaitReady());
+  // The same node without OTLP, scraped alternately: the floor the exporting daemon is held to.
+  Daemon exporting(dir, root,
+                   {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.interval=200ms",
+                    "--otlp.timeout=5s"},
+                   "exporting");
+  Daemon plain(dir, root, {}, "plain");
+  ASSERT_TRUE(exporting.WaitReady() && plain.WaitReady());
+  ASSERT_TRUE(WaitFor([&] { return !receiver.Records().empty(); }, milliseconds(10000)));
+  std::vector<double> with, without;
+  for (int round = 0; round < 20; ++round) {
+    double a = 0, b = 0;
+    ASSERT_FALSE(Scrape(round % 2 ? plain.port : exporting.port, round % 2 ? &b : &a).empty());
+    ASSERT_FALSE(Scrape(round % 2 ? exporting.port : plain.port, round % 2 ? &a : &b).empty());
+    with.push_back(a);
+    without.push_back(b);
+  }
+  // Every request the exporter made meanwhile hung until its deadline.
+  for (const json& r : receiver.Records()) EXPECT_EQ(r["status"], 0);
+  std::sort(with.begin(), with.end());
+  std::sort(without.begin(), without.end());
+  const double med_with = with[with.size() / 2], med_without = without[without.size() / 2];
+  std::printf("/metrics median %.2f ms with a hanging OTLP receiver, %.2f ms without (max %.2f / %.2f ms)\n",
+              med_with * 1e3, med_without * 1e3, with.back() * 1e3, without.back() * 1e3);
+  EXPECT_LT(with.back(), 1.0) << "a scrape waited on the OTLP request";
+  EXPECT_LT(med_with, 2 * med_without + 0.005);
+}
+
+}  // namespace
+}  // namespace statlet::testing

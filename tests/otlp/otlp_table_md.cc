@@ -1,0 +1,42 @@
+// Prints the OTLP mapping table of docs/otlp.md from exporters/otlp/otlp_mapping.cc.
+#include <cstdio>
+#include <string>
+
+#include "exporters/otlp/otlp_mapping.h"
+
+int main() {
+  using namespace statlet;
+  using namespace statlet::otlp;
+  std::printf("| metric | resource | instrument | unit | value | attributes | source |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  for (const OtlpMetric& m : OtlpMetrics()) {
+    std::string attrs, source;
+    for (std::string_view a : m.attributes) {
+      if (!a.empty()) attrs += (attrs.empty() ? "" : ", ") + std::string(a);
+    }
+    for (size_t p = 0; p < m.part_count; ++p) {
+      const Part& part = m.parts[p];
+      if (!part.fixed_key.empty() && attrs.find(part.fixed_key) == std::string::npos) {
+        attrs += (attrs.empty() ? "" : ", ") + std::string(part.fixed_key);
+      }
+      source += (source.empty() ? "" : ", ") + std::string("`") + std::string(Family(part.family).name) + "`";
+      if (!part.fixed_key.empty()) source += " (" + std::string(part.fixed_value) + ")";
+      if (part.filter_label >= 0) {
+        source += " where " + std::string(Family(part.family).labels[part.filter_label]) + "=\"" +
+                  std::string(part.filter_value) + "\"";
+      }
+    }
+    static const char* kDerived[] = {"", "usage_nano_cores / 1e9", "memory limit - working set", "now - start time",
+                                     "cpu quota / period", "memory limit", "pgfault - pgmajfault (minor), pgmajfault (major)"};
+    if (m.derived != Derived::kNone) {
+      source = kDerived[static_cast<int>(m.derived)];
+      if (!DerivedAttribute(m.derived).empty()) attrs = std::string(DerivedAttribute(m.derived));
+    }
+    std::printf("| `%.*s` | %s | %.*s | `%.*s` | %s | %s | %s |\n", static_cast<int>(m.name.size()), m.name.data(),
+                m.resource == ResourceKind::kPod ? "pod" : "container",
+                static_cast<int>(InstrumentName(m.instrument).size()), InstrumentName(m.instrument).data(),
+                static_cast<int>(m.unit.size()), m.unit.data(), m.is_double ? "double" : "int",
+                attrs.empty() ? "–" : attrs.c_str(), source.c_str());
+  }
+  return 0;
+}
