@@ -7,6 +7,7 @@ the measurements docs/memory-qos.md quotes: onset-to-flag time, memory PSI full 
 memory.events high rates during the livelock and during normal throttling.
 """
 
+import json
 import os
 import re
 import statistics
@@ -243,11 +244,40 @@ def make_checks(require, parse_metrics):
                  f"allocator report: {(m.reports['livelock'] or '').strip()}")
         require(max(usage) < 256 * 2**20 - 2**20, "the livelocked container reached memory.max")
 
+    def cri_and_metrics_carry_the_view(ctx):
+        # The workloads stage's memory-high container (memory.high 32M, 128M of anonymous
+        # memory, no swap) is livelocked too: by the daemon's final reads it has been
+        # stalled for far longer than the dwell, on both edges.
+
+        mh = ctx.g.containers["memory-high"]
+        rc = (ctx.g.statlet_file("cri-stats.rc") or "").strip()
+        doc = json.loads(ctx.g.statlet_file("cri-stats.out") or "{}")
+        require(rc == "0", f"CRI ListContainerStats exit {rc}")
+        by_id = {st["attributes"]["id"]: st for st in doc.get("stats", [])}
+        q = by_id.get(mh.id, {}).get("memory", {}).get("memoryQos")
+        require(q is not None, "CRI stats carry no memory_qos for the memory-high container")
+        require(q.get("zone") == "throttling" and q.get("highStalled") is True and int(q.get("highStalledSince", 0)) > 0,
+                f"CRI memory_qos of the memory-high container: {q}")
+        cache_id = None
+        m = mq(ctx)
+        for cid, st in by_id.items():
+            if st.get("cgroupPath") == m.containers["qos-cache"]:
+                cache_id = cid
+        require(cache_id is not None, "CRI stats lack the cache container")
+        cq = by_id[cache_id]["memory"]["memoryQos"]
+        require(not cq.get("highStalled"), f"CRI flags the cache container: {cq}")
+        ctx.note(f"CRI memory_qos: memory-high container {q}; cache container {cq}")
+        text = ctx.g.statlet_file("metrics.out") or ""
+        flagged = [l for l in text.splitlines()
+                   if l.startswith("statlet_container_memory_high_stalled{") and f'id="{mh.path}"' in l]
+        require(flagged and flagged[0].endswith(" 1"), f"/metrics: {flagged}")
+
     checks = [
         ("memqos.livelock_flagged_within_dwell", "memqos", livelock_flagged),
         ("memqos.normal_throttling_not_flagged", "memqos", normal_throttling_not_flagged),
         ("memqos.steps_walk_zones", "memqos", steps_walk_zones),
         ("memqos.flag_clears_when_allocator_stops", "memqos", flag_clears),
         ("memqos.measurements", "memqos", measurements),
+        ("memqos.cri_and_metrics_carry_the_view", "memqos", cri_and_metrics_carry_the_view),
     ]
     return part, checks
