@@ -40,7 +40,7 @@ struct ContainerSpec {
   // linux.resources as the kubelet sends them: the memory limit (0: none) and the cgroup v2
   // knobs it passes through `unified` (Memory QoS: memory.min, memory.high).
   int64_t memory_limit_bytes = 0;
-  std::map<std::string, std::string> unified;
+  std::map<std::string, std::string> unified = {};
 };
 
 struct Pod {
