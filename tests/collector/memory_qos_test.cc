@@ -57,8 +57,9 @@ TEST(MemoryQosFormula, V122AndV127ComparisonTable) {
   };
   auto mib = [](uint64_t v) { return v == kUnlimited ? kUnlimited : v * kMi; };
   for (const Row& r : rows) {
-    ExpectedMemoryQos a = ExpectedKnobs(r.request * kMi, 1000 * kMi, std::nullopt, Kep(MemoryHighFormula::kV1_22, r.factor));
-    ExpectedMemoryQos b = ExpectedKnobs(r.request * kMi, 1000 * kMi, std::nullopt, Kep(MemoryHighFormula::kV1_27, r.factor));
+    const uint64_t request = r.request * kMi, limit = 1000 * kMi;
+    ExpectedMemoryQos a = ExpectedKnobs(request, limit, std::nullopt, Kep(MemoryHighFormula::kV1_22, r.factor));
+    ExpectedMemoryQos b = ExpectedKnobs(request, limit, std::nullopt, Kep(MemoryHighFormula::kV1_27, r.factor));
     EXPECT_EQ(a.high_bytes, mib(r.v122)) << "v1.22 request " << r.request << " factor " << r.factor;
     EXPECT_EQ(b.high_bytes, mib(r.v127)) << "v1.27 request " << r.request << " factor " << r.factor;
   }

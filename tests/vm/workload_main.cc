@@ -75,6 +75,8 @@ int main(int argc, char** argv) {
     }
     return s.run(flags);
   }
-  std::fprintf(stderr, "usage: statlet_vm_workload pause|burn|alloc|oom-loop|forker|dio|recv|send|alloc-loop|alloc-steps|cache-reader ...\n");
+  std::fprintf(stderr,
+               "usage: statlet_vm_workload pause|burn|alloc|oom-loop|forker|dio|recv|send|alloc-loop|alloc-steps|"
+               "cache-reader ...\n");
   return 2;
 }
