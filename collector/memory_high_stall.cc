@@ -1,7 +1,6 @@
 #include "collector/memory_high_stall.h"
 
 #include <cstdio>
-#include <unordered_set>
 
 #include "base/log.h"
 
@@ -25,18 +24,18 @@ std::string Fixed(double v) {
 void MemoryHighStallDetector::Update(Snapshot* snap) {
   if (!options_.enabled) return;
   const int64_t now = snap->monotonic_ns;
-  std::unordered_set<std::string> seen;
+  const uint64_t update = ++updates_;
   for (CgroupStats& c : snap->cgroups) {
     if (c.id.kind != CgroupKind::kContainer || (c.id.meta && c.id.meta->is_sandbox)) continue;
     const MemoryStats& m = c.memory;
     if (!m.high_bytes || *m.high_bytes == kUnlimited || !m.usage_bytes || !m.events.high) continue;
     c.memory_qos.high_stall_evaluated = true;
-    seen.insert(c.id.cgroup_path);
     auto [it, fresh] = by_path_.try_emplace(c.id.cgroup_path);
     State& st = it->second;
     const bool first = fresh || st.created_ns != c.id.created_ns;
     if (first) st = State();  // a new cgroup at the same path starts over
     st.created_ns = c.id.created_ns;
+    st.seen = update;
 
     const uint64_t events = *m.events.high;
     if (!first && events > st.high_events) st.last_rise_mono = now;
@@ -79,7 +78,7 @@ void MemoryHighStallDetector::Update(Snapshot* snap) {
     c.memory_qos.high_stalled_since_ns = st.stalled ? st.onset_wall : 0;
   }
   for (auto it = by_path_.begin(); it != by_path_.end();) {
-    if (seen.count(it->first) == 0) {
+    if (it->second.seen != update) {
       if (it->second.stalled) log::Info("memory.high stall: exit cgroup=" + it->first + " (cgroup gone)");
       it = by_path_.erase(it);
     } else {

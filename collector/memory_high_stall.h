@@ -49,9 +49,11 @@ class MemoryHighStallDetector {
     int64_t onset_mono = 0;        // conditions hold since (0: they do not)
     int64_t onset_wall = 0;
     bool stalled = false;
+    uint64_t seen = 0;             // the last Update that saw the cgroup
   };
   MemoryHighStallOptions options_;
   std::unordered_map<std::string, State> by_path_;
+  uint64_t updates_ = 0;
 };
 
 }  // namespace statlet
