@@ -12,19 +12,13 @@ import os
 import re
 import statistics
 
+from guest_results import _read
+
 # The daemon's defaults (cmd/daemon_options.cc); the guest runs it with them.
 DWELL_S = 10.0
 PSI_FULL_THRESHOLD = 0.40  # ratio, as statlet_pressure_stall_ratio serves it
 USAGE_MARGIN = 0.05
 RISE_GRACE_S = 3.0
-
-
-def _read(path, default=None):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except OSError:
-        return default
 
 
 class Scrape:
