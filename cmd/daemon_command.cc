@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <string>
@@ -87,6 +88,11 @@ int RunDaemonCommand(int argc, char** argv) {
   SelfMetrics self_metrics(STATLET_VERSION_STRING, STATLET_REVISION_STRING);
   Sampler sampler(std::move(*collector), runtime.get(), probes->get());
   sampler.SetCollectionObserver([&self_metrics](const Snapshot& s) { self_metrics.ObserveCollection(s); });
+  {
+    MemoryQosPolicy qos = opts.memory_qos;
+    if (long page = sysconf(_SC_PAGESIZE); page > 0) qos.page_size = static_cast<uint64_t>(page);
+    sampler.SetMemoryQos(qos, opts.memory_high_stall);
+  }
   auto server = MetricsHttpServer::Create(opts.http, opts.metrics, &sampler, &self_metrics);
   if (!server.ok()) {
     log::Error("cannot configure the HTTP server: " + server.status().ToString());

@@ -43,6 +43,19 @@ Status ParseSeconds(const std::string& name, const std::string& text, seconds* o
   return Status::Ok();
 }
 
+// A real number in [lo, hi].
+Status ParseReal(const std::string& name, const std::string& text, double lo, double hi, double* out) {
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || errno != 0 || !(v >= lo && v <= hi)) {
+    return InvalidArgument(name + ": expected a number in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                           "], got \"" + text + "\"");
+  }
+  *out = v;
+  return Status::Ok();
+}
+
 // One option: its flag name (without "--"), YAML path (section.key), help and setter.
 struct Option {
   const char* flag;
@@ -210,6 +223,51 @@ const std::vector<Option>& Options() {
        "percpu metrics.",
        true,
        [](DaemonOptions* o, const std::string& v) { return ParseBool("collector.per-cpu", v, &o->metrics.per_cpu); }},
+      {"memory-qos.formula", "memory_qos.formula", "v1.27",
+       "Memory QoS (KEP-2570) formula for the expected memory.high: v1.27 (floor[(request + factor x (limit or "
+       "node allocatable - request)) / page] x page) or v1.22 (factor x limit, only above the request).",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (!ParseMemoryHighFormula(v, &o->memory_qos.formula)) {
+           return InvalidArgument("memory-qos.formula: expected v1.27|v1.22, got \"" + v + "\"");
+         }
+         return Status::Ok();
+       }},
+      {"memory-qos.throttling-factor", "memory_qos.throttling_factor", "0.9",
+       "The kubelet's memoryThrottlingFactor used for the expected memory.high (0 < factor <= 1).", false,
+       [](DaemonOptions* o, const std::string& v) {
+         double f;
+         if (Status s = ParseReal("memory-qos.throttling-factor", v, 0, 1, &f); !s.ok()) return s;
+         if (f <= 0) return InvalidArgument("memory-qos.throttling-factor must be above 0");
+         o->memory_qos.throttling_factor = f;
+         return Status::Ok();
+       }},
+      {"memory-qos.stall-detector", "memory_qos.stall_detector", "true",
+       "Flag containers livelocked at memory.high (statlet_container_memory_high_stalled, a log line on entry and "
+       "exit).",
+       true,
+       [](DaemonOptions* o, const std::string& v) {
+         return ParseBool("memory-qos.stall-detector", v, &o->memory_high_stall.enabled);
+       }},
+      {"memory-qos.stall-psi-full", "memory_qos.stall_psi_full", "40",
+       "memory.pressure full avg10 (percent) at or above which a container at memory.high counts as stalled.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         return ParseReal("memory-qos.stall-psi-full", v, 0, 100, &o->memory_high_stall.psi_full_avg10_percent);
+       }},
+      {"memory-qos.stall-usage-margin", "memory_qos.stall_usage_margin", "0.05",
+       "Usage counts as at memory.high from memory.high x (1 - margin) up.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         return ParseReal("memory-qos.stall-usage-margin", v, 0, 1, &o->memory_high_stall.usage_margin_ratio);
+       }},
+      {"memory-qos.stall-dwell", "memory_qos.stall_dwell", "10s",
+       "How long a container must stay stalled at memory.high before it is flagged (judged at each collection).",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (Status s = ParseDuration(v, &o->memory_high_stall.dwell); !s.ok()) {
+           return InvalidArgument("memory-qos.stall-dwell: " + s.message());
+         }
+         return Status::Ok();
+       }},
       {"metrics.max-cgroups", "metrics.max_cgroups", "0",
        "Cardinality cap: expose at most this many cgroups (0: no cap); the rest are counted in "
        "statlet_cardinality_dropped_total.",

@@ -10,6 +10,8 @@
 #include "base/log.h"
 #include "base/status.h"
 #include "collector/collector.h"
+#include "collector/memory_high_stall.h"
+#include "collector/memory_qos.h"
 #include "exporters/metrics_http_server.h"
 #include "exporters/otlp/otlp_options.h"
 #include "metrics/snapshot_samples.h"
@@ -29,6 +31,9 @@ struct DaemonOptions {
     c.process_fds = true;
     return c;
   }();
+  // Memory QoS view (KEP-2570 formula) and the memory.high stall detector.
+  MemoryQosPolicy memory_qos;
+  MemoryHighStallOptions memory_high_stall;
   cri::CriDaemonOptions cri;
   cri::pull::ImagePullOptions pulls;
   otlp::OtlpOptions otlp;

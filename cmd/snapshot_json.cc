@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "collector/memory_qos.h"
+
 namespace statlet {
 namespace {
 
@@ -44,6 +46,13 @@ Json MetaJson(const ContainerMetadata& m) {
   j["created_at_ns"] = m.created_at_ns;
   j["started_at_ns"] = m.started_at_ns;
   j["is_sandbox"] = m.is_sandbox;
+  if (m.memory_resources.reported) {
+    Json r = Json::object();
+    Put(r, "limit_bytes", m.memory_resources.limit_bytes);
+    Put(r, "unified_min_bytes", m.memory_resources.unified_min_bytes);
+    Put(r, "unified_high_bytes", m.memory_resources.unified_high_bytes);
+    j["memory_resources"] = r;
+  }
   return j;
 }
 
@@ -108,6 +117,16 @@ Json CgroupJson(const CgroupStats& c) {
   if (!evl.empty()) jm["events_local"] = evl;
   if (m.psi.present()) jm["psi"] = PsiJson(m.psi);
   j["memory"] = jm;
+  const MemoryQosView& q = c.memory_qos;
+  if (q.zone != MemoryZone::kUnknown || q.high_stall_evaluated || q.expected_min_bytes) {
+    Json jq = Json::object();
+    jq["zone"] = MemoryZoneName(q.zone);
+    Put(jq, "expected_min_bytes", q.expected_min_bytes);
+    Put(jq, "expected_high_bytes", q.expected_high_bytes);
+    if (q.high_stall_evaluated) jq["high_stalled"] = q.high_stalled;
+    if (q.high_stalled) jq["high_stalled_since_ns"] = q.high_stalled_since_ns;
+    j["memory_qos"] = jq;
+  }
 
   Json jp = Json::object();
   Put(jp, "processes", c.process.processes); Put(jp, "threads", c.process.threads);
@@ -153,6 +172,12 @@ std::string SnapshotToJson(const Snapshot& snap, int indent) {
   j["timestamp_ns"] = snap.timestamp_ns;
   j["sequence"] = snap.sequence;
   j["num_cpus"] = snap.num_cpus;
+  {
+    Json q = Json::object();
+    q["applied"] = snap.memory_qos.applied;
+    Put(q, "allocatable_bytes", snap.memory_qos.allocatable_bytes);
+    j["memory_qos"] = q;
+  }
   Json cgroups = Json::array();
   for (const auto& c : snap.cgroups) cgroups.push_back(CgroupJson(c));
   j["cgroups"] = std::move(cgroups);

@@ -169,6 +169,8 @@ StatusOr<SnapshotPtr> Sampler::CollectOnce(const SnapshotPtr& prev) {
   }
 
   FillRates(prev.get(), snap.get());
+  ApplyMemoryQos(qos_policy_, snap.get());
+  stall_.Update(snap.get());
   return SnapshotPtr(std::move(snap));
 }
 

@@ -11,6 +11,8 @@
 
 #include "collector/collector.h"
 #include "collector/enrichment.h"
+#include "collector/memory_high_stall.h"
+#include "collector/memory_qos.h"
 #include "collector/snapshot_source.h"
 
 namespace statlet {
@@ -25,6 +27,12 @@ class Sampler : public SnapshotSource {
   // Called after every successful collection, on the collecting thread, outside the lock
   // (self metrics: collection durations). Set before the first Get.
   void SetCollectionObserver(std::function<void(const Snapshot&)> observer) { observer_ = std::move(observer); }
+  // Memory QoS rules (expected knobs, zones) and the memory.high stall detector's
+  // thresholds. Set before the first Get.
+  void SetMemoryQos(const MemoryQosPolicy& policy, const MemoryHighStallOptions& stall) {
+    qos_policy_ = policy;
+    stall_ = MemoryHighStallDetector(stall);
+  }
 
  private:
   struct Flight;
@@ -34,6 +42,9 @@ class Sampler : public SnapshotSource {
   std::function<void(const Snapshot&)> observer_;
   MetadataSource* metadata_;
   BpfSource* bpf_;
+  MemoryQosPolicy qos_policy_;
+  // Fed by CollectOnce only; collections are single-flight, so one thread at a time.
+  MemoryHighStallDetector stall_{MemoryHighStallOptions()};
 
   mutable std::mutex mu_;
   std::shared_ptr<Flight> in_flight_;  // guarded by mu_

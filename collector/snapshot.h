@@ -68,6 +68,16 @@ struct ContainerMetadata {
     Opt<uint64_t> used_bytes, inodes_used;
     Opt<uint64_t> capacity_bytes, inodes_total, inodes_free;  // of the filesystem holding it
   } writable_layer;
+  // Memory resources the runtime reports for the container (CRI ContainerStatus
+  // resources.linux): the limit, and the unified cgroup v2 knobs the kubelet passed (its
+  // Memory QoS writes the request as memory.min and its throttle as memory.high).
+  // reported = false: the runtime said nothing about resources.
+  struct MemoryResources {
+    bool reported = false;
+    Opt<uint64_t> limit_bytes;        // memory_limit_in_bytes; absent when 0 (no limit)
+    Opt<uint64_t> unified_min_bytes;  // unified["memory.min"]
+    Opt<uint64_t> unified_high_bytes; // unified["memory.high"]; kUnlimited for "max"
+  } memory_resources;
 };
 
 struct Identity {
@@ -216,6 +226,36 @@ struct OomEvent {
   std::shared_ptr<const Identity> cgroup;
 };
 
+// Memory QoS (KEP-2570) as statlet sees it for one container; filled by the Sampler
+// (collector/memory_qos.h, collector/memory_high_stall.h).
+enum class MemoryZone : uint8_t {
+  kUnknown,       // no usage or nothing to compare it with
+  kBelowRequest,  // usage < memory.min (the request): protected from reclaim
+  kAboveRequest,  // memory.min <= usage < memory.high
+  kThrottling,    // usage >= memory.high: reclaimed and throttled on every charge
+  kAtLimit,       // usage >= memory.max - a margin: the OOM killer is next
+};
+struct MemoryQosView {
+  // What the kubelet's Memory QoS would set from the runtime's resources; absent when the
+  // node does not apply Memory QoS or the runtime reports no resources. high: kUnlimited
+  // for "max" (requests = limits).
+  Opt<uint64_t> expected_min_bytes, expected_high_bytes;
+  MemoryZone zone = MemoryZone::kUnknown;
+  // The memory.high livelock detector: usage pinned at memory.high, memory PSI full high
+  // and memory.events high rising, for the dwell time. since: wall clock of entry.
+  bool high_stalled = false;
+  int64_t high_stalled_since_ns = 0;
+  bool high_stall_evaluated = false;  // the detector looked at this cgroup (a container with memory.high)
+};
+
+// Node-wide Memory QoS facts of one snapshot.
+struct NodeMemoryQos {
+  Opt<uint64_t> allocatable_bytes;  // the kubepods cgroup's memory.max (limit)
+  // Whether the node applies Memory QoS: cgroup v2 knobs present and the runtime reports
+  // the kubelet's unified memory.min/memory.high on some container.
+  bool applied = false;
+};
+
 // Everything about one cgroup at snapshot time.
 struct CgroupStats {
   Identity id;
@@ -227,6 +267,7 @@ struct CgroupStats {
   Opt<uint64_t> netns_inode;
   bool host_network = false;
   BpfCgroupStats bpf;
+  MemoryQosView memory_qos;  // containers only
   bool populated = false;  // some process in this cgroup or below
 };
 
@@ -267,6 +308,7 @@ struct Snapshot {
   std::vector<SourceState> bpf_probes;          // one per probe when eBPF is configured
   Opt<SourceState> runtime;                     // the node runtime's CRI, when configured
   CollectionStats collection;
+  NodeMemoryQos memory_qos;
   uint32_t num_cpus = 0;
 
   const CgroupStats* FindByPath(const std::string& path) const;

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <charconv>
 
 #include <grpcpp/grpcpp.h>
 
@@ -64,6 +65,28 @@ bool Better(const v1::PodSandbox& a, const v1::PodSandbox& b) {
   bool ar = a.state() == v1::SANDBOX_READY, br = b.state() == v1::SANDBOX_READY;
   if (ar != br) return ar;
   return a.created_at() > b.created_at();
+}
+
+// A cgroup v2 knob's value as the kubelet writes it into `unified`: bytes or "max".
+Opt<uint64_t> UnifiedBytes(const google::protobuf::Map<std::string, std::string>& unified, const char* key) {
+  auto it = unified.find(key);
+  if (it == unified.end()) return std::nullopt;
+  const std::string& v = it->second;
+  if (v == "max") return kUnlimited;
+  uint64_t n = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || end != v.data() + v.size() || v.empty()) return std::nullopt;
+  return n;
+}
+
+// The memory part of the resources the runtime reports for a container.
+ContainerMetadata::MemoryResources MemoryResourcesOf(const v1::LinuxContainerResources& r) {
+  ContainerMetadata::MemoryResources m;
+  m.reported = true;
+  if (r.memory_limit_in_bytes() > 0) m.limit_bytes = static_cast<uint64_t>(r.memory_limit_in_bytes());
+  m.unified_min_bytes = UnifiedBytes(r.unified(), "memory.min");
+  m.unified_high_bytes = UnifiedBytes(r.unified(), "memory.high");
+  return m;
 }
 
 }  // namespace
@@ -286,6 +309,9 @@ Status RuntimeClient::RefreshLocked() {
     const auto& img = resp.status().image();
     k.image = !img.user_specified_image().empty() ? img.user_specified_image() : img.image();
     k.image_ref = resp.status().image_ref();
+    if (resp.status().has_resources() && resp.status().resources().has_linux()) {
+      k.memory = MemoryResourcesOf(resp.status().resources().linux());
+    }
     known.emplace(c.id(), std::move(k));
   }
   known_ = std::move(known);
@@ -366,6 +392,7 @@ void RuntimeClient::PublishLocked() {
     m->created_at_ns = c.created_at();
     m->started_at_ns = k != nullptr ? k->started_at : 0;
     if (auto it = layers_.find(c.id()); it != layers_.end()) m->writable_layer = it->second;
+    if (k != nullptr) m->memory_resources = k->memory;
     map->by_container_id[c.id()] = std::move(m);
   }
   std::lock_guard<std::mutex> lock(mu_);

@@ -102,6 +102,7 @@ class RuntimeClient : public MetadataSource {
   struct Known {
     int64_t started_at = 0;
     std::string image, image_ref;
+    ContainerMetadata::MemoryResources memory;
   };
   std::unordered_map<std::string, Known> known_;
   std::string last_fingerprint_;  // guarded by refresh_mu_

@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "collector/memory_qos.h"
 #include "metrics/derived_values.h"
 
 namespace statlet::cri {
@@ -46,6 +47,22 @@ void FillMemoryEvents(const MemoryEvents& e, v1::StatletMemoryEvents* out) {
   SetIf(e.oom, out, &M::mutable_oom);
   SetIf(e.oom_kill, out, &M::mutable_oom_kill);
   SetIf(e.oom_group_kill, out, &M::mutable_oom_group_kill);
+}
+
+// The container's Memory QoS view; nothing when the Sampler made none (no zone, no
+// detector verdict, no expected knobs).
+void FillMemoryQos(const CgroupStats& cg, bool applied, v1::MemoryUsage* out) {
+  const MemoryQosView& q = cg.memory_qos;
+  if (q.zone == MemoryZone::kUnknown && !q.high_stall_evaluated && !q.expected_min_bytes) return;
+  using Q = v1::StatletMemoryQos;
+  auto* m = out->mutable_memory_qos();
+  m->set_zone(MemoryZoneName(q.zone));
+  m->set_high_stalled(q.high_stalled);
+  m->set_high_stalled_since(q.high_stalled ? q.high_stalled_since_ns : 0);
+  m->set_applied(applied);
+  SetIf(q.expected_min_bytes, m, &Q::mutable_expected_min_bytes);
+  SetLimitIf(q.expected_high_bytes, m, &Q::mutable_expected_high_bytes);
+  SetIf(cg.memory.min_bytes, m, &Q::mutable_min_bytes);
 }
 
 bool AnyEvent(const MemoryEvents& e) {
@@ -177,6 +194,7 @@ void FillContainerStats(const CriView& view, const ContainerEntry& c, v1::Contai
   }
   FillCpuUsage(cg.cpu, ts, out->mutable_cpu());
   FillMemoryUsage(cg.memory, ts, out->mutable_memory());
+  FillMemoryQos(cg, snap.memory_qos.applied, out->mutable_memory());
   FillSwapUsage(cg.memory, ts, out->mutable_swap());
   FillIoUsage(cg.io, ts, out->mutable_io());
   FillProcessUsage(cg.process, ts, out->mutable_process());

@@ -22,6 +22,9 @@ constexpr L kLe[] = {"le"};
 constexpr L kDropReason[] = {"reason"};
 constexpr L kFaultType[] = {"type"};
 constexpr L kOomEvent[] = {"comm", "constraint", "pid"};
+constexpr L kResource[] = {"resource"};
+constexpr L kKnob[] = {"knob"};
+constexpr L kZone[] = {"zone"};
 
 constexpr std::span<const L> None() { return std::span<const L>(kNoLabels, 0); }
 
@@ -35,6 +38,12 @@ constexpr L kNetSource = "/proc/<pid>/net/dev (interfaces not named lo, veth*, d
 constexpr L kWritableLayer = "CRI ListContainerStats writable_layer";
 constexpr L kStatvfsLayer = "statvfs(writable layer mountpoint)";
 constexpr L kPsiHybrid = "unified *.pressure (hybrid hosts)";
+constexpr L kCriResources = "CRI ContainerStatus resources.linux (memory_limit_in_bytes, unified)";
+constexpr L kKepFormula =
+    "KEP-2570 over the runtime's resources (--memory-qos.formula, --memory-qos.throttling-factor); node "
+    "allocatable: kubepods memory.max";
+constexpr L kZoneSource = "memory.current against memory.min, memory.high, memory.max";
+constexpr L kStallSource = "memory.current, memory.high, memory.pressure full avg10, memory.events high (over time)";
 
 // Order follows FamilyId; the static_assert below keeps them aligned.
 constexpr MetricFamily kFamilies[] = {
@@ -288,6 +297,35 @@ constexpr MetricFamily kFamilies[] = {
     {FamilyId::kStatletPodNetworkDroppedPacketsTotal, "statlet_pod_network_dropped_packets_total", C, Cg, "",
      "Packets dropped on every interface of the pod's network namespace.", kPodNet, false, "",
      "/proc/<pid>/net/dev", "/proc/<pid>/net/dev"},
+    {FamilyId::kStatletContainerMemoryQosResourceBytes, "statlet_container_memory_qos_resource_bytes", G, Cg,
+     "bytes",
+     "Memory resources the runtime reports for the container (resource limit/min/high: memory_limit_in_bytes and "
+     "the unified memory.min/memory.high the kubelet passed; high +Inf for max).",
+     kResource, false, "", kCriResources, kCriResources},
+    {FamilyId::kStatletContainerMemoryQosExpectedBytes, "statlet_container_memory_qos_expected_bytes", G, Cg,
+     "bytes",
+     "The memory.min / memory.high (knob min/high) Memory QoS sets for the container's requests and limits; high "
+     "+Inf for max (requests = limits). Only where the node applies Memory QoS; compare with statlet_memory_min_bytes "
+     "and statlet_memory_high_bytes.",
+     kKnob, false, "", kKepFormula, "-"},
+    {FamilyId::kStatletContainerMemoryQosApplied, "statlet_container_memory_qos_applied", G, Cg, "",
+     "1 when the node applies Memory QoS (cgroup v2 knobs, and the runtime reports the kubelet's unified "
+     "memory.min/memory.high), 0 when not; on containers with runtime metadata.",
+     None(), false, "", "memory.min present, CRI ContainerStatus resources.linux.unified", "0 (no memory.min)"},
+    {FamilyId::kStatletContainerMemoryQosZone, "statlet_container_memory_qos_zone", G, Cg, "",
+     "1 for the zone the container's usage is in, 0 for the others (zone below_request: usage < memory.min; "
+     "above_request; throttling: usage >= memory.high; at_limit: usage >= memory.max - margin).",
+     kZone, false, "", kZoneSource, "memory.usage_in_bytes against memory.limit_in_bytes and the runtime's request"},
+    {FamilyId::kStatletContainerMemoryHighStalled, "statlet_container_memory_high_stalled", G, Cg, "",
+     "1 while the container is livelocked at memory.high: usage within a margin of memory.high, memory PSI full "
+     "avg10 above a threshold and memory.events high rising, for the dwell time (--memory-qos.stall-*); 0 "
+     "otherwise. On containers with a finite memory.high.",
+     None(), false, "", kStallSource, "-"},
+    {FamilyId::kStatletContainerMemoryHighStalledSinceSeconds, "statlet_container_memory_high_stalled_since_seconds",
+     G, Cg, "seconds",
+     "When the current memory.high stall began (its conditions first held), in seconds since the epoch; only "
+     "while statlet_container_memory_high_stalled is 1.",
+     None(), false, "", kStallSource, "-"},
     {FamilyId::kStatletCpuRunqueueLatencySeconds, "statlet_cpu_runqueue_latency_seconds", H, Cg, "seconds",
      "Time the cgroup's tasks waited on a run queue before running (log2 buckets from 2 microseconds; eBPF runqlat "
      "probe).",

@@ -116,6 +116,13 @@ enum class FamilyId : uint16_t {
   kStatletPodNetworkPacketsTotal,
   kStatletPodNetworkErrorsTotal,
   kStatletPodNetworkDroppedPacketsTotal,
+  // statlet's own, per container: Memory QoS (KEP-2570) and the memory.high stall detector
+  kStatletContainerMemoryQosResourceBytes,
+  kStatletContainerMemoryQosExpectedBytes,
+  kStatletContainerMemoryQosApplied,
+  kStatletContainerMemoryQosZone,
+  kStatletContainerMemoryHighStalled,
+  kStatletContainerMemoryHighStalledSinceSeconds,
   // statlet's own, per cgroup, from the eBPF probes
   kStatletCpuRunqueueLatencySeconds,
   kStatletTcpRetransmitsTotal,

@@ -10,6 +10,8 @@
 
 #include "metrics/derived_values.h"
 
+#include "collector/memory_qos.h"
+
 namespace statlet::metrics {
 namespace {
 
@@ -406,6 +408,36 @@ void SnapshotSamples::ForEachSample(FamilyId id, size_t i, SampleSink& sink) {
     case F::kStatletPodNetworkErrorsTotal: pod_network(&NetInterfaceStats::rx_errors, &NetInterfaceStats::tx_errors); return;
     case F::kStatletPodNetworkDroppedPacketsTotal:
       pod_network(&NetInterfaceStats::rx_dropped, &NetInterfaceStats::tx_dropped);
+      return;
+    case F::kStatletContainerMemoryQosResourceBytes: {
+      if (c.id.kind != CgroupKind::kContainer || !c.id.meta || c.id.meta->is_sandbox) return;
+      const auto& r = c.id.meta->memory_resources;
+      if (!r.reported) return;
+      if (r.limit_bytes) sink.Add(i, {"limit"}, Value::Count(*r.limit_bytes));
+      if (r.unified_min_bytes) sink.Add(i, {"min"}, Value::Count(*r.unified_min_bytes));
+      if (r.unified_high_bytes) sink.Add(i, {"high"}, StatletLimit(*r.unified_high_bytes));
+      return;
+    }
+    case F::kStatletContainerMemoryQosExpectedBytes:
+      if (c.memory_qos.expected_min_bytes) sink.Add(i, {"min"}, Value::Count(*c.memory_qos.expected_min_bytes));
+      if (c.memory_qos.expected_high_bytes) sink.Add(i, {"high"}, StatletLimit(*c.memory_qos.expected_high_bytes));
+      return;
+    case F::kStatletContainerMemoryQosApplied:
+      if (c.id.kind == CgroupKind::kContainer && c.id.meta && !c.id.meta->is_sandbox) {
+        sink.Add(i, {}, Value::Count(s.memory_qos.applied ? 1 : 0));
+      }
+      return;
+    case F::kStatletContainerMemoryQosZone:
+      if (c.memory_qos.zone == MemoryZone::kUnknown) return;
+      for (MemoryZone z : kMemoryZones) sink.Add(i, {MemoryZoneName(z)}, Value::Count(c.memory_qos.zone == z ? 1 : 0));
+      return;
+    case F::kStatletContainerMemoryHighStalled:
+      if (c.memory_qos.high_stall_evaluated) sink.Add(i, {}, Value::Count(c.memory_qos.high_stalled ? 1 : 0));
+      return;
+    case F::kStatletContainerMemoryHighStalledSinceSeconds:
+      if (c.memory_qos.high_stalled && c.memory_qos.high_stalled_since_ns > 0) {
+        sink.Add(i, {}, Value::Nanos(static_cast<uint64_t>(c.memory_qos.high_stalled_since_ns)));
+      }
       return;
     case F::kStatletCpuRunqueueLatencySeconds: {
       const std::vector<uint64_t>& b = c.bpf.runq_latency_log2_us;

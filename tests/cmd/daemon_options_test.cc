@@ -144,6 +144,40 @@ TEST(DaemonOptions, ImagePullOptionsFromFlagsAndFile) {
   }
 }
 
+TEST(DaemonOptions, MemoryQosFromFlagsAndFile) {
+  DaemonOptions d;
+  ASSERT_TRUE(ParseDaemonOptions({}, &d).ok());
+  EXPECT_EQ(d.memory_qos.formula, MemoryHighFormula::kV1_27);
+  EXPECT_EQ(d.memory_qos.throttling_factor, 0.9);
+  EXPECT_TRUE(d.memory_high_stall.enabled);
+  EXPECT_EQ(d.memory_high_stall.psi_full_avg10_percent, 40.0);
+  EXPECT_EQ(d.memory_high_stall.dwell, std::chrono::seconds(10));
+
+  std::string path = TempFile("memory_qos:\n  formula: v1.22\n  throttling_factor: 0.8\n  stall_dwell: 30s\n");
+  DaemonOptions o;
+  Status s = ParseDaemonOptions({"--config.file", path, "--memory-qos.stall-psi-full=25.5",
+                                 "--memory-qos.stall-usage-margin=0.1", "--no-memory-qos.stall-detector"},
+                                &o);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(o.memory_qos.formula, MemoryHighFormula::kV1_22);
+  EXPECT_EQ(o.memory_qos.throttling_factor, 0.8);
+  EXPECT_EQ(o.memory_high_stall.dwell, std::chrono::seconds(30));
+  EXPECT_EQ(o.memory_high_stall.psi_full_avg10_percent, 25.5);
+  EXPECT_EQ(o.memory_high_stall.usage_margin_ratio, 0.1);
+  EXPECT_FALSE(o.memory_high_stall.enabled);
+  ::unlink(path.c_str());
+
+  for (const char* bad : {"--memory-qos.formula=1.27", "--memory-qos.throttling-factor=0",
+                          "--memory-qos.throttling-factor=1.5", "--memory-qos.stall-psi-full=101",
+                          "--memory-qos.stall-psi-full=lots", "--memory-qos.stall-usage-margin=-0.1",
+                          "--memory-qos.stall-dwell=soon"}) {
+    DaemonOptions b;
+    Status e = ParseDaemonOptions({bad}, &b);
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(e.message().find("memory-qos."), std::string::npos) << e.message();
+  }
+}
+
 TEST(DaemonOptions, HelpDocumentsEveryFlag) {
   std::string usage = DaemonUsage();
   for (const char* flag : {"--web.listen-address", "--web.telemetry-path", "--web.config.file", "--log.level",

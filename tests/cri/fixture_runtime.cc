@@ -115,6 +115,13 @@ class Runtime final : public v1::RuntimeService::Service {
     s->set_started_at(400);
     s->mutable_image()->set_image("docker.io/library/app:1.0");  // ...and the name here
     s->set_image_ref("docker.io/library/app@sha256:feed");
+    // The resources as containerd reports them with the kubelet's Memory QoS on.
+    auto* linux = s->mutable_resources()->mutable_linux();
+    linux->set_memory_limit_in_bytes(1000 << 20);
+    linux->set_cpu_shares(512);
+    (*linux->mutable_unified())["memory.min"] = std::to_string(500 << 20);
+    (*linux->mutable_unified())["memory.high"] = std::to_string(950 << 20);
+    (*linux->mutable_unified())["memory.oom.group"] = "1";
     return grpc::Status::OK;
   }
   grpc::Status Status(grpc::ServerContext*, const v1::StatusRequest*, v1::StatusResponse* r) override {

@@ -93,6 +93,11 @@ TEST(RuntimeClient, PublishesMetadataAndAsksStatusOncePerContainer) {
   EXPECT_EQ(app.labels.at("io.kubernetes.container.name"), "app");
   EXPECT_EQ(app.pod_labels.at("app"), "web");
   EXPECT_FALSE(app.is_sandbox);
+  // Memory resources from ContainerStatus.resources.linux (the unified knobs parsed).
+  EXPECT_TRUE(app.memory_resources.reported);
+  EXPECT_EQ(app.memory_resources.limit_bytes, uint64_t{1000} << 20);
+  EXPECT_EQ(app.memory_resources.unified_min_bytes, uint64_t{500} << 20);
+  EXPECT_EQ(app.memory_resources.unified_high_bytes, uint64_t{950} << 20);
   // The ready sandbox names the pod, not the older stopped one.
   ASSERT_TRUE(map->sandbox_by_pod_uid.count(app.pod_uid));
   EXPECT_EQ(map->sandbox_by_pod_uid.at(app.pod_uid)->container_id, kSandbox);

@@ -106,6 +106,11 @@ StatusOr<std::string> CriDriver::StartContainer(const Pod& pod, const ContainerS
   c->mutable_metadata()->set_attempt(0);
   c->mutable_image()->set_image(image_);
   for (const auto& arg : spec.command) c->add_command(arg);
+  if (spec.memory_limit_bytes != 0 || !spec.unified.empty()) {
+    lifecycle::LinuxContainerResources* r = c->mutable_linux()->mutable_resources();
+    r->set_memory_limit_in_bytes(spec.memory_limit_bytes);
+    r->mutable_unified()->insert(spec.unified.begin(), spec.unified.end());
+  }
   (*c->mutable_labels())["io.kubernetes.container.name"] = spec.name;
   (*c->mutable_labels())["io.kubernetes.pod.name"] = pod.name;
   (*c->mutable_labels())["io.kubernetes.pod.namespace"] = pod.namespace_;

@@ -37,6 +37,10 @@ struct PodSpec {
 struct ContainerSpec {
   std::string name;
   std::vector<std::string> command;  // run in the image; e.g. {"sh", "-c", "…"}
+  // linux.resources as the kubelet sends them: the memory limit (0: none) and the cgroup v2
+  // knobs it passes through `unified` (Memory QoS: memory.min, memory.high).
+  int64_t memory_limit_bytes = 0;
+  std::map<std::string, std::string> unified = {};
 };
 
 struct Pod {

@@ -1019,6 +1019,92 @@ TEST(E2e, KubernetesMixinExpressionsEqualTheCgroupsAndListPodSandboxMetrics) {
 
 // 50 containers (each in a pod of its own, five alive at a time) created and removed while
 // a scraper polls every 200 ms.
+// The Memory QoS view beside containerd: a container created with a memory limit (and, on a
+// cgroup v2 host with a memory controller, the kubelet's unified memory.min / memory.high).
+// statlet shows what the runtime reports next to what the cgroup has. On a host without
+// cgroup v2 memory knobs the view says "not applied" and serves no expected numbers.
+const Sample* FindWith(const std::vector<Sample>& samples, const std::string& name, const std::string& cgroup,
+                       const std::string& key, const std::string& value) {
+  for (const Sample& s : samples) {
+    if (s.name != name) continue;
+    auto id = s.labels.find("id");
+    auto l = s.labels.find(key);
+    if (id != s.labels.end() && id->second == cgroup && l != s.labels.end() && l->second == value) return &s;
+  }
+  return nullptr;
+}
+
+bool HostHasCgroupV2Memory() {
+  for (const char* f : {"/sys/fs/cgroup/cgroup.controllers", "/sys/fs/cgroup/unified/cgroup.controllers"}) {
+    std::ifstream in(f);
+    std::string word;
+    while (in >> word) {
+      if (word == "memory") return true;
+    }
+  }
+  return false;
+}
+
+TEST(E2e, MemoryQosViewShowsTheRuntimesResourcesAndWhetherTheyApply) {
+  REQUIRE_STAGE();
+  constexpr int64_t kLimit = 64 * kMiB, kRequest = 16 * kMiB;
+  const bool v2 = HostHasCgroupV2Memory();
+  ContainerSpec spec{"qos", Sh("exec sleep 2147483647")};
+  spec.memory_limit_bytes = kLimit;
+  // floor[(16Mi + 0.9 × (64Mi − 16Mi)) / 4096] × 4096, the kubelet's v1.27 value.
+  constexpr uint64_t kHigh = 62074880;
+  if (v2) spec.unified = {{"memory.min", std::to_string(kRequest)}, {"memory.high", std::to_string(kHigh)}};
+  auto pod = g_stage->driver().RunPod({"memqos", "e2e-q", {{"app", "memqos"}}});
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString() << g_stage->Logs();
+  auto id = g_stage->driver().StartContainer(*pod, spec);
+  ASSERT_TRUE(id.ok()) << id.status().ToString() << g_stage->Logs();
+  const std::string cg = ContainerCgroup(*pod, *id);
+  std::string why = Eventually(milliseconds(10000), [&]() -> std::string {
+    auto samples = Scrape();
+    if (!samples.ok()) return "scrape: " + samples.status().ToString();
+    const Sample* limit = FindWith(*samples, "statlet_container_memory_qos_resource_bytes", cg, "resource", "limit");
+    if (limit == nullptr) return "no resource_bytes{resource=limit} yet";
+    if (limit->value != static_cast<double>(kLimit)) return "runtime limit " + std::to_string(limit->value);
+    const Sample* actual = FindSample(*samples, "container_spec_memory_limit_bytes", cg);
+    if (actual == nullptr || actual->value != static_cast<double>(kLimit)) return "cgroup limit differs";
+    const Sample* applied = FindSample(*samples, "statlet_container_memory_qos_applied", cg);
+    if (applied == nullptr) return "no applied series";
+    int hot = 0;
+    for (const char* z : {"below_request", "above_request", "throttling", "at_limit"}) {
+      const Sample* s = FindWith(*samples, "statlet_container_memory_qos_zone", cg, "zone", z);
+      if (s == nullptr) return std::string("no zone series ") + z;
+      hot += s->value == 1;
+    }
+    if (hot != 1) return "zones not one-hot";
+    const Sample* exp_min = FindWith(*samples, "statlet_container_memory_qos_expected_bytes", cg, "knob", "min");
+    const Sample* exp_high = FindWith(*samples, "statlet_container_memory_qos_expected_bytes", cg, "knob", "high");
+    if (!v2) {
+      if (applied->value != 0) return "applied on a host without cgroup v2 memory knobs";
+      if (exp_min != nullptr || exp_high != nullptr) return "expected values on a host that does not apply them";
+      if (FindSample(*samples, "statlet_memory_min_bytes", cg) != nullptr) return "a memory.min on cgroup v1";
+      return "";
+    }
+    if (applied->value != 1) return "not applied on cgroup v2 with unified knobs";
+    if (exp_min == nullptr || exp_min->value != static_cast<double>(kRequest)) return "expected min differs";
+    if (exp_high == nullptr || exp_high->value != static_cast<double>(kHigh)) return "expected high differs";
+    const Sample* min = FindSample(*samples, "statlet_memory_min_bytes", cg);
+    if (min == nullptr || min->value != static_cast<double>(kRequest)) return "cgroup memory.min differs";
+    return "";
+  });
+  EXPECT_EQ(why, "") << (v2 ? "cgroup v2 host" : "host without cgroup v2 memory knobs");
+  // The same view in statlet's CRI stats.
+  v1::ListContainerStatsResponse stats = ListContainerStats(g_stage->statlet());
+  const v1::ContainerStats* ours = ById(stats, *id);
+  ASSERT_NE(ours, nullptr);
+  ASSERT_TRUE(ours->memory().has_memory_qos());
+  EXPECT_EQ(ours->memory().memory_qos().applied(), v2);
+  EXPECT_EQ(ours->memory().memory_qos().has_expected_high_bytes(), v2);
+  EXPECT_FALSE(ours->memory().memory_qos().zone().empty());
+  EXPECT_FALSE(ours->memory().memory_qos().high_stalled());
+  Status removed = g_stage->driver().RemovePod(*pod);
+  EXPECT_TRUE(removed.ok()) << removed.ToString();
+}
+
 TEST(E2e, FiftyContainersChurnUnderScraping) {
   REQUIRE_STAGE();
   constexpr int kContainers = 50, kAlive = 5;

@@ -68,9 +68,17 @@ Snapshot FullSnapshot() {
     if (c.id.kind == CgroupKind::kContainer && c.id.meta && !c.id.meta->is_sandbox) {
       auto meta = std::make_shared<ContainerMetadata>(*c.id.meta);
       meta->writable_layer = {s.timestamp_ns, "/var/lib/containerd", "/dev/vda1", 1000, 10, 1 << 30, 100, 90};
+      meta->memory_resources = {true, uint64_t{1} << 30, uint64_t{256} << 20, uint64_t{900} << 20};
       c.id.meta = meta;
+      c.memory_qos.expected_min_bytes = uint64_t{256} << 20;
+      c.memory_qos.expected_high_bytes = kUnlimited;
+      c.memory_qos.zone = MemoryZone::kThrottling;
+      c.memory_qos.high_stall_evaluated = true;
+      c.memory_qos.high_stalled = true;
+      c.memory_qos.high_stalled_since_ns = s.timestamp_ns - 5000000000;
     }
   }
+  s.memory_qos.applied = true;
   return s;
 }
 
@@ -100,6 +108,59 @@ TEST(SnapshotSamples, EveryFamilyYieldsSamplesWhereTheSnapshotHasData) {
       }
     }
   }
+}
+
+// Memory QoS: one-hot zones, expected knobs only where computed, the stall time only while
+// stalled, "applied" on containers with runtime metadata only.
+TEST(SnapshotSamples, MemoryQosView) {
+  Snapshot s = testing::MakeNodeSnapshot({.pods = 1, .containers_per_pod = 1});
+  const size_t i = s.cgroups.size() - 1;
+  CgroupStats& c = s.cgroups[i];
+  ASSERT_EQ(c.id.kind, CgroupKind::kContainer);
+  ASSERT_TRUE(c.id.meta && !c.id.meta->is_sandbox);
+  c.memory_qos.zone = MemoryZone::kAboveRequest;
+  c.memory_qos.high_stall_evaluated = true;
+  SnapshotSamples samples({}, Dev);
+  samples.Bind(s);
+  auto one = [&](FamilyId f) {
+    Recorder r;
+    samples.ForEachSample(f, i, r);
+    return r.samples;
+  };
+  std::map<std::string, uint64_t> zones;
+  for (const Recorded& x : one(FamilyId::kStatletContainerMemoryQosZone)) zones[x.labels[0]] = x.value.u;
+  EXPECT_EQ(zones, (std::map<std::string, uint64_t>{
+                       {"above_request", 1}, {"at_limit", 0}, {"below_request", 0}, {"throttling", 0}}));
+  ASSERT_EQ(one(FamilyId::kStatletContainerMemoryHighStalled).size(), 1u);
+  EXPECT_EQ(one(FamilyId::kStatletContainerMemoryHighStalled)[0].value.u, 0u);
+  EXPECT_TRUE(one(FamilyId::kStatletContainerMemoryHighStalledSinceSeconds).empty());
+  EXPECT_TRUE(one(FamilyId::kStatletContainerMemoryQosExpectedBytes).empty()) << "not applied: no numbers";
+  ASSERT_EQ(one(FamilyId::kStatletContainerMemoryQosApplied).size(), 1u);
+  EXPECT_EQ(one(FamilyId::kStatletContainerMemoryQosApplied)[0].value.u, 0u);
+  EXPECT_TRUE(one(FamilyId::kStatletContainerMemoryQosResourceBytes).empty()) << "the runtime reported none";
+
+  c.memory_qos.high_stalled = true;
+  c.memory_qos.high_stalled_since_ns = 1700000000123456789;
+  c.memory_qos.expected_min_bytes = 100;
+  c.memory_qos.expected_high_bytes = kUnlimited;
+  s.memory_qos.applied = true;
+  samples.Bind(s);
+  EXPECT_EQ(one(FamilyId::kStatletContainerMemoryHighStalled)[0].value.u, 1u);
+  ASSERT_EQ(one(FamilyId::kStatletContainerMemoryHighStalledSinceSeconds).size(), 1u);
+  EXPECT_EQ(one(FamilyId::kStatletContainerMemoryHighStalledSinceSeconds)[0].value.AsNanos(), 1700000000123456789u);
+  auto expected = one(FamilyId::kStatletContainerMemoryQosExpectedBytes);
+  ASSERT_EQ(expected.size(), 2u);
+  EXPECT_EQ(expected[0].labels[0], "min");
+  EXPECT_EQ(expected[0].value.u, 100u);
+  EXPECT_TRUE(std::isinf(expected[1].value.d)) << "high = max";
+  EXPECT_EQ(one(FamilyId::kStatletContainerMemoryQosApplied)[0].value.u, 1u);
+  // The pod cgroup: no container view.
+  Recorder pod;
+  for (size_t k = 0; k < i; ++k) {
+    samples.ForEachSample(FamilyId::kStatletContainerMemoryQosApplied, k, pod);
+    samples.ForEachSample(FamilyId::kStatletContainerMemoryQosZone, k, pod);
+  }
+  EXPECT_TRUE(pod.samples.empty());
 }
 
 TEST(SnapshotSamples, InterfacesCountedAsCadvisorCountsThem) {

@@ -20,6 +20,7 @@ import re
 import sys
 
 from guest_results import GuestResults, parse_json
+from memqos_checks import make_checks as make_memqos_checks
 
 MiB = 1 << 20
 
@@ -592,6 +593,10 @@ CHECKS = [
     ("bpf_daemon.probes_up", "bpf_daemon", bpf_daemon_probes),
     ("bpf_daemon.iterator_files", "bpf_daemon", bpf_daemon_iterator_files),
 ]
+
+_memqos_part, _memqos_checks = make_memqos_checks(require, parse_metrics)
+PARTS["memqos"] = _memqos_part
+CHECKS += _memqos_checks
 
 
 def main():

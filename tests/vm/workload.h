@@ -34,5 +34,8 @@ int RunForker(const Flags& f);    // --threads T, then fork until pids.max refus
 int RunDirectIo(const Flags& f);  // O_DIRECT writes/reads of known sizes on --dev
 int RunRecv(const Flags& f);      // accept one TCP stream on --port, count its bytes
 int RunSend(const Flags& f);      // send --bytes N to --host:--port
+int RunAllocLoop(const Flags& f);   // touch fresh anonymous pages until SIGUSR1 (memory.high livelock)
+int RunAllocSteps(const Flags& f);  // grow by --step each time --go/<k> appears
+int RunCacheReader(const Flags& f); // re-read --path through the page cache until SIGUSR1
 
 }  // namespace statlet::vmtest

@@ -62,7 +62,8 @@ int main(int argc, char** argv) {
   static const Sub kSubs[] = {
       {"burn", RunBurn},     {"alloc", RunAlloc}, {"oom-loop", RunOomLoop},
       {"forker", RunForker}, {"dio", RunDirectIo}, {"recv", RunRecv},
-      {"send", RunSend},
+      {"send", RunSend},     {"alloc-loop", RunAllocLoop}, {"alloc-steps", RunAllocSteps},
+      {"cache-reader", RunCacheReader},
   };
   if (argc >= 2 && std::strcmp(argv[1], "pause") == 0) PauseForever();
   for (const Sub& s : kSubs) {
@@ -74,6 +75,8 @@ int main(int argc, char** argv) {
     }
     return s.run(flags);
   }
-  std::fprintf(stderr, "usage: statlet_vm_workload pause|burn|alloc|oom-loop|forker|dio|recv|send ...\n");
+  std::fprintf(stderr,
+               "usage: statlet_vm_workload pause|burn|alloc|oom-loop|forker|dio|recv|send|alloc-loop|alloc-steps|"
+               "cache-reader ...\n");
   return 2;
 }
