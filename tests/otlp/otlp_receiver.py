@@ -7,6 +7,8 @@ request as protobuf's JSON mapping (field names as in the .proto). Modes:
   ok          answer success
   status503   answer the first --fail-count requests 503 with Retry-After: --retry-after
   hang        read the request, never answer (the connection stays open)
+  blackhole   any protocol: accept TCP connections, read nothing, answer nothing; each
+              accepted connection is recorded with status 0
 """
 import argparse
 import gzip
@@ -23,7 +25,7 @@ def main():
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--ready", required=True)
-    ap.add_argument("--mode", default="ok", choices=["ok", "status503", "hang"])
+    ap.add_argument("--mode", default="ok", choices=["ok", "status503", "hang", "blackhole"])
     ap.add_argument("--fail-count", type=int, default=2)
     ap.add_argument("--retry-after", default="2")
     args = ap.parse_args()
@@ -41,6 +43,19 @@ def main():
             entry["request"] = json_format.MessageToDict(request, preserving_proto_field_name=True)
         with lock:
             out.write(json.dumps(entry) + "\n")
+
+    if args.mode == "blackhole":
+        import socket
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", args.port))
+        listener.listen(16)
+        open(args.ready, "w").close()
+        held = []
+        while True:
+            conn, _ = listener.accept()
+            held.append(conn)  # kept open, never read
+            record({"transport": "tcp", "status": 0})
 
     if args.protocol == "grpc":
         import grpc
@@ -87,7 +102,8 @@ def main():
             if args.mode == "status503" and n <= args.fail_count:
                 record(dict(entry, status=503))
                 self.send_response(503)
-                self.send_header("Retry-After", args.retry_after)
+                if args.retry_after:
+                    self.send_header("Retry-After", args.retry_after)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
