@@ -1,6 +1,7 @@
 // The daemon exporting OTLP from a real burner cgroup to a test receiver (Python, with stubs
 // generated from the opentelemetry-proto v1.5.0 test data): over gRPC and OTLP/HTTP (plain
-// and gzip), then the faults: a receiver down at start, 503 with Retry-After, 503 for ever
+// and gzip), then the faults: a receiver down at start, 503 with Retry-After, gRPC
+// UNAVAILABLE with RetryInfo, 503 for ever
 // while the queue drops, a receiver that never answers (scrapes and SIGTERM unaffected).
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -296,6 +297,38 @@ TEST(OtlpFaults, HonoursRetryAfterOn503) {
   // Without Retry-After the first retries come after 0.5..1 s and 1..2 s.
   EXPECT_GE(gap1, 1.95) << "retried " << gap1 << " s after the first 503";
   EXPECT_GE(gap2, 1.95) << "retried " << gap2 << " s after the second 503";
+  EXPECT_LT(gap1, 5.0);
+  const std::string body = Scrape(statlet.port);
+  EXPECT_EQ(SelfMetric(body, "statlet_otlp_request_failures_total{kind=\"retryable\"}"), 2);
+  EXPECT_EQ(SelfMetric(body, "statlet_otlp_requests_total"), 1);
+}
+
+TEST(OtlpFaults, HonoursGrpcRetryInfoOnUnavailable) {
+  const std::string root = "/" + UniqueName("statlet-otlpretryinfo");
+  LiveCgroup cg(root + "/idle");
+  ASSERT_TRUE(cg.ok()) << cg.error();
+  Child sleeper = Child::Sleeper();
+  ASSERT_TRUE(cg.Add(sleeper.pid()));
+  const std::string dir = TempDir();
+  const int rport = FreeLoopbackPort();
+  Receiver receiver(dir, "grpc", rport, "status503", {"--fail-count", "2", "--retry-after", "2"});
+  ASSERT_TRUE(receiver.WaitReady());
+  Daemon statlet(dir, root,
+                 {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.protocol=grpc",
+                  "--otlp.interval=60s"});
+  ASSERT_TRUE(statlet.WaitReady()) << ReadWholeFile(statlet.log);
+  std::vector<json> r;
+  ASSERT_TRUE(WaitFor([&] { r = receiver.Records(); return r.size() >= 3; }, milliseconds(30000)))
+      << ReadWholeFile(statlet.log);
+  ASSERT_EQ(r[0]["status"], 14);
+  ASSERT_EQ(r[1]["status"], 14);
+  ASSERT_EQ(r[2]["status"], 200);
+  const double gap1 = r[1]["t"].get<double>() - r[0]["t"].get<double>();
+  const double gap2 = r[2]["t"].get<double>() - r[1]["t"].get<double>();
+  std::printf("retries %.2f s and %.2f s after UNAVAILABLE with RetryInfo 2 s\n", gap1, gap2);
+  // Without RetryInfo the first retries come after 0.5..1 s and 1..2 s.
+  EXPECT_GE(gap1, 1.95);
+  EXPECT_GE(gap2, 1.95);
   EXPECT_LT(gap1, 5.0);
   const std::string body = Scrape(statlet.port);
   EXPECT_EQ(SelfMetric(body, "statlet_otlp_request_failures_total{kind=\"retryable\"}"), 2);
