@@ -1,8 +1,8 @@
 // The daemon exporting OTLP from a real burner cgroup to a test receiver (Python, with stubs
 // generated from the opentelemetry-proto v1.5.0 test data): over gRPC and OTLP/HTTP (plain
 // and gzip), then the faults: a receiver down at start, 503 with Retry-After, gRPC
-// UNAVAILABLE with RetryInfo, 503 for ever
-// while the queue drops, a receiver that never answers (scrapes and SIGTERM unaffected).
+// UNAVAILABLE with RetryInfo, 503 for ever while the queue drops, a receiver that never
+// answers (scrapes and SIGTERM unaffected).
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <sys/wait.h>
