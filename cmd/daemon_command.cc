@@ -152,7 +152,7 @@ int RunDaemonCommand(int argc, char** argv) {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   log::Info(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ", shutting down");
-  if (otlp_exporter) otlp_exporter->Stop();  // within the request's deadline
+  if (otlp_exporter) otlp_exporter->Stop();  // aborts a request in flight
   if (pulls) pulls->Stop();  // pull calls end before the server waits for its calls
   // Within Kubernetes' grace period whatever the clients do: calls still running after a
   // second are cancelled, HTTP answers in flight get a second too, a runtime call in

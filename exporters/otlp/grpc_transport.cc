@@ -2,6 +2,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include "exporters/otlp/otlp_transport.h"
@@ -13,20 +14,6 @@ namespace {
 
 namespace cm = opentelemetry::proto::collector::metrics::v1;
 
-// RetryInfo.retry_delay from a status's details, if the server sent one.
-std::optional<std::chrono::milliseconds> RetryDelay(const grpc::Status& status) {
-  if (status.error_details().empty()) return std::nullopt;
-  google::rpc::Status details;
-  if (!details.ParseFromString(status.error_details())) return std::nullopt;
-  for (const google::protobuf::Any& any : details.details()) {
-    google::rpc::RetryInfo info;
-    if (any.Is<google::rpc::RetryInfo>() && any.UnpackTo(&info)) {
-      return std::chrono::milliseconds(info.retry_delay().seconds() * 1000 + info.retry_delay().nanos() / 1000000);
-    }
-  }
-  return std::nullopt;
-}
-
 class GrpcTransport final : public Transport {
  public:
   GrpcTransport(std::shared_ptr<grpc::Channel> channel, const OtlpOptions& o)
@@ -34,6 +21,18 @@ class GrpcTransport final : public Transport {
 
   SendResult Send(const ExportRequest& request) override {
     grpc::ClientContext ctx;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (aborted_) return {SendResult::kPermanent, std::nullopt, 0, "gRPC: stopping"};
+      in_flight_ = &ctx;
+    }
+    struct Clear {
+      GrpcTransport* t;
+      ~Clear() {
+        std::lock_guard<std::mutex> lock(t->mu_);
+        t->in_flight_ = nullptr;
+      }
+    } clear{this};
     if (options_.timeout.count() > 0) ctx.set_deadline(std::chrono::system_clock::now() + options_.timeout);
     for (const auto& [k, v] : options_.headers) {
       std::string key;
@@ -52,7 +51,7 @@ class GrpcTransport final : public Transport {
       return r;
     }
     r.message = "gRPC " + std::to_string(status.error_code()) + ": " + status.error_message();
-    r.retry_after = RetryDelay(status);
+    r.retry_after = GrpcRetryDelay(status.error_details());
     switch (status.error_code()) {
       case grpc::StatusCode::CANCELLED:
       case grpc::StatusCode::DEADLINE_EXCEEDED:
@@ -69,12 +68,36 @@ class GrpcTransport final : public Transport {
     return r;
   }
 
+  void Abort() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    aborted_ = true;
+    if (in_flight_) in_flight_->TryCancel();  // the call ends CANCELLED at once
+  }
+
  private:
   std::unique_ptr<cm::MetricsService::Stub> stub_;
   OtlpOptions options_;
+  std::mutex mu_;
+  bool aborted_ = false;                     // guarded by mu_
+  grpc::ClientContext* in_flight_ = nullptr;  // guarded by mu_
 };
 
 }  // namespace
+
+std::optional<std::chrono::milliseconds> GrpcRetryDelay(const std::string& error_details) {
+  if (error_details.empty()) return std::nullopt;
+  google::rpc::Status details;
+  if (!details.ParseFromString(error_details)) return std::nullopt;
+  for (const google::protobuf::Any& any : details.details()) {
+    google::rpc::RetryInfo info;
+    if (any.Is<google::rpc::RetryInfo>() && any.UnpackTo(&info)) {
+      const auto& d = info.retry_delay();
+      if (d.seconds() < 0 || d.nanos() < 0 || d.seconds() > 86400) return std::nullopt;
+      return std::chrono::milliseconds(d.seconds() * 1000 + d.nanos() / 1000000);
+    }
+  }
+  return std::nullopt;
+}
 
 StatusOr<std::unique_ptr<Transport>> MakeGrpcTransport(const OtlpOptions& o) {
   std::string target = o.endpoint;

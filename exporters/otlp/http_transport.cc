@@ -1,7 +1,10 @@
 // OTLP/HTTP with a protobuf body over libcurl: POST, Content-Type application/x-protobuf,
-// optional gzip, the answer bounded to 4 MiB, Retry-After read from the headers.
+// optional gzip, the answer bounded to 4 MiB, Retry-After read from the headers. The
+// transfer runs on a multi handle so that Abort (another thread) ends it at once through
+// curl_multi_wakeup instead of waiting for the request's deadline.
 #include <curl/curl.h>
 
+#include <atomic>
 #include <cstring>
 #include <ctime>
 #include <mutex>
@@ -53,6 +56,7 @@ class HttpTransport final : public Transport {
     static std::once_flag once;
     std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
     curl_ = curl_easy_init();
+    multi_ = curl_multi_init();
     headers_ = curl_slist_append(headers_, "Content-Type: application/x-protobuf");
     if (o.gzip) headers_ = curl_slist_append(headers_, "Content-Encoding: gzip");
     headers_ = curl_slist_append(headers_, "Expect:");  // no 100-continue round trip
@@ -61,11 +65,18 @@ class HttpTransport final : public Transport {
   ~HttpTransport() override {
     curl_slist_free_all(headers_);
     if (curl_) curl_easy_cleanup(curl_);
+    if (multi_) curl_multi_cleanup(multi_);
+  }
+
+  void Abort() override {
+    aborted_.store(true);
+    if (multi_) curl_multi_wakeup(multi_);  // thread-safe: ends the poll of a Send in flight
   }
 
   SendResult Send(const ExportRequest& request) override {
     SendResult r;
-    if (!curl_) return {SendResult::kPermanent, std::nullopt, 0, "curl_easy_init failed"};
+    if (!curl_ || !multi_) return {SendResult::kPermanent, std::nullopt, 0, "curl init failed"};
+    if (aborted_.load()) return {SendResult::kPermanent, std::nullopt, 0, "HTTP: stopping"};
     request.SerializeToString(&body_);
     if (options_.gzip) {
       if (Status s = gzip_.Compress(body_, &compressed_); !s.ok()) return {SendResult::kPermanent, std::nullopt, 0, s.message()};
@@ -89,7 +100,7 @@ class HttpTransport final : public Transport {
     curl_easy_setopt(c, CURLOPT_HEADERDATA, &answer);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     if (!options_.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, options_.ca_file.c_str());
-    CURLcode rc = curl_easy_perform(c);
+    CURLcode rc = Perform(c);
     if (answer.too_large) return {SendResult::kPermanent, std::nullopt, 0, "answer larger than 4 MiB"};
     if (rc != CURLE_OK) {
       // Cannot connect, disconnected, timed out: the spec's retry-with-backoff cases.
@@ -116,8 +127,42 @@ class HttpTransport final : public Transport {
   }
 
  private:
+  // curl_easy_perform on the multi handle, checking the abort flag between polls.
+  CURLcode Perform(CURL* c) {
+    if (curl_multi_add_handle(multi_, c) != CURLM_OK) return CURLE_FAILED_INIT;
+    CURLcode rc = CURLE_OK;
+    for (;;) {
+      int running = 0;
+      if (curl_multi_perform(multi_, &running) != CURLM_OK) {
+        rc = CURLE_FAILED_INIT;
+        break;
+      }
+      if (running == 0) {
+        int left = 0;
+        rc = CURLE_RECV_ERROR;
+        while (CURLMsg* m = curl_multi_info_read(multi_, &left)) {
+          if (m->msg == CURLMSG_DONE && m->easy_handle == c) rc = m->data.result;
+        }
+        break;
+      }
+      if (aborted_.load()) {
+        rc = CURLE_ABORTED_BY_CALLBACK;
+        break;
+      }
+      // Woken by the sockets, libcurl's own timers (connect and request deadlines), or Abort.
+      if (curl_multi_poll(multi_, nullptr, 0, 1000, nullptr) != CURLM_OK) {
+        rc = CURLE_FAILED_INIT;
+        break;
+      }
+    }
+    curl_multi_remove_handle(multi_, c);
+    return rc;
+  }
+
   OtlpOptions options_;
   std::string url_;
+  CURLM* multi_ = nullptr;
+  std::atomic<bool> aborted_{false};
   CURL* curl_ = nullptr;
   curl_slist* headers_ = nullptr;
   GzipCompressor gzip_{6};

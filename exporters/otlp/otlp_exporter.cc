@@ -57,6 +57,7 @@ void OtlpExporter::Stop() {
     stop_ = true;
   }
   cv_.notify_all();
+  transport_->Abort();  // a request in flight ends now, not at its deadline
   if (thread_.joinable()) thread_.join();
 }
 
@@ -87,7 +88,7 @@ void OtlpExporter::Collect() {
     while (!queue_.empty() && queue_bytes_ + b.bytes > options_.max_queue_bytes) {
       queue_bytes_ -= queue_.front().bytes;
       queue_.pop_front();
-      retry_at_ = {};  // the new head has not waited yet
+      // retry_at_ and failures_ stay: the receiver's backoff is not the dropped batch's.
       if (self_) self_->ObserveOtlpDrop("queue_full");
     }
     queue_bytes_ += b.bytes;
@@ -103,7 +104,6 @@ void OtlpExporter::SendHead() {
   auto drop = [&](std::string_view reason) {
     queue_bytes_ -= b.bytes;
     queue_.pop_front();
-    retry_at_ = {};
     if (self_) {
       if (!reason.empty()) self_->ObserveOtlpDrop(reason);
       self_->SetOtlpQueueBytes(queue_bytes_);
@@ -111,6 +111,8 @@ void OtlpExporter::SendHead() {
   };
   switch (r.kind) {
     case SendResult::kOk:
+      failures_ = 0;
+      retry_at_ = {};
       if (self_) self_->ObserveOtlpRequest(static_cast<uint64_t>(std::max<int64_t>(0, r.rejected_points)));
       if ((r.rejected_points > 0 || !r.message.empty()) && !partial_logged_) {
         partial_logged_ = true;  // logged once; the count goes on in the self metrics
@@ -119,21 +121,25 @@ void OtlpExporter::SendHead() {
       drop("");
       return;
     case SendResult::kPermanent:
+      // The receiver answered: the next batch goes without waiting.
+      failures_ = 0;
+      retry_at_ = {};
       if (self_) self_->ObserveOtlpFailure(false);
       log::Warn("otlp: export failed, batch dropped: " + r.message);
       drop("permanent");
       return;
     case SendResult::kRetryable: {
       if (self_) self_->ObserveOtlpFailure(true);
-      milliseconds wait = Backoff(b.attempts);
+      // The backoff counts the receiver's failures in a row, whichever batch met them.
+      milliseconds wait = Backoff(++failures_);
       if (r.retry_after) wait = std::max(wait, *r.retry_after);
-      if (Clock::now() + wait - b.first_try > options_.max_retry_time) {
+      retry_at_ = Clock::now() + wait;
+      if (retry_at_ - b.first_try > options_.max_retry_time) {
         log::Warn("otlp: export failed, retried too long, batch dropped: " + r.message);
-        drop("expired");
+        drop("expired");  // the next batch waits out the same backoff
         return;
       }
       log::Debug("otlp: export failed, retry in " + std::to_string(wait.count()) + " ms: " + r.message);
-      retry_at_ = Clock::now() + wait;
       return;
     }
   }

@@ -6,7 +6,8 @@
 // Encoded requests wait in a queue bounded in bytes (the oldest dropped and counted);
 // the head is retried with exponential backoff and jitter on retryable failures, waiting at
 // least what the receiver asked (RetryInfo, Retry-After), and given up after
-// max_retry_time.
+// max_retry_time. The backoff belongs to the receiver, not to a batch: dropping a batch
+// (queue full, expired) does not shorten it; an answer (success or permanent) ends it.
 #pragma once
 
 #include <atomic>
@@ -35,7 +36,7 @@ class OtlpExporter {
   ~OtlpExporter();
 
   void Start();
-  // Stops within the current request's deadline; what is queued is dropped.
+  // Stops at once: a request in flight is aborted; what is queued is dropped.
   void Stop();
 
  private:
@@ -59,7 +60,9 @@ class OtlpExporter {
 
   std::deque<Batch> queue_;  // only the exporter thread touches it
   size_t queue_bytes_ = 0;
+  // No request before this (backoff or the receiver's wait); kept across dropped batches.
   std::chrono::steady_clock::time_point retry_at_{};
+  int failures_ = 0;  // retryable failures in a row
   bool partial_logged_ = false;
 
   std::mutex mu_;

@@ -28,10 +28,16 @@ class Transport {
  public:
   virtual ~Transport() = default;
   virtual SendResult Send(const ExportRequest& request) = 0;
+  // Ends the Send in flight at once (and makes every later one fail at once): Stop must not
+  // wait for a receiver that holds a request until its deadline. Any thread.
+  virtual void Abort() = 0;
 };
 
 StatusOr<std::unique_ptr<Transport>> MakeGrpcTransport(const OtlpOptions& o);
 StatusOr<std::unique_ptr<Transport>> MakeHttpTransport(const OtlpOptions& o);
+
+// RetryInfo.retry_delay in a gRPC status's details (a serialized google.rpc.Status), if any.
+std::optional<std::chrono::milliseconds> GrpcRetryDelay(const std::string& error_details);
 
 // Retry-After as delta-seconds or an HTTP-date; none when unparsable.
 std::optional<std::chrono::milliseconds> ParseRetryAfter(const std::string& value,

@@ -1,9 +1,11 @@
 // The daemon exporting OTLP from a real burner cgroup to a test receiver (Python, with stubs
 // generated from the opentelemetry-proto v1.5.0 test data): over gRPC and OTLP/HTTP (plain
-// and gzip), then the faults: a receiver down at start, 503 with Retry-After, a receiver
-// that never answers.
+// and gzip), then the faults: a receiver down at start, 503 with Retry-After, gRPC
+// UNAVAILABLE with RetryInfo, 503 for ever while the queue drops, a receiver that never
+// answers (scrapes and SIGTERM unaffected).
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -301,6 +303,38 @@ TEST(OtlpFaults, HonoursRetryAfterOn503) {
   EXPECT_EQ(SelfMetric(body, "statlet_otlp_requests_total"), 1);
 }
 
+TEST(OtlpFaults, HonoursGrpcRetryInfoOnUnavailable) {
+  const std::string root = "/" + UniqueName("statlet-otlpretryinfo");
+  LiveCgroup cg(root + "/idle");
+  ASSERT_TRUE(cg.ok()) << cg.error();
+  Child sleeper = Child::Sleeper();
+  ASSERT_TRUE(cg.Add(sleeper.pid()));
+  const std::string dir = TempDir();
+  const int rport = FreeLoopbackPort();
+  Receiver receiver(dir, "grpc", rport, "status503", {"--fail-count", "2", "--retry-after", "2"});
+  ASSERT_TRUE(receiver.WaitReady());
+  Daemon statlet(dir, root,
+                 {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.protocol=grpc",
+                  "--otlp.interval=60s"});
+  ASSERT_TRUE(statlet.WaitReady()) << ReadWholeFile(statlet.log);
+  std::vector<json> r;
+  ASSERT_TRUE(WaitFor([&] { r = receiver.Records(); return r.size() >= 3; }, milliseconds(30000)))
+      << ReadWholeFile(statlet.log);
+  ASSERT_EQ(r[0]["status"], 14);
+  ASSERT_EQ(r[1]["status"], 14);
+  ASSERT_EQ(r[2]["status"], 200);
+  const double gap1 = r[1]["t"].get<double>() - r[0]["t"].get<double>();
+  const double gap2 = r[2]["t"].get<double>() - r[1]["t"].get<double>();
+  std::printf("retries %.2f s and %.2f s after UNAVAILABLE with RetryInfo 2 s\n", gap1, gap2);
+  // Without RetryInfo the first retries come after 0.5..1 s and 1..2 s.
+  EXPECT_GE(gap1, 1.95);
+  EXPECT_GE(gap2, 1.95);
+  EXPECT_LT(gap1, 5.0);
+  const std::string body = Scrape(statlet.port);
+  EXPECT_EQ(SelfMetric(body, "statlet_otlp_request_failures_total{kind=\"retryable\"}"), 2);
+  EXPECT_EQ(SelfMetric(body, "statlet_otlp_requests_total"), 1);
+}
+
 TEST(OtlpFaults, HangingReceiverDoesNotSlowMetrics) {
   const std::string root = "/" + UniqueName("statlet-otlphang");
   LiveCgroup cg(root + "/idle");
@@ -337,6 +371,75 @@ TEST(OtlpFaults, HangingReceiverDoesNotSlowMetrics) {
   EXPECT_LT(with.back(), 1.0) << "a scrape waited on the OTLP request";
   EXPECT_LT(med_with, 2 * med_without + 0.005);
 }
+
+TEST(OtlpFaults, BackoffGrowsWhileTheQueueDropsBatches) {
+  const std::string root = "/" + UniqueName("statlet-otlpbackoff");
+  LiveCgroup cg(root + "/idle");
+  ASSERT_TRUE(cg.ok()) << cg.error();
+  Child sleeper = Child::Sleeper();
+  ASSERT_TRUE(cg.Add(sleeper.pid()));
+  const std::string dir = TempDir();
+  const int rport = FreeLoopbackPort();
+  // 503 without Retry-After, always: only statlet's own backoff spaces the attempts.
+  Receiver receiver(dir, "http", rport, "status503", {"--fail-count", "1000000", "--retry-after", ""});
+  ASSERT_TRUE(receiver.WaitReady());
+  // A new batch every 200 ms into a queue of two or three: each export drops the oldest.
+  Daemon statlet(dir, root,
+                 {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.interval=200ms",
+                  "--otlp.max-queue-bytes=20000"});
+  ASSERT_TRUE(statlet.WaitReady()) << ReadWholeFile(statlet.log);
+  std::vector<json> r;
+  ASSERT_TRUE(WaitFor([&] { r = receiver.Records(); return r.size() >= 5; }, milliseconds(30000)))
+      << ReadWholeFile(statlet.log);
+  const std::string body = Scrape(statlet.port);
+  const double drops = SelfMetric(body, "statlet_otlp_dropped_batches_total{reason=\"queue_full\"}");
+  EXPECT_GE(drops, 10) << body;
+  // Attempt k waits 2^(k-1) s with jitter down to half of it, drops or not.
+  for (size_t k = 1; k < r.size() && k <= 4; ++k) {
+    const double gap = r[k]["t"].get<double>() - r[k - 1]["t"].get<double>();
+    std::printf("attempt %zu after %.2f s\n", k + 1, gap);
+    EXPECT_GE(gap, 0.45 * static_cast<double>(1 << (k - 1))) << "attempt " << k + 1 << ", " << drops << " drops";
+  }
+}
+
+struct StopCase {
+  std::string name, protocol, receiver_protocol, mode;
+};
+
+class OtlpStop : public ::testing::TestWithParam<StopCase> {};
+
+// SIGTERM while the receiver holds a request whose deadline is a minute away.
+TEST_P(OtlpStop, ExitsWithinFiveSecondsOfSigterm) {
+  const StopCase& c = GetParam();
+  const std::string root = "/" + UniqueName("statlet-otlpstop");
+  LiveCgroup cg(root + "/idle");
+  ASSERT_TRUE(cg.ok()) << cg.error();
+  Child sleeper = Child::Sleeper();
+  ASSERT_TRUE(cg.Add(sleeper.pid()));
+  const std::string dir = TempDir();
+  const int rport = FreeLoopbackPort();
+  Receiver receiver(dir, c.receiver_protocol, rport, c.mode);
+  ASSERT_TRUE(receiver.WaitReady());
+  Daemon statlet(dir, root,
+                 {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.protocol=" + c.protocol,
+                  "--otlp.interval=1s", "--otlp.timeout=60s"});
+  ASSERT_TRUE(statlet.WaitReady()) << ReadWholeFile(statlet.log);
+  // The receiver has the request (hang) or the call's connection (blackhole): it is in flight.
+  ASSERT_TRUE(WaitFor([&] { return !receiver.Records().empty(); }, milliseconds(15000))) << ReadWholeFile(statlet.log);
+  const auto start = std::chrono::steady_clock::now();
+  const int status = statlet.proc->Stop(std::chrono::seconds(30));  // SIGKILL only after 30 s
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("%s: exited %.3f s after SIGTERM with a request in flight\n", c.name.c_str(), seconds);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed: " << ReadWholeFile(statlet.log);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_LT(seconds, 5.0) << ReadWholeFile(statlet.log);
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, OtlpStop,
+                         ::testing::Values(StopCase{"http_hang", "http/protobuf", "http", "hang"},
+                                           StopCase{"http_blackhole", "http/protobuf", "http", "blackhole"},
+                                           StopCase{"grpc_blackhole", "grpc", "grpc", "blackhole"}),
+                         [](const auto& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace statlet::testing

@@ -1,0 +1,372 @@
+// The OTLP exporter's rules without a network: OTEL_* layering under the YAML file and the
+// flags, the OTLP/HTTP URL, Retry-After and gRPC RetryInfo, request splitting under a size
+// limit, and the run-queue histogram as an explicit-bucket Histogram.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "cmd/daemon_options.h"
+#include "exporters/otlp/otlp_encoder.h"
+#include "exporters/otlp/otlp_options.h"
+#include "exporters/otlp/otlp_transport.h"
+#include "google/rpc/status.pb.h"
+#include "metrics/snapshot_samples.h"
+#include "tests/prometheus/test_snapshots.h"
+
+namespace statlet::otlp {
+namespace {
+
+namespace pm = opentelemetry::proto::metrics::v1;
+using std::chrono::milliseconds;
+
+// ---- OTEL_* variables -------------------------------------------------------------------
+
+Status Apply(const std::map<std::string, std::string>& env, OtlpOptions* o) {
+  return ApplyEnvironment(
+      [&](const char* name) -> const char* {
+        auto it = env.find(name);
+        return it == env.end() ? nullptr : it->second.c_str();
+      },
+      o);
+}
+
+TEST(OtlpEnvironment, SignalSpecificWinsOverGeneric) {
+  OtlpOptions o;
+  ASSERT_TRUE(Apply({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://generic:4318"},
+                     {"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "http://metrics:9999/custom"},
+                     {"OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"},
+                     {"OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "grpc"},
+                     {"OTEL_EXPORTER_OTLP_TIMEOUT", "1000"},
+                     {"OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "2500"},
+                     {"OTEL_EXPORTER_OTLP_COMPRESSION", "none"},
+                     {"OTEL_EXPORTER_OTLP_METRICS_COMPRESSION", "gzip"},
+                     {"OTEL_EXPORTER_OTLP_HEADERS", "a=generic"},
+                     {"OTEL_EXPORTER_OTLP_METRICS_HEADERS", "b=metrics"}},
+                    &o)
+                  .ok());
+  EXPECT_EQ(o.endpoint, "http://metrics:9999/custom");
+  EXPECT_TRUE(o.endpoint_is_full_url);
+  EXPECT_EQ(o.protocol, Protocol::kGrpc);
+  EXPECT_EQ(o.timeout, milliseconds(2500));
+  EXPECT_TRUE(o.gzip);
+  ASSERT_EQ(o.headers.size(), 1u);
+  EXPECT_EQ(o.headers[0], std::make_pair(std::string("b"), std::string("metrics")));
+}
+
+TEST(OtlpEnvironment, GenericAppliesAndEmptyIsUnset) {
+  OtlpOptions o;
+  ASSERT_TRUE(Apply({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://generic:4318"},
+                     {"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", ""},
+                     {"OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"},
+                     {"OTEL_EXPORTER_OTLP_TIMEOUT", "750"},
+                     {"OTEL_EXPORTER_OTLP_COMPRESSION", "gzip"},
+                     {"OTEL_METRIC_EXPORT_INTERVAL", "15000"},
+                     {"OTEL_SERVICE_NAME", ""}},
+                    &o)
+                  .ok());
+  EXPECT_EQ(o.endpoint, "http://generic:4318");
+  EXPECT_FALSE(o.endpoint_is_full_url);
+  EXPECT_EQ(o.protocol, Protocol::kGrpc);
+  EXPECT_EQ(o.timeout, milliseconds(750));
+  EXPECT_TRUE(o.gzip);
+  EXPECT_EQ(o.interval, milliseconds(15000));
+  EXPECT_EQ(o.service_name, "statlet");
+}
+
+TEST(OtlpEnvironment, HeadersArePercentDecodedAndTrimmed) {
+  OtlpOptions o;
+  ASSERT_TRUE(Apply({{"OTEL_EXPORTER_OTLP_HEADERS", " api-key = s%3Dcr%2Ct , Authorization=Basic%20dXNlcjpwYXNz,,"}}, &o)
+                  .ok());
+  ASSERT_EQ(o.headers.size(), 2u);
+  EXPECT_EQ(o.headers[0].first, "api-key");
+  EXPECT_EQ(o.headers[0].second, "s=cr,t");
+  EXPECT_EQ(o.headers[1].first, "Authorization");
+  EXPECT_EQ(o.headers[1].second, "Basic dXNlcjpwYXNz");
+}
+
+TEST(OtlpEnvironment, MalformedValuesAreErrors) {
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"OTEL_EXPORTER_OTLP_HEADERS", "novalue"},
+           {"OTEL_EXPORTER_OTLP_HEADERS", "=v"},
+           {"OTEL_EXPORTER_OTLP_HEADERS", "k=%4"},
+           {"OTEL_EXPORTER_OTLP_HEADERS", "k=%zz"},
+           {"OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"},
+           {"OTEL_EXPORTER_OTLP_TIMEOUT", "10s"},
+           {"OTEL_EXPORTER_OTLP_TIMEOUT", "-1"},
+           {"OTEL_EXPORTER_OTLP_COMPRESSION", "zstd"},
+           {"OTEL_RESOURCE_ATTRIBUTES", "a=1,b"}}) {
+    OtlpOptions o;
+    EXPECT_FALSE(Apply({{name, value}}, &o).ok()) << name << "=" << value;
+  }
+}
+
+// Sets variables for one scope of a test (the daemon's parser reads the real environment).
+class ScopedEnv {
+ public:
+  explicit ScopedEnv(const std::map<std::string, std::string>& vars) {
+    for (const auto& [k, v] : vars) {
+      ::setenv(k.c_str(), v.c_str(), 1);
+      names_.push_back(k);
+    }
+  }
+  ~ScopedEnv() {
+    for (const auto& k : names_) ::unsetenv(k.c_str());
+  }
+
+ private:
+  std::vector<std::string> names_;
+};
+
+std::string TempYaml(const std::string& text) {
+  char path[] = "/tmp/statlet-otlp-unit-XXXXXX";
+  int fd = ::mkstemp(path);
+  EXPECT_GE(fd, 0);
+  ::close(fd);
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(OtlpEnvironment, FlagsOverYamlOverEnvironment) {
+  ScopedEnv env({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://env:4318"},
+                 {"OTEL_EXPORTER_OTLP_TIMEOUT", "1111"},
+                 {"OTEL_EXPORTER_OTLP_COMPRESSION", "gzip"},
+                 {"OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"},
+                 {"OTEL_SERVICE_NAME", "from-env"}});
+  const std::string yaml = TempYaml("otlp:\n  endpoint: http://yaml:4318\n  timeout: 2s\n  protocol: http/protobuf\n");
+  DaemonOptions o;
+  ASSERT_TRUE(ParseDaemonOptions({"--config.file=" + yaml, "--otlp.timeout=3s"}, &o).ok());
+  ::unlink(yaml.c_str());
+  EXPECT_EQ(o.otlp.endpoint, "http://yaml:4318");         // YAML over the environment
+  EXPECT_EQ(o.otlp.timeout, milliseconds(3000));          // the flag over YAML and environment
+  EXPECT_EQ(o.otlp.protocol, Protocol::kHttpProtobuf);    // YAML over the environment
+  EXPECT_TRUE(o.otlp.gzip);                               // only the environment set it
+  EXPECT_EQ(o.otlp.service_name, "from-env");
+}
+
+TEST(OtlpEnvironment, FlagEndpointIsABaseUrlEvenOverTheMetricsVariable) {
+  ScopedEnv env(std::map<std::string, std::string>{{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "http://env:4318/full"}});
+  DaemonOptions from_env;
+  ASSERT_TRUE(ParseDaemonOptions({}, &from_env).ok());
+  EXPECT_EQ(HttpUrl(from_env.otlp), "http://env:4318/full");
+  DaemonOptions o;
+  ASSERT_TRUE(ParseDaemonOptions({"--otlp.endpoint=http://flag:4318"}, &o).ok());
+  EXPECT_EQ(HttpUrl(o.otlp), "http://flag:4318/v1/metrics");
+}
+
+// ---- OTLP/HTTP URL ----------------------------------------------------------------------
+
+TEST(OtlpHttpUrl, GenericEndpointGetsTheSignalPathAppended) {
+  OtlpOptions o;
+  o.endpoint = "http://collector:4318";
+  EXPECT_EQ(HttpUrl(o), "http://collector:4318/v1/metrics");
+  o.endpoint = "http://collector:4318/";
+  EXPECT_EQ(HttpUrl(o), "http://collector:4318/v1/metrics");
+  o.endpoint = "https://gateway.example/otlp";
+  EXPECT_EQ(HttpUrl(o), "https://gateway.example/otlp/v1/metrics");
+}
+
+TEST(OtlpHttpUrl, MetricsEndpointIsUsedAsItIs) {
+  OtlpOptions o;
+  o.endpoint_is_full_url = true;
+  o.endpoint = "http://collector:4318/custom/path";
+  EXPECT_EQ(HttpUrl(o), "http://collector:4318/custom/path");
+  o.endpoint = "http://collector:4318/v1/metrics";
+  EXPECT_EQ(HttpUrl(o), "http://collector:4318/v1/metrics");
+  o.endpoint = "http://collector:4318";  // no path: the root
+  EXPECT_EQ(HttpUrl(o), "http://collector:4318/");
+}
+
+TEST(OtlpHttpUrl, NoSchemeIsHttpsUnlessInsecure) {
+  OtlpOptions o;
+  o.endpoint = "collector:4318";
+  EXPECT_EQ(HttpUrl(o), "https://collector:4318/v1/metrics");
+  o.insecure = true;
+  EXPECT_EQ(HttpUrl(o), "http://collector:4318/v1/metrics");
+}
+
+// ---- Retry-After and RetryInfo ----------------------------------------------------------
+
+TEST(OtlpRetryAfter, DeltaSeconds) {
+  const auto now = std::chrono::system_clock::now();
+  EXPECT_EQ(ParseRetryAfter("2", now), milliseconds(2000));
+  EXPECT_EQ(ParseRetryAfter("0", now), milliseconds(0));
+  EXPECT_EQ(ParseRetryAfter("120", now), milliseconds(120000));
+  EXPECT_FALSE(ParseRetryAfter("", now));
+  EXPECT_FALSE(ParseRetryAfter("soon", now));
+  EXPECT_FALSE(ParseRetryAfter("99999999999999999999", now));  // no overflow
+}
+
+TEST(OtlpRetryAfter, HttpDate) {
+  // Wed, 21 Oct 2015 07:28:00 GMT = 1445412480.
+  const auto at = std::chrono::system_clock::from_time_t(1445412480);
+  EXPECT_EQ(ParseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT", at - std::chrono::seconds(30)), milliseconds(30000));
+  EXPECT_EQ(ParseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT", at + std::chrono::seconds(5)), milliseconds(0));
+}
+
+std::string StatusWith(const std::vector<google::protobuf::Message*>& details) {
+  google::rpc::Status s;
+  s.set_code(14);
+  s.set_message("unavailable");
+  for (auto* d : details) s.add_details()->PackFrom(*d);
+  return s.SerializeAsString();
+}
+
+TEST(OtlpGrpcRetryInfo, ReadsRetryDelay) {
+  google::rpc::RetryInfo info;
+  info.mutable_retry_delay()->set_seconds(3);
+  info.mutable_retry_delay()->set_nanos(250000000);
+  EXPECT_EQ(GrpcRetryDelay(StatusWith({&info})), milliseconds(3250));
+  // Behind another detail.
+  google::rpc::Status other;
+  other.set_message("not a RetryInfo");
+  EXPECT_EQ(GrpcRetryDelay(StatusWith({&other, &info})), milliseconds(3250));
+}
+
+TEST(OtlpGrpcRetryInfo, NoneWhenAbsentOrMalformed) {
+  EXPECT_FALSE(GrpcRetryDelay(""));
+  EXPECT_FALSE(GrpcRetryDelay(StatusWith({})));
+  google::rpc::Status other;
+  EXPECT_FALSE(GrpcRetryDelay(StatusWith({&other})));
+  EXPECT_FALSE(GrpcRetryDelay("\xff\xff\xff garbage"));
+  google::rpc::RetryInfo negative;
+  negative.mutable_retry_delay()->set_seconds(-5);
+  EXPECT_FALSE(GrpcRetryDelay(StatusWith({&negative})));
+}
+
+// ---- Encoding ---------------------------------------------------------------------------
+
+std::string ResourceAttr(const pm::ResourceMetrics& rm, const std::string& key) {
+  for (const auto& kv : rm.resource().attributes()) {
+    if (kv.key() == key) return kv.value().string_value();
+  }
+  return "";
+}
+
+struct Encoded {
+  std::vector<ExportRequest> requests;
+  // cgroup path -> metric names (in order of arrival)
+  std::map<std::string, std::vector<std::string>> metrics;
+  uint64_t points = 0;
+};
+
+Encoded EncodeWith(const Snapshot& s, size_t limit) {
+  OtlpEncoder enc(NodeResource{{{"host.name", "node-a"}}}, {}, limit);
+  Encoded e;
+  enc.Encode(s, &e.requests);
+  e.points = enc.last_points();
+  for (const ExportRequest& r : e.requests) {
+    for (const auto& rm : r.resource_metrics()) {
+      auto& names = e.metrics[ResourceAttr(rm, "statlet.cgroup.path")];
+      for (const auto& sm : rm.scope_metrics()) {
+        for (const auto& m : sm.metrics()) names.push_back(m.name());
+      }
+    }
+  }
+  return e;
+}
+
+TEST(OtlpEncoder, SplitsRequestsUnderTheLimit) {
+  const Snapshot s = testing::MakeNodeSnapshot({.pods = 40, .containers_per_pod = 3});
+  const Encoded whole = EncodeWith(s, 64 << 20);
+  ASSERT_EQ(whole.requests.size(), 1u);
+  const size_t total = whole.requests[0].ByteSizeLong();
+  const size_t limit = total / 7;
+  const Encoded split = EncodeWith(s, limit);
+  EXPECT_GE(split.requests.size(), 7u);
+  for (const ExportRequest& r : split.requests) EXPECT_LE(r.ByteSizeLong(), limit);
+  // Every resource and every metric arrives once, whichever request carries it.
+  EXPECT_EQ(split.metrics, whole.metrics);
+  EXPECT_EQ(split.points, whole.points);
+}
+
+TEST(OtlpEncoder, SplitsAResourceLargerThanTheLimitByMetric) {
+  const Snapshot s = testing::MakeNodeSnapshot({.pods = 2, .containers_per_pod = 1});
+  const Encoded whole = EncodeWith(s, 64 << 20);
+  size_t largest = 0, largest_metric = 0;
+  std::string path;
+  for (const auto& rm : whole.requests[0].resource_metrics()) {
+    if (rm.ByteSizeLong() > largest) {
+      largest = rm.ByteSizeLong();
+      path = ResourceAttr(rm, "statlet.cgroup.path");
+    }
+    for (const auto& m : rm.scope_metrics(0).metrics()) largest_metric = std::max(largest_metric, m.ByteSizeLong());
+  }
+  // Under the largest resource, still above its resource header plus its largest metric.
+  const size_t limit = std::max(largest / 3, largest_metric + 1024);
+  ASSERT_LT(limit, largest);
+  const Encoded split = EncodeWith(s, limit);
+  size_t pieces = 0;
+  for (const ExportRequest& r : split.requests) {
+    EXPECT_LE(r.ByteSizeLong(), limit);
+    for (const auto& rm : r.resource_metrics()) {
+      if (ResourceAttr(rm, "statlet.cgroup.path") != path) continue;
+      ++pieces;
+      // Each piece is a whole resource: the same attributes and scope as the original.
+      EXPECT_EQ(ResourceAttr(rm, "host.name"), "node-a");
+      ASSERT_EQ(rm.scope_metrics_size(), 1);
+      EXPECT_EQ(rm.scope_metrics(0).scope().name(), "statlet");
+      EXPECT_GT(rm.scope_metrics(0).metrics_size(), 0);
+    }
+  }
+  EXPECT_GE(pieces, 2u);
+  EXPECT_EQ(split.metrics, whole.metrics);
+  EXPECT_EQ(split.points, whole.points);
+}
+
+TEST(OtlpEncoder, RunQueueLatencyIsAnExplicitBucketHistogram) {
+  const Snapshot s = testing::MakeNodeSnapshot({.pods = 3, .containers_per_pod = 1, .with_bpf = true});
+  const Encoded e = EncodeWith(s, 64 << 20);
+  size_t checked = 0;
+  for (const auto& rm : e.requests[0].resource_metrics()) {
+    const std::string path = ResourceAttr(rm, "statlet.cgroup.path");
+    const CgroupStats* c = nullptr;
+    for (const CgroupStats& cg : s.cgroups) {
+      if (cg.id.cgroup_path == path) c = &cg;
+    }
+    ASSERT_NE(c, nullptr) << path;
+    for (const auto& m : rm.scope_metrics(0).metrics()) {
+      if (m.name() != "statlet.cpu.runqueue.latency") continue;
+      ASSERT_TRUE(m.has_histogram()) << m.DebugString();
+      EXPECT_EQ(m.unit(), "s");
+      EXPECT_EQ(m.histogram().aggregation_temporality(), pm::AGGREGATION_TEMPORALITY_CUMULATIVE);
+      ASSERT_EQ(m.histogram().data_points_size(), 1);
+      const pm::HistogramDataPoint& p = m.histogram().data_points(0);
+      const std::vector<uint64_t>& log2 = c->bpf.runq_latency_log2_us;
+      const auto bounds = metrics::RunqueueLatencyBounds();
+      // The spec: bucket_counts has one more entry than explicit_bounds, bounds increase.
+      ASSERT_EQ(static_cast<size_t>(p.bucket_counts_size()), static_cast<size_t>(p.explicit_bounds_size()) + 1);
+      ASSERT_EQ(static_cast<size_t>(p.explicit_bounds_size()), std::min(log2.size() - 1, bounds.size()));
+      for (int i = 0; i < p.explicit_bounds_size(); ++i) {
+        EXPECT_DOUBLE_EQ(p.explicit_bounds(i), bounds[i]);
+        if (i > 0) {
+          EXPECT_GT(p.explicit_bounds(i), p.explicit_bounds(i - 1));
+        }
+      }
+      uint64_t total = 0, tail = 0;
+      for (size_t i = 0; i < log2.size(); ++i) {
+        total += log2[i];
+        if (i >= static_cast<size_t>(p.explicit_bounds_size())) {
+          tail += log2[i];
+        } else {
+          EXPECT_EQ(p.bucket_counts(static_cast<int>(i)), log2[i]) << "bucket " << i;
+        }
+      }
+      EXPECT_EQ(p.bucket_counts(p.bucket_counts_size() - 1), tail);
+      EXPECT_EQ(p.count(), total);
+      EXPECT_GT(total, 0u);
+      ASSERT_TRUE(p.has_sum());
+      EXPECT_DOUBLE_EQ(p.sum(), static_cast<double>(*c->bpf.runq_latency_sum_ns) / 1e9);
+      EXPECT_EQ(p.time_unix_nano(), static_cast<uint64_t>(s.timestamp_ns));
+      EXPECT_LE(p.start_time_unix_nano(), p.time_unix_nano());
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 3u);
+}
+
+}  // namespace
+}  // namespace statlet::otlp
