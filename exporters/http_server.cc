@@ -73,7 +73,7 @@ class HttpServer::Impl {
         routes(std::move(routes)),
         auth(o.web),
         workers("statlet-http", std::max<size_t>(1, o.threads), std::max<size_t>(1, o.max_queued_requests)),
-        auth_workers("statlet-auth", 1, kAuthQueue) {}
+        auth_workers("statlet-auth", 1, kAuthQueue, /*nice=*/10) {}
 
   void Accept(Listener which);
   void OnAccepted(Listener which, tcp::socket socket);
@@ -96,7 +96,7 @@ class HttpServer::Impl {
   std::optional<asio::ssl::context> tls;
   BasicAuthenticator auth;
   WorkerPool workers;       // on_worker routes
-  WorkerPool auth_workers;  // bcrypt checks
+  WorkerPool auth_workers;  // bcrypt checks, at nice 10
   tcp::acceptor main_acceptor{io};
   tcp::acceptor health_acceptor{io};
   asio::steady_timer main_retry{io};

@@ -14,10 +14,10 @@
 //  - Cheap routes (/healthz) run on the event loop and are answered even while every
 //    worker is busy; expensive ones run on a bounded worker pool (503 when its queue is
 //    full). The bcrypt check of unknown credentials runs on a one-thread pool of its own
-//    (429 when its queue is full), so a flood of wrong passwords costs at most one core
-//    and never waits in front of a scraper whose credentials were verified before. (Not
-//    at a low priority: on a busy node that starved a new scraper's first check for
-//    seconds.)
+//    at nice 10 (429 when its queue is full), so a flood of wrong passwords costs at most
+//    a tenth of a busy core and never waits in front of a scraper whose credentials were
+//    verified before. (Nice 19 starved a new scraper's first check for seconds on a busy
+//    node; nice 0 let a flood slow verified scrapes.)
 //  - The listen address is held exclusively (no SO_REUSEPORT): a second instance fails
 //    with a clear error. An optional second address serves chosen routes without TLS or
 //    auth, for the kubelet's probes.

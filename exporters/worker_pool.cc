@@ -1,11 +1,13 @@
 #include "exporters/worker_pool.h"
 
 #include <pthread.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace statlet {
 
-WorkerPool::WorkerPool(std::string name, size_t threads, size_t max_queued)
-    : name_(std::move(name)), max_queued_(max_queued) {
+WorkerPool::WorkerPool(std::string name, size_t threads, size_t max_queued, int nice)
+    : name_(std::move(name)), nice_(nice), max_queued_(max_queued) {
   for (size_t i = 0; i < threads; ++i) {
     threads_.emplace_back([this] { Run(); });
     pthread_setname_np(threads_.back().native_handle(), name_.substr(0, 15).c_str());
@@ -41,6 +43,8 @@ void WorkerPool::Stop() {
 }
 
 void WorkerPool::Run() {
+  // On Linux a nice value is per thread.
+  if (nice_ != 0) ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), nice_);
   while (true) {
     std::function<void()> job;
     {

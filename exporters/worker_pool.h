@@ -16,8 +16,10 @@ namespace statlet {
 
 class WorkerPool {
  public:
-  // `name` is given to the threads (visible in /proc/<pid>/task/*/comm, at most 15 chars).
-  WorkerPool(std::string name, size_t threads, size_t max_queued);
+  // `name` is given to the threads (visible in /proc/<pid>/task/*/comm, at most 15 chars);
+  // `nice` (0..19) lowers their scheduling priority, for work a client can make the daemon
+  // do at will.
+  WorkerPool(std::string name, size_t threads, size_t max_queued, int nice = 0);
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -31,6 +33,7 @@ class WorkerPool {
   void Run();
 
   std::string name_;
+  int nice_;
   size_t max_queued_;
   std::mutex mu_;
   std::condition_variable cv_;
