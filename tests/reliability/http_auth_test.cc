@@ -153,7 +153,11 @@ TEST(HttpAuth, WrongPasswordFloodDoesNotSlowVerifiedScrapers) {
   std::printf("figure: verified scrape p50 %.2f ms quiet, %.2f ms under a wrong-password flood (%d attempts)\n",
               quiet_ms, flood_ms, attempts.load());
   EXPECT_EQ(quiet_failed + flood_failed, 0);
-  EXPECT_LT(flood_ms, 3 * quiet_ms + 20) << "wrong passwords slow down a scraper whose credentials were verified";
+  // A scraper queued behind bcrypt would wait for checks of ~50 ms each (16 may queue); what
+  // remains is the event loop answering the flood's 429s, several times slower under the
+  // sanitizers.
+  const double slack_ms = kSanitizedBuild ? 60 : 20;
+  EXPECT_LT(flood_ms, 3 * quiet_ms + slack_ms) << "wrong passwords slow down a scraper whose credentials were verified";
 }
 
 // The DaemonSet's probes, as the kubelet sends them (no credentials), against the
