@@ -69,7 +69,7 @@ fi
 if [ -z "$accel" ] && [ "${STATLET_VM_ACCEL:-}" != kvm ]; then
   echo "vm: using TCG"
   boot_start=$(elapsed)
-  boot tcg 30 90 260 && accel=tcg
+  boot tcg 30 150 360 && accel=tcg
 fi
 [ -n "$accel" ] || { echo "vm: FAIL: no accelerator produced results"; exit 1; }
 boot_ms=$(( $(elapsed) - ${boot_start:-$prep_ms} ))
