@@ -812,48 +812,6 @@ std::map<std::string, std::string> MixinQueries() {
   return q;
 }
 
-// Kernel CPU time of a set of cgroups, sampled every 20 ms with the wall clock, so that
-// the CPU used between two Prometheus scrapes (whose timestamps are known) can be read off.
-class CpuRecorder {
- public:
-  explicit CpuRecorder(std::vector<std::string> cgroups) : cgroups_(std::move(cgroups)) {
-    thread_ = std::thread([this] {
-      while (!stop_) {
-        uint64_t ns = 0;
-        for (const auto& c : cgroups_) ns += KernelCpuNs(c);
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          samples_.emplace_back(WallSeconds(), static_cast<double>(ns) / 1e9);
-        }
-        std::this_thread::sleep_for(milliseconds(20));
-      }
-    });
-  }
-  ~CpuRecorder() {
-    stop_ = true;
-    thread_.join();
-  }
-  // CPU seconds at wall time t, interpolated between the samples around it.
-  double At(double t) {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (size_t i = 1; i < samples_.size(); ++i) {
-      if (samples_[i].first >= t) {
-        auto [t0, c0] = samples_[i - 1];
-        auto [t1, c1] = samples_[i];
-        return t1 <= t0 ? c1 : c0 + (c1 - c0) * (t - t0) / (t1 - t0);
-      }
-    }
-    return samples_.empty() ? 0 : samples_.back().second;
-  }
-
- private:
-  std::vector<std::string> cgroups_;
-  std::atomic<bool> stop_{false};
-  std::mutex mu_;
-  std::vector<std::pair<double, double>> samples_;
-  std::thread thread_;
-};
-
 // Debian's Prometheus scrapes statlet as job="cadvisor" (every 500 ms) and evaluates
 // kubernetes-mixin's expressions (tests/e2e/kubernetes_mixin_queries.txt). Each result
 // equals what the test pods' cgroups and interfaces give — a pod's own cgroup never counted
@@ -873,8 +831,17 @@ TEST(E2e, KubernetesMixinExpressionsEqualTheCgroupsAndListPodSandboxMetrics) {
       pod_cgroups[w.pod.namespace_ + "/" + pod_name].push_back(ContainerCgroup(w.pod, id));
     }
   }
-  std::map<std::string, std::unique_ptr<CpuRecorder>> cpu;
-  for (const auto& [key, cgroups] : pod_cgroups) cpu[key] = std::make_unique<CpuRecorder>(cgroups);
+  // Each pod's containers' kernel CPU seconds over time, to read off at scrape timestamps.
+  std::map<std::string, std::unique_ptr<testing::WallClockSeries>> cpu;
+  for (const auto& [key, cgroups] : pod_cgroups) {
+    cpu[key] = std::make_unique<testing::WallClockSeries>(
+        [cgroups] {
+          uint64_t ns = 0;
+          for (const auto& c : cgroups) ns += KernelCpuNs(c);
+          return static_cast<double>(ns) / 1e9;
+        },
+        milliseconds(20));
+  }
 
   const std::string dir = g_stage->dir() + "/prometheus";
   ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0) << dir;

@@ -25,48 +25,6 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-// CPU seconds of a process sampled over time, to compute its true burn over any window.
-class BurnRecorder {
- public:
-  explicit BurnRecorder(pid_t pid) : pid_(pid), thread_([this] { Run(); }) {}
-  ~BurnRecorder() {
-    stop_ = true;
-    thread_.join();
-  }
-  // Average CPUs used over [from, to] (wall-clock seconds), by linear interpolation.
-  double Rate(double from, double to) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return (At(to) - At(from)) / (to - from);
-  }
-
- private:
-  void Run() {
-    while (!stop_) {
-      double cpu = static_cast<double>(ProcessCpuNs(pid_)) / 1e9;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        samples_.emplace_back(WallSeconds(), cpu);
-      }
-      std::this_thread::sleep_for(milliseconds(100));  // sampling period, not synchronisation
-    }
-  }
-  double At(double t) {
-    for (size_t i = 1; i < samples_.size(); ++i) {
-      if (samples_[i].first >= t) {
-        auto [t0, c0] = samples_[i - 1];
-        auto [t1, c1] = samples_[i];
-        return c0 + (c1 - c0) * (t - t0) / (t1 - t0);
-      }
-    }
-    return samples_.empty() ? 0 : samples_.back().second;
-  }
-  pid_t pid_;
-  std::atomic<bool> stop_{false};
-  std::mutex mu_;
-  std::vector<std::pair<double, double>> samples_;
-  std::thread thread_;
-};
-
 TEST(PrometheusServer, ScrapesStatletAndSeesTheBurnRate) {
   const std::string root = "/statlet-promtest-" + std::to_string(::getpid());
   LiveCgroup top(root);
@@ -76,7 +34,9 @@ TEST(PrometheusServer, ScrapesStatletAndSeesTheBurnRate) {
   ASSERT_TRUE(burner_cg.Write(kV1Cpu, "cpu.cfs_quota_us", "50000"));
   Child burner(SpinForever);
   ASSERT_TRUE(burner.StartIn(burner_cg));
-  BurnRecorder burn(burner.pid());
+  // The burner's true CPU seconds over time, for its burn over any window.
+  WallClockSeries burn([pid = burner.pid()] { return static_cast<double>(ProcessCpuNs(pid)) / 1e9; },
+                       milliseconds(100));
 
   char dir_template[] = "/tmp/statlet-prom-XXXXXX";
   ASSERT_NE(::mkdtemp(dir_template), nullptr);

@@ -65,6 +65,37 @@ double WallSeconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+WallClockSeries::WallClockSeries(std::function<double()> read, std::chrono::milliseconds period)
+    : read_(std::move(read)), period_(period) {
+  thread_ = std::thread([this] {
+    while (!stop_) {
+      const double v = read_();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        samples_.emplace_back(WallSeconds(), v);
+      }
+      std::this_thread::sleep_for(period_);  // the sampling period, not synchronisation
+    }
+  });
+}
+
+WallClockSeries::~WallClockSeries() {
+  stop_ = true;
+  thread_.join();
+}
+
+double WallClockSeries::At(double t) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 1; i < samples_.size(); ++i) {
+    if (samples_[i].first >= t) {
+      auto [t0, v0] = samples_[i - 1];
+      auto [t1, v1] = samples_[i];
+      return t1 <= t0 ? v1 : v0 + (v1 - v0) * (t - t0) / (t1 - t0);
+    }
+  }
+  return samples_.empty() ? 0 : samples_.back().second;
+}
+
 uint64_t DecimalSecondsToNanos(const std::string& v) {
   const size_t dot = v.find('.');
   uint64_t ns = std::stoull(v.substr(0, dot)) * 1000000000ull;

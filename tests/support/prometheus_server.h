@@ -2,9 +2,15 @@
 // server's own storage under the test's directory, instant queries over its HTTP API.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
 #include <optional>
 #include <string>
 
@@ -45,6 +51,27 @@ class PrometheusServer {
 
 // Seconds since the epoch, as Prometheus stamps its samples.
 double WallSeconds();
+
+// A quantity (CPU seconds of a process or of cgroups…) read every `period` on a thread of
+// its own with the wall clock beside it, so that its value at a Prometheus sample's
+// timestamp, or its rate between two, can be read off afterwards.
+class WallClockSeries {
+ public:
+  WallClockSeries(std::function<double()> read, std::chrono::milliseconds period);
+  ~WallClockSeries();
+  // The value at wall time t (seconds since the epoch), interpolated linearly.
+  double At(double t);
+  // The average rate over [from, to].
+  double Rate(double from, double to) { return (At(to) - At(from)) / (to - from); }
+
+ private:
+  std::function<double()> read_;
+  std::chrono::milliseconds period_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  std::vector<std::pair<double, double>> samples_;
+  std::thread thread_;
+};
 
 // A decimal number of seconds as statlet writes it ("12.0345") in exact nanoseconds.
 uint64_t DecimalSecondsToNanos(const std::string& v);
