@@ -887,28 +887,42 @@ TEST(E2e, KubernetesMixinExpressionsEqualTheCgroupsAndListPodSandboxMetrics) {
   nlohmann::json range = prom->Query("container_cpu_usage_seconds_total{job=\"cadvisor\",id=\"" +
                                          ContainerCgroup(burner.pod, burner.containers.at("burn")) + "\"}[1m]",
                                      at);
+  // How long each scrape took: statlet collected somewhere inside [timestamp, timestamp + duration].
+  nlohmann::json durations = prom->Query("scrape_duration_seconds{job=\"cadvisor\"}[1m]", at);
   read_kernel(&rx_after, &ws_after);
   ASSERT_TRUE(pod_cpu && pod_seconds && pod_ws && ns_rx && ns_rx_rate && range != nullptr && range.size() == 1);
+  ASSERT_TRUE(durations != nullptr && durations.size() == 1);
   const auto& values = range[0]["values"];
   ASSERT_GE(values.size(), 2u);
   const double t1 = values[values.size() - 2][0].get<double>(), t2 = values[values.size() - 1][0].get<double>();
+  std::map<double, double> took;  // scrape timestamp → its duration
+  for (const auto& v : durations[0]["values"]) took[v[0].get<double>()] = std::stod(v[1].get<std::string>());
+  ASSERT_TRUE(took.count(t1) && took.count(t2)) << "no scrape_duration_seconds at the samples' timestamps";
+  const double d1 = took.at(t1), d2 = took.at(t2);
 
   for (const auto& [key, cgroups] : pod_cgroups) {
     ASSERT_TRUE(pod_cpu->count(key)) << key << " missing from " << queries.at("pod_cpu_irate");
-    // The pods' containers used this much CPU between the two scrapes (statlet collects
-    // when scraped: a scrape's value is the cgroups' at its timestamp, a few ms late).
+    // The pods' containers used this much CPU between the two scrapes. statlet collects when
+    // scraped, so each scrape's value is the cgroups' at some moment inside that scrape: the
+    // irate lies between the cgroups' rates over the narrowest and the widest such window.
     const double truth = (cpu[key]->At(t2) - cpu[key]->At(t1)) / (t2 - t1);
-    EXPECT_NEAR(pod_cpu->at(key), truth, 0.02 * truth + 0.01)
-        << key << ": Prometheus irate " << pod_cpu->at(key) << " cores, the cgroups " << truth << " cores";
-    // The cumulative seconds of the last scrape against the cgroups' at its timestamp.
+    const double lowest = (cpu[key]->At(t2) - cpu[key]->At(t1 + d1)) / (t2 - t1);
+    const double highest = (cpu[key]->At(t2 + d2) - cpu[key]->At(t1)) / (t2 - t1);
+    EXPECT_GE(pod_cpu->at(key), lowest * 0.99 - 0.005)
+        << key << ": Prometheus irate " << pod_cpu->at(key) << " cores, the cgroups " << lowest << ".." << highest;
+    EXPECT_LE(pod_cpu->at(key), highest * 1.01 + 0.005)
+        << key << ": Prometheus irate " << pod_cpu->at(key) << " cores, the cgroups " << lowest << ".." << highest;
+    // The cumulative seconds of the last scrape against the cgroups' during that scrape.
     ASSERT_TRUE(pod_seconds->count(key)) << key;
-    EXPECT_NEAR(pod_seconds->at(key), cpu[key]->At(t2), 0.01 * cpu[key]->At(t2) + 0.03)
+    EXPECT_GE(pod_seconds->at(key), cpu[key]->At(t2) - 0.005)
         << key << ": Prometheus " << pod_seconds->at(key) << " s, the cgroups " << cpu[key]->At(t2) << " s";
+    EXPECT_LE(pod_seconds->at(key), cpu[key]->At(t2 + d2) + 0.005)
+        << key << ": Prometheus " << pod_seconds->at(key) << " s, the cgroups " << cpu[key]->At(t2 + d2) << " s";
     ASSERT_TRUE(pod_ws->count(key)) << key;
     EXPECT_GE(pod_ws->at(key), std::min(ws_before[key], ws_after[key]) - kMiB) << key;
     EXPECT_LE(pod_ws->at(key), std::max(ws_before[key], ws_after[key]) + kMiB) << key;
-    std::printf("mixin %s: cpu %.3f cores (cgroups %.3f), working set %.0f (cgroups %.0f..%.0f)\n", key.c_str(),
-                pod_cpu->at(key), truth, pod_ws->at(key), ws_before[key], ws_after[key]);
+    std::printf("mixin %s: cpu %.3f cores (cgroups %.3f, scrapes took %.0f/%.0f ms), working set %.0f (cgroups %.0f..%.0f)\n", key.c_str(),
+                pod_cpu->at(key), truth, d1 * 1e3, d2 * 1e3, pod_ws->at(key), ws_before[key], ws_after[key]);
   }
   for (const std::string& ns : namespaces) {
     ASSERT_TRUE(ns_rx->count(ns)) << ns;
