@@ -1,5 +1,6 @@
 #include "exporters/exposition_text.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -28,19 +29,41 @@ void AppendEscapedHelp(std::string* out, std::string_view help, ExpositionFormat
   }
 }
 
-void AppendUint(std::string* out, uint64_t v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out->append(buf, r.ptr - buf);
+char* WriteUint(char* p, uint64_t v) { return std::to_chars(p, p + kMaxNumberChars, v).ptr; }
+
+char* WriteDouble(char* p, double v) {
+  std::string_view special;
+  if (std::isnan(v)) special = "NaN";
+  else if (std::isinf(v)) special = v > 0 ? "+Inf" : "-Inf";
+  if (!special.empty()) return std::copy(special.begin(), special.end(), p);
+  return std::to_chars(p, p + kMaxNumberChars, v).ptr;  // shortest round trip: <= 24 chars
 }
 
-void AppendDouble(std::string* out, double v) {
-  if (std::isnan(v)) { out->append("NaN"); return; }
-  if (std::isinf(v)) { out->append(v > 0 ? "+Inf" : "-Inf"); return; }
-  char buf[32];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out->append(buf, r.ptr - buf);
+char* WriteScaledUint(char* p, uint64_t units, int decimals) {
+  uint64_t scale = 1;
+  for (int i = 0; i < decimals; ++i) scale *= 10;
+  p = WriteUint(p, units / scale);
+  uint64_t frac = units % scale;
+  if (frac == 0) return p;
+  char digits[20];
+  int n = decimals;
+  for (int i = n - 1; i >= 0; --i) { digits[i] = static_cast<char>('0' + frac % 10); frac /= 10; }
+  while (n > 0 && digits[n - 1] == '0') --n;
+  *p++ = '.';
+  return std::copy(digits, digits + n, p);
 }
+
+namespace {
+template <class Write, class... Args>
+void AppendWith(std::string* out, Write write, Args... args) {
+  char buf[kMaxNumberChars];
+  out->append(buf, write(buf, args...) - buf);
+}
+}  // namespace
+
+void AppendUint(std::string* out, uint64_t v) { AppendWith(out, WriteUint, v); }
+void AppendDouble(std::string* out, double v) { AppendWith(out, WriteDouble, v); }
+void AppendScaledUint(std::string* out, uint64_t units, int decimals) { AppendWith(out, WriteScaledUint, units, decimals); }
 
 void AppendCanonicalFloat(std::string* out, double v) {
   if (std::isnan(v) || std::isinf(v)) {
@@ -63,20 +86,6 @@ void AppendCanonicalFloat(std::string* out, double v) {
   std::string_view fixed(buf, r.ptr - buf);
   out->append(fixed);
   if (fixed.find('.') == std::string_view::npos) out->append(".0");
-}
-
-void AppendScaledUint(std::string* out, uint64_t units, int decimals) {
-  uint64_t scale = 1;
-  for (int i = 0; i < decimals; ++i) scale *= 10;
-  AppendUint(out, units / scale);
-  uint64_t frac = units % scale;
-  if (frac == 0) return;
-  char digits[20];
-  int n = decimals;
-  for (int i = n - 1; i >= 0; --i) { digits[i] = static_cast<char>('0' + frac % 10); frac /= 10; }
-  while (n > 0 && digits[n - 1] == '0') --n;
-  out->push_back('.');
-  out->append(digits, n);
 }
 
 }  // namespace statlet

@@ -16,6 +16,14 @@ void AppendEscapedLabelValue(std::string* out, std::string_view value);
 // HELP escaping: text 0.0.4 escapes backslash and line feed; OpenMetrics also double quote.
 void AppendEscapedHelp(std::string* out, std::string_view help, ExpositionFormat format);
 
+// Cursor forms of the number writers, for hot loops that write through a raw cursor: each
+// writes at most kMaxNumberChars at `p` and returns the new end. The Append forms below are
+// these applied to a string.
+inline constexpr size_t kMaxNumberChars = 32;
+char* WriteUint(char* p, uint64_t v);
+char* WriteDouble(char* p, double v);
+char* WriteScaledUint(char* p, uint64_t units, int decimals);
+
 void AppendUint(std::string* out, uint64_t v);
 // Shortest round-trip form; "+Inf", "-Inf", "NaN" for the special values.
 void AppendDouble(std::string* out, double v);

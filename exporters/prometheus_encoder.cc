@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "exporters/staged_text.h"
+#include "metrics/snapshot_samples_visit.h"
+
 namespace statlet {
 namespace {
 
@@ -75,14 +78,15 @@ void AppendCgroupLabels(std::string* out, const Identity& id, bool* first) {
   AppendLabel(out, first, "pod", pod);
 }
 
-void AppendValue(std::string* out, const metrics::Value& v) {
+char* WriteValue(char* p, const metrics::Value& v) {
   using K = metrics::Value::Kind;
   switch (v.kind) {
-    case K::kCount: AppendUint(out, v.u); return;
-    case K::kNanoseconds: AppendNanosAsSeconds(out, v.u); return;
-    case K::kMicroseconds: AppendMicrosAsSeconds(out, v.u); return;
-    case K::kDouble: AppendDouble(out, v.d); return;
+    case K::kCount: return WriteUint(p, v.u);
+    case K::kNanoseconds: return WriteScaledUint(p, v.u, 9);
+    case K::kMicroseconds: return WriteScaledUint(p, v.u, 6);
+    case K::kDouble: return WriteDouble(p, v.d);
   }
+  return p;
 }
 
 }  // namespace
@@ -90,17 +94,26 @@ void AppendValue(std::string* out, const metrics::Value& v) {
 // The sink the value path writes into: one family at a time.
 class PrometheusEncoder::Writer final : public metrics::SampleSink {
  public:
-  Writer(PrometheusEncoder* enc, std::string* out) : enc_(*enc), out_(*out) {}
-  void StartFamily(const MetricFamily& f) { family_ = &f; }
-  void StartCgroup(size_t cgroup) {
-    cgroup_ = cgroup;
-    position_ = 0;
+  // Overwrites *out from its start.
+  Writer(PrometheusEncoder* enc, std::string* out) : enc_(*enc), text_(out, 0) {}
+  void StartFamily(const MetricFamily& f, std::string_view header) {
+    family_ = &f;
+    cgroup_ = SIZE_MAX;
+    text_.Append(header);
   }
 
-  void Add(size_t cgroup, const metrics::LabelValues& labels, metrics::Value v) override {
-    Begin({}, cgroup, labels.n ? std::string_view(enc_.ExtraFor(*family_, position_++, labels)) : std::string_view());
-    AppendValue(&out_, v);
-    out_.push_back('\n');
+  // Inlined into each rule of the visit: a sample without labels then builds no LabelValues.
+  [[gnu::always_inline]] void Add(size_t cgroup, const metrics::LabelValues& labels, metrics::Value v) override {
+    std::string_view extra;
+    if (labels.n) {
+      // Rendered label suffixes are cached per (family, position within the cgroup).
+      if (cgroup != cgroup_) {
+        cgroup_ = cgroup;
+        position_ = 0;
+      }
+      extra = enc_.ExtraFor(*family_, position_++, labels);
+    }
+    Line({}, cgroup, extra, v);
   }
 
   void AddHistogram(size_t cgroup, const metrics::Histogram& h) override {
@@ -108,61 +121,65 @@ class PrometheusEncoder::Writer final : public metrics::SampleSink {
     uint64_t cumulative = 0;
     for (size_t i = 0; i + 1 < h.counts.size() && i < h.upper_bounds.size(); ++i) {
       cumulative += h.counts[i];
-      Begin("_bucket", cgroup, enc_.LeLabel(i, h.upper_bounds[i]));
-      AppendUint(&out_, cumulative);
-      out_.push_back('\n');
+      Line("_bucket", cgroup, enc_.LeLabel(i, h.upper_bounds[i]), metrics::Value::Count(cumulative));
     }
     for (size_t i = std::min(h.upper_bounds.size(), h.counts.size() - 1); i < h.counts.size(); ++i) {
       cumulative += h.counts[i];
     }
-    Begin("_bucket", cgroup, ",le=\"+Inf\"");
-    AppendUint(&out_, cumulative);
-    out_.push_back('\n');
+    Line("_bucket", cgroup, ",le=\"+Inf\"", metrics::Value::Count(cumulative));
     // OpenMetrics: _count if and only if _sum.
     if (!h.has_sum) return;
-    Begin("_count", cgroup, {});
-    AppendUint(&out_, cumulative);
-    out_.push_back('\n');
-    Begin("_sum", cgroup, {});
-    AppendValue(&out_, h.sum);
-    out_.push_back('\n');
+    Line("_count", cgroup, {}, metrics::Value::Count(cumulative));
+    Line("_sum", cgroup, {}, h.sum);
   }
 
   void AddEvent(const OomEvent& e, const metrics::LabelValues& labels, metrics::Value v) override {
     // Labels come from the event alone (the victim cgroup's identity as the Sampler
     // resolved it), so a series keeps them after the cgroup is gone.
-    out_.append(family_->name);
+    std::string& line = enc_.event_line_;
+    line.assign(family_->name);
     bool first = true;
     if (e.cgroup) {
-      AppendCgroupLabels(&out_, *e.cgroup, &first);
+      AppendCgroupLabels(&line, *e.cgroup, &first);
     } else {
-      AppendLabel(&out_, &first, "id", e.cgroup_path);
+      AppendLabel(&line, &first, "id", e.cgroup_path);
     }
     for (size_t k = 0; k < labels.n && k < family_->labels.size(); ++k) {
-      AppendLabel(&out_, &first, family_->labels[k], labels.v[k]);
+      AppendLabel(&line, &first, family_->labels[k], labels.v[k]);
     }
-    out_.append(first ? " " : "} ");
-    AppendValue(&out_, v);
-    out_.push_back('\n');
+    line.append(first ? " " : "} ");
+    text_.Append(line);
+    char* p = text_.Reserve(kMaxNumberChars + 1);
+    p = WriteValue(p, v);
+    *p++ = '\n';
+    text_.Commit(p);
     ++enc_.series_;
   }
 
  private:
-  // `name` + suffix + the cgroup's block + extra + "} ". A block is never empty (id is always
-  // set), so extras start with ','.
-  void Begin(std::string_view sample_suffix, size_t cgroup, std::string_view extra) {
-    out_.append(family_->name);
-    out_.append(sample_suffix);
-    out_.append(enc_.cache_[cgroup].block);
-    out_.append(extra);
-    out_.append("} ", 2);
+  // `name` + suffix + the cgroup's block + extra + "} " + value + "\n". A block is never
+  // empty (id is always set), so extras start with ','.
+  [[gnu::always_inline]] void Line(std::string_view suffix, size_t cgroup, std::string_view extra, metrics::Value v) {
+    const std::string_view name = family_->name;
+    const std::string& block = enc_.cache_[cgroup].block;
+    const size_t head = name.size() + suffix.size() + block.size() + extra.size() + 2;
+    char* p = text_.Reserve(head + kMaxNumberChars + 1);
+    p = StagedText::Put(p, name);
+    p = StagedText::Put(p, suffix);
+    p = StagedText::Put(p, block);
+    p = StagedText::Put(p, extra);
+    *p++ = '}';
+    *p++ = ' ';
+    p = WriteValue(p, v);
+    *p++ = '\n';
+    text_.Commit(p);
     ++enc_.series_;
   }
 
   PrometheusEncoder& enc_;
-  std::string& out_;
+  StagedText text_;
   const MetricFamily* family_ = nullptr;
-  size_t cgroup_ = 0;
+  size_t cgroup_ = SIZE_MAX;  // the cgroup whose samples position_ counts
   size_t position_ = 0;
 };
 
@@ -246,22 +263,17 @@ const std::string& PrometheusEncoder::LeLabel(size_t bucket, double bound) {
 }
 
 void PrometheusEncoder::Encode(const Snapshot& s, ExpositionFormat format, std::string* out) {
-  out->clear();
   series_ = 0;
   samples_.Bind(s);
   const size_t count = samples_.cgroup_count();
   SyncLabelCache(s, count);
   const auto& headers = format == ExpositionFormat::kText004 ? text_headers_ : om_headers_;
-  Writer w(this, out);
+  Writer w(this, out);  // cuts *out to what was written when it goes
   for (const MetricFamily& f : AllMetricFamilies()) {
-    out->append(headers[static_cast<size_t>(f.id)]);
-    w.StartFamily(f);
+    w.StartFamily(f, headers[static_cast<size_t>(f.id)]);
     switch (f.scope) {
       case MetricScope::kCgroup:
-        for (size_t i = 0; i < count; ++i) {
-          w.StartCgroup(i);
-          samples_.ForEachSample(f.id, i, w);
-        }
+        samples_.ForEachSampleIn(f.id, 0, count, w);
         break;
       case MetricScope::kEvent: samples_.ForEachEventSample(f.id, w); break;
     }

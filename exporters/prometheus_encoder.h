@@ -78,6 +78,7 @@ class PrometheusEncoder {
   std::vector<CgroupLabels> cache_;    // sorted by path, parallel to the encoded cgroups
   std::vector<CgroupLabels> scratch_;  // the previous cache while syncing (capacity reused)
   std::vector<std::string> le_labels_;  // ",le=\"2e-06\"" for bucket i
+  std::string event_line_;              // an event-scope sample's head (capacity reused)
 
   uint64_t series_ = 0;
   uint64_t blocks_rendered_ = 0;

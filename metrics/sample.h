@@ -56,7 +56,7 @@ struct LabelValues {
   uint8_t n = 0;
 
   LabelValues() = default;
-  LabelValues(std::initializer_list<std::string_view> values) {
+  [[gnu::always_inline]] LabelValues(std::initializer_list<std::string_view> values) {
     for (std::string_view s : values) {
       if (n < kMax) v[n++] = s;
     }

@@ -2,32 +2,14 @@
 
 #include <strings.h>
 
-#include <algorithm>
-#include <array>
 #include <cstdio>
-#include <limits>
-#include <optional>
 
-#include "metrics/derived_values.h"
-
-#include "collector/memory_qos.h"
+#include "metrics/snapshot_samples_visit.h"
 
 namespace statlet::metrics {
-namespace {
 
-using F = FamilyId;
+namespace visit_detail {
 
-// cAdvisor reports limits above 2^62 (the kernel's rounded "max") as 0.
-constexpr uint64_t kCadvisorUnlimited = uint64_t{1} << 62;
-Value CadvisorLimit(uint64_t v) { return Value::Count(v > kCadvisorUnlimited ? 0 : v); }
-// statlet's own limit families: +Inf when unlimited.
-Value StatletLimit(uint64_t v) {
-  return Value::Double(v == kUnlimited || v > kCadvisorUnlimited ? std::numeric_limits<double>::infinity()
-                                                                 : static_cast<double>(v));
-}
-bool Limited(const Opt<uint64_t>& v) { return v.has_value() && *v != kUnlimited; }
-
-// "cpu00", "cpu01"... (cAdvisor's per-CPU label values), built once.
 std::string_view CpuLabel(size_t cpu) {
   static const std::vector<std::string>* labels = [] {
     auto* v = new std::vector<std::string>();
@@ -41,7 +23,6 @@ std::string_view CpuLabel(size_t cpu) {
   return cpu < labels->size() ? std::string_view((*labels)[cpu]) : std::string_view();
 }
 
-// A device number as a label value: from a table built once, or rendered into *buf.
 std::string_view Decimal(uint32_t v, std::string* buf) {
   static const std::vector<std::string>* labels = [] {
     auto* t = new std::vector<std::string>();
@@ -53,17 +34,9 @@ std::string_view Decimal(uint32_t v, std::string* buf) {
   return *buf;
 }
 
-constexpr std::string_view kMemoryEventNames[] = {"low", "high", "max", "oom", "oom_kill", "oom_group_kill"};
-const Opt<uint64_t>& MemoryEvent(const MemoryEvents& e, size_t i) {
-  switch (i) {
-    case 0: return e.low;
-    case 1: return e.high;
-    case 2: return e.max;
-    case 3: return e.oom;
-    case 4: return e.oom_kill;
-    default: return e.oom_group_kill;
-  }
-}
+}  // namespace visit_detail
+
+namespace {
 
 // Whether two OOM events would carry the same labels (same victim cgroup, pid, comm and
 // constraint); the older one is then left out, so that no two series share a label set.
@@ -180,291 +153,8 @@ void SnapshotSamples::Bind(const Snapshot& s) {
   }
 }
 
-void SnapshotSamples::ForEachSample(FamilyId id, size_t i, SampleSink& sink) {
-  const Snapshot& s = *snap_;
-  const CgroupStats& c = s.cgroups[i];
-  const CpuStats& cpu = c.cpu;
-  const MemoryStats& mem = c.memory;
-  const bool cfs = Limited(cpu.quota_us);
-  auto count = [&](const Opt<uint64_t>& v, LabelValues l = {}) {
-    if (v) sink.Add(i, l, Value::Count(*v));
-  };
-  auto nanos = [&](const Opt<uint64_t>& v, LabelValues l = {}) {
-    if (v) sink.Add(i, l, Value::Nanos(*v));
-  };
-  auto psi_total = [&](const Psi& p, bool full) {
-    const Opt<PsiLine>& line = full ? p.full : p.some;
-    if (line) sink.Add(i, {}, Value::Micros(line->total_us));
-  };
-  auto network = [&](auto field) {
-    const NetNamespaceStats* ns = container_net_[i];
-    if (!ns) return;
-    size_t n = 0;
-    for (const NetInterfaceStats& itf : ns->interfaces) {
-      if (rules_.max_interfaces && n++ >= rules_.max_interfaces) break;
-      if (!CountsInterface(rules_, itf.name)) continue;
-      sink.Add(i, {itf.name}, Value::Count(itf.*field));
-    }
-  };
-  auto pod_network = [&](auto rx, auto tx) {
-    const NetNamespaceStats* ns = pod_net_[i];
-    if (!ns) return;
-    size_t n = 0;
-    for (const NetInterfaceStats& itf : ns->interfaces) {
-      if (rules_.max_interfaces && n++ >= rules_.max_interfaces) break;
-      sink.Add(i, {"receive", itf.name}, Value::Count(itf.*rx));
-      sink.Add(i, {"transmit", itf.name}, Value::Count(itf.*tx));
-    }
-  };
-  auto per_device = [&](auto field) {
-    for (const IoDeviceStats& d : c.io.devices) {
-      if (const Opt<uint64_t>& v = d.*field) sink.Add(i, {devices_.Name(d.major, d.minor)}, Value::Count(*v));
-    }
-  };
-  auto io_cost = [&](auto field) {
-    for (const IoDeviceStats& d : c.io.devices) {
-      if (const Opt<uint64_t>& v = d.*field) sink.Add(i, {devices_.Name(d.major, d.minor)}, Value::Micros(*v));
-    }
-  };
-  auto writable_layer = [&](auto field) {
-    // The writable layer as the runtime reports it: containers only (a pod cgroup carries
-    // its sandbox's metadata, and the sandbox has no layer of its own here).
-    if (c.id.kind != CgroupKind::kContainer || !c.id.meta || c.id.meta->writable_layer.timestamp_ns == 0) return;
-    const auto& layer = c.id.meta->writable_layer;
-    if (const Opt<uint64_t>& v = layer.*field) {
-      sink.Add(i, {layer.device.empty() ? std::string_view(layer.mountpoint) : std::string_view(layer.device)},
-               Value::Count(*v));
-    }
-  };
-  auto hugetlb = [&](auto field) {
-    for (const MemoryStats::Hugetlb& h : mem.hugetlb) {
-      if (const Opt<uint64_t>& v = h.*field) sink.Add(i, {h.page_size}, Value::Count(*v));
-    }
-  };
-
-  // One case per family, no default: a family without its rule does not compile (-Wswitch).
-  switch (id) {
-    case F::kContainerLastSeen:
-      sink.Add(i, {}, Value::Count(static_cast<uint64_t>(std::max<int64_t>(0, s.timestamp_ns) / 1000000000)));
-      return;
-    case F::kContainerCreationTimeSeconds:
-      if (c.id.created_ns && *c.id.created_ns > 0) sink.Add(i, {}, Value::Nanos(static_cast<uint64_t>(*c.id.created_ns)));
-      return;
-    case F::kContainerStartTimeSeconds:
-      if (std::optional<int64_t> start = StartTimeNs(c)) sink.Add(i, {}, Value::Nanos(static_cast<uint64_t>(*start)));
-      return;
-    case F::kContainerCpuUsageSecondsTotal:
-      if (rules_.per_cpu && !cpu.per_cpu_ns.empty()) {
-        for (size_t k = 0; k < cpu.per_cpu_ns.size(); ++k) {
-          if (cpu.per_cpu_ns[k] > 0) sink.Add(i, {CpuLabel(k)}, Value::Nanos(cpu.per_cpu_ns[k]));
-        }
-      } else {
-        nanos(cpu.usage_ns, {"total"});
-      }
-      return;
-    case F::kContainerCpuUserSecondsTotal: nanos(cpu.user_ns); return;
-    case F::kContainerCpuSystemSecondsTotal: nanos(cpu.system_ns); return;
-    // CFS counters mean something only with a quota.
-    case F::kContainerCpuCfsPeriodsTotal: if (cfs) count(cpu.nr_periods); return;
-    case F::kContainerCpuCfsThrottledPeriodsTotal: if (cfs) count(cpu.nr_throttled); return;
-    case F::kContainerCpuCfsThrottledSecondsTotal: if (cfs) nanos(cpu.throttled_ns); return;
-    case F::kContainerCpuCfsBurstPeriodsTotal: if (cfs) count(cpu.nr_bursts); return;
-    case F::kContainerCpuCfsBurstSecondsTotal: if (cfs) nanos(cpu.burst_ns); return;
-    case F::kContainerSpecCpuPeriod: count(cpu.period_us); return;
-    case F::kContainerSpecCpuQuota: if (cfs) count(cpu.quota_us); return;
-    case F::kContainerSpecCpuShares: count(cpu.shares); return;
-    case F::kContainerSpecMemoryLimitBytes: if (mem.max_bytes) sink.Add(i, {}, CadvisorLimit(*mem.max_bytes)); return;
-    case F::kContainerSpecMemorySwapLimitBytes:
-      if (mem.swap_max_bytes) sink.Add(i, {}, CadvisorLimit(*mem.swap_max_bytes));
-      return;
-    case F::kContainerSpecMemoryReservationLimitBytes: {
-      const Opt<uint64_t>& r = mem.soft_limit_bytes ? mem.soft_limit_bytes : mem.min_bytes;
-      if (r) sink.Add(i, {}, CadvisorLimit(*r));
-      return;
-    }
-    case F::kContainerMemoryUsageBytes: count(mem.usage_bytes); return;
-    case F::kContainerMemoryMaxUsageBytes: count(mem.max_usage_bytes); return;
-    case F::kContainerMemoryWorkingSetBytes: count(mem.working_set_bytes); return;
-    case F::kContainerMemoryRss: count(mem.rss_bytes); return;
-    case F::kContainerMemoryCache: count(mem.cache_bytes); return;
-    case F::kContainerMemoryMappedFile: count(mem.mapped_file_bytes); return;
-    case F::kContainerMemorySwap: count(mem.swap_bytes); return;
-    case F::kContainerMemoryKernelUsage: count(mem.kernel_bytes); return;
-    case F::kContainerMemoryTotalActiveFileBytes: count(mem.active_file); return;
-    case F::kContainerMemoryTotalInactiveFileBytes: count(mem.inactive_file); return;
-    case F::kContainerMemoryFileDirtyBytes: count(mem.file_dirty_bytes); return;
-    case F::kContainerMemoryFileWritebackBytes: count(mem.file_writeback_bytes); return;
-    case F::kContainerMemoryFailcnt: count(mem.failcnt); return;
-    case F::kContainerMemoryFailuresTotal:
-      // statlet reads one (hierarchical) fault count; like cAdvisor on cgroup v2 it is
-      // reported for both scopes.
-      count(mem.pgfault, {"pgfault", "container"});
-      count(mem.pgfault, {"pgfault", "hierarchy"});
-      count(mem.pgmajfault, {"pgmajfault", "container"});
-      count(mem.pgmajfault, {"pgmajfault", "hierarchy"});
-      return;
-    case F::kContainerMemoryPgscanTotal: count(mem.pgscan); return;
-    case F::kContainerMemoryPgstealTotal: count(mem.pgsteal); return;
-    case F::kContainerMemoryWorkingsetRefaultAnonTotal: count(mem.workingset_refault_anon); return;
-    case F::kContainerMemoryWorkingsetRefaultFileTotal: count(mem.workingset_refault_file); return;
-    case F::kContainerMemoryEventsHighTotal: count(mem.events.high); return;
-    case F::kContainerMemoryEventsMaxTotal: count(mem.events.max); return;
-    case F::kContainerOomEventsTotal:
-      count(mem.events_local.oom_kill ? mem.events_local.oom_kill
-            : mem.events.oom_kill     ? mem.events.oom_kill
-                                      : c.bpf.oom_kills);
-      return;
-    case F::kContainerProcesses: count(c.process.processes); return;
-    case F::kContainerThreads: count(c.process.threads ? c.process.threads : c.process.pids_current); return;
-    case F::kContainerThreadsMax:
-      if (c.process.pids_max) sink.Add(i, {}, Value::Count(*c.process.pids_max == kUnlimited ? 0 : *c.process.pids_max));
-      return;
-    case F::kContainerFsReadsBytesTotal: per_device(&IoDeviceStats::read_bytes); return;
-    case F::kContainerFsWritesBytesTotal: per_device(&IoDeviceStats::write_bytes); return;
-    case F::kContainerFsReadsTotal: per_device(&IoDeviceStats::read_ios); return;
-    case F::kContainerFsWritesTotal: per_device(&IoDeviceStats::write_ios); return;
-    case F::kContainerBlkioDeviceUsageTotal:
-      for (const IoDeviceStats& d : c.io.devices) {
-        const std::string& dev = devices_.Name(d.major, d.minor);
-        const std::string_view major = Decimal(d.major, &major_buf_), minor = Decimal(d.minor, &minor_buf_);
-        if (d.read_bytes) sink.Add(i, {dev, major, minor, "Read"}, Value::Count(*d.read_bytes));
-        if (d.write_bytes) sink.Add(i, {dev, major, minor, "Write"}, Value::Count(*d.write_bytes));
-      }
-      return;
-    case F::kContainerFsIoCostUsageSecondsTotal: io_cost(&IoDeviceStats::cost_usage_us); return;
-    case F::kContainerFsIoCostWaitSecondsTotal: io_cost(&IoDeviceStats::cost_wait_us); return;
-    case F::kContainerFsIoCostIndebtSecondsTotal: io_cost(&IoDeviceStats::cost_indebt_us); return;
-    case F::kContainerFsIoCostIndelaySecondsTotal: io_cost(&IoDeviceStats::cost_indelay_us); return;
-    case F::kContainerFsUsageBytes: writable_layer(&ContainerMetadata::WritableLayer::used_bytes); return;
-    case F::kContainerFsLimitBytes: writable_layer(&ContainerMetadata::WritableLayer::capacity_bytes); return;
-    case F::kContainerFsInodesFree: writable_layer(&ContainerMetadata::WritableLayer::inodes_free); return;
-    case F::kContainerFsInodesTotal: writable_layer(&ContainerMetadata::WritableLayer::inodes_total); return;
-    case F::kContainerFileDescriptors: count(c.process.file_descriptors); return;
-    case F::kContainerSockets: count(c.process.sockets); return;
-    case F::kContainerUlimitsSoft:
-      if (const auto& v = c.process.max_open_files_soft) {
-        sink.Add(i, {"max_open_files"}, *v == kUnlimited ? Value::Double(-1.0) : Value::Count(*v));
-      }
-      return;
-    case F::kContainerHugetlbUsageBytes: hugetlb(&MemoryStats::Hugetlb::usage_bytes); return;
-    case F::kContainerHugetlbMaxUsageBytes: hugetlb(&MemoryStats::Hugetlb::max_usage_bytes); return;
-    case F::kContainerHugetlbFailcnt: hugetlb(&MemoryStats::Hugetlb::failcnt); return;
-    case F::kContainerNetworkReceiveBytesTotal: network(&NetInterfaceStats::rx_bytes); return;
-    case F::kContainerNetworkReceivePacketsTotal: network(&NetInterfaceStats::rx_packets); return;
-    case F::kContainerNetworkReceiveErrorsTotal: network(&NetInterfaceStats::rx_errors); return;
-    case F::kContainerNetworkReceivePacketsDroppedTotal: network(&NetInterfaceStats::rx_dropped); return;
-    case F::kContainerNetworkTransmitBytesTotal: network(&NetInterfaceStats::tx_bytes); return;
-    case F::kContainerNetworkTransmitPacketsTotal: network(&NetInterfaceStats::tx_packets); return;
-    case F::kContainerNetworkTransmitErrorsTotal: network(&NetInterfaceStats::tx_errors); return;
-    case F::kContainerNetworkTransmitPacketsDroppedTotal: network(&NetInterfaceStats::tx_dropped); return;
-    case F::kContainerPressureCpuWaitingSecondsTotal: psi_total(cpu.psi, false); return;
-    case F::kContainerPressureCpuStalledSecondsTotal: psi_total(cpu.psi, true); return;
-    case F::kContainerPressureMemoryWaitingSecondsTotal: psi_total(mem.psi, false); return;
-    case F::kContainerPressureMemoryStalledSecondsTotal: psi_total(mem.psi, true); return;
-    case F::kContainerPressureIoWaitingSecondsTotal: psi_total(c.io.psi, false); return;
-    case F::kContainerPressureIoStalledSecondsTotal: psi_total(c.io.psi, true); return;
-    case F::kStatletMemoryEventsTotal: {
-      static_assert(std::size(kMemoryEventNames) == 6);
-      for (int scope = 0; scope < 2; ++scope) {
-        const MemoryEvents& e = scope == 0 ? mem.events : mem.events_local;
-        for (size_t k = 0; k < 6; ++k) count(MemoryEvent(e, k), {kMemoryEventNames[k], scope == 0 ? "hierarchy" : "local"});
-      }
-      return;
-    }
-    case F::kStatletMemoryMinBytes: if (mem.min_bytes) sink.Add(i, {}, StatletLimit(*mem.min_bytes)); return;
-    case F::kStatletMemoryLowBytes: if (mem.low_bytes) sink.Add(i, {}, StatletLimit(*mem.low_bytes)); return;
-    case F::kStatletMemoryHighBytes: if (mem.high_bytes) sink.Add(i, {}, StatletLimit(*mem.high_bytes)); return;
-    case F::kStatletMemoryReclaimScannedPagesTotal:
-      count(mem.pgscan_direct, {"direct"});
-      count(mem.pgscan_kswapd, {"kswapd"});
-      return;
-    case F::kStatletMemoryReclaimStolenPagesTotal:
-      count(mem.pgsteal_direct, {"direct"});
-      count(mem.pgsteal_kswapd, {"kswapd"});
-      return;
-    case F::kStatletPressureStallRatio: {
-      static constexpr std::string_view kRes[3] = {"cpu", "memory", "io"};
-      static constexpr std::string_view kWin[3] = {"10s", "60s", "300s"};
-      const Psi* psis[3] = {&cpu.psi, &mem.psi, &c.io.psi};
-      for (int r = 0; r < 3; ++r) {
-        for (int full = 0; full < 2; ++full) {
-          const Opt<PsiLine>& line = full ? psis[r]->full : psis[r]->some;
-          if (!line) continue;
-          const double avgs[3] = {line->avg10, line->avg60, line->avg300};
-          for (int w = 0; w < 3; ++w) {
-            sink.Add(i, {kRes[r], full ? "full" : "some", kWin[w]}, Value::Double(avgs[w] / 100.0));
-          }
-        }
-      }
-      return;
-    }
-    case F::kStatletPidsCurrent: count(c.process.pids_current); return;
-    case F::kStatletPidsMax: if (c.process.pids_max) sink.Add(i, {}, StatletLimit(*c.process.pids_max)); return;
-    case F::kStatletPidsLimitHitsTotal: count(c.process.pids_events_max); return;
-    case F::kStatletPodNetworkBytesTotal: pod_network(&NetInterfaceStats::rx_bytes, &NetInterfaceStats::tx_bytes); return;
-    case F::kStatletPodNetworkPacketsTotal:
-      pod_network(&NetInterfaceStats::rx_packets, &NetInterfaceStats::tx_packets);
-      return;
-    case F::kStatletPodNetworkErrorsTotal: pod_network(&NetInterfaceStats::rx_errors, &NetInterfaceStats::tx_errors); return;
-    case F::kStatletPodNetworkDroppedPacketsTotal:
-      pod_network(&NetInterfaceStats::rx_dropped, &NetInterfaceStats::tx_dropped);
-      return;
-    case F::kStatletContainerMemoryQosResourceBytes: {
-      if (c.id.kind != CgroupKind::kContainer || !c.id.meta || c.id.meta->is_sandbox) return;
-      const auto& r = c.id.meta->memory_resources;
-      if (!r.reported) return;
-      if (r.limit_bytes) sink.Add(i, {"limit"}, Value::Count(*r.limit_bytes));
-      if (r.unified_min_bytes) sink.Add(i, {"min"}, Value::Count(*r.unified_min_bytes));
-      if (r.unified_high_bytes) sink.Add(i, {"high"}, StatletLimit(*r.unified_high_bytes));
-      return;
-    }
-    case F::kStatletContainerMemoryQosExpectedBytes:
-      if (c.memory_qos.expected_min_bytes) sink.Add(i, {"min"}, Value::Count(*c.memory_qos.expected_min_bytes));
-      if (c.memory_qos.expected_high_bytes) sink.Add(i, {"high"}, StatletLimit(*c.memory_qos.expected_high_bytes));
-      return;
-    case F::kStatletContainerMemoryQosApplied:
-      if (c.id.kind == CgroupKind::kContainer && c.id.meta && !c.id.meta->is_sandbox) {
-        sink.Add(i, {}, Value::Count(s.memory_qos.applied ? 1 : 0));
-      }
-      return;
-    case F::kStatletContainerMemoryQosZone:
-      if (c.memory_qos.zone == MemoryZone::kUnknown) return;
-      for (MemoryZone z : kMemoryZones) sink.Add(i, {MemoryZoneName(z)}, Value::Count(c.memory_qos.zone == z ? 1 : 0));
-      return;
-    case F::kStatletContainerMemoryHighStalled:
-      if (c.memory_qos.high_stall_evaluated) sink.Add(i, {}, Value::Count(c.memory_qos.high_stalled ? 1 : 0));
-      return;
-    case F::kStatletContainerMemoryHighStalledSinceSeconds:
-      if (c.memory_qos.high_stalled && c.memory_qos.high_stalled_since_ns > 0) {
-        sink.Add(i, {}, Value::Nanos(static_cast<uint64_t>(c.memory_qos.high_stalled_since_ns)));
-      }
-      return;
-    case F::kStatletCpuRunqueueLatencySeconds: {
-      const std::vector<uint64_t>& b = c.bpf.runq_latency_log2_us;
-      if (b.empty()) return;
-      Histogram h;
-      h.counts = b;
-      h.upper_bounds = RunqueueLatencyBounds().first(std::min(b.size() - 1, RunqueueLatencyBounds().size()));
-      if (c.bpf.runq_latency_sum_ns) {
-        h.has_sum = true;
-        h.sum = Value::Nanos(*c.bpf.runq_latency_sum_ns);
-      }
-      sink.AddHistogram(i, h);
-      return;
-    }
-    case F::kStatletTcpRetransmitsTotal: count(c.bpf.tcp_retransmits); return;
-    case F::kStatletTcpDropsTotal:
-      // One series per reason seen; the reasons sum to tcp_drops.
-      for (const auto& [reason, n] : c.bpf.tcp_drop_reasons) sink.Add(i, {reason}, Value::Count(n));
-      return;
-    case F::kStatletPageFaultsTotal:
-      count(c.bpf.minor_faults, {"minor"});
-      count(c.bpf.major_faults, {"major"});
-      return;
-    case F::kStatletOomKillsTotal: count(c.bpf.oom_kills); return;
-    case F::kStatletOomKillTimestampSeconds: return;  // event scope: ForEachEventSample
-    case F::kCount: return;
-  }
+void SnapshotSamples::ForEachSample(FamilyId id, size_t cgroup, SampleSink& sink) {
+  VisitCgroup(id, cgroup, sink);
 }
 
 void SnapshotSamples::ForEachEventSample(FamilyId id, SampleSink& sink) {

@@ -65,6 +65,11 @@ class SnapshotSamples {
 
   // Yields the samples of cgroup-scope family `id` for cgroup `cgroup` (< cgroup_count()).
   void ForEachSample(FamilyId id, size_t cgroup, SampleSink& sink);
+  // The same for cgroups [begin, end), the sink's type known at compile time so that its Add
+  // is a direct call (the Prometheus encoder's path, once per series). Defined in
+  // snapshot_samples_visit.h.
+  template <class Sink>
+  void ForEachSampleIn(FamilyId id, size_t begin, size_t end, Sink& sink);
   // Yields the samples of event-scope family `id`.
   void ForEachEventSample(FamilyId id, SampleSink& sink);
 
@@ -74,6 +79,9 @@ class SnapshotSamples {
   const NetNamespaceStats* PodNetwork(size_t i) const { return pod_net_[i]; }
 
  private:
+  template <class Sink>
+  void VisitCgroup(FamilyId id, size_t cgroup, Sink& sink);
+
   SampleRules rules_;
   DeviceNames devices_;
   const Snapshot* snap_ = nullptr;

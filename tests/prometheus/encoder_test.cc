@@ -302,6 +302,28 @@ TEST(PrometheusEncoder, OutputIsStableAndLabelBlocksRenderOncePerCgroupLifetime)
   EXPECT_EQ(enc.label_blocks_rendered(), s.cgroups.size() + 2);
 }
 
+TEST(PrometheusEncoder, EncodeReplacesWhateverTheBufferHeld) {
+  // The encoder overwrites the caller's buffer in place (a repeat encode fills and grows
+  // nothing): what it held before, longer or shorter, must leave no trace.
+  Snapshot small = MakeNodeSnapshot({.pods = 1, .containers_per_pod = 1});
+  Snapshot big = MakeNodeSnapshot({.pods = 40, .containers_per_pod = 3});
+  PrometheusEncoder fresh({}, FakeDevice);
+  std::string want_small, want_big;
+  fresh.Encode(small, ExpositionFormat::kText004, &want_small);
+  fresh.Encode(big, ExpositionFormat::kOpenMetrics100, &want_big);
+  ASSERT_GT(want_big.size(), 2 * want_small.size());
+
+  // (Compared as booleans: a diff of the two expositions would be megabytes.)
+  PrometheusEncoder enc({}, FakeDevice);
+  std::string out(want_big.size() + 12345, 'x');
+  enc.Encode(small, ExpositionFormat::kText004, &out);
+  EXPECT_TRUE(out == want_small) << out.size() << " bytes vs " << want_small.size();
+  enc.Encode(big, ExpositionFormat::kOpenMetrics100, &out);  // grows past the old content
+  EXPECT_TRUE(out == want_big) << out.size() << " bytes vs " << want_big.size();
+  enc.Encode(small, ExpositionFormat::kText004, &out);  // shrinks again
+  EXPECT_TRUE(out == want_small) << out.size() << " bytes vs " << want_small.size();
+}
+
 TEST(PrometheusEncoder, CardinalityCapDropsAndCounts) {
   Snapshot s = MakeNodeSnapshot({.pods = 2, .containers_per_pod = 1});
   const size_t total = s.cgroups.size();
