@@ -315,6 +315,17 @@ const std::vector<Option>& Options() {
          if (Status s = ParseDuration(v, &o->cri.max_age); !s.ok()) return InvalidArgument("cri.max-age: " + s.message());
          return Status::Ok();
        }},
+      {"cri.max-message-bytes", "cri.max_message_bytes", "16777216",
+       "A unary ListPodSandboxMetrics answer larger than this is refused with RESOURCE_EXHAUSTED (the kubelet "
+       "accepts 16 MiB); StreamPodSandboxMetrics has no such limit.",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         uint64_t n = 0;
+         if (Status s = ParseUint("cri.max-message-bytes", v, &n); !s.ok()) return s;
+         if (n == 0) return InvalidArgument("cri.max-message-bytes must be > 0");
+         o->cri.max_unary_metrics_bytes = n;
+         return Status::Ok();
+       }},
       {"runtime.endpoint", "runtime.endpoint", "",
        "The node runtime's CRI socket (unix:///...) for pod and container names; empty: auto-detect containerd "
        "and CRI-O; \"none\" disables.",

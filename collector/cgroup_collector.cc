@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <unordered_map>
 
 #include "base/log.h"
 #include "collector/cgroup_discovery.h"
@@ -102,7 +103,7 @@ class CgroupCollector : public Collector {
     return Status::Ok();
   }
 
-  StatusOr<Snapshot> Collect() override;
+  StatusOr<Snapshot> Collect(CollectParts parts) override;
 
  private:
   void AddNode(const std::string& path, CgroupDiscovery::HierarchyMask mask);
@@ -111,7 +112,7 @@ class CgroupCollector : public Collector {
   void ReadProcesses(Node* n);
   void SetUpFileSource();
   bool RenderFromSource(Node* n, size_t i, CgroupStats* out);
-  void ReadFiles(Node* n, CgroupStats* out);
+  void ReadFiles(Node* n, CgroupDiscovery::HierarchyMask mask, CgroupStats* out);
   void ScanProcesses(const Node& n, ProcessStats* out);
   void CountError(const char* file, const char* reason);
   void ApplyChanges(const CgroupDiscovery::Changes& ch);
@@ -130,6 +131,7 @@ class CgroupCollector : public Collector {
   ProcessFdScanner fd_scanner_;
   FdBudget budget_;
   uint32_t num_cpus_ = 0;
+  bool scan_fds_ = false;  // this collection scans container processes' fds
   std::map<std::string, std::unique_ptr<Node>> nodes_;
   std::map<std::pair<std::string, std::string>, uint64_t> errors_;
   uint64_t sequence_ = 0;
@@ -219,7 +221,7 @@ void CgroupCollector::ReadProcesses(Node* n) {
   if (r == ReadOutcome::kError) { CountError("cgroup.procs", "io"); return; }
   if (r == ReadOutcome::kOk) {
     bool has_net_pid = false;
-    const bool keep_pids = opts_.process_fds && n->cls.kind == CgroupKind::kContainer;
+    const bool keep_pids = scan_fds_ && n->cls.kind == CgroupKind::kContainer;
     n->own_procs = parse::CountIds(buf_.view(), n->net_pid, &has_net_pid, &n->first_pid, keep_pids ? &n->pids : nullptr);
     n->procs_known = true;
     if (!has_net_pid) n->net_pid = 0;  // pick again below
@@ -271,10 +273,10 @@ bool CgroupCollector::RenderFromSource(Node* n, size_t i, CgroupStats* out) {
   return true;
 }
 
-void CgroupCollector::ReadFiles(Node* n, CgroupStats* out) {
+void CgroupCollector::ReadFiles(Node* n, CgroupDiscovery::HierarchyMask mask, CgroupStats* out) {
   for (size_t i = 0; i < plan_.size() && !n->gone; ++i) {
     const CgroupFileReader& r = *plan_[i];
-    if (!(n->mask & (1u << r.hierarchy))) continue;
+    if (!(mask & (1u << r.hierarchy))) continue;
     if (n->files[i].absent()) continue;
     if (RenderFromSource(n, i, out)) continue;
     int err = 0;
@@ -322,8 +324,11 @@ void CgroupCollector::ScanProcesses(const Node& n, ProcessStats* out) {
   }
 }
 
-StatusOr<Snapshot> CgroupCollector::Collect() {
+StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
+  scan_fds_ = opts_.process_fds && parts.Has(CollectParts::kProcessFds);
   Snapshot snap;
+  // A part the options turn off is as complete as any other collection would make it.
+  snap.parts = opts_.process_fds ? parts : parts | CollectParts(CollectParts::kProcessFds);
   snap.timestamp_ns = NowNs(CLOCK_REALTIME);
   snap.monotonic_ns = NowNs(CLOCK_MONOTONIC);
   snap.sequence = ++sequence_;
@@ -364,8 +369,17 @@ StatusOr<Snapshot> CgroupCollector::Collect() {
   }
 
   // Pass 2: the reported cgroups.
-  uint64_t vanished = 0, dropped = 0;
+  uint64_t vanished = 0, dropped = 0, merged = 0;
   std::vector<std::string> gone;
+  // One entry per container id and per pod uid. On a v1 host a runtime given a relative
+  // cgroup parent nests one container under different paths in different hierarchies
+  // (each under the runtime's own cgroup there): the first path (in path order) is the
+  // entry, and each alias fills in the hierarchies it lacks.
+  struct Entry {
+    size_t index;
+    CgroupDiscovery::HierarchyMask mask;
+  };
+  std::unordered_map<std::string, Entry> entries;
   snap.cgroups.reserve(nodes_.size());
   for (auto& [path, np] : nodes_) {
     Node* n = np.get();
@@ -373,14 +387,30 @@ StatusOr<Snapshot> CgroupCollector::Collect() {
     bool populated = n->tree_procs > 0;
     bool k8s = n->cls.kind != CgroupKind::kOther;
     if (!(k8s || populated || opts_.include_empty)) continue;
+    std::string key;
+    if (n->cls.kind == CgroupKind::kContainer && !n->cls.container_id.empty()) key = "c/" + n->cls.container_id;
+    if (n->cls.kind == CgroupKind::kPod && !n->cls.pod_uid.empty()) key = "p/" + n->cls.pod_uid;
+    if (auto it = key.empty() ? entries.end() : entries.find(key); it != entries.end()) {
+      CgroupStats& s = snap.cgroups[it->second.index];
+      if (const auto extra = static_cast<CgroupDiscovery::HierarchyMask>(n->mask & ~it->second.mask); extra != 0) {
+        ReadFiles(n, extra, &s);
+        it->second.mask |= extra;
+        FinishCgroupStats(&s);
+      }
+      s.populated = s.populated || populated;
+      ++merged;
+      if (n->gone) gone.push_back(path);
+      continue;
+    }
     if (opts_.max_cgroups != 0 && snap.cgroups.size() >= opts_.max_cgroups) { ++dropped; continue; }
     CgroupStats& s = snap.cgroups.emplace_back();
-    ReadFiles(n, &s);
+    ReadFiles(n, n->mask, &s);
     if (n->gone) {
       snap.cgroups.pop_back();
       gone.push_back(path);
       continue;
     }
+    if (!key.empty()) entries.emplace(key, Entry{snap.cgroups.size() - 1, n->mask});
     Identity& id = s.id;
     id.cgroup_path = n->path;
     id.cgroup_id = n->cgroup_id;
@@ -390,12 +420,16 @@ StatusOr<Snapshot> CgroupCollector::Collect() {
     id.driver = n->cls.driver;
     id.container_id = n->cls.container_id;
     id.pod_uid = n->cls.pod_uid;
-    if (n->cls.kind == CgroupKind::kContainer) id.parent_path = n->cls.pod_path;
+    if (n->cls.kind == CgroupKind::kContainer) {
+      // The pod's entry, which may sit at another of its paths.
+      auto pod = n->cls.pod_uid.empty() ? entries.end() : entries.find("p/" + n->cls.pod_uid);
+      id.parent_path = pod != entries.end() ? snap.cgroups[pod->second.index].id.cgroup_path : n->cls.pod_path;
+    }
     id.created_ns = n->created_ns;
     s.populated = populated;
     if (n->procs_known) s.process.processes = n->tree_procs;
     if (n->threads_known) s.process.threads = n->tree_threads;
-    if (opts_.process_fds && n->cls.kind == CgroupKind::kContainer && n->procs_known) ScanProcesses(*n, &s.process);
+    if (scan_fds_ && n->cls.kind == CgroupKind::kContainer && n->procs_known) ScanProcesses(*n, &s.process);
     FinishCgroupStats(&s);
 
     // Network namespace of a process in this cgroup (own processes only: a parent's
@@ -442,6 +476,7 @@ StatusOr<Snapshot> CgroupCollector::Collect() {
   snap.collection.cgroups_reported = snap.cgroups.size();
   snap.collection.cgroups_vanished = vanished;
   snap.collection.cgroups_dropped = dropped;
+  snap.collection.cgroups_merged = merged;
   snap.collection.discovery_rescans = discovery_.directories_read() - dirs_before;
   snap.collection.fds_kept = budget_.used();
   snap.collection.duration_ns = NowNs(CLOCK_MONOTONIC) - snap.monotonic_ns;

@@ -29,7 +29,8 @@ struct CollectorOptions {
   bool network = true;
   // Scan every process of each container cgroup: open fds and sockets (/proc/<pid>/fd) and
   // the first process's RLIMIT_NOFILE soft limit. Costs a directory listing and a readlink
-  // per fd, so it is off unless asked for (the daemon asks: --collector.process-fds).
+  // per fd, so it is off unless asked for (the daemon asks: --collector.process-fds), and
+  // then runs only in collections whose callers need it (CollectParts::kProcessFds).
   bool process_fds = false;
   // Where the kernel lists its huge page sizes (one hugetlb file set per size).
   std::string hugepages_dir = "/sys/kernel/mm/hugepages";
@@ -43,7 +44,10 @@ class Collector {
  public:
   static StatusOr<std::unique_ptr<Collector>> Create(const CollectorOptions& options);
   virtual ~Collector() = default;
-  virtual StatusOr<Snapshot> Collect() = 0;
+  // Reads the optional `parts` the options allow (e.g. process_fds) and records in the
+  // snapshot which it read.
+  virtual StatusOr<Snapshot> Collect(CollectParts parts) = 0;
+  StatusOr<Snapshot> Collect() { return Collect(CollectParts::All()); }
 };
 
 }  // namespace statlet

@@ -61,6 +61,8 @@ void RollUpBpf(Snapshot* snap) {
 }  // namespace
 
 struct Sampler::Flight {
+  explicit Flight(CollectParts p) : parts(p) {}
+  const CollectParts parts;
   std::condition_variable cv;
   bool done = false;
   StatusOr<SnapshotPtr> result = Status(StatusCode::kUnavailable, "collection in flight");
@@ -74,25 +76,35 @@ SamplerStats Sampler::stats() const {
   return stats_;
 }
 
-StatusOr<SnapshotPtr> Sampler::Get(std::chrono::nanoseconds max_age) {
+StatusOr<SnapshotPtr> Sampler::Get(std::chrono::nanoseconds max_age, CollectParts parts) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (last_ && max_age.count() > 0 && MonotonicNs() - last_->monotonic_ns <= max_age.count()) {
-    ++stats_.reuses;
-    return last_;
-  }
-  if (in_flight_) {
-    ++stats_.joins;
+  for (;;) {
+    if (last_ && max_age.count() > 0 && MonotonicNs() - last_->monotonic_ns <= max_age.count() &&
+        last_->parts.Covers(parts)) {
+      ++stats_.reuses;
+      return last_;
+    }
+    if (!in_flight_) break;
     std::shared_ptr<Flight> f = in_flight_;
+    if (f->parts.Covers(parts)) {
+      ++stats_.joins;
+      f->cv.wait(lock, [&] { return f->done; });
+      return f->result;
+    }
+    // The collection under way does not read what this caller needs: the next one reads
+    // the union of what every caller waiting for it needs (whoever starts it).
+    ++stats_.waits;
+    wanted_next_ = wanted_next_ | parts;
     f->cv.wait(lock, [&] { return f->done; });
-    return f->result;
   }
-  auto flight = std::make_shared<Flight>();
+  auto flight = std::make_shared<Flight>(parts | wanted_next_);
+  wanted_next_ = CollectParts::None();
   in_flight_ = flight;
   ++stats_.collections;
   SnapshotPtr prev = last_;
   lock.unlock();
 
-  StatusOr<SnapshotPtr> result = CollectOnce(prev);
+  StatusOr<SnapshotPtr> result = CollectOnce(prev, flight->parts);
   if (result.ok() && observer_) observer_(**result);
 
   lock.lock();
@@ -104,8 +116,8 @@ StatusOr<SnapshotPtr> Sampler::Get(std::chrono::nanoseconds max_age) {
   return result;
 }
 
-StatusOr<SnapshotPtr> Sampler::CollectOnce(const SnapshotPtr& prev) {
-  auto collected = collector_->Collect();
+StatusOr<SnapshotPtr> Sampler::CollectOnce(const SnapshotPtr& prev, CollectParts parts) {
+  auto collected = collector_->Collect(parts);
   if (!collected.ok()) return collected.status();
   auto snap = std::make_shared<Snapshot>(std::move(*collected));
 

@@ -22,7 +22,8 @@ class Sampler : public SnapshotSource {
   // `metadata` and `bpf` may be null; they must outlive the Sampler.
   Sampler(std::unique_ptr<Collector> collector, MetadataSource* metadata, BpfSource* bpf);
 
-  StatusOr<SnapshotPtr> Get(std::chrono::nanoseconds max_age) override;
+  using SnapshotSource::Get;
+  StatusOr<SnapshotPtr> Get(std::chrono::nanoseconds max_age, CollectParts parts) override;
   SamplerStats stats() const override;
   // Called after every successful collection, on the collecting thread, outside the lock
   // (self metrics: collection durations). Set before the first Get.
@@ -36,7 +37,7 @@ class Sampler : public SnapshotSource {
 
  private:
   struct Flight;
-  StatusOr<SnapshotPtr> CollectOnce(const SnapshotPtr& prev);
+  StatusOr<SnapshotPtr> CollectOnce(const SnapshotPtr& prev, CollectParts parts);
 
   std::unique_ptr<Collector> collector_;
   std::function<void(const Snapshot&)> observer_;
@@ -49,6 +50,7 @@ class Sampler : public SnapshotSource {
   mutable std::mutex mu_;
   std::shared_ptr<Flight> in_flight_;  // guarded by mu_
   SnapshotPtr last_;                   // guarded by mu_
+  CollectParts wanted_next_;           // guarded by mu_: parts callers wait for
   SamplerStats stats_;                 // guarded by mu_
   std::vector<OomEvent> ooms_;         // guarded by mu_ (bounded ring of recent events)
 };

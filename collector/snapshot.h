@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "collector/collect_parts.h"
+
 namespace statlet {
 
 template <typename T>
@@ -278,6 +280,7 @@ struct CollectionStats {
   uint64_t cgroups_reported = 0;
   uint64_t cgroups_vanished = 0;     // disappeared during this collection (normal)
   uint64_t cgroups_dropped = 0;      // over the cardinality cap (CollectorOptions::max_cgroups)
+  uint64_t cgroups_merged = 0;       // further paths of a container or pod, read into its entry
   uint64_t discovery_rescans = 0;    // directories re-read by discovery
   uint64_t fds_kept = 0;             // files kept open across collections
 };
@@ -310,6 +313,9 @@ struct Snapshot {
   CollectionStats collection;
   NodeMemoryQos memory_qos;
   uint32_t num_cpus = 0;
+  // The optional parts this snapshot answers: read, or turned off by the collector's
+  // options (then no collection would read them). A part not read leaves its fields absent.
+  CollectParts parts = CollectParts::All();
 
   const CgroupStats* FindByPath(const std::string& path) const;
   const CgroupStats* FindByContainerId(const std::string& id) const;

@@ -23,6 +23,7 @@ StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, cons
   CriServerOptions so;
   so.listen_path = o.listen;
   so.service.max_age = o.max_age;
+  so.service.max_unary_metrics_bytes = o.max_unary_metrics_bytes;
   so.service.rules = rules;
   so.self_metrics = self;
   so.image_service = image_service;

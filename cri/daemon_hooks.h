@@ -23,6 +23,7 @@ struct CriDaemonOptions {
   std::chrono::milliseconds runtime_stats_period{10000};
   std::chrono::milliseconds runtime_refresh_period{2000};
   std::chrono::nanoseconds max_age = std::chrono::seconds(1);  // snapshot reuse for CRI calls
+  size_t max_unary_metrics_bytes = size_t{16} << 20;            // see CriServiceOptions
 };
 
 // A started RuntimeClient, or null when disabled.

@@ -69,6 +69,25 @@ bool AnyEvent(const MemoryEvents& e) {
   return e.low || e.high || e.max || e.oom || e.oom_kill || e.oom_group_kill;
 }
 
+// The pod's processes as containerd (1.6 to 2.x) and the kubelet's CRI stats provider count
+// them: the app containers' only, the sandbox's pause process left out. The collector
+// counts a cgroup's whole subtree, so the pod cgroup's own count includes the pause.
+ProcessStats PodAppProcesses(const CriView& view, const PodEntry& p) {
+  const ProcessStats& pod = p.cgroup->process;
+  ProcessStats out;
+  out.pids_max = pod.pids_max;
+  if (!pod.processes) return out;
+  uint64_t processes = 0, threads = 0;
+  for (int ci : p.containers) {
+    const ProcessStats& c = view.containers[ci].cgroup->process;
+    processes += c.processes.value_or(0);
+    threads += c.threads.value_or(0);
+  }
+  out.processes = processes;
+  if (pod.threads) out.threads = threads;
+  return out;
+}
+
 }  // namespace
 
 void FillPsi(const Psi& psi, v1::PsiStats* out) {
@@ -195,7 +214,9 @@ void FillContainerStats(const CriView& view, const ContainerEntry& c, v1::Contai
   FillCpuUsage(cg.cpu, ts, out->mutable_cpu());
   FillMemoryUsage(cg.memory, ts, out->mutable_memory());
   FillMemoryQos(cg, snap.memory_qos.applied, out->mutable_memory());
-  FillSwapUsage(cg.memory, ts, out->mutable_swap());
+  // No swap{} at all without swap data: the kubelet turns an empty one into a 1970 time.
+  v1::SwapUsage swap;
+  if (FillSwapUsage(cg.memory, ts, &swap)) out->mutable_swap()->Swap(&swap);
   FillIoUsage(cg.io, ts, out->mutable_io());
   FillProcessUsage(cg.process, ts, out->mutable_process());
   if (c.meta != nullptr && c.meta->writable_layer.timestamp_ns != 0) {
@@ -236,9 +257,7 @@ void FillPodSandboxStats(const CriView& view, const PodEntry& p, v1::PodSandboxS
   FillCpuUsage(cg.cpu, ts, linux->mutable_cpu());
   FillMemoryUsage(cg.memory, ts, linux->mutable_memory());
   if (p.netns != nullptr) FillNetworkUsage(*p.netns, ts, linux->mutable_network());
-  // The collector counts processes over the whole subtree: the pod's include every
-  // container's, the sandbox's too.
-  FillProcessUsage(cg.process, ts, linux->mutable_process());
+  FillProcessUsage(PodAppProcesses(view, p), ts, linux->mutable_process());
   FillIoUsage(cg.io, ts, linux->mutable_io());
   for (int ci : p.containers) FillContainerStats(view, view.containers[ci], linux->add_containers());
   out->set_statlet_cgroup_path(cg.id.cgroup_path);

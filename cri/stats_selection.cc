@@ -60,6 +60,41 @@ StatusOr<const Entry*> FindUnique(const std::vector<Entry>& entries, const std::
   return NotFound(std::string(what) + " " + Quoted(id) + " not found");
 }
 
+bool Leftover(const PodEntry& p, const std::vector<ContainerEntry>& containers, const std::vector<int>& mine) {
+  if (p.meta != nullptr || p.cgroup->populated) return false;
+  for (int ci : mine) {
+    if (containers[ci].meta != nullptr) return false;
+  }
+  return true;
+}
+
+// Removes leftover pods and their containers, renumbering the indexes between them.
+void DropLeftoverPods(CriView* view) {
+  std::vector<std::vector<int>> by_pod(view->pods.size());
+  for (size_t i = 0; i < view->containers.size(); ++i) {
+    if (view->containers[i].pod_index >= 0) by_pod[view->containers[i].pod_index].push_back(static_cast<int>(i));
+  }
+  std::vector<int> new_pod(view->pods.size(), -1);
+  std::vector<PodEntry> pods;
+  for (size_t i = 0; i < view->pods.size(); ++i) {
+    if (Leftover(view->pods[i], view->containers, by_pod[i])) continue;
+    new_pod[i] = static_cast<int>(pods.size());
+    pods.push_back(std::move(view->pods[i]));
+  }
+  if (pods.size() == view->pods.size()) {
+    view->pods = std::move(pods);
+    return;
+  }
+  std::vector<ContainerEntry> containers;
+  for (auto& c : view->containers) {
+    if (c.pod_index >= 0 && new_pod[c.pod_index] < 0) continue;
+    if (c.pod_index >= 0) c.pod_index = new_pod[c.pod_index];
+    containers.push_back(std::move(c));
+  }
+  view->pods = std::move(pods);
+  view->containers = std::move(containers);
+}
+
 }  // namespace
 
 CriView BuildCriView(const Snapshot& snapshot) {
@@ -92,6 +127,10 @@ CriView BuildCriView(const Snapshot& snapshot) {
     e.pod_index = pod_index;
     view.containers.push_back(std::move(e));
   }
+  // With the runtime answering, a pod cgroup it does not know and with no process left is
+  // a leftover (a removed pod whose cgroup lingers): runtimes do not list it, nor its
+  // containers.
+  if (snapshot.runtime && snapshot.runtime->up) DropLeftoverPods(&view);
   // Pods without their own metadata borrow it from a container; then ids and netns.
   for (size_t i = 0; i < view.containers.size(); ++i) {
     auto& e = view.containers[i];

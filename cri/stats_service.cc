@@ -46,9 +46,14 @@ void TrimAfterLargeAnswer() {
   if (g_trim_pending.exchange(false, std::memory_order_relaxed)) malloc_trim(0);
 }
 
-StatusOr<Frame> Load(SnapshotSource* source, std::chrono::nanoseconds max_age) {
+// The stats calls carry no fd or socket counts: they never wait for the process scan.
+constexpr CollectParts kStatsParts = CollectParts::None();
+// ListPodSandboxMetrics carries container_file_descriptors, _sockets and _ulimits_soft.
+constexpr CollectParts kMetricsParts = CollectParts::All();
+
+StatusOr<Frame> Load(SnapshotSource* source, std::chrono::nanoseconds max_age, CollectParts parts) {
   TrimAfterLargeAnswer();
-  auto snap = source->Get(max_age);
+  auto snap = source->Get(max_age, parts);
   if (!snap.ok()) return Unavailable("collecting stats failed: " + snap.status().message());
   Frame f;
   f.snapshot = std::move(snap).value();
@@ -101,7 +106,7 @@ grpc::Status CriStatsService::Version(Ctx*, const v1::VersionRequest*, v1::Versi
 grpc::Status CriStatsService::ContainerStats(Ctx*, const v1::ContainerStatsRequest* req,
                                              v1::ContainerStatsResponse* resp) {
   if (req->container_id().empty()) return ToGrpc(InvalidArgument("container_id is empty"));
-  auto frame = Load(source_, options_.max_age);
+  auto frame = Load(source_, options_.max_age, kStatsParts);
   if (!frame.ok()) return ToGrpc(frame.status());
   auto c = FindContainer(frame->view, req->container_id());
   if (!c.ok()) return ToGrpc(c.status());
@@ -113,7 +118,7 @@ grpc::Status CriStatsService::ListContainerStats(Ctx*, const v1::ListContainerSt
                                                  v1::ListContainerStatsResponse* resp) {
   ContainerFilter filter = FromProto(req->filter());
   if (statlet::Status s = ValidateLabelSelector(filter.label_selector); !s.ok()) return ToGrpc(s);
-  auto frame = Load(source_, options_.max_age);
+  auto frame = Load(source_, options_.max_age, kStatsParts);
   if (!frame.ok()) return ToGrpc(frame.status());
   for (const ContainerEntry* c : Select(frame->view, frame->view.containers, filter)) {
     FillContainerStats(frame->view, *c, resp->add_stats());
@@ -126,7 +131,7 @@ grpc::Status CriStatsService::StreamContainerStats(
     grpc::ServerWriter<v1::StreamContainerStatsResponse>* writer) {
   ContainerFilter filter = FromProto(req->filter());
   if (statlet::Status s = ValidateLabelSelector(filter.label_selector); !s.ok()) return ToGrpc(s);
-  auto frame = Load(source_, options_.max_age);
+  auto frame = Load(source_, options_.max_age, kStatsParts);
   if (!frame.ok()) return ToGrpc(frame.status());
   const CriView& view = frame->view;
   return StreamChunks(
@@ -138,7 +143,7 @@ grpc::Status CriStatsService::StreamContainerStats(
 grpc::Status CriStatsService::PodSandboxStats(Ctx*, const v1::PodSandboxStatsRequest* req,
                                               v1::PodSandboxStatsResponse* resp) {
   if (req->pod_sandbox_id().empty()) return ToGrpc(InvalidArgument("pod_sandbox_id is empty"));
-  auto frame = Load(source_, options_.max_age);
+  auto frame = Load(source_, options_.max_age, kStatsParts);
   if (!frame.ok()) return ToGrpc(frame.status());
   auto p = FindPod(frame->view, req->pod_sandbox_id());
   if (!p.ok()) return ToGrpc(p.status());
@@ -150,7 +155,7 @@ grpc::Status CriStatsService::ListPodSandboxStats(Ctx*, const v1::ListPodSandbox
                                                   v1::ListPodSandboxStatsResponse* resp) {
   PodFilter filter = FromProto(req->filter());
   if (statlet::Status s = ValidateLabelSelector(filter.label_selector); !s.ok()) return ToGrpc(s);
-  auto frame = Load(source_, options_.max_age);
+  auto frame = Load(source_, options_.max_age, kStatsParts);
   if (!frame.ok()) return ToGrpc(frame.status());
   for (const PodEntry* p : Select(frame->view, frame->view.pods, filter)) {
     FillPodSandboxStats(frame->view, *p, resp->add_stats());
@@ -163,7 +168,7 @@ grpc::Status CriStatsService::StreamPodSandboxStats(
     grpc::ServerWriter<v1::StreamPodSandboxStatsResponse>* writer) {
   PodFilter filter = FromProto(req->filter());
   if (statlet::Status s = ValidateLabelSelector(filter.label_selector); !s.ok()) return ToGrpc(s);
-  auto frame = Load(source_, options_.max_age);
+  auto frame = Load(source_, options_.max_age, kStatsParts);
   if (!frame.ok()) return ToGrpc(frame.status());
   const CriView& view = frame->view;
   return StreamChunks(
@@ -180,7 +185,7 @@ grpc::Status CriStatsService::ListMetricDescriptors(Ctx*, const v1::ListMetricDe
 
 grpc::Status CriStatsService::ListPodSandboxMetrics(Ctx*, const v1::ListPodSandboxMetricsRequest*,
                                                     v1::ListPodSandboxMetricsResponse* resp) {
-  auto frame = Load(source_, options_.max_age);
+  auto frame = Load(source_, options_.max_age, kMetricsParts);
   if (!frame.ok()) return ToGrpc(frame.status());
   metrics::SnapshotSamples samples(CriSampleRules(options_.rules));
   samples.Bind(*frame->view.snapshot);
@@ -192,13 +197,21 @@ grpc::Status CriStatsService::ListPodSandboxMetrics(Ctx*, const v1::ListPodSandb
     for (const auto& c : out->container_metrics()) metrics += static_cast<size_t>(c.metrics_size());
   }
   if (metrics >= kLargeAnswerMetrics) g_trim_pending.store(true, std::memory_order_relaxed);
+  if (const size_t bytes = resp->ByteSizeLong(); bytes > options_.max_unary_metrics_bytes) {
+    resp->Clear();
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        "the ListPodSandboxMetrics answer would be " + std::to_string(bytes) + " bytes (" +
+                            std::to_string(frame->view.pods.size()) + " pods), over the " +
+                            std::to_string(options_.max_unary_metrics_bytes) +
+                            " bytes a CRI client accepts in one message; call StreamPodSandboxMetrics");
+  }
   return grpc::Status::OK;
 }
 
 grpc::Status CriStatsService::StreamPodSandboxMetrics(
     Ctx*, const v1::StreamPodSandboxMetricsRequest*,
     grpc::ServerWriter<v1::StreamPodSandboxMetricsResponse>* writer) {
-  auto frame = Load(source_, options_.max_age);
+  auto frame = Load(source_, options_.max_age, kMetricsParts);
   if (!frame.ok()) return ToGrpc(frame.status());
   const CriView& view = frame->view;
   metrics::SnapshotSamples samples(CriSampleRules(options_.rules));

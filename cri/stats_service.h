@@ -18,6 +18,10 @@ struct CriServiceOptions {
   std::chrono::nanoseconds max_age = std::chrono::seconds(1);
   // Items per message of the Stream* calls.
   size_t stream_chunk = 100;
+  // A unary ListPodSandboxMetrics answer larger than this is refused with
+  // RESOURCE_EXHAUSTED naming the streaming call: the kubelet's CRI client rejects messages
+  // over 16 MiB as an opaque error.
+  size_t max_unary_metrics_bytes = size_t{16} << 20;
   // The value rules of ListPodSandboxMetrics (the network always on the pod).
   metrics::SampleRules rules;
 };

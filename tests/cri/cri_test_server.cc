@@ -22,7 +22,7 @@ namespace {
 class FixedSource : public statlet::SnapshotSource {
  public:
   explicit FixedSource(statlet::Snapshot s) : snap_(std::make_shared<statlet::Snapshot>(std::move(s))) {}
-  statlet::StatusOr<statlet::SnapshotPtr> Get(std::chrono::nanoseconds) override {
+  statlet::StatusOr<statlet::SnapshotPtr> Get(std::chrono::nanoseconds, statlet::CollectParts) override {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.reuses;
     return statlet::SnapshotPtr(snap_);

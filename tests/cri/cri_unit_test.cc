@@ -74,6 +74,53 @@ TEST(PodMetrics, SeriesOfAPodWithoutMetadata) {
   }
 }
 
+// A pod cgroup the runtime does not know, with no process left (a removed pod whose cgroup
+// lingers), is not listed while the runtime answers, nor its containers; without the
+// runtime statlet cannot tell and lists it.
+TEST(CriView, LeftoverPodsAreNotListedWhileTheRuntimeAnswers) {
+  Snapshot s = testing::FixtureSnapshot();
+  const std::string leftover_uid = "77777777-0000-0000-0000-000000000000";
+  const std::string pod_path = "/kubepods/besteffort/pod" + leftover_uid;
+  CgroupStats pod;
+  pod.id.cgroup_path = pod_path;
+  pod.id.kind = CgroupKind::kPod;
+  pod.id.pod_uid = leftover_uid;
+  CgroupStats ctr;
+  ctr.id.cgroup_path = pod_path + "/" + std::string(64, '7');
+  ctr.id.kind = CgroupKind::kContainer;
+  ctr.id.container_id = std::string(64, '7');
+  ctr.id.pod_uid = leftover_uid;
+  ctr.id.parent_path = pod_path;
+  s.cgroups.push_back(pod);
+  s.cgroups.push_back(ctr);
+  std::sort(s.cgroups.begin(), s.cgroups.end(),
+            [](const CgroupStats& a, const CgroupStats& b) { return a.id.cgroup_path < b.id.cgroup_path; });
+  auto listed = [](const CriView& v, const std::string& uid) {
+    int pods = 0, containers = 0;
+    for (const auto& p : v.pods) pods += p.cgroup->id.pod_uid == uid;
+    for (const auto& c : v.containers) containers += c.cgroup->id.pod_uid == uid;
+    return std::make_pair(pods, containers);
+  };
+
+  EXPECT_EQ(listed(BuildCriView(s), leftover_uid), std::make_pair(1, 1)) << "no runtime: listed";
+  s.runtime = SourceState{"unix:///run/containerd/containerd.sock", true, "containerd 1.6.20", 0};
+  CriView view = BuildCriView(s);
+  EXPECT_EQ(listed(view, leftover_uid), std::make_pair(0, 0));
+  // The others stay, with their containers still pointing at their own pods.
+  EXPECT_EQ(listed(view, testing::kPodAUid), std::make_pair(1, 2));
+  EXPECT_EQ(listed(view, testing::kPodBUid), std::make_pair(1, 1));
+  for (const auto& c : view.containers) {
+    if (c.pod_index >= 0) {
+      EXPECT_EQ(view.pods[c.pod_index].cgroup->id.pod_uid, c.cgroup->id.pod_uid);
+    }
+  }
+  // A process in it again: listed again.
+  for (auto& c : s.cgroups) {
+    if (c.id.pod_uid == leftover_uid) c.populated = true;
+  }
+  EXPECT_EQ(listed(BuildCriView(s), leftover_uid), std::make_pair(1, 1));
+}
+
 TEST(SocketPath, ParsesUnixEndpoints) {
   EXPECT_EQ(*ParseUnixEndpoint("unix:///run/x.sock"), "/run/x.sock");
   EXPECT_EQ(*ParseUnixEndpoint("unix:/run/x.sock"), "/run/x.sock");

@@ -226,6 +226,9 @@ TEST_F(UpstreamClient, ListContainerStatsFilters) {
   const auto* plain = Find(all, testing::kPlainC);
   ASSERT_NE(plain, nullptr);
   EXPECT_FALSE(plain->memory().has_available_bytes());  // unlimited: no available_bytes
+  // No swap data: no swap{} (an empty one with timestamp 0 becomes a 1970 time in the kubelet).
+  EXPECT_FALSE(plain->has_swap());
+  EXPECT_TRUE(Find(all, testing::kNginx)->has_swap());
   EXPECT_TRUE(plain->attributes().metadata().name().empty());
 
   v1::ContainerStatsFilter f;
@@ -302,10 +305,11 @@ TEST_F(UpstreamClient, PodSandboxStats) {
   EXPECT_EQ(p.attributes().labels().at("app"), "web");
   EXPECT_EQ(p.linux().cpu().usage_core_nano_seconds().value(), *pod.cpu.usage_ns);
   EXPECT_EQ(p.linux().memory().working_set_bytes().value(), *pod.memory.working_set_bytes);
-  // The pod's processes: its subtree's, every container's and the sandbox's included.
-  EXPECT_EQ(p.linux().process().process_count().value(), *pod.process.processes);
-  EXPECT_EQ(*pod.process.processes, *Cg(testing::kNginx).process.processes +
-                                        *Cg(testing::kSidecar).process.processes +
+  // The pod's processes as containerd counts them: the app containers', not the pause
+  // process the pod cgroup's subtree count includes.
+  EXPECT_EQ(p.linux().process().process_count().value(),
+            *Cg(testing::kNginx).process.processes + *Cg(testing::kSidecar).process.processes);
+  EXPECT_EQ(*pod.process.processes, p.linux().process().process_count().value() +
                                         *Cg(testing::kSandboxA).process.processes);
   const auto& net = p.linux().network();
   EXPECT_EQ(net.default_interface().name(), "eth0");

@@ -672,9 +672,17 @@ TEST(E2e, PodSandboxStatsAgreeWithContainerd) {
     for (const auto& c : b->linux().containers()) theirs.insert(c.attributes().id());
     for (const auto& c : o->linux().containers()) mine.insert(c.attributes().id());
     EXPECT_EQ(mine, theirs) << pod_name;
-    // statlet counts the pod's processes (containers' and the sandbox's).
+    // The pod's processes counted as containerd counts them: the app containers' only,
+    // the pause process left out (the workloads' process counts are steady).
     ASSERT_TRUE(o->linux().process().has_process_count()) << pod_name;
-    EXPECT_GE(o->linux().process().process_count().value(), w.containers.size() + 1) << pod_name;
+    ASSERT_TRUE(b->linux().process().has_process_count() && a->linux().process().has_process_count()) << pod_name;
+    const uint64_t theirs_before = b->linux().process().process_count().value();
+    EXPECT_EQ(theirs_before, a->linux().process().process_count().value()) << pod_name;
+    EXPECT_EQ(o->linux().process().process_count().value(), theirs_before) << pod_name;
+    EXPECT_GE(theirs_before, w.containers.size()) << pod_name;
+    std::printf("%s: %llu processes (containerd %llu)\n", pod_name.c_str(),
+                static_cast<unsigned long long>(o->linux().process().process_count().value()),
+                static_cast<unsigned long long>(theirs_before));
   }
 }
 

@@ -16,7 +16,7 @@ namespace {
 
 class FixedSource : public SnapshotSource {
  public:
-  StatusOr<SnapshotPtr> Get(std::chrono::nanoseconds) override { return snap_; }
+  StatusOr<SnapshotPtr> Get(std::chrono::nanoseconds, CollectParts) override { return snap_; }
   SamplerStats stats() const override { return {}; }
 
  private:

@@ -21,7 +21,7 @@ namespace {
 class FixedSource : public SnapshotSource {
  public:
   explicit FixedSource(Snapshot s) : snap_(std::make_shared<Snapshot>(std::move(s))) {}
-  StatusOr<SnapshotPtr> Get(std::chrono::nanoseconds) override {
+  StatusOr<SnapshotPtr> Get(std::chrono::nanoseconds, CollectParts) override {
     if (fail_) return Unavailable("cgroupfs is gone");
     ++gets_;
     return SnapshotPtr(snap_);

@@ -1,0 +1,35 @@
+// The optional parts of a collection. Every collection reads the cgroup files, process
+// counts and pod network counters; a part costs more and only some callers return it, so a
+// caller names the parts it needs and the Sampler collects the union of what the callers
+// sharing one collection need (a cached snapshot serves only callers whose parts it holds).
+#pragma once
+
+#include <cstdint>
+
+namespace statlet {
+
+class CollectParts {
+ public:
+  // A scan of every container process: /proc/<pid>/fd entries and socket links, the first
+  // process's RLIMIT_NOFILE. A readlink per open fd: at 1,000 containers it is most of a
+  // collection. Needed by /metrics, ListPodSandboxMetrics and OTLP (file descriptor,
+  // socket and ulimit families); not by the CRI stats calls, which carry no fd counts.
+  static constexpr uint32_t kProcessFds = 1u << 0;
+
+  constexpr CollectParts() = default;
+  constexpr explicit CollectParts(uint32_t bits) : bits_(bits) {}
+  static constexpr CollectParts All() { return CollectParts(kProcessFds); }
+  static constexpr CollectParts None() { return CollectParts(0); }
+
+  constexpr bool Has(uint32_t part) const { return (bits_ & part) != 0; }
+  // Whether a snapshot holding `this` can answer a caller needing `need`.
+  constexpr bool Covers(CollectParts need) const { return (need.bits_ & ~bits_) == 0; }
+  constexpr CollectParts operator|(CollectParts o) const { return CollectParts(bits_ | o.bits_); }
+  constexpr bool operator==(const CollectParts&) const = default;
+  constexpr uint32_t bits() const { return bits_; }
+
+ private:
+  uint32_t bits_ = 0;
+};
+
+}  // namespace statlet

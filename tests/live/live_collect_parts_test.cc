@@ -1,0 +1,194 @@
+// What a collection reads, on this machine's kernel: the optional process scan only for
+// callers that need it (and a cached snapshot without it never answers them), and one
+// entry per container and pod when a v1 runtime nests them under different paths in
+// different hierarchies.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "collector/collector.h"
+#include "collector/sampler.h"
+#include "tests/support/child_process.h"
+#include "tests/support/live_cgroup.h"
+#include "tests/support/workloads.h"
+
+namespace statlet {
+namespace {
+
+using testing::Child;
+using testing::HostHierarchies;
+using testing::LiveCgroup;
+using testing::UniqueName;
+
+constexpr size_t kTouched = 24u << 20;
+
+std::unique_ptr<Sampler> NewSampler(const std::string& root, bool process_fds) {
+  CollectorOptions o;
+  o.subtrees = {root};
+  o.process_fds = process_fds;
+  auto c = Collector::Create(o);
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return c.ok() ? std::make_unique<Sampler>(std::move(*c), nullptr, nullptr) : nullptr;
+}
+
+class LiveCollectParts : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "live cgroup tests need root";
+    root_ = "/" + UniqueName("statlet-parts");
+  }
+  std::string root_;
+};
+
+TEST_F(LiveCollectParts, TheProcessScanRunsOnlyForCallersThatNeedIt) {
+  const std::string id(64, 'd');
+  LiveCgroup top(root_);
+  LiveCgroup ctr(root_ + "/kubepods/besteffort/pod0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1e0/" + id);
+  Child sleeper = Child::Sleeper();
+  ASSERT_TRUE(ctr.Add(sleeper.pid()));
+  auto sampler = NewSampler(root_, true);
+  ASSERT_NE(sampler, nullptr);
+  const auto hour = std::chrono::hours(1);
+
+  // A caller without fd counts: no scan, and the snapshot says so.
+  auto lean = sampler->Get(hour, CollectParts::None());
+  ASSERT_TRUE(lean.ok());
+  const CgroupStats* c = (*lean)->FindByContainerId(id);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->process.processes, 1u);
+  EXPECT_FALSE(c->process.file_descriptors.has_value());
+  EXPECT_FALSE((*lean)->parts.Has(CollectParts::kProcessFds));
+  // The same caller again is served that snapshot (max-age one hour)…
+  auto again = sampler->Get(hour, CollectParts::None());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ((*again)->sequence, (*lean)->sequence);
+  // …but a caller needing fd counts is not: it gets a collection that scanned.
+  auto full = sampler->Get(hour, CollectParts::All());
+  ASSERT_TRUE(full.ok());
+  EXPECT_GT((*full)->sequence, (*lean)->sequence);
+  c = (*full)->FindByContainerId(id);
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->process.file_descriptors.has_value());
+  EXPECT_GE(*c->process.file_descriptors, 3u) << "the sleeper's stdio";
+  // That one serves both kinds of caller.
+  auto lean_again = sampler->Get(hour, CollectParts::None());
+  ASSERT_TRUE(lean_again.ok());
+  EXPECT_EQ((*lean_again)->sequence, (*full)->sequence);
+  EXPECT_EQ(sampler->stats().collections, 2u);
+  EXPECT_EQ(sampler->stats().reuses, 2u);
+
+  // With the scan turned off in the options, no collection would read it: any snapshot
+  // answers every caller.
+  auto off = NewSampler(root_, false);
+  ASSERT_NE(off, nullptr);
+  ASSERT_TRUE(off->Get(hour, CollectParts::None()).ok());
+  auto reused = off->Get(hour, CollectParts::All());
+  ASSERT_TRUE(reused.ok());
+  EXPECT_EQ(off->stats().collections, 1u);
+  EXPECT_FALSE((*reused)->FindByContainerId(id)->process.file_descriptors.has_value());
+}
+
+// Callers arriving during a collection that lacks their part wait for it and are served by
+// one further collection holding the union of what they need.
+TEST_F(LiveCollectParts, ConcurrentCallersGetTheUnionOfTheirParts) {
+  const std::string id(64, 'e');
+  LiveCgroup top(root_);
+  LiveCgroup ctr(root_ + "/kubepods/besteffort/pod0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1e1/" + id);
+  Child sleeper = Child::Sleeper();
+  ASSERT_TRUE(ctr.Add(sleeper.pid()));
+  auto sampler = NewSampler(root_, true);
+  ASSERT_NE(sampler, nullptr);
+  constexpr int kCallers = 8;
+  std::vector<std::thread> threads;
+  std::vector<SnapshotPtr> got(kCallers);
+  for (int i = 0; i < kCallers; ++i) {
+    threads.emplace_back([&, i] {
+      auto r = sampler->Get(std::chrono::nanoseconds(0), i % 2 ? CollectParts::All() : CollectParts::None());
+      if (r.ok()) got[i] = *r;
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < kCallers; ++i) {
+    ASSERT_NE(got[i], nullptr) << i;
+    const CgroupStats* c = got[i]->FindByContainerId(id);
+    ASSERT_NE(c, nullptr);
+    if (i % 2) {
+      EXPECT_TRUE(c->process.file_descriptors.has_value()) << "caller " << i << " needs fd counts";
+    }
+  }
+  // Every caller either ran a collection or joined one (waiting out a lean one first).
+  const SamplerStats st = sampler->stats();
+  EXPECT_EQ(st.collections + st.joins, static_cast<uint64_t>(kCallers));
+}
+
+// A runtime given a relative cgroup parent on v1 creates a container's directories under
+// its own cgroup in each hierarchy: here cpu, cpuacct and memory under
+// <root>/runtime.slice/kubepods/…, the other hierarchies under <root>/kubepods/… (where the
+// kubelet made the pod in every hierarchy). statlet reports one container and one pod,
+// each with the values of every hierarchy.
+TEST_F(LiveCollectParts, AContainerNestedDifferentlyPerHierarchyIsOneEntry) {
+  const CgroupHierarchies& h = HostHierarchies();
+  if (!h.has(kV1Cpuacct) || !h.has(kV1Memory) || !h.has(kV1Pids)) GTEST_SKIP() << "needs v1 cpuacct, memory, pids";
+  const std::string uid = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1e2";
+  const std::string id(64, 'f');
+  LiveCgroup top(root_);
+  LiveCgroup pod(root_ + "/kubepods/besteffort/pod" + uid);
+  std::vector<Hierarchy> runtime_side = {kV1Cpuacct, kV1Memory}, kubelet_side = {kV1Pids};
+  if (h.has(kV1Cpu) && h.mount[kV1Cpu] != h.mount[kV1Cpuacct]) runtime_side.push_back(kV1Cpu);
+  if (h.has(kV1Blkio)) kubelet_side.push_back(kV1Blkio);
+  if (h.has(kUnified)) kubelet_side.push_back(kUnified);
+  LiveCgroup runtime_pod(root_ + "/runtime.slice/kubepods/besteffort/pod" + uid, runtime_side);
+  LiveCgroup ctr_runtime(runtime_pod.path() + "/" + id, runtime_side);
+  LiveCgroup ctr_kubelet(pod.path() + "/" + id, kubelet_side);
+  ASSERT_TRUE(ctr_runtime.ok() && ctr_kubelet.ok()) << ctr_runtime.error() << ctr_kubelet.error();
+  Child work([] {
+    char* p = static_cast<char*>(mmap(nullptr, kTouched, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    if (p == MAP_FAILED) return uint64_t{1};
+    std::memset(p, 1, kTouched);
+    testing::BurnCpu(100'000'000);
+    return uint64_t{0};
+  });
+  ASSERT_TRUE(ctr_kubelet.Add(work.pid()));
+  ASSERT_TRUE(work.StartIn(ctr_runtime));
+  ASSERT_EQ(work.Result(), 0u);
+
+  auto sampler = NewSampler(root_, false);
+  ASSERT_NE(sampler, nullptr);
+  const int64_t cpu_before = ctr_runtime.CpuUsageNs();
+  auto snap = sampler->Get(std::chrono::nanoseconds(0));
+  const int64_t cpu_after = ctr_runtime.CpuUsageNs();
+  ASSERT_TRUE(snap.ok());
+  int containers = 0, pods = 0;
+  const CgroupStats* c = nullptr;
+  const CgroupStats* p = nullptr;
+  for (const auto& cg : (*snap)->cgroups) {
+    if (cg.id.container_id == id) { ++containers; c = &cg; }
+    if (cg.id.kind == CgroupKind::kPod && cg.id.pod_uid == uid) { ++pods; p = &cg; }
+  }
+  ASSERT_EQ(containers, 1);
+  ASSERT_EQ(pods, 1);
+  EXPECT_EQ((*snap)->collection.cgroups_merged, 2u) << "the runtime-side container and pod directories";
+  // The pod the container hangs under is the pod's entry.
+  EXPECT_EQ(c->id.parent_path, p->id.cgroup_path);
+  // CPU and memory from the runtime's side…
+  ASSERT_TRUE(c->cpu.usage_ns.has_value());
+  EXPECT_GE(static_cast<int64_t>(*c->cpu.usage_ns), cpu_before);
+  EXPECT_LE(static_cast<int64_t>(*c->cpu.usage_ns), cpu_after);
+  ASSERT_TRUE(c->memory.usage_bytes.has_value());
+  EXPECT_GE(*c->memory.usage_bytes, kTouched);
+  const uint64_t v1_usage = std::stoull(ctr_runtime.Read(kV1Memory, "memory.usage_in_bytes"));
+  EXPECT_NEAR(static_cast<double>(*c->memory.usage_bytes), static_cast<double>(v1_usage), 1 << 20);
+  // …the pids controller's from the kubelet's side.
+  ASSERT_TRUE(c->process.pids_current.has_value());
+  EXPECT_EQ(*c->process.pids_current, 1u);
+  EXPECT_EQ(c->process.processes, 1u);
+}
+
+}  // namespace
+}  // namespace statlet
