@@ -33,6 +33,7 @@ class StagedText {
   }
   void Commit(char* end) { p_ = end; }
   static char* Put(char* p, std::string_view s) {
+    if (s.empty()) return p;  // an empty view's data() may be null: no memcpy from it
     std::memcpy(p, s.data(), s.size());
     return p + s.size();
   }
