@@ -132,6 +132,7 @@ class CgroupCollector : public Collector {
   FdBudget budget_;
   uint32_t num_cpus_ = 0;
   bool scan_fds_ = false;  // this collection scans container processes' fds
+  uint64_t files_read_ = 0;  // this collection's cgroup files read (or rendered by the source)
   std::map<std::string, std::unique_ptr<Node>> nodes_;
   std::map<std::pair<std::string, std::string>, uint64_t> errors_;
   uint64_t sequence_ = 0;
@@ -220,6 +221,7 @@ void CgroupCollector::ReadProcesses(Node* n) {
   }
   if (r == ReadOutcome::kError) { CountError("cgroup.procs", "io"); return; }
   if (r == ReadOutcome::kOk) {
+    ++files_read_;
     bool has_net_pid = false;
     const bool keep_pids = scan_fds_ && n->cls.kind == CgroupKind::kContainer;
     n->own_procs = parse::CountIds(buf_.view(), n->net_pid, &has_net_pid, &n->first_pid, keep_pids ? &n->pids : nullptr);
@@ -230,6 +232,7 @@ void CgroupCollector::ReadProcesses(Node* n) {
   if (r == ReadOutcome::kGone) { n->gone = true; return; }
   if (r == ReadOutcome::kError) { CountError(procs_h == kUnified ? "cgroup.threads" : "tasks", "io"); return; }
   if (r == ReadOutcome::kOk) {
+    ++files_read_;
     bool unused;
     uint32_t unused_first;
     n->own_threads = parse::CountIds(buf_.view(), 0, &unused, &unused_first);
@@ -269,6 +272,7 @@ bool CgroupCollector::RenderFromSource(Node* n, size_t i, CgroupStats* out) {
     case ReadOutcome::kOk: break;
   }
   if (!source_->Render(n->cgroup_id, source_index_[i], &buf_)) return false;
+  ++files_read_;
   if (!ApplyReader(r, buf_.view(), out)) CountError(r.name, "parse");
   return true;
 }
@@ -282,6 +286,7 @@ void CgroupCollector::ReadFiles(Node* n, CgroupDiscovery::HierarchyMask mask, Cg
     int err = 0;
     switch (n->files[i].Read(discovery_.root_fd(r.hierarchy), n->rel, r.name, &budget_, &buf_, &err)) {
       case ReadOutcome::kOk:
+        ++files_read_;
         if (!ApplyReader(r, buf_.view(), out)) CountError(r.name, "parse");
         break;
       case ReadOutcome::kGone:
@@ -326,6 +331,7 @@ void CgroupCollector::ScanProcesses(const Node& n, ProcessStats* out) {
 
 StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
   scan_fds_ = opts_.process_fds && parts.Has(CollectParts::kProcessFds);
+  files_read_ = 0;
   Snapshot snap;
   // A part the options turn off is as complete as any other collection would make it.
   snap.parts = opts_.process_fds ? parts : parts | CollectParts(CollectParts::kProcessFds);
@@ -479,6 +485,7 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
   snap.collection.cgroups_merged = merged;
   snap.collection.discovery_rescans = discovery_.directories_read() - dirs_before;
   snap.collection.fds_kept = budget_.used();
+  snap.collection.files_read = files_read_;
   snap.collection.duration_ns = NowNs(CLOCK_MONOTONIC) - snap.monotonic_ns;
   return snap;
 }

@@ -283,6 +283,7 @@ struct CollectionStats {
   uint64_t cgroups_merged = 0;       // further paths of a container or pod, read into its entry
   uint64_t discovery_rescans = 0;    // directories re-read by discovery
   uint64_t fds_kept = 0;             // files kept open across collections
+  uint64_t files_read = 0;           // cgroup files read (or rendered by the eBPF iterator)
 };
 
 // The state of an optional source, for statlet_bpf_probe_up / statlet_runtime_up.

@@ -54,7 +54,7 @@ namespace {
 // Names and help of every self-metric family, in exposition order (also docs/metrics.md).
 enum Self : size_t {
   kBuildInfo, kCollectionDuration, kScrapeDuration, kScrapeError, kCgroupsTracked, kCgroupsReported,
-  kCollections, kJoins, kReuses, kReadErrors, kDropped, kProbeUp, kProbeLost, kRuntimeUp, kRuntimeInfo,
+  kFilesRead, kCollections, kJoins, kReuses, kReadErrors, kDropped, kProbeUp, kProbeLost, kRuntimeUp, kRuntimeInfo,
   kCriCalls, kCriDuration, kOtlpRequests, kOtlpFailures, kOtlpDropped, kOtlpRejected, kOtlpQueueBytes, kSelfCount,
 };
 constexpr SelfMetricDescription kSelf[kSelfCount] = {
@@ -67,6 +67,8 @@ constexpr SelfMetricDescription kSelf[kSelfCount] = {
     {"container_scrape_error", "gauge", "1 if there was an error while getting container metrics, 0 otherwise."},
     {"statlet_cgroups_tracked", "gauge", "Cgroups tracked by discovery."},
     {"statlet_cgroups_reported", "gauge", "Cgroups reported in the snapshot being served."},
+    {"statlet_collection_files_read", "gauge",
+     "Cgroup files the collection of the snapshot being served read (or had rendered by the eBPF iterator)."},
     {"statlet_collections_total", "counter", "Collections run by the sampler."},
     {"statlet_scrape_joins_total", "counter",
      "Requests that joined a collection already in flight instead of starting one."},
@@ -111,6 +113,7 @@ SelfMetrics::SelfMetrics(const std::string& version, const std::string& revision
       scrape_error_(Register(BuildGauge(), kScrapeError, *registry_).Add({})),
       cgroups_tracked_(Register(BuildGauge(), kCgroupsTracked, *registry_).Add({})),
       cgroups_reported_(Register(BuildGauge(), kCgroupsReported, *registry_).Add({})),
+      files_read_(Register(BuildGauge(), kFilesRead, *registry_).Add({})),
       collections_(Register(BuildCounter(), kCollections, *registry_).Add({})),
       joins_(Register(BuildCounter(), kJoins, *registry_).Add({})),
       reuses_(Register(BuildCounter(), kReuses, *registry_).Add({})),
@@ -171,6 +174,7 @@ void SelfMetrics::Update(const Snapshot& s, const SamplerStats& sampler, uint64_
   std::lock_guard<std::mutex> lock(mu_);
   cgroups_tracked_.Set(static_cast<double>(s.collection.cgroups_tracked));
   cgroups_reported_.Set(static_cast<double>(s.cgroups.size()));
+  files_read_.Set(static_cast<double>(s.collection.files_read));
   AdvanceTo(collections_, static_cast<double>(sampler.collections));
   AdvanceTo(joins_, static_cast<double>(sampler.joins));
   AdvanceTo(reuses_, static_cast<double>(sampler.reuses));

@@ -69,6 +69,7 @@ class SelfMetrics {
   prometheus::Gauge& scrape_error_;
   prometheus::Gauge& cgroups_tracked_;
   prometheus::Gauge& cgroups_reported_;
+  prometheus::Gauge& files_read_;
   prometheus::Counter& collections_;
   prometheus::Counter& joins_;
   prometheus::Counter& reuses_;

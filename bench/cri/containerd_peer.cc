@@ -42,7 +42,7 @@ class StagePeer final : public ContainerdPeer {
     return Status::Ok();
   }
 
-  StatusOr<PeerFigures> Measure(int calls) override {
+  StatusOr<PeerFigures> Measure(PeerCall call, int calls) override {
     PeerFigures f;
     std::vector<double> ms;
     // The processes that answer: containerd and every shim (one per pod).
@@ -50,16 +50,27 @@ class StagePeer final : public ContainerdPeer {
     uint64_t cpu0 = 0;
     for (int i = 0; i < calls + 2; ++i) {  // two warm-up calls: connections, first-call rate state
       if (i == 2) cpu0 = CpuNsOf(pids);
-      runtime::v1::ListContainerStatsResponse resp;
       auto ctx = e2e::CallContext(std::chrono::seconds(120));
+      grpc::Status s;
+      size_t bytes = 0, items = 0;
       auto t0 = Clock::now();
-      grpc::Status s = stage_->containerd()->ListContainerStats(ctx.get(), {}, &resp);
+      if (call == PeerCall::kListContainerStats) {
+        runtime::v1::ListContainerStatsResponse resp;
+        s = stage_->containerd()->ListContainerStats(ctx.get(), {}, &resp);
+        bytes = resp.ByteSizeLong();
+        items = static_cast<size_t>(resp.stats_size());
+      } else {
+        runtime::v1::ListPodSandboxStatsResponse resp;
+        s = stage_->containerd()->ListPodSandboxStats(ctx.get(), {}, &resp);
+        bytes = resp.ByteSizeLong();
+        items = static_cast<size_t>(resp.stats_size());
+      }
       auto t1 = Clock::now();
-      if (!s.ok()) return Unavailable("containerd ListContainerStats: " + s.error_message());
+      if (!s.ok()) return Unavailable("containerd: " + s.error_message());
       if (i < 2) continue;
       ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-      f.bytes = resp.ByteSizeLong();
-      f.items = static_cast<size_t>(resp.stats_size());
+      f.bytes = bytes;
+      f.items = items;
     }
     f.cpu_ms = static_cast<double>(CpuNsOf(pids) - cpu0) / 1e6 / calls;
     f.p50_ms = Percentile(ms, 0.5);

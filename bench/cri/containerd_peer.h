@@ -1,4 +1,4 @@
-// The peer of bench_cri: containerd's own ListContainerStats on as many real containers
+// The peer of bench_cri: containerd's own stats calls on as many real containers
 // (a private containerd and runc from tests/e2e's stage, pods in the kubelet's cgroupfs
 // layout). Built only when tests/e2e is; otherwise Start() says why there is no peer.
 #pragma once
@@ -16,14 +16,16 @@ struct PeerFigures {
   size_t bytes = 0, items = 0;
 };
 
+enum class PeerCall { kListContainerStats, kListPodSandboxStats };
+
 class ContainerdPeer {
  public:
   static StatusOr<std::unique_ptr<ContainerdPeer>> Start();
   virtual ~ContainerdPeer() = default;
   // Runs containers (sleeping busybox) until `containers` run, `per_pod` per pod.
   virtual Status Grow(size_t containers, size_t per_pod) = 0;
-  // `calls` sequential ListContainerStats calls after two warm-up calls.
-  virtual StatusOr<PeerFigures> Measure(int calls) = 0;
+  // `calls` sequential calls after two warm-up calls.
+  virtual StatusOr<PeerFigures> Measure(PeerCall call, int calls) = 0;
   // Removes every pod and stops containerd.
   virtual void Stop() = 0;
 };

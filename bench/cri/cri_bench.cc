@@ -1,40 +1,43 @@
-// Whole-process benchmark of statlet's CRI stats calls. For N real container cgroups in the
-// kubelet's cgroupfs layout (<root>/kubepods/burstable/pod<uid>/<64-hex id>, a few
-// containers per pod, each holding a sleeping process) it measures, in one run:
-//   floor  — bench/support/read_floor.h: every file statlet's collector reads for that tree
-//            (its read plan and process lists, every hierarchy), on kept fds under the same
-//            fd budget, parsing nothing, with and without the daemon's process fd scan: the
-//            cost of the kernel work a collection cannot avoid;
-//   daemon — the real `statlet` binary with --cri.listen on a temp socket, called over
-//            gRPC: ListContainerStats and ListPodSandboxMetrics latency p50/p99, response
-//            bytes, the daemon's CPU per call (the daemon runs in a cgroup of its own:
-//            cpuacct.usage, ns, every thread), less its idle CPU over the pacing gap, RSS.
-//            The daemon's CRI service reuses a snapshot younger than 1 s, so calls are
-//            paced just over 1 s apart and each one is checked to carry a fresh collection;
-//   hot    — statlet's CRI server with max-age 0 (tests/cri's cri_test_server over a live
-//            Collector + Sampler), called back to back: every call a fresh collection
-//            (--hot-gap-ms paces it like the daemon, to tell pacing from the daemon);
-//   peer   — containerd's own ListContainerStats on as many real containers (tests/e2e's
-//            private containerd and runc; ListPodSandboxMetrics is UNIMPLEMENTED in 1.6).
-// Each row is also given as a ratio to the floor measured like it (column "ref").
+// Whole-process benchmark of statlet's CRI stats calls against their floor and containerd.
+// For N real container cgroups in the kubelet's cgroupfs layout
+// (<root>/kubepods/burstable/pod<uid>/<64-hex id>, a few containers per pod, each holding a
+// sleeping process) one run measures, in alternating rounds (every side once per round,
+// so that a machine slowing down mid-run slows every side alike):
+//   floor   — bench/support/read_floor.h: every file statlet's collector reads for that
+//             tree, on kept fds under the same fd budget, parsing nothing; alone ("files":
+//             what the stats calls need) and with the process fd scan ("files+fd scan": what
+//             ListPodSandboxMetrics needs, its fd, socket and ulimit families);
+//   statlet — the real `statlet` daemon (--cri.max-age=0s: every call a fresh collection,
+//             checked by its timestamp) over gRPC: ListContainerStats, ListPodSandboxStats,
+//             ListPodSandboxMetrics; latency and the daemon's CPU per call (it runs in a
+//             cgroup of its own: cpuacct.usage, every thread, ns);
+//   peer    — containerd's own ListContainerStats and ListPodSandboxStats on as many real
+//             containers (tests/e2e's private containerd and runc; containerd 1.6 leaves
+//             ListPodSandboxMetrics UNIMPLEMENTED).
+// Each figure is the median over the rounds of that round's median call, with the rounds'
+// minimum and maximum. Then, in a fresh daemon: its resident set after 10 calls of each
+// stats call, and after 10 ListPodSandboxMetrics more (settled: read until it stops
+// moving), and its peak. The run fails when a call fails, a call is answered from a reused
+// snapshot, or the daemon read fewer files than the floor (it did not do the same work).
 //
-//   bench_cri [--containers N,N...] [--per-pod K] [--calls C] [--sides daemon,hot]
-//             [--hot-gap-ms G] [--peer containerd|none]
+//   bench_cri [--containers N,N...] [--per-pod K] [--calls C] [--rounds R]
+//             [--peer containerd|none] [--json PATH]
 //
-// Defaults: 100,1000 containers, 4 per pod, 50 calls per RPC, the containerd peer when
-// tests/e2e is built. Needs root. Exits non-zero only when the measurement itself fails
-// (a call errors or a response is not a fresh collection).
+// Defaults: 30,1000 containers, 4 per pod, 10 calls per side and round, 5 rounds, the
+// containerd peer when tests/e2e is built. Needs root.
 #include <grpcpp/grpcpp.h>
 #include <httplib.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -45,7 +48,7 @@
 #include "bench/support/bench_tree.h"
 #include "bench/support/read_floor.h"
 #include "cri/proto/api.grpc.pb.h"
-#include "tests/cri/server_process.h"
+#include "tests/cri/server_process.h"  // ScratchDir
 #include "tests/support/child_process.h"
 #include "tests/support/live_cgroup.h"
 #include "tests/support/wait_for.h"
@@ -58,34 +61,38 @@ using Clock = std::chrono::steady_clock;
 using testing::BinaryProcess;
 using testing::LiveCgroup;
 
-// The daemon's CRI service answers from a snapshot younger than this (cri/stats_service.h
-// CriServiceOptions::max_age; the daemon does not expose it as a flag).
-constexpr auto kDaemonReuseWindow = std::chrono::seconds(1);
-constexpr auto kPacingMargin = std::chrono::milliseconds(30);
 constexpr int kWarmupCalls = 2;
+constexpr int kRssCalls = 10;
 
-// CPU milliseconds used by the processes moved into `cg`; -1 when unknown.
 double CpuMs(const LiveCgroup& cg) {
   const int64_t ns = cg.CpuUsageNs();
   return ns < 0 ? -1 : static_cast<double>(ns) / 1e6;
 }
 
-long RssKiB(pid_t pid) {
+// A /proc/<pid>/status field in KiB; -1 when unreadable.
+long StatusKiB(pid_t pid, const char* field) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  const size_t len = std::strlen(field);
   for (std::string line; std::getline(in, line);) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+    if (line.compare(0, len, field) == 0) return std::stol(line.substr(len));
   }
   return -1;
 }
 
-// ---------------------------------------------------------------- CRI calls
-struct CallResult {
-  double p50_ms = 0, p99_ms = 0, cpu_ms = 0;  // cpu: the server process's, per call
-  size_t bytes = 0, items = 0, metrics = 0;
-  long rss_kib = 0;
-  std::string error;
-};
+// The resident set once it stops moving (the daemon hands freed memory back to the kernel
+// within its trimmer's period): read every 250 ms until two reads agree within 64 KiB.
+long SettledRssKiB(pid_t pid) {
+  long last = StatusKiB(pid, "VmRSS:");
+  for (int i = 0; i < 40; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    const long now = StatusKiB(pid, "VmRSS:");
+    if (std::labs(now - last) <= 64) return now;
+    last = now;
+  }
+  return last;
+}
 
+// ---------------------------------------------------------------- CRI calls
 std::unique_ptr<v1::RuntimeService::Stub> Connect(const std::string& socket) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);  // 1,000 containers of metrics exceed the 4 MiB default
@@ -104,14 +111,14 @@ bool WaitForVersion(v1::RuntimeService::Stub* stub, std::chrono::seconds deadlin
       deadline);
 }
 
-// One call of an RPC: its response's size, item counts and the collection timestamp it
-// carries (to tell a fresh collection from a reused one).
+// One call: its response's size, item counts and the collection timestamp it carries (to
+// tell a fresh collection from a reused one).
 struct Answer {
   grpc::Status status;
   size_t bytes = 0, items = 0, metrics = 0;
   int64_t timestamp = 0;
 };
-using Rpc = std::function<Answer(v1::RuntimeService::Stub*)>;
+using Rpc = Answer (*)(v1::RuntimeService::Stub*);
 
 grpc::ClientContext* WithDeadline(grpc::ClientContext* ctx) {
   ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
@@ -126,6 +133,17 @@ Answer CallListContainerStats(v1::RuntimeService::Stub* stub) {
   a.bytes = resp.ByteSizeLong();
   a.items = static_cast<size_t>(resp.stats_size());
   if (resp.stats_size() > 0) a.timestamp = resp.stats(0).cpu().timestamp();
+  return a;
+}
+
+Answer CallListPodSandboxStats(v1::RuntimeService::Stub* stub) {
+  grpc::ClientContext ctx;
+  v1::ListPodSandboxStatsResponse resp;
+  Answer a;
+  a.status = stub->ListPodSandboxStats(WithDeadline(&ctx), v1::ListPodSandboxStatsRequest(), &resp);
+  a.bytes = resp.ByteSizeLong();
+  a.items = static_cast<size_t>(resp.stats_size());
+  if (resp.stats_size() > 0) a.timestamp = resp.stats(0).linux().cpu().timestamp();
   return a;
 }
 
@@ -144,218 +162,278 @@ Answer CallListPodSandboxMetrics(v1::RuntimeService::Stub* stub) {
   return a;
 }
 
-// `calls` measured calls after kWarmupCalls; `gap` > 0 paces them that far apart (end of
-// one to start of the next) so that a server reusing young snapshots collects afresh.
-CallResult CallLoop(v1::RuntimeService::Stub* stub, pid_t server, const LiveCgroup& server_cg, const Rpc& rpc,
-                    int calls, std::chrono::nanoseconds gap) {
-  CallResult r;
+struct RpcInfo {
+  const char* name;
+  Rpc call;
+  bool needs_fds;  // the floor it stands beside
+};
+const RpcInfo kRpcs[] = {{"ListContainerStats", CallListContainerStats, false},
+                         {"ListPodSandboxStats", CallListPodSandboxStats, false},
+                         {"ListPodSandboxMetrics", CallListPodSandboxMetrics, true}};
+
+// One round of one side: its median call and CPU per call.
+struct RoundFigures {
+  double p50_ms = 0, cpu_ms = 0;
+  size_t bytes = 0, items = 0;
+};
+
+// `calls` back-to-back calls after kWarmupCalls; every one must carry a fresh collection.
+StatusOr<RoundFigures> StatletRound(v1::RuntimeService::Stub* stub, const LiveCgroup& server_cg, Rpc rpc,
+                                    int calls) {
+  RoundFigures r;
   std::vector<double> ms;
   int64_t last_ts = -1;
   double cpu0 = 0;
-  // Pacing, not synchronisation: the server's reuse window is a fixed duration, and the
-  // call before this loop (or a scrape) may have collected just now.
-  auto next = Clock::now() + gap;
   for (int i = 0; i < kWarmupCalls + calls; ++i) {
-    std::this_thread::sleep_until(next);
     if (i == kWarmupCalls) cpu0 = CpuMs(server_cg);
     auto t0 = Clock::now();
     Answer a = rpc(stub);
     auto t1 = Clock::now();
-    next = t1 + gap;
-    if (!a.status.ok()) {
-      r.error = "call failed: " + a.status.error_message();
-      return r;
-    }
-    if (a.items == 0) {
-      r.error = "empty response";
-      return r;
-    }
-    if (a.timestamp == last_ts) {
-      r.error = "call " + std::to_string(i) + " answered from a reused snapshot";
-      return r;
-    }
+    if (!a.status.ok()) return Unavailable("call failed: " + a.status.error_message());
+    if (a.items == 0) return Unavailable("empty response");
+    if (a.timestamp == last_ts) return Unavailable("call " + std::to_string(i) + " answered from a reused snapshot");
     last_ts = a.timestamp;
     if (i < kWarmupCalls) continue;
     ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     r.bytes = a.bytes;
     r.items = a.items;
-    r.metrics = a.metrics;
   }
   r.cpu_ms = (CpuMs(server_cg) - cpu0) / calls;
   r.p50_ms = Percentile(ms, 0.5);
-  r.p99_ms = Percentile(ms, 0.99);
-  r.rss_kib = RssKiB(server);
   return r;
 }
 
-// statlet_snapshot_reuses_total from the daemon's /metrics (-1 when unreadable).
-double ReusesTotal(int port) {
+// A gauge of the daemon's own /metrics (-1 when unreadable).
+double SelfGauge(int port, const std::string& name) {
   httplib::Client cli("127.0.0.1", port);
   cli.set_read_timeout(60, 0);
   auto res = cli.Get("/metrics");
   if (!res || res->status != 200) return -1;
   std::istringstream in(res->body);
   for (std::string line; std::getline(in, line);) {
-    if (line.rfind("statlet_snapshot_reuses_total ", 0) == 0) return std::atof(line.c_str() + 30);
+    if (line.rfind(name + " ", 0) == 0) return std::atof(line.c_str() + name.size() + 1);
   }
   return -1;
 }
 
-// ---------------------------------------------------------------- report
-struct Rpcs {
-  const char* name;
-  Rpc call;
+// ---------------------------------------------------------------- figures
+// One side's rounds: medians over rounds of each round's figure, with min and max.
+struct Series {
+  Series(std::string s, std::string w, std::string r) : side(std::move(s)), what(std::move(w)), ref(std::move(r)) {}
+  std::string side, what, ref;  // ref: the floor row it stands beside
+  std::vector<double> p50, cpu;
+  size_t bytes = 0, items = 0;
+  void Add(const RoundFigures& f) {
+    p50.push_back(f.p50_ms);
+    cpu.push_back(f.cpu_ms);
+    bytes = f.bytes;
+    items = f.items;
+  }
 };
-const Rpcs kRpcs[] = {{"ListContainerStats", CallListContainerStats},
-                      {"ListPodSandboxMetrics", CallListPodSandboxMetrics}};
 
-void PrintHeader() {
-  std::printf("%-10s %-6s %-22s %9s %9s %11s %10s %6s %8s %8s %8s %8s  %s\n", "containers", "side", "what", "p50_ms",
-              "p99_ms", "cpu_ms/call", "bytes", "items", "metrics", "rss_mib", "p50/ref", "cpu/ref", "ref");
-}
-
-void PrintFloor(size_t n, const char* what, const FloorResult& f, const ReadFloor& fl) {
-  std::printf("%-10zu %-6s %-22s %9.3f %9.3f %11.3f %10s %6s %8s %8s %8s %8s  (cgroups=%zu files=%zu kept_fds=%zu "
-              "reopen_ms=%.3f failed_reads=%zu processes=%zu fds_listed=%zu)\n",
-              n, "floor", what, f.p50_ms, f.p99_ms, f.cpu_ms, "-", "-", "-", "-", "-", "-", fl.cgroups(), fl.files(),
-              fl.kept_fds(), f.reopen_ms, f.failed_reads, fl.processes(), f.fds_listed);
-  std::fflush(stdout);
-}
-
-void PrintCall(size_t n, const char* side, const char* what, const CallResult& c, const FloorResult& ref,
-               const char* ref_name) {
-  std::printf("%-10zu %-6s %-22s %9.3f %9.3f %11.3f %10zu %6zu %8zu %8.1f %8.2f %8.2f  %s\n", n, side, what, c.p50_ms,
-              c.p99_ms, c.cpu_ms, c.bytes, c.items, c.metrics, static_cast<double>(c.rss_kib) / 1024.0,
-              c.p50_ms / ref.p50_ms, c.cpu_ms / ref.cpu_ms, ref_name);
-  std::fflush(stdout);
-}
+double Median(std::vector<double> v) { return Percentile(std::move(v), 0.5); }
+double Min(const std::vector<double>& v) { return v.empty() ? 0 : *std::min_element(v.begin(), v.end()); }
+double Max(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
 
 struct Options {
-  std::vector<size_t> sizes = {100, 1000};
+  std::vector<size_t> sizes = {30, 1000};
   size_t per_pod = 4;
-  int calls = 50;
-  bool daemon = true, hot = true;
-  int hot_gap_ms = 0;  // pacing of the hot side's calls (0: back to back)
-  bool peer = true;    // containerd's ListContainerStats on as many containers
+  int calls = 10;
+  int rounds = 5;
+  bool peer = true;
+  std::string json;
 };
 
-int RunAt(size_t n, const Options& o, ContainerdPeer* peer) {
+struct SizeReport {
+  size_t containers = 0;
+  std::vector<Series> series;
+  double files_floor = 0, files_statlet = 0;
+  long rss_stats_kib = -1, rss_all_kib = -1, rss_peak_kib = -1;
+  long anon_stats_kib = -1, anon_all_kib = -1;  // of which anonymous (not the binary's and libraries' pages)
+  std::vector<std::string> errors;
+};
+
+const Series* Find(const SizeReport& r, const std::string& side, const std::string& what) {
+  for (const auto& s : r.series) {
+    if (s.side == side && s.what == what) return &s;
+  }
+  return nullptr;
+}
+
+void Print(const SizeReport& r) {
+  std::printf("\n%zu containers (medians of per-round medians, [min-max] over rounds)\n", r.containers);
+  std::printf("%-8s %-24s %26s %26s %10s %6s %9s %9s\n", "side", "what", "p50_ms [min-max]", "cpu_ms/call [min-max]",
+              "bytes", "items", "p50/ref", "cpu/ref");
+  for (const auto& s : r.series) {
+    const Series* ref = s.ref.empty() ? nullptr : Find(r, "floor", s.ref);
+    char p50[64], cpu[64], rp[16] = "-", rc[16] = "-";
+    std::snprintf(p50, sizeof(p50), "%.3f [%.3f-%.3f]", Median(s.p50), Min(s.p50), Max(s.p50));
+    std::snprintf(cpu, sizeof(cpu), "%.3f [%.3f-%.3f]", Median(s.cpu), Min(s.cpu), Max(s.cpu));
+    if (ref != nullptr) {
+      std::snprintf(rp, sizeof(rp), "%.2f", Median(s.p50) / Median(ref->p50));
+      std::snprintf(rc, sizeof(rc), "%.2f", Median(s.cpu) / Median(ref->cpu));
+    }
+    std::printf("%-8s %-24s %26s %26s %10zu %6zu %9s %9s\n", s.side.c_str(), s.what.c_str(), p50, cpu, s.bytes,
+                s.items, rp, rc);
+  }
+  for (const char* rpc : {"ListContainerStats", "ListPodSandboxStats"}) {
+    const Series* ours = Find(r, "statlet", rpc);
+    const Series* theirs = Find(r, "peer", rpc);
+    if (ours == nullptr || theirs == nullptr) continue;
+    std::printf("%-8s %-24s containerd/statlet: latency %.1fx, cpu %.1fx\n", "ratio", rpc,
+                Median(theirs->p50) / Median(ours->p50), Median(theirs->cpu) / Median(ours->cpu));
+  }
+  std::printf("files    floor %.0f, statlet %.0f per collection\n", r.files_floor, r.files_statlet);
+  std::printf("rss      after %d calls of each stats call: %.1f MiB (anonymous %.1f); after %d ListPodSandboxMetrics "
+              "more: %.1f MiB (anonymous %.1f); peak %.1f MiB\n",
+              kRssCalls, r.rss_stats_kib / 1024.0, r.anon_stats_kib / 1024.0, kRssCalls, r.rss_all_kib / 1024.0,
+              r.anon_all_kib / 1024.0, r.rss_peak_kib / 1024.0);
+  const Series* lpsm = Find(r, "statlet", "ListPodSandboxMetrics");
+  if (lpsm != nullptr && r.containers > 0) {
+    const double per = static_cast<double>(lpsm->bytes) / static_cast<double>(r.containers);
+    std::printf("bytes    ListPodSandboxMetrics %.0f bytes per container: 16 MiB at ~%.0f containers\n", per,
+                16.0 * 1024 * 1024 / per);
+  }
+  for (const auto& e : r.errors) std::printf("ERROR    %s\n", e.c_str());
+  std::fflush(stdout);
+}
+
+void WriteJson(const std::vector<SizeReport>& reports, const std::string& path) {
+  std::ofstream out(path);
+  out << "{\"bench\": \"cri\", \"sizes\": [";
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const SizeReport& r = reports[i];
+    out << (i ? ", " : "") << "{\"containers\": " << r.containers << ", \"files_floor\": " << r.files_floor
+        << ", \"files_statlet\": " << r.files_statlet << ", \"rss_stats_kib\": " << r.rss_stats_kib
+        << ", \"rss_all_kib\": " << r.rss_all_kib << ", \"rss_peak_kib\": " << r.rss_peak_kib
+        << ", \"anon_stats_kib\": " << r.anon_stats_kib << ", \"anon_all_kib\": " << r.anon_all_kib << ", \"rows\": [";
+    for (size_t j = 0; j < r.series.size(); ++j) {
+      const Series& s = r.series[j];
+      out << (j ? ", " : "") << "{\"side\": \"" << s.side << "\", \"what\": \"" << s.what << "\", \"ref\": \"" << s.ref
+          << "\", \"p50_ms\": " << Median(s.p50) << ", \"p50_min_ms\": " << Min(s.p50)
+          << ", \"p50_max_ms\": " << Max(s.p50) << ", \"cpu_ms\": " << Median(s.cpu)
+          << ", \"cpu_min_ms\": " << Min(s.cpu) << ", \"cpu_max_ms\": " << Max(s.cpu) << ", \"bytes\": " << s.bytes
+          << ", \"items\": " << s.items << "}";
+    }
+    out << "], \"errors\": " << r.errors.size() << "}";
+  }
+  out << "]}\n";
+}
+
+// The daemon as the bench runs it: its own cgroup (for its CPU), a scratch socket.
+struct Daemon {
+  Daemon(const std::string& root, const std::string& dir, const std::string& tag)
+      : cg(root + "-" + tag, ServerCgroupHierarchies()),
+        socket(dir + "/" + tag + ".sock"),
+        port(testing::FreeLoopbackPort()),
+        process({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(port),
+                 "--collector.subtree=" + root, "--collector.max-age=0s", "--cri.max-age=0s",
+                 "--cri.listen=" + socket, "--runtime.endpoint=none"},
+                dir + "/" + tag + ".log") {}
+  Status Ready(const std::string& log) {
+    if (!cg.Add(process.pid())) return Unavailable("cannot move statlet into a cgroup of its own");
+    stub = Connect(socket);
+    if (!WaitForVersion(stub.get(), std::chrono::seconds(60))) {
+      return Unavailable("statlet did not serve CRI on " + socket + "\n" + testing::ReadWholeFile(log));
+    }
+    return Status::Ok();
+  }
+  LiveCgroup cg;  // outlives the process
+  std::string socket;
+  int port;
+  BinaryProcess process;
+  std::unique_ptr<v1::RuntimeService::Stub> stub;
+};
+
+SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer) {
+  SizeReport report;
+  report.containers = n;
   const std::string root = "/statlet-bench-" + std::to_string(::getpid()) + "-" + std::to_string(n);
   BenchTree tree(root, n, BenchTree::kKubelet, o.per_pod);
   if (!tree.ok()) {
-    std::fprintf(stderr, "cannot create cgroups under %s (root needed): %s\n", root.c_str(), tree.error().c_str());
-    return 1;
+    report.errors.push_back("cannot create cgroups under " + root + " (root needed): " + tree.error());
+    return report;
   }
-  // The floors: the cgroup files alone (what the hot side reads: cri_test_server keeps
-  // the collector's default, no process fd scan), and with the daemon's process fd scan,
-  // back to back and paced like the daemon's calls.
-  const auto gap = kDaemonReuseWindow + kPacingMargin;
   ReadFloor fl(root);
-  const FloorResult floor_files = MeasureFloor(&fl, o.calls, false, std::chrono::nanoseconds(0));
-  PrintFloor(n, "files", floor_files, fl);
-  const FloorResult floor_fds = MeasureFloor(&fl, o.calls, true, std::chrono::nanoseconds(0));
-  PrintFloor(n, "files+fd scan", floor_fds, fl);
-  FloorResult floor_paced;
-  if (o.daemon) {
-    floor_paced = MeasureFloor(&fl, o.calls, true, gap);
-    PrintFloor(n, "files+fd scan, paced", floor_paced, fl);
+  report.files_floor = static_cast<double>(fl.files());
+  if (peer != nullptr) {
+    if (Status s = peer->Grow(n, o.per_pod); !s.ok()) {
+      report.errors.push_back("containerd: running the containers failed: " + s.ToString());
+      peer = nullptr;
+    }
   }
 
   testing::ScratchDir dir;
-  const std::string socket = dir.path() + "/cri.sock";
-  int failures = 0;
-  auto report = [&](const char* side, const char* rpc, const CallResult& c, const FloorResult& ref,
-                    const char* ref_name) {
-    if (!c.error.empty()) {
-      std::fprintf(stderr, "%zu %s %s: %s\n", n, side, rpc, c.error.c_str());
-      ++failures;
-      return;
+  Daemon daemon(root, dir.path(), "daemon");
+  if (Status s = daemon.Ready(dir.path() + "/daemon.log"); !s.ok()) {
+    report.errors.push_back(s.ToString());
+    return report;
+  }
+  Series floor_files{"floor", "files", ""}, floor_fds{"floor", "files+fd scan", ""};
+  std::vector<Series> ours, theirs;
+  for (const RpcInfo& rpc : kRpcs) ours.emplace_back("statlet", rpc.name, rpc.needs_fds ? "files+fd scan" : "files");
+  if (peer != nullptr) {
+    theirs.emplace_back("peer", "ListContainerStats", "files");
+    theirs.emplace_back("peer", "ListPodSandboxStats", "files");
+  }
+  for (int round = 0; round < o.rounds && report.errors.empty(); ++round) {
+    for (bool scan : {false, true}) {
+      const FloorResult f = MeasureFloor(&fl, o.calls, scan, std::chrono::nanoseconds(0));
+      if (f.failed_reads > 0) report.errors.push_back("floor: " + std::to_string(f.failed_reads) + " reads failed");
+      (scan ? floor_fds : floor_files).Add({f.p50_ms, f.cpu_ms, 0, 0});
     }
-    PrintCall(n, side, rpc, c, ref, ref_name);
-    if (c.bytes > 0 && std::strcmp(rpc, "ListPodSandboxMetrics") == 0) {
-      // The kubelet's CRI client receives at most 16 MiB per message.
-      std::printf("%-10zu %-6s %.0f bytes per container: a 16 MiB message at ~%.0f containers\n", n, side,
-                  static_cast<double>(c.bytes) / static_cast<double>(n),
-                  16.0 * 1024 * 1024 / (static_cast<double>(c.bytes) / static_cast<double>(n)));
+    for (size_t i = 0; i < std::size(kRpcs); ++i) {
+      auto r = StatletRound(daemon.stub.get(), daemon.cg, kRpcs[i].call, o.calls);
+      if (!r.ok()) {
+        report.errors.push_back(std::string("statlet ") + kRpcs[i].name + ": " + r.status().message());
+        break;
+      }
+      ours[i].Add(*r);
+    }
+    for (size_t i = 0; i < theirs.size(); ++i) {
+      auto f = peer->Measure(i == 0 ? PeerCall::kListContainerStats : PeerCall::kListPodSandboxStats, o.calls);
+      if (!f.ok()) {
+        report.errors.push_back("containerd " + theirs[i].what + ": " + f.status().ToString());
+        break;
+      }
+      theirs[i].Add({f->p50_ms, f->cpu_ms, f->bytes, f->items});
+    }
+  }
+  // The same work: a collection of the daemon's read at least the files the floor read.
+  report.files_statlet = SelfGauge(daemon.port, "statlet_collection_files_read");
+  if (report.files_statlet < report.files_floor) {
+    report.errors.push_back("statlet read " + std::to_string(report.files_statlet) + " files per collection, the floor " +
+                            std::to_string(report.files_floor));
+  }
+  daemon.process.Stop();
+  report.series = {floor_files, floor_fds};
+  report.series.insert(report.series.end(), ours.begin(), ours.end());
+  report.series.insert(report.series.end(), theirs.begin(), theirs.end());
+
+  // Memory in a fresh daemon: what a node's kubelet calls cost it.
+  Daemon fresh(root, dir.path(), "rss");
+  if (Status s = fresh.Ready(dir.path() + "/rss.log"); !s.ok()) {
+    report.errors.push_back(s.ToString());
+    return report;
+  }
+  auto calls = [&](Rpc rpc) {
+    for (int i = 0; i < kRssCalls; ++i) {
+      if (Answer a = rpc(fresh.stub.get()); !a.status.ok()) {
+        report.errors.push_back("rss phase: " + a.status.error_message());
+        return;
+      }
     }
   };
-
-  if (o.daemon) {
-    LiveCgroup server_cg(root + "-daemon", ServerCgroupHierarchies());  // outlives the process
-    const int port = testing::FreeLoopbackPort();
-    BinaryProcess statlet({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(port),
-                           "--collector.subtree=" + root, "--collector.max-age=0s", "--cri.listen=" + socket,
-                           "--runtime.endpoint=none"},
-                          dir.path() + "/statlet.log");
-    if (!server_cg.Add(statlet.pid())) {
-      std::fprintf(stderr, "cannot move statlet into a cgroup of its own\n");
-      return 1;
-    }
-    auto stub = Connect(socket);
-    if (!WaitForVersion(stub.get(), std::chrono::seconds(60))) {
-      std::fprintf(stderr, "statlet did not serve CRI on %s\n%s", socket.c_str(),
-                   testing::ReadWholeFile(dir.path() + "/statlet.log").c_str());
-      return 1;
-    }
-    // What the daemon spends with nobody calling (HTTP and gRPC threads waking up): the
-    // paced loop's CPU includes about one gap of it per call, taken off below.
-    const double idle0 = CpuMs(server_cg);
-    const auto idle_start = Clock::now();
-    std::this_thread::sleep_for(std::chrono::seconds(3));  // a measurement window
-    const double idle_ms_per_s =
-        (CpuMs(server_cg) - idle0) / std::chrono::duration<double>(Clock::now() - idle_start).count();
-    std::printf("%-10zu daemon idle cpu_ms_per_s=%.3f (subtracted: %.3f ms per paced call)\n", n, idle_ms_per_s,
-                idle_ms_per_s * std::chrono::duration<double>(gap).count());
-    const double reuses0 = ReusesTotal(port);
-    for (const Rpcs& rpc : kRpcs) {
-      CallResult c = CallLoop(stub.get(), statlet.pid(), server_cg, rpc.call, o.calls, gap);
-      c.cpu_ms -= idle_ms_per_s * std::chrono::duration<double>(gap).count();
-      report("daemon", rpc.name, c, floor_paced, "files+fd scan, paced");
-    }
-    const double reuses1 = ReusesTotal(port);
-    if (reuses0 < 0 || reuses1 != reuses0) {
-      std::fprintf(stderr, "%zu daemon: statlet_snapshot_reuses_total went %.0f -> %.0f\n", n, reuses0, reuses1);
-      ++failures;
-    }
-    statlet.Stop();
-  }
-
-  if (o.hot) {
-    LiveCgroup server_cg(root + "-hot", ServerCgroupHierarchies());  // outlives the process
-    testing::ServerProcess server;
-    if (!server.Start({CRI_TEST_SERVER, "--socket", socket, "--live", root, "--max-age-ms", "0"}, 60000)) {
-      std::fprintf(stderr, "cri_test_server: %s\n", server.error().c_str());
-      return 1;
-    }
-    if (!server_cg.Add(server.pid())) {
-      std::fprintf(stderr, "cannot move cri_test_server into a cgroup of its own\n");
-      return 1;
-    }
-    auto stub = Connect(socket);
-    for (const Rpcs& rpc : kRpcs) {
-      report("hot", rpc.name,
-             CallLoop(stub.get(), server.pid(), server_cg, rpc.call, o.calls, std::chrono::milliseconds(o.hot_gap_ms)),
-             floor_files, "files");
-    }
-    server.Stop();
-  }
-  if (peer != nullptr) {
-    if (Status s = peer->Grow(n, o.per_pod); !s.ok()) {
-      std::fprintf(stderr, "%zu containerd: running the containers failed: %s\n", n, s.ToString().c_str());
-      return 1;
-    }
-    auto f = peer->Measure(o.calls);
-    if (!f.ok()) {
-      std::fprintf(stderr, "%zu containerd: %s\n", n, f.status().ToString().c_str());
-      return 1;
-    }
-    // Its containers are in a tree of the same shape: the floor above stands for it too.
-    std::printf("%-10zu %-6s %-22s %9.3f %9.3f %11.3f %10zu %6zu %8s %8s %8.2f %8.2f  %s\n", n, "peer",
-                "containerd LCS", f->p50_ms, f->p99_ms, f->cpu_ms, f->bytes, f->items, "-", "-",
-                f->p50_ms / floor_files.p50_ms, f->cpu_ms / floor_files.cpu_ms, "files");
-    std::fflush(stdout);
-  }
-  return failures == 0 ? 0 : 1;
+  calls(CallListContainerStats);
+  calls(CallListPodSandboxStats);
+  report.rss_stats_kib = SettledRssKiB(fresh.process.pid());
+  report.anon_stats_kib = StatusKiB(fresh.process.pid(), "RssAnon:");
+  calls(CallListPodSandboxMetrics);
+  report.rss_all_kib = SettledRssKiB(fresh.process.pid());
+  report.anon_all_kib = StatusKiB(fresh.process.pid(), "RssAnon:");
+  report.rss_peak_kib = StatusKiB(fresh.process.pid(), "VmHWM:");
+  fresh.process.Stop();
+  return report;
 }
 
 std::vector<size_t> ParseSizes(const std::string& s) {
@@ -369,32 +447,29 @@ std::vector<size_t> ParseSizes(const std::string& s) {
 }  // namespace statlet::bench
 
 constexpr char kUsage[] =
-    "usage: bench_cri [--containers N,N...] [--per-pod K] [--calls C] [--sides daemon,hot]\n"
-    "                 [--hot-gap-ms G] [--peer containerd|none]\n";
+    "usage: bench_cri [--containers N,N...] [--per-pod K] [--calls C] [--rounds R]\n"
+    "                 [--peer containerd|none] [--json PATH]\n";
 
 int main(int argc, char** argv) {
   statlet::bench::Options o;
+  if ((argc - 1) % 2 != 0) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i], v = argv[i + 1];
     if (a == "--containers") o.sizes = statlet::bench::ParseSizes(v);
     else if (a == "--per-pod") o.per_pod = std::max<size_t>(1, std::stoul(v));
     else if (a == "--calls") o.calls = std::max(1, std::stoi(v));
-    else if (a == "--hot-gap-ms") o.hot_gap_ms = std::max(0, std::stoi(v));
+    else if (a == "--rounds") o.rounds = std::max(1, std::stoi(v));
     else if (a == "--peer") o.peer = v != "none";
-    else if (a == "--sides") {
-      o.daemon = v.find("daemon") != std::string::npos;
-      o.hot = v.find("hot") != std::string::npos;
-    } else {
+    else if (a == "--json") o.json = v;
+    else {
       std::fputs(kUsage, stderr);
       return 2;
     }
   }
-  if ((argc - 1) % 2 != 0) {
-    std::fputs(kUsage, stderr);
-    return 2;
-  }
   ::signal(SIGPIPE, SIG_IGN);
-  statlet::bench::PrintHeader();
   std::unique_ptr<statlet::bench::ContainerdPeer> peer;
   if (o.peer) {
     auto p = statlet::bench::ContainerdPeer::Start();
@@ -404,8 +479,14 @@ int main(int argc, char** argv) {
       std::printf("containerd peer skipped: %s\n", p.status().ToString().c_str());
     }
   }
+  std::vector<statlet::bench::SizeReport> reports;
   int rc = 0;
-  for (size_t n : o.sizes) rc |= statlet::bench::RunAt(n, o, peer.get());
+  for (size_t n : o.sizes) {
+    reports.push_back(statlet::bench::RunAt(n, o, peer.get()));
+    statlet::bench::Print(reports.back());
+    if (!reports.back().errors.empty()) rc = 1;
+  }
   if (peer) peer->Stop();
+  if (!o.json.empty()) statlet::bench::WriteJson(reports, o.json);
   return rc;
 }
