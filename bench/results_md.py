@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+"""Turns one bench/run's outputs into bench/RESULTS.md and bench/results.json.
+
+usage: results_md.py OUT_DIR RESULTS.md results.json
+OUT_DIR holds cri.json (bench_cri --json), encoder.json (Google Benchmark JSON) and the
+text output of every bench (<name>.txt).
+"""
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+
+
+def machine():
+    cpu = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as f:
+        mem_kib = int(f.readline().split()[1])
+    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "kernel": platform.release(),
+        "cpus": os.cpu_count(),
+        "cpu": cpu,
+        "memory_gib": round(mem_kib / 1024 / 1024, 1),
+        "revision": rev,
+    }
+
+
+def cri_tables(cri):
+    lines = []
+    for size in cri["sizes"]:
+        n = size["containers"]
+        lines.append(f"\n### CRI stats calls, {n} containers\n")
+        lines.append("| side | call | p50 ms [min–max] | CPU ms/call [min–max] | bytes | vs floor (p50, CPU) |")
+        lines.append("|---|---|---|---|---|---|")
+        floors = {r["what"]: r for r in size["rows"] if r["side"] == "floor"}
+        for r in size["rows"]:
+            ref = floors.get(r["ref"])
+            vs = f"{r['p50_ms'] / ref['p50_ms']:.2f}×, {r['cpu_ms'] / ref['cpu_ms']:.2f}×" if ref else "–"
+            lines.append(f"| {r['side']} | {r['what']} | {r['p50_ms']:.3f} [{r['p50_min_ms']:.3f}–{r['p50_max_ms']:.3f}] "
+                         f"| {r['cpu_ms']:.3f} [{r['cpu_min_ms']:.3f}–{r['cpu_max_ms']:.3f}] | {r['bytes'] or '–'} | {vs} |")
+        rows = {(r["side"], r["what"]): r for r in size["rows"]}
+        for call in ("ListContainerStats", "ListPodSandboxStats"):
+            ours, theirs = rows.get(("statlet", call)), rows.get(("peer", call))
+            if ours and theirs:
+                lines.append(f"\n{call}: containerd / statlet = {theirs['p50_ms'] / ours['p50_ms']:.1f}× latency, "
+                             f"{theirs['cpu_ms'] / ours['cpu_ms']:.1f}× CPU per call.")
+        lines.append(f"\nFiles per collection: floor {size['files_floor']:.0f}, statlet {size['files_statlet']:.0f}. "
+                     f"Daemon RSS after 10 calls of each stats call {size['rss_stats_kib'] / 1024:.1f} MiB "
+                     f"(anonymous {size['anon_stats_kib'] / 1024:.1f}), after 10 ListPodSandboxMetrics more "
+                     f"{size['rss_all_kib'] / 1024:.1f} MiB (anonymous {size['anon_all_kib'] / 1024:.1f}), "
+                     f"peak {size['rss_peak_kib'] / 1024:.1f} MiB.")
+    return lines
+
+
+def encoder_table(enc):
+    lines = ["\n### Prometheus encoder (Google Benchmark, medians of the repetitions)\n",
+             "| benchmark | ns per series | CPU ns per iteration |", "|---|---|---|"]
+    for b in enc["benchmarks"]:
+        if b.get("aggregate_name") != "median":
+            continue
+        per = b.get("ns_per_series")
+        if per is not None and per < 1e-3:  # an inverted rate counter: seconds per series
+            per *= 1e9
+        lines.append(f"| {b['run_name']} | {per:.1f} | {b['cpu_time']:.0f} |" if per is not None
+                     else f"| {b['run_name']} | – | {b['cpu_time']:.0f} |")
+    return lines
+
+
+def main():
+    out, md_path, json_path = sys.argv[1:4]
+    m = machine()
+    results = {"machine": m}
+    lines = ["# statlet benchmark results", "",
+             f"Written by `bench/run` on {m['date']} at revision {m['revision']}: {m['cpus']} CPUs ({m['cpu']}), "
+             f"{m['memory_gib']} GiB, kernel {m['kernel']}. Every whole-process bench alternates its sides in rounds "
+             "within one run; figures are medians with the rounds' spread. Reproduce with `sudo bench/run`."]
+    cri_path = os.path.join(out, "cri.json")
+    if os.path.exists(cri_path):
+        with open(cri_path) as f:
+            results["cri"] = json.load(f)
+        lines += cri_tables(results["cri"])
+    enc_path = os.path.join(out, "encoder.json")
+    if os.path.exists(enc_path):
+        with open(enc_path) as f:
+            results["encoder"] = json.load(f)
+        lines += encoder_table(results["encoder"])
+    for name in ("scrape", "collection"):
+        path = os.path.join(out, name + ".txt")
+        if os.path.exists(path):
+            with open(path) as f:
+                text = f.read()
+            results[name] = text
+            lines += [f"\n### {name} (raw output)\n", "```", text.rstrip(), "```"]
+    with open(md_path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(json_path, "w") as f:
+        json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
