@@ -79,11 +79,30 @@ struct css_set {
 } STATLET_CORE;
 
 // CONFIG_SCHED_INFO (Debian: yes, via TASK_DELAY_ACCT): the scheduler's wait accounting.
-// sched_info_arrive, right after the sched_switch tracepoint that brings a queued task in,
-// adds the wait to run_delay and counts the arrival in pcount.
+// sched_info_enqueue stamps last_queued with the run queue's clock when a task starts to
+// wait; sched_info_arrive, right after the sched_switch tracepoint that brings it in, adds
+// rq_clock - last_queued to run_delay, counts the arrival in pcount and clears last_queued.
 struct sched_info {
-  unsigned long pcount;          // arrivals on a CPU after a wait on a run queue
-  unsigned long long run_delay;  // total time spent waiting on a run queue
+  unsigned long pcount;            // arrivals on a CPU after a wait on a run queue
+  unsigned long long run_delay;    // total time spent waiting on a run queue
+  unsigned long long last_queued;  // when the current wait began (rq clock), 0 when none
+} STATLET_CORE;
+
+// A CPU's run queue; its clock is updated at the start of __schedule, before the
+// sched_switch tracepoint, and is the clock last_queued was stamped with. Reached from a
+// task on that CPU through its fair-class entity (CONFIG_FAIR_GROUP_SCHED: set_task_rq
+// points every task's se.cfs_rq at its CPU's queue, whatever its class): the per-CPU
+// `runqueues` symbol itself is not in kallsyms without CONFIG_KALLSYMS_ALL.
+struct rq {
+  unsigned long long clock;
+} STATLET_CORE;
+
+struct cfs_rq {
+  struct rq *rq;
+} STATLET_CORE;
+
+struct sched_entity {
+  struct cfs_rq *cfs_rq;
 } STATLET_CORE;
 
 struct task_struct {
@@ -91,6 +110,7 @@ struct task_struct {
   int tgid;  // process id
   char comm[16];
   struct css_set *cgroups;
+  struct sched_entity se;
   struct sched_info sched_info;
   // Page faults of this thread, bumped only by the thread itself (mm_account_fault on
   // `current`); the same counts as /proc/<tid>/stat and the perf fault events.

@@ -1,4 +1,5 @@
-// The runqlat and faults probes: one program on every context switch.
+// The runqlat and faults probes: one program on every context switch. (With run-queue
+// latency alone, statlet_sched_switch_runq below: no task storage at all.)
 //
 // Attach: tp_btf/sched_switch — a BTF-typed tracepoint that loads on 6.1 and 6.18 without
 // tracefs; fentry is refused on the lockdown host and kprobes are not built in there.
@@ -195,6 +196,29 @@ int statlet_task_marks_init(struct bpf_iter__task *ctx) {
   m->run_delay_ns = t->sched_info.run_delay;
   m->arrivals = t->sched_info.pcount;
   m->seen = 1;
+  return 0;
+}
+
+// Run-queue latency alone: no task storage. The task coming in carries when its wait began
+// (sched_info.last_queued, in its run queue's clock) and the run queue's clock is current,
+// so the wait is exactly the one sched_info_arrive is about to add to run_delay. Costs two
+// pointer reads and the cgroup's slot, not a task-storage lookup per switch; a switch the
+// tracepoint does not show loses that one wait (the storage-based program above would count
+// it at the task's next switch-out instead).
+SEC("tp_btf/sched_switch")
+int BPF_PROG(statlet_sched_switch_runq, _Bool preempt, struct task_struct *prev, struct task_struct *next) {
+  const __u64 queued = next->sched_info.last_queued;
+  if (queued == 0) return 0;  // not coming off a run queue wait (or the idle task)
+  const __u64 now = next->se.cfs_rq->rq->clock;
+  if (now <= queued) return 0;
+  __u32 zero = 0;
+  struct statlet_sched_cpu *st = bpf_map_lookup_elem(&cpu_state, &zero);
+  if (!st) return 0;
+  struct statlet_sched_counters *c = counters_of(st, next->cgroups->dfl_cgrp->kn->id);
+  if (!c) return 0;
+  const __u64 wait_ns = now - queued;
+  c->runq_slots[us_log2_slot(wait_ns)] += 1;
+  c->runq_sum_ns += wait_ns;
   return 0;
 }
 

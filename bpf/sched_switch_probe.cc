@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "base/log.h"
 #include "bpf/probe.h"
 #include "bpf/probe_abi.h"
 #include "bpf/sched_switch.skel.h"
@@ -20,13 +21,30 @@ class SchedSwitchProbe final : public Probe {
   const char* name() const override { return "sched_switch"; }
 
   Status Start(const ProbeConfig& config) override {
+    // Run-queue latency alone needs no task storage (statlet_sched_switch_runq); a kernel
+    // whose BTF lacks the run queues' per-CPU variable gets the storage-based program.
+    if (counts_.runqlat && !counts_.faults) {
+      Status st = Load(config, kRunqOnly);
+      if (st.ok()) return st;
+      log::Warn("bpf: run-queue latency without task storage did not load (" + st.message() +
+                "); counting it at each task's switch-out instead");
+    }
+    return Load(config, counts_.faults && counts_.runqlat ? kAll : kFlags);
+  }
+
+ private:
+  enum Program { kAll, kFlags, kRunqOnly };
+
+  Status Load(const ProbeConfig& config, Program program) {
     skel_ = statlet_sched_switch__open();
     if (!skel_) return LibbpfError(errno, "open sched_switch");
     skel_->rodata->count_faults = counts_.faults;
     skel_->rodata->count_runq = counts_.runqlat;
-    const bool all = counts_.faults && counts_.runqlat;
-    bpf_program__set_autoload(skel_->progs.statlet_sched_switch_all, all);
-    bpf_program__set_autoload(skel_->progs.statlet_sched_switch, !all);
+    bpf_program__set_autoload(skel_->progs.statlet_sched_switch_all, program == kAll);
+    bpf_program__set_autoload(skel_->progs.statlet_sched_switch, program == kFlags);
+    bpf_program__set_autoload(skel_->progs.statlet_sched_switch_runq, program == kRunqOnly);
+    bpf_program__set_autoload(skel_->progs.statlet_task_fork, program != kRunqOnly);
+    bpf_program__set_autoload(skel_->progs.statlet_task_marks_init, program != kRunqOnly);
     max_entries_ = config.max_cgroups;
     bpf_map__set_max_entries(skel_->maps.slot_of, max_entries_);
     bpf_map__set_max_entries(skel_->maps.counters, max_entries_);
@@ -39,6 +57,7 @@ class SchedSwitchProbe final : public Probe {
       if (bpf_map_update_elem(free_fd, nullptr, &slot, BPF_ANY) != 0) return Fail(-errno, "fill free slots");
     }
     if (int err = statlet_sched_switch__attach(skel_)) return Fail(err, "attach tp_btf/sched_switch");
+    if (program == kRunqOnly) return Status::Ok();
     // New tasks get their marks at fork from now on; the ones that exist get them here.
     if (Status st = MarkExistingTasks(); !st.ok()) {
       statlet_sched_switch__destroy(skel_);
@@ -47,6 +66,8 @@ class SchedSwitchProbe final : public Probe {
     }
     return Status::Ok();
   }
+
+ public:
 
   void Collect(CollectContext& ctx) override {
     ReturnQuarantinedSlots();
