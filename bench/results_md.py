@@ -43,13 +43,14 @@ def cri_tables(cri):
         floors = {r["what"]: r for r in size["rows"] if r["side"] == "floor"}
         for r in size["rows"]:
             ref = floors.get(r["ref"])
-            vs = f"{r['p50_ms'] / ref['p50_ms']:.2f}×, {r['cpu_ms'] / ref['cpu_ms']:.2f}×" if ref else "–"
+            vs = (f"{r['p50_ms'] / ref['p50_ms']:.2f}×, {r['cpu_ms'] / ref['cpu_ms']:.2f}×"
+                  if ref and ref["p50_ms"] > 0 and ref["cpu_ms"] > 0 else "–")
             lines.append(f"| {r['side']} | {r['what']} | {r['p50_ms']:.3f} [{r['p50_min_ms']:.3f}–{r['p50_max_ms']:.3f}] "
                          f"| {r['cpu_ms']:.3f} [{r['cpu_min_ms']:.3f}–{r['cpu_max_ms']:.3f}] | {r['bytes'] or '–'} | {vs} |")
         rows = {(r["side"], r["what"]): r for r in size["rows"]}
         for call in ("ListContainerStats", "ListPodSandboxStats"):
             ours, theirs = rows.get(("statlet", call)), rows.get(("peer", call))
-            if ours and theirs:
+            if ours and theirs and ours["p50_ms"] > 0 and ours["cpu_ms"] > 0:
                 lines.append(f"\n{call}: containerd / statlet = {theirs['p50_ms'] / ours['p50_ms']:.1f}× latency, "
                              f"{theirs['cpu_ms'] / ours['cpu_ms']:.1f}× CPU per call.")
         lines.append(f"\nFiles per collection: floor {size['files_floor']:.0f}, statlet {size['files_statlet']:.0f}. "
@@ -82,6 +83,12 @@ def main():
              f"Written by `bench/run` on {m['date']} at revision {m['revision']}: {m['cpus']} CPUs ({m['cpu']}), "
              f"{m['memory_gib']} GiB, kernel {m['kernel']}. Every whole-process bench alternates its sides in rounds "
              "within one run; figures are medians with the rounds' spread. Reproduce with `sudo bench/run`."]
+    failed_path = os.path.join(out, "failed.txt")
+    if os.path.exists(failed_path):
+        with open(failed_path) as f:
+            failed = f.read().strip()
+        results["failed"] = failed.splitlines()
+        lines += ["", "**Failed in this run** (their figures are partial or missing): " + "; ".join(results["failed"])]
     cri_path = os.path.join(out, "cri.json")
     if os.path.exists(cri_path):
         with open(cri_path) as f:

@@ -20,11 +20,12 @@
 // moving), and its peak. The run fails when a call fails, a call is answered from a reused
 // snapshot, or the daemon read fewer files than the floor (it did not do the same work).
 //
-//   bench_cri [--containers N,N...] [--per-pod K] [--calls C] [--rounds R]
+//   bench_cri [--containers N,N...] [--per-pod K] [--calls C] [--peer-calls P] [--rounds R]
 //             [--peer containerd|none] [--json PATH]
 //
-// Defaults: 30,1000 containers, 4 per pod, 10 calls per side and round, 5 rounds, the
-// containerd peer when tests/e2e is built. Needs root.
+// Defaults: 30,1000 containers, 4 per pod, 10 calls per side and round (3 for containerd,
+// whose ListPodSandboxStats takes ~25 s at 1,000 containers), 5 rounds, the containerd peer
+// when tests/e2e is built. Needs root.
 #include <grpcpp/grpcpp.h>
 #include <httplib.h>
 #include <signal.h>
@@ -239,6 +240,7 @@ struct Options {
   std::vector<size_t> sizes = {30, 1000};
   size_t per_pod = 4;
   int calls = 10;
+  int peer_calls = 3;
   int rounds = 5;
   bool peer = true;
   std::string json;
@@ -391,7 +393,7 @@ SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer) {
       ours[i].Add(*r);
     }
     for (size_t i = 0; i < theirs.size(); ++i) {
-      auto f = peer->Measure(i == 0 ? PeerCall::kListContainerStats : PeerCall::kListPodSandboxStats, o.calls);
+      auto f = peer->Measure(i == 0 ? PeerCall::kListContainerStats : PeerCall::kListPodSandboxStats, o.peer_calls);
       if (!f.ok()) {
         report.errors.push_back("containerd " + theirs[i].what + ": " + f.status().ToString());
         break;
@@ -447,7 +449,7 @@ std::vector<size_t> ParseSizes(const std::string& s) {
 }  // namespace statlet::bench
 
 constexpr char kUsage[] =
-    "usage: bench_cri [--containers N,N...] [--per-pod K] [--calls C] [--rounds R]\n"
+    "usage: bench_cri [--containers N,N...] [--per-pod K] [--calls C] [--peer-calls P] [--rounds R]\n"
     "                 [--peer containerd|none] [--json PATH]\n";
 
 int main(int argc, char** argv) {
@@ -462,6 +464,7 @@ int main(int argc, char** argv) {
     else if (a == "--per-pod") o.per_pod = std::max<size_t>(1, std::stoul(v));
     else if (a == "--calls") o.calls = std::max(1, std::stoi(v));
     else if (a == "--rounds") o.rounds = std::max(1, std::stoi(v));
+    else if (a == "--peer-calls") o.peer_calls = std::max(1, std::stoi(v));
     else if (a == "--peer") o.peer = v != "none";
     else if (a == "--json") o.json = v;
     else {
