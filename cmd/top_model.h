@@ -1,0 +1,90 @@
+// statlet top's model: the rows one refresh shows, with rates computed from two samples of
+// cumulative counters, then filtered and sorted. No terminal, no drawing, no I/O: the
+// sources (cmd/top_source.h) fill samples, the renderer (cmd/top_render.h) draws rows.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace statlet::top {
+
+enum class EntryKind : uint8_t { kPod, kContainer, kCgroup };
+
+// One pod, container or cgroup at one instant, as its source reported it. Counters are
+// cumulative, in base units; an absent value is unknown, never 0.
+struct Entry {
+  std::string key;     // unique within a sample: pod sandbox id, container id, cgroup path
+  std::string parent;  // key of the entry this one is shown under; "" at the top
+  std::string name;    // what the NAME column shows
+  EntryKind kind = EntryKind::kCgroup;
+  int64_t timestamp_ns = 0;  // when the counters were read; only differences are used
+  std::optional<uint64_t> cpu_ns, user_ns, system_ns;
+  std::optional<uint64_t> periods, throttled_periods, throttled_ns;  // CFS bandwidth
+  std::optional<uint64_t> working_set_bytes;
+  std::optional<uint64_t> memory_limit_bytes;  // absent: no limit
+  std::optional<uint64_t> rx_bytes, tx_bytes;  // the entry's own network namespace, loopback left out
+  std::optional<double> cpu_psi_some_avg10, memory_psi_some_avg10;  // percent
+};
+
+struct Sample {
+  std::vector<Entry> entries;
+};
+
+// The table's columns, left to right; every one can be the sort column.
+enum class Column : uint8_t {
+  kName,
+  kCpu,
+  kUser,
+  kSystem,
+  kMemory,
+  kLimit,
+  kThrottled,
+  kRx,
+  kTx,
+  kCpuPsi,
+  kMemoryPsi,
+};
+inline constexpr int kColumnCount = 11;
+// "name", "cpu", "user", "system", "memory", "limit", "throttled", "rx", "tx", "cpu-psi",
+// "memory-psi": the --sort values and what the header says.
+const char* ColumnName(Column c);
+std::optional<Column> ColumnByName(std::string_view name);
+
+struct Row {
+  std::string key, parent, name;
+  EntryKind kind = EntryKind::kCgroup;
+  int depth = 0;  // nesting under its shown ancestors; set by Arrange
+  // Rates over the window between the two samples; percent of one CPU.
+  std::optional<double> cpu_percent, user_percent, system_percent;
+  std::optional<uint64_t> working_set_bytes, memory_limit_bytes;
+  std::optional<double> throttled_percent;  // of the CFS periods that elapsed in the window
+  std::optional<double> throttled_seconds_per_second;
+  std::optional<double> rx_bytes_per_second, tx_bytes_per_second;
+  std::optional<double> cpu_psi_some_avg10, memory_psi_some_avg10;
+
+  // The value sorted on; absent for kName and for unknown values.
+  std::optional<double> Value(Column c) const;
+};
+
+// One row per entry of `current`, in its order. Rates come from the entry with the same key
+// in `previous`; without one, or when a counter went backwards (a cgroup recreated under the
+// same path) or no time passed, they stay absent.
+std::vector<Row> BuildRows(const Sample* previous, const Sample& current);
+
+struct View {
+  Column sort = Column::kCpu;
+  bool reverse = false;  // flips the natural order: largest first, names A-Z
+  std::string filter;    // case-insensitive substring of a row's name or key; "" = all
+};
+
+// The rows to show, in display order: a row stays when it, one of its ancestors or one of
+// its descendants matches the filter (a pod keeps its containers, a container its pod).
+// Siblings are sorted by the view's column (unknown values last, then by name), each row
+// followed by its own children; `depth` says how deep. A row whose parent is not among
+// `rows` is shown at the top.
+std::vector<Row> Arrange(std::vector<Row> rows, const View& view);
+
+}  // namespace statlet::top

@@ -1,0 +1,244 @@
+#include "cmd/top_source.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include "collector/sampler.h"
+#include "cri/proto/api.grpc.pb.h"
+#include "cri/socket_path.h"
+
+namespace statlet::top {
+namespace v1 = ::runtime::v1;
+namespace {
+
+std::optional<uint64_t> Limit(const std::optional<uint64_t>& v) {
+  if (!v || *v == kUnlimited) return std::nullopt;
+  return v;
+}
+
+std::optional<double> SomeAvg10(const Psi& psi) {
+  if (!psi.some) return std::nullopt;
+  return psi.some->avg10;
+}
+
+void AddNetwork(const NetNamespaceStats& ns, Entry* e) {
+  uint64_t rx = 0, tx = 0;
+  for (const NetInterfaceStats& i : ns.interfaces) {
+    if (i.name == "lo") continue;
+    rx += i.rx_bytes;
+    tx += i.tx_bytes;
+  }
+  e->rx_bytes = rx;
+  e->tx_bytes = tx;
+}
+
+void FillFromCgroup(const Snapshot& s, const CgroupStats& c, Entry* e) {
+  e->timestamp_ns = s.monotonic_ns;
+  e->cpu_ns = c.cpu.usage_ns;
+  e->user_ns = c.cpu.user_ns;
+  e->system_ns = c.cpu.system_ns;
+  e->periods = c.cpu.nr_periods;
+  e->throttled_periods = c.cpu.nr_throttled;
+  e->throttled_ns = c.cpu.throttled_ns;
+  e->working_set_bytes = c.memory.working_set_bytes;
+  e->memory_limit_bytes = Limit(c.memory.max_bytes);
+  e->cpu_psi_some_avg10 = SomeAvg10(c.cpu.psi);
+  e->memory_psi_some_avg10 = SomeAvg10(c.memory.psi);
+}
+
+std::string PodKey(const CgroupStats& c) {
+  return c.id.pod_uid.empty() ? c.id.cgroup_path : "pod/" + c.id.pod_uid;
+}
+
+std::string ShortId(const std::string& id) { return id.substr(0, 13); }
+
+template <typename W>
+std::optional<uint64_t> Value(bool has, const W& w) {
+  if (!has) return std::nullopt;
+  return w.value();
+}
+
+std::optional<double> SomeAvg10(const v1::PsiStats& psi, bool has) {
+  if (!has || !psi.has_some()) return std::nullopt;
+  return psi.some().avg10();
+}
+
+void FillFromCri(const v1::CpuUsage& cpu, const v1::MemoryUsage& mem, Entry* e) {
+  e->timestamp_ns = cpu.timestamp() != 0 ? cpu.timestamp() : mem.timestamp();
+  e->cpu_ns = Value(cpu.has_usage_core_nano_seconds(), cpu.usage_core_nano_seconds());
+  e->user_ns = Value(cpu.has_usage_user_nano_seconds(), cpu.usage_user_nano_seconds());
+  e->system_ns = Value(cpu.has_usage_kernel_nano_seconds(), cpu.usage_kernel_nano_seconds());
+  if (cpu.has_throttling()) {
+    const v1::StatletCpuThrottling& t = cpu.throttling();
+    e->periods = Value(t.has_periods(), t.periods());
+    e->throttled_periods = Value(t.has_throttled_periods(), t.throttled_periods());
+    e->throttled_ns = Value(t.has_throttled_time_nano_seconds(), t.throttled_time_nano_seconds());
+  }
+  e->working_set_bytes = Value(mem.has_working_set_bytes(), mem.working_set_bytes());
+  e->memory_limit_bytes = Value(mem.has_limit_bytes(), mem.limit_bytes());
+  e->cpu_psi_some_avg10 = SomeAvg10(cpu.psi(), cpu.has_psi());
+  e->memory_psi_some_avg10 = SomeAvg10(mem.psi(), mem.has_psi());
+}
+
+void FillFromCri(const v1::NetworkUsage& n, Entry* e) {
+  uint64_t rx = 0, tx = 0;
+  auto add = [&](const v1::NetworkInterfaceUsage& i) {
+    rx += i.rx_bytes().value();
+    tx += i.tx_bytes().value();
+  };
+  if (n.has_default_interface()) add(n.default_interface());
+  for (const auto& i : n.interfaces()) add(i);
+  e->rx_bytes = rx;
+  e->tx_bytes = tx;
+}
+
+class InProcessSource : public SampleSource {
+ public:
+  explicit InProcessSource(std::unique_ptr<Collector> collector) : sampler_(std::move(collector), nullptr, nullptr) {}
+  StatusOr<Sample> Next() override {
+    auto snap = sampler_.Get(std::chrono::nanoseconds(0));
+    if (!snap.ok()) return snap.status();
+    return SampleFromSnapshot(**snap);
+  }
+  const std::string& Describe() const override { return name_; }
+
+ private:
+  Sampler sampler_;
+  std::string name_ = "in-process";
+};
+
+class DaemonSource : public SampleSource {
+ public:
+  DaemonSource(const std::string& path, std::chrono::milliseconds timeout)
+      : name_("daemon " + path), timeout_(timeout) {
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(256 << 20);  // a node's pods can exceed gRPC's 4 MiB default
+    stub_ = v1::RuntimeService::NewStub(
+        grpc::CreateCustomChannel("unix:" + path, grpc::InsecureChannelCredentials(), args));
+  }
+  StatusOr<v1::ListPodSandboxStatsResponse> Call() {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + timeout_);
+    v1::ListPodSandboxStatsResponse resp;
+    grpc::Status s = stub_->ListPodSandboxStats(&ctx, v1::ListPodSandboxStatsRequest(), &resp);
+    if (!s.ok()) return Unavailable("ListPodSandboxStats: " + s.error_message());
+    return resp;
+  }
+  StatusOr<Sample> Next() override {
+    auto resp = Call();
+    if (!resp.ok()) return resp.status();
+    return SampleFromPodSandboxStats(*resp);
+  }
+  const std::string& Describe() const override { return name_; }
+
+ private:
+  std::string name_;
+  std::chrono::milliseconds timeout_;
+  std::unique_ptr<v1::RuntimeService::Stub> stub_;
+};
+
+}  // namespace
+
+Sample SampleFromSnapshot(const Snapshot& s) {
+  bool kubernetes = false;
+  for (const CgroupStats& c : s.cgroups) {
+    kubernetes |= c.id.kind == CgroupKind::kPod || c.id.kind == CgroupKind::kContainer;
+  }
+  Sample out;
+  out.entries.reserve(s.cgroups.size());
+  if (kubernetes) {
+    for (const CgroupStats& c : s.cgroups) {
+      if (c.id.kind != CgroupKind::kPod && c.id.kind != CgroupKind::kContainer) continue;
+      const ContainerMetadata* meta = c.id.meta.get();
+      if (meta != nullptr && meta->is_sandbox) continue;
+      Entry& e = out.entries.emplace_back();
+      FillFromCgroup(s, c, &e);
+      if (c.id.kind == CgroupKind::kPod) {
+        e.kind = EntryKind::kPod;
+        e.key = PodKey(c);
+        e.name = meta != nullptr && !meta->pod_name.empty() ? meta->pod_namespace + "/" + meta->pod_name
+                 : !c.id.pod_uid.empty()                    ? "pod" + c.id.pod_uid
+                                                            : c.id.cgroup_path;
+        // A host-network pod has no traffic of its own: the node's interfaces are not its.
+        if (const NetNamespaceStats* ns = s.Netns(c); ns != nullptr && !c.host_network) AddNetwork(*ns, &e);
+      } else {
+        e.kind = EntryKind::kContainer;
+        e.key = c.id.container_id.empty() ? c.id.cgroup_path : "container/" + c.id.container_id;
+        if (!c.id.pod_uid.empty()) e.parent = "pod/" + c.id.pod_uid;
+        e.name = meta != nullptr && !meta->container_name.empty() ? meta->container_name
+                 : !c.id.container_id.empty()                     ? ShortId(c.id.container_id)
+                                                                  : c.id.cgroup_path;
+      }
+    }
+    return out;
+  }
+  const std::vector<int32_t> parent = s.NearestAncestors();
+  for (size_t i = 0; i < s.cgroups.size(); ++i) {
+    const CgroupStats& c = s.cgroups[i];
+    Entry& e = out.entries.emplace_back();
+    FillFromCgroup(s, c, &e);
+    e.kind = EntryKind::kCgroup;
+    e.key = c.id.cgroup_path;
+    e.name = c.id.cgroup_path;
+    if (parent[i] >= 0) {
+      // Shown under its parent: the path below it is enough.
+      e.parent = s.cgroups[static_cast<size_t>(parent[i])].id.cgroup_path;
+      e.name = c.id.cgroup_path.substr(e.parent == "/" ? 1 : e.parent.size() + 1);
+    }
+    if (!c.host_network) {
+      if (const NetNamespaceStats* ns = s.Netns(c)) AddNetwork(*ns, &e);
+    }
+  }
+  return out;
+}
+
+Sample SampleFromPodSandboxStats(const v1::ListPodSandboxStatsResponse& response) {
+  Sample out;
+  for (const v1::PodSandboxStats& p : response.stats()) {
+    Entry& pod = out.entries.emplace_back();
+    pod.kind = EntryKind::kPod;
+    pod.key = !p.attributes().id().empty() ? p.attributes().id() : p.statlet_cgroup_path();
+    const auto& md = p.attributes().metadata();
+    // Without the runtime's names, as the in-process view names a pod: "pod<uid>".
+    pod.name = !md.name().empty()      ? (md.namespace_().empty() ? "" : md.namespace_() + "/") + md.name()
+               : !md.uid().empty() ? "pod" + md.uid()
+                                   : "pod" + ShortId(pod.key);
+    FillFromCri(p.linux().cpu(), p.linux().memory(), &pod);
+    if (p.linux().has_network()) FillFromCri(p.linux().network(), &pod);
+    const std::string pod_key = pod.key;  // `pod` moves when entries grow
+    for (const v1::ContainerStats& c : p.linux().containers()) {
+      Entry& e = out.entries.emplace_back();
+      e.kind = EntryKind::kContainer;
+      e.key = !c.attributes().id().empty() ? c.attributes().id() : c.cgroup_path();
+      e.parent = pod_key;
+      e.name = c.attributes().metadata().name().empty() ? ShortId(e.key) : c.attributes().metadata().name();
+      FillFromCri(c.cpu(), c.memory(), &e);
+    }
+  }
+  return out;
+}
+
+StatusOr<std::unique_ptr<SampleSource>> OpenSource(const SourceOptions& options, std::string* why) {
+  why->clear();
+  if (options.socket.empty()) {
+    // Asked for: nothing to explain.
+  } else if (auto path = cri::ParseUnixEndpoint(options.socket); !path.ok()) {
+    return path.status();
+  } else if (!cri::SocketIsLive(*path)) {
+    *why = "no daemon on " + *path;
+  } else {
+    auto daemon = std::make_unique<DaemonSource>(*path, options.timeout);
+    auto first = daemon->Call();
+    if (!first.ok()) {
+      *why = "daemon on " + *path + ": " + first.status().message();
+    } else if (first->stats_size() == 0) {
+      *why = "the daemon lists no pods";
+    } else {
+      return std::unique_ptr<SampleSource>(std::move(daemon));
+    }
+  }
+  auto collector = Collector::Create(options.collector);
+  if (!collector.ok()) return collector.status();
+  return std::unique_ptr<SampleSource>(std::make_unique<InProcessSource>(std::move(*collector)));
+}
+
+}  // namespace statlet::top
