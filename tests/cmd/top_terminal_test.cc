@@ -40,11 +40,17 @@ using testing::WaitFor;
 class Tmux {
  public:
   Tmux() : socket_(UniqueName("statlet-top")) {}
-  ~Tmux() { Command("kill-server"); }
+  ~Tmux() {
+    Command("kill-server");
+    // tmux leaves its socket file behind.
+    if (!socket_path_.empty()) unlink(socket_path_.c_str());
+  }
   bool Start(const std::string& shell_command) {
     const std::string cmd = "tmux -L " + socket_ + " -f /dev/null new-session -d -s top -x 160 -y 40 '" +
                             shell_command + "' \\; set-option -w -t top remain-on-exit on";
-    return std::system(cmd.c_str()) == 0;
+    const bool started = std::system(cmd.c_str()) == 0;
+    socket_path_ = Format("socket_path");
+    return started;
   }
   std::string Capture() { return Command("capture-pane -p -t top"); }
   void SendKeys(const std::string& keys) { Command("send-keys -t top " + keys); }
@@ -67,6 +73,7 @@ class Tmux {
     return out;
   }
   std::string socket_;
+  std::string socket_path_;
 };
 
 // One table row as the screen shows it: its name, nesting and cells left to right (CPU%,
