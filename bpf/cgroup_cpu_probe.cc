@@ -27,7 +27,7 @@ class CgroupCpuProbe final : public Probe {
   Status Start(const ProbeConfig& config) override {
     cpus_ = PossibleCpus();
     if (cpus_ <= 0 || cpus_ > STATLET_ITER_MAX_CPUS) return Unavailable("cpu: unsupported number of CPUs " + std::to_string(cpus_));
-    skel_ = statlet_cgroup_cpu_iter__open();
+    skel_ = statlet_cgroup_cpu_iter__open_opts(ProbeOpenOpts());
     if (!skel_) return LibbpfError(errno, "open cgroup_cpu_iter");
     skel_->rodata->nr_cpus = static_cast<__u32>(cpus_);
     bpf_map__set_max_entries(skel_->maps.entries, config.max_cgroups);

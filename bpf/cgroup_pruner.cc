@@ -42,9 +42,14 @@ bool CgroupPruner::CgroupExists(uint64_t id) {
   if (fd >= 0) {
     close(fd);
     exists = true;
+  } else if (errno == EPERM || errno == EACCES) {
+    // Without CAP_DAC_READ_SEARCH (the DaemonSet does not grant it) the kernel will not
+    // say: keep the entry, so counts of untracked sub-cgroups still roll up; a crowded map
+    // drops it anyway (ShouldPrune), which bounds what removed cgroups can hold.
+    exists = true;
   } else {
-    // ESTALE / ENOENT: gone. Anything else (no permission, no handle support): unknown,
-    // and an unknown non-live entry is dropped, which is the interface's default.
+    // ESTALE / ENOENT: gone. Anything else (no handle support): unknown, and an unknown
+    // non-live entry is dropped, which is the interface's default.
     exists = false;
   }
   exists_.emplace(id, exists);

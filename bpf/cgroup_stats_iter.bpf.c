@@ -8,8 +8,10 @@
 // cpu.stat or memory.stat read would. The flush kfunc was renamed in 6.16
 // (cgroup_rstat_flush(cgroup) became css_rstat_flush(css)), and a kernel refuses to load a
 // program that names a kfunc it lacks, even in dead code (6.1: "kernel btf_id 0 is not a
-// function"), so there is one program per flavour and the loader loads the one whose
-// kfunc the running kernel has. Each cgroup then costs a few dozen loads; nothing is
+// function"), and libbpf before 1.2 (Debian 12's) fails a weak kfunc missing from vmlinux
+// unless it may list the modules' BTF (CAP_SYS_ADMIN), so each flavour is an object of its
+// own (built with STATLET_FLUSH_CSS 0 and 1) and the loader loads the one whose kfunc the
+// running kernel has. Each cgroup then costs a few dozen loads; nothing is
 // formatted in the kernel.
 //
 // Kernel layouts resolved by CO-RE: the cgroup's controller states through
@@ -23,8 +25,13 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-extern void cgroup_rstat_flush(struct cgroup *cgrp) __ksym __weak;
-extern void css_rstat_flush(struct cgroup_subsys_state *css) __ksym __weak;
+#if STATLET_FLUSH_CSS
+extern void css_rstat_flush(struct cgroup_subsys_state *css) __ksym;  // 6.16 on
+#define STATLET_RSTAT_FLUSH(cgrp) css_rstat_flush(&(cgrp)->self)
+#else
+extern void cgroup_rstat_flush(struct cgroup *cgrp) __ksym;  // up to 6.15
+#define STATLET_RSTAT_FLUSH(cgrp) cgroup_rstat_flush(cgrp)
+#endif
 extern const void mem_cgroup_events_index __ksym __weak;
 
 struct {
@@ -177,7 +184,7 @@ static __always_inline void read_pids(struct cgroup *cgrp, struct statlet_cgroup
 }
 
 // The walk's body; `css_flush` picks the flush kfunc (a constant in each program).
-static __always_inline int visit(struct bpf_iter__cgroup *ctx, int css_flush) {
+static __always_inline int visit(struct bpf_iter__cgroup *ctx) {
   struct cgroup *cgrp = ctx->cgroup;
   if (!cgrp) {
     statlet_end_walk(ctx->meta);
@@ -190,8 +197,7 @@ static __always_inline int visit(struct bpf_iter__cgroup *ctx, int css_flush) {
     // memcg statistics included. From 6.16 each controller has its own tree: the base
     // stats (CPU time) are flushed here; memory.stat is not read from the iterator on those
     // kernels (its state array is compactly indexed there, see the loader).
-    if (css_flush) css_rstat_flush(&cgrp->self);
-    else cgroup_rstat_flush(cgrp);
+    STATLET_RSTAT_FLUSH(cgrp);
   }
   __u32 index = walk_count++;
   struct statlet_cgroup_stats *e = bpf_map_lookup_elem(&entries, &index);
@@ -205,10 +211,5 @@ static __always_inline int visit(struct bpf_iter__cgroup *ctx, int css_flush) {
   return 0;
 }
 
-// Up to 6.15.
 SEC("iter.s/cgroup")
-int statlet_cgroup_stats(struct bpf_iter__cgroup *ctx) { return visit(ctx, 0); }
-
-// 6.16 on.
-SEC("iter.s/cgroup")
-int statlet_cgroup_stats_css(struct bpf_iter__cgroup *ctx) { return visit(ctx, 1); }
+int statlet_cgroup_stats(struct bpf_iter__cgroup *ctx) { return visit(ctx); }

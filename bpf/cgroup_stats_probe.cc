@@ -8,11 +8,13 @@
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 
 #include "base/log.h"
 #include "bpf/probe_abi.h"  // before the skeleton, whose globals use its types
 #include "bpf/cgroup_stats_iter.skel.h"
+#include "bpf/cgroup_stats_iter_css.skel.h"
 #include "bpf/cgroup_stats_render.h"
 #include "bpf/cgroup_walk.h"
 #include "bpf/probe.h"
@@ -53,6 +55,7 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
   ~CgroupStatsProbe() override {
     walk_.reset();
     statlet_cgroup_stats_iter__destroy(skel_);
+    statlet_cgroup_stats_iter_css__destroy(skel_css_);
   }
   const char* name() const override { return "cgroup_stats_iter"; }
 
@@ -62,24 +65,38 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
     if (!kernel.css_rstat_flush && !kernel.cgroup_rstat_flush) {
       return Unavailable("cgroup_stats: the kernel has no rstat flush kfunc (cgroup_rstat_flush, css_rstat_flush)");
     }
-    skel_ = statlet_cgroup_stats_iter__open();
-    if (!skel_) return LibbpfError(errno, "open cgroup_stats_iter");
-    bpf_program* prog = kernel.css_rstat_flush ? skel_->progs.statlet_cgroup_stats_css : skel_->progs.statlet_cgroup_stats;
-    bpf_program__set_autoload(skel_->progs.statlet_cgroup_stats, prog == skel_->progs.statlet_cgroup_stats);
-    bpf_program__set_autoload(skel_->progs.statlet_cgroup_stats_css, prog == skel_->progs.statlet_cgroup_stats_css);
-    bpf_map__set_max_entries(skel_->maps.entries, config.max_cgroups);
-    if (int err = statlet_cgroup_stats_iter__load(skel_)) return LibbpfError(err, "load cgroup_stats_iter");
+    // One object per flush kfunc flavour, from one source: same maps and globals.
+    static_assert(sizeof(*skel_->bss) == sizeof(*skel_css_->bss));
+    bpf_program* prog = nullptr;
+    bpf_map* entries = nullptr;
+    if (kernel.css_rstat_flush) {
+      skel_css_ = statlet_cgroup_stats_iter_css__open_opts(ProbeOpenOpts());
+      if (!skel_css_) return LibbpfError(errno, "open cgroup_stats_iter_css");
+      bpf_map__set_max_entries(skel_css_->maps.entries, config.max_cgroups);
+      if (int err = statlet_cgroup_stats_iter_css__load(skel_css_)) return LibbpfError(err, "load cgroup_stats_iter_css");
+      prog = skel_css_->progs.statlet_cgroup_stats;
+      entries = skel_css_->maps.entries;
+      bss_ = reinterpret_cast<Bss*>(skel_css_->bss);
+    } else {
+      skel_ = statlet_cgroup_stats_iter__open_opts(ProbeOpenOpts());
+      if (!skel_) return LibbpfError(errno, "open cgroup_stats_iter");
+      bpf_map__set_max_entries(skel_->maps.entries, config.max_cgroups);
+      if (int err = statlet_cgroup_stats_iter__load(skel_)) return LibbpfError(err, "load cgroup_stats_iter");
+      prog = skel_->progs.statlet_cgroup_stats;
+      entries = skel_->maps.entries;
+      bss_ = skel_->bss;
+    }
     walk_ = std::make_unique<CgroupWalk>();
     if (Status st = walk_->Attach(prog, config.cgroup2_root_fd); !st.ok()) return st;
-    if (Status st = entries_.Map(skel_->maps.entries); !st.ok()) return st;
+    if (Status st = entries_.Map(entries); !st.ok()) return st;
     // The first walk learns the memcg layout; memory.stat is read from the next one on.
     StatusOr<uint32_t> walked = walk_->Run();
     if (!walked.ok()) return walked.status();
     const char* why_not = "";
-    if (auto slots = ResolveMemstatSlots(skel_->bss->setup, &why_not)) {
-      std::memcpy(skel_->bss->state_slot, slots->state, sizeof(slots->state));
-      std::memcpy(skel_->bss->event_slot, slots->events, sizeof(slots->events));
-      __atomic_store_n(&skel_->bss->memstat_ready, 1, __ATOMIC_RELEASE);
+    if (auto slots = ResolveMemstatSlots(bss_->setup, &why_not)) {
+      std::memcpy(bss_->state_slot, slots->state, sizeof(slots->state));
+      std::memcpy(bss_->event_slot, slots->events, sizeof(slots->events));
+      __atomic_store_n(&bss_->memstat_ready, 1, __ATOMIC_RELEASE);
     } else {
       memstat_unavailable_ = why_not;
       log::Info(std::string("bpf cgroup_stats: memory.stat is read from cgroupfs: ") + why_not);
@@ -133,7 +150,10 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
   }
 
  private:
-  statlet_cgroup_stats_iter* skel_ = nullptr;
+  statlet_cgroup_stats_iter* skel_ = nullptr;          // up to 6.15
+  statlet_cgroup_stats_iter_css* skel_css_ = nullptr;  // 6.16 on
+  using Bss = std::remove_pointer_t<decltype(statlet_cgroup_stats_iter::bss)>;
+  Bss* bss_ = nullptr;                                 // the loaded one's globals
   std::unique_ptr<CgroupWalk> walk_;
   MappedArray entries_;
   uint64_t page_size_ = 4096;

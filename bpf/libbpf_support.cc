@@ -1,5 +1,6 @@
 // libbpf logging routed to statlet's log, and libbpf errors as Status values.
 #include <bpf/libbpf.h>
+#include <unistd.h>
 
 #include <cstdarg>
 #include <cstdio>
@@ -62,6 +63,17 @@ void ClearLibbpfMessages() { t_warnings.clear(); }
 void InstallLibbpfLogger() {
   static std::once_flag once;
   std::call_once(once, [] { libbpf_set_print(PrintToLog); });
+}
+
+const struct bpf_object_open_opts* ProbeOpenOpts() {
+  static const bpf_object_open_opts* opts = [] {
+    auto* o = new bpf_object_open_opts{};
+    o->sz = sizeof(*o);
+    // Kernels without it have no BTF at all, and libbpf finds nothing better.
+    if (access("/sys/kernel/btf/vmlinux", R_OK) == 0) o->btf_custom_path = "/sys/kernel/btf/vmlinux";
+    return o;
+  }();
+  return opts;
 }
 
 Status LibbpfError(int err, const char* what) {

@@ -23,7 +23,7 @@ class OomKillProbe final : public Probe {
   const char* name() const override { return "oom"; }
 
   Status Start(const ProbeConfig& config) override {
-    skel_ = statlet_oom_kill__open();
+    skel_ = statlet_oom_kill__open_opts(ProbeOpenOpts());
     if (!skel_) return LibbpfError(errno, "open oom_kill");
     max_entries_ = config.max_cgroups;
     bpf_map__set_max_entries(skel_->maps.oom_kills, max_entries_);

@@ -18,6 +18,8 @@ namespace statlet {
 class CgroupFileSource;
 }
 
+struct bpf_object_open_opts;  // <bpf/libbpf.h>
+
 namespace statlet::bpf {
 
 struct ProbeConfig {
@@ -72,6 +74,12 @@ void ClearLibbpfMessages();
 void InstallLibbpfLogger();
 // A Status for a failed libbpf call returning -errno, with libbpf's last warning.
 Status LibbpfError(int err, const char* what);
+// Open options for every probe's skeleton: CO-RE against vmlinux's BTF alone. Without a
+// target BTF, libbpf (before 1.2, as in Debian 12) lists the kernel modules' BTF when a type
+// is missing from vmlinux (a flavour of another kernel version), and listing them needs
+// CAP_SYS_ADMIN: with only CAP_BPF + CAP_PERFMON the load failed ("failed to iterate BTF
+// objects"). statlet's programs use vmlinux types only.
+const struct bpf_object_open_opts* ProbeOpenOpts();
 
 }  // namespace statlet::bpf
 

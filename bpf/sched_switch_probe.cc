@@ -36,7 +36,7 @@ class SchedSwitchProbe final : public Probe {
   enum Program { kAll, kFlags, kRunqOnly };
 
   Status Load(const ProbeConfig& config, Program program) {
-    skel_ = statlet_sched_switch__open();
+    skel_ = statlet_sched_switch__open_opts(ProbeOpenOpts());
     if (!skel_) return LibbpfError(errno, "open sched_switch");
     skel_->rodata->count_faults = counts_.faults;
     skel_->rodata->count_runq = counts_.runqlat;

@@ -29,7 +29,7 @@ class TcpEventsProbe final : public Probe {
 
   Status Start(const ProbeConfig& config) override {
     const KernelBtfFacts& btf = GetKernelBtfFacts();
-    skel_ = statlet_tcp_events__open();
+    skel_ = statlet_tcp_events__open_opts(ProbeOpenOpts());
     if (!skel_) return LibbpfError(errno, "open tcp_events");
     skel_->rodata->kfree_skb_has_rx_sk = btf.kfree_skb_has_rx_sk ? 1 : 0;
     max_entries_ = config.max_cgroups;

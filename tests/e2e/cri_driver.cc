@@ -49,19 +49,19 @@ Status CriDriver::Call(const char* method, const Req& req, Resp* resp) {
   return FromGrpc(method, grpc::internal::BlockingUnaryCall<Req, Resp>(channel_.get(), rpc, ctx.get(), req, resp));
 }
 
-Status CriDriver::WaitForImage(std::chrono::milliseconds timeout) {
+Status CriDriver::WaitForImage(const std::string& image, std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string last;
   while (std::chrono::steady_clock::now() < deadline) {
     v1::ImageStatusRequest req;
-    req.mutable_image()->set_image(image_);
+    req.mutable_image()->set_image(image);
     v1::ImageStatusResponse resp;
     grpc::Status s = images_->ImageStatus(CallContext(std::chrono::seconds(2)).get(), req, &resp);
     if (s.ok() && resp.has_image()) return Status::Ok();
     last = s.ok() ? "not listed yet" : s.error_message();
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  return Unavailable("image " + image_ + " not known to the runtime: " + last);
+  return Unavailable("image " + image + " not known to the runtime: " + last);
 }
 
 StatusOr<Pod> CriDriver::RunPod(const PodSpec& spec) {
@@ -76,7 +76,8 @@ StatusOr<Pod> CriDriver::RunPod(const PodSpec& spec) {
   cfg.mutable_metadata()->set_namespace_(spec.namespace_);
   cfg.mutable_metadata()->set_uid(pod.uid);
   cfg.mutable_metadata()->set_attempt(0);
-  cfg.set_hostname(spec.name);
+  if (!spec.host_network) cfg.set_hostname(spec.name);  // host network: the node's own UTS namespace
+  if (!spec.log_directory.empty()) cfg.set_log_directory(spec.log_directory);
   cfg.mutable_labels()->insert(spec.labels.begin(), spec.labels.end());
   (*cfg.mutable_labels())["io.kubernetes.pod.name"] = spec.name;
   (*cfg.mutable_labels())["io.kubernetes.pod.namespace"] = spec.namespace_;
@@ -84,9 +85,10 @@ StatusOr<Pod> CriDriver::RunPod(const PodSpec& spec) {
   auto* linux = cfg.mutable_linux();
   linux->set_cgroup_parent(pod.cgroup_parent);
   auto* ns = linux->mutable_security_context()->mutable_namespace_options();
-  ns->set_network(lifecycle::POD);
-  ns->set_pid(lifecycle::CONTAINER);  // as the kubelet sets it for v1 pods
+  ns->set_network(spec.host_network ? lifecycle::NODE : lifecycle::POD);
+  ns->set_pid(spec.host_pid ? lifecycle::NODE : lifecycle::CONTAINER);  // CONTAINER: the kubelet's default
   ns->set_ipc(lifecycle::POD);
+  if (spec.privileged) linux->mutable_security_context()->set_privileged(true);
 
   lifecycle::RunPodSandboxRequest req;
   *req.mutable_config() = cfg;
@@ -97,21 +99,28 @@ StatusOr<Pod> CriDriver::RunPod(const PodSpec& spec) {
 }
 
 StatusOr<std::string> CriDriver::StartContainer(const Pod& pod, const ContainerSpec& spec) {
+  lifecycle::ContainerConfig c;
+  c.mutable_metadata()->set_name(spec.name);
+  c.mutable_image()->set_image(image_);
+  for (const auto& arg : spec.command) c.add_command(arg);
+  if (spec.memory_limit_bytes != 0 || !spec.unified.empty()) {
+    lifecycle::LinuxContainerResources* r = c.mutable_linux()->mutable_resources();
+    r->set_memory_limit_in_bytes(spec.memory_limit_bytes);
+    r->mutable_unified()->insert(spec.unified.begin(), spec.unified.end());
+  }
+  return StartContainer(pod, std::move(c));
+}
+
+StatusOr<std::string> CriDriver::StartContainer(const Pod& pod, lifecycle::ContainerConfig config) {
   lifecycle::CreateContainerRequest req;
   req.set_pod_sandbox_id(pod.id);
   // The full sandbox config: containerd places the container by its cgroup_parent.
   *req.mutable_sandbox_config() = pod.config;
   lifecycle::ContainerConfig* c = req.mutable_config();
-  c->mutable_metadata()->set_name(spec.name);
+  *c = std::move(config);
   c->mutable_metadata()->set_attempt(0);
-  c->mutable_image()->set_image(image_);
-  for (const auto& arg : spec.command) c->add_command(arg);
-  if (spec.memory_limit_bytes != 0 || !spec.unified.empty()) {
-    lifecycle::LinuxContainerResources* r = c->mutable_linux()->mutable_resources();
-    r->set_memory_limit_in_bytes(spec.memory_limit_bytes);
-    r->mutable_unified()->insert(spec.unified.begin(), spec.unified.end());
-  }
-  (*c->mutable_labels())["io.kubernetes.container.name"] = spec.name;
+  const std::string name = c->metadata().name();
+  (*c->mutable_labels())["io.kubernetes.container.name"] = name;
   (*c->mutable_labels())["io.kubernetes.pod.name"] = pod.name;
   (*c->mutable_labels())["io.kubernetes.pod.namespace"] = pod.namespace_;
   (*c->mutable_labels())["io.kubernetes.pod.uid"] = pod.uid;
@@ -122,6 +131,14 @@ StatusOr<std::string> CriDriver::StartContainer(const Pod& pod, const ContainerS
   lifecycle::StartContainerResponse started;
   if (Status s = Call("StartContainer", start, &started); !s.ok()) return s;
   return created.container_id();
+}
+
+StatusOr<lifecycle::ContainerStatus> CriDriver::ContainerStatus(const std::string& id) {
+  lifecycle::ContainerStatusRequest req;
+  req.set_container_id(id);
+  lifecycle::ContainerStatusResponse resp;
+  if (Status s = Call("ContainerStatus", req, &resp); !s.ok()) return s;
+  return resp.status();
 }
 
 Status CriDriver::RemoveContainer(const std::string& id) {

@@ -32,6 +32,11 @@ struct PodSpec {
   std::string name;
   std::string namespace_;
   std::map<std::string, std::string> labels;
+  // The node's network and PID namespaces (hostNetwork, hostPID), as the kubelet asks.
+  bool host_network = false;
+  bool host_pid = false;
+  bool privileged = false;    // a privileged container needs a privileged sandbox
+  std::string log_directory = "";  // where the runtime writes its containers' logs ("": none)
 };
 
 struct ContainerSpec {
@@ -58,9 +63,14 @@ class CriDriver {
   CriDriver(const std::string& socket, std::string cgroup_root, std::string image);
 
   // Polls until the runtime's CRI plugin knows the image (imported with ctr).
-  Status WaitForImage(std::chrono::milliseconds timeout);
+  Status WaitForImage(std::chrono::milliseconds timeout) { return WaitForImage(image_, timeout); }
+  Status WaitForImage(const std::string& image, std::chrono::milliseconds timeout);
   StatusOr<Pod> RunPod(const PodSpec& spec);
   StatusOr<std::string> StartContainer(const Pod& pod, const ContainerSpec& spec);
+  // Creates and starts a container from a full config (its image, mounts, security context
+  // as given; the kubelet's labels are added).
+  StatusOr<std::string> StartContainer(const Pod& pod, lifecycle::ContainerConfig config);
+  StatusOr<lifecycle::ContainerStatus> ContainerStatus(const std::string& id);
   // Stops (SIGKILL at once) and removes.
   Status RemoveContainer(const std::string& id);
   // Stops and removes the sandbox and its containers, then the pod cgroup.

@@ -33,10 +33,16 @@
 #include <sys/stat.h>
 
 #include "tests/e2e/cri_driver.h"
+#include "tests/e2e/e2e_shared.h"
 #include "tests/e2e/e2e_stage.h"
 #include "tests/support/prometheus_server.h"
 
 namespace statlet::e2e {
+
+E2eStage* g_stage = nullptr;
+std::string g_setup_error;
+std::map<std::string, Workload> g_pods;
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -50,15 +56,6 @@ constexpr char kGateway[] = "10.213.78.1";       // 10-bridge.conflist.in
 constexpr int kScrapeTimeoutMs = 10000;
 
 // ---------------------------------------------------------------------------- the stage
-struct Workload {
-  Pod pod;
-  std::map<std::string, std::string> containers;  // container name → id
-};
-
-E2eStage* g_stage = nullptr;
-std::string g_setup_error;
-std::map<std::string, Workload> g_pods;  // by pod name
-
 std::vector<std::string> Sh(const std::string& script) { return {"sh", "-c", script}; }
 
 const std::map<std::string, std::pair<std::string, std::vector<std::pair<std::string, std::vector<std::string>>>>>&
@@ -136,8 +133,6 @@ class StageEnvironment : public ::testing::Environment {
  private:
   std::unique_ptr<E2eStage> stage_;
 };
-
-#define REQUIRE_STAGE() ASSERT_NE(g_stage, nullptr) << "e2e stage did not start: " << g_setup_error
 
 // ---------------------------------------------------------------------------- helpers
 StatusOr<std::vector<Sample>> Scrape() {
