@@ -1,5 +1,7 @@
 #include "cmd/pull_display.h"
 
+#include "base/human_bytes.h"
+
 #include <cmath>
 #include <cstdio>
 
@@ -24,7 +26,7 @@ std::string Eta(double seconds) {
 
 }  // namespace
 
-std::string PullBytes(uint64_t bytes) { return cri::pull::HumanBytes(bytes); }
+std::string PullBytes(uint64_t bytes) { return HumanBytes(static_cast<double>(bytes), " "); }
 
 std::string PullBar(uint64_t offset, uint64_t total, int width) {
   int filled = total == 0 ? 0 : static_cast<int>(static_cast<double>(std::min(offset, total)) * width / total);

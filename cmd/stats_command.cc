@@ -10,6 +10,7 @@
 #include "base/duration.h"
 #include "base/log.h"
 #include "cmd/commands.h"
+#include "base/human_bytes.h"
 #include "cmd/flag_parser.h"
 #include "cmd/snapshot_json.h"
 #include "collector/collector.h"
@@ -35,15 +36,6 @@ Flags:
   -h, --help              this text
 )";
 
-std::string HumanBytes(uint64_t b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(b);
-  int u = 0;
-  while (v >= 1024 && u < 4) { v /= 1024; ++u; }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f%s" : "%.1f%s", v, units[u]);
-  return buf;
-}
 
 std::string DisplayName(const CgroupStats& c) {
   if (c.id.meta) {
@@ -65,14 +57,14 @@ void PrintTable(const Snapshot& s) {
       std::snprintf(b, sizeof b, "%.2f", static_cast<double>(*c.cpu.usage_nano_cores) / 1e7);
       cpu = b;
     }
-    std::string mem = c.memory.working_set_bytes ? HumanBytes(*c.memory.working_set_bytes) : "-";
+    std::string mem = c.memory.working_set_bytes ? HumanBytes(static_cast<double>(*c.memory.working_set_bytes)) : "-";
     std::string rx = "-", tx = "-";
     if (c.host_network) rx = tx = "host";
     if (const NetNamespaceStats* ns = s.Netns(c)) {
       uint64_t r = 0, t = 0;
       for (const auto& i : ns->interfaces) if (i.name != "lo") { r += i.rx_bytes; t += i.tx_bytes; }
-      rx = HumanBytes(r);
-      tx = HumanBytes(t);
+      rx = HumanBytes(static_cast<double>(r));
+      tx = HumanBytes(static_cast<double>(t));
     }
     std::string pids = c.process.pids_current ? std::to_string(*c.process.pids_current)
                        : c.process.processes ? std::to_string(*c.process.processes) : "-";

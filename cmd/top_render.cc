@@ -1,5 +1,7 @@
 #include "cmd/top_render.h"
 
+#include "base/human_bytes.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -68,10 +70,10 @@ std::string Fixed(const std::optional<double>& v, const char* format) {
 }
 
 std::string Bytes(const std::optional<uint64_t>& v) {
-  return v ? FormatBytes(static_cast<double>(*v)) : std::string("-");
+  return v ? HumanBytes(static_cast<double>(*v)) : std::string("-");
 }
 
-std::string Rate(const std::optional<double>& v) { return v ? FormatBytes(*v) : std::string("-"); }
+std::string Rate(const std::optional<double>& v) { return v ? HumanBytes(*v) : std::string("-"); }
 
 std::string Cell(const Row& r, Column c) {
   switch (c) {
@@ -114,17 +116,6 @@ std::string TableLine(const std::vector<std::string>& cells, const std::vector<C
 
 }  // namespace
 
-std::string FormatBytes(double bytes) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  int u = 0;
-  while (bytes >= 1024 && u < 5) {
-    bytes /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f%s" : "%.1f%s", bytes, kUnits[u]);
-  return buf;
-}
 
 std::vector<Column> VisibleColumns(int width) {
   std::vector<Column> cols;

@@ -34,7 +34,4 @@ std::vector<Column> VisibleColumns(int width);
 // line says how many rows did not fit.
 Screen Render(const std::vector<Row>& rows, const Frame& frame, int width, int height);
 
-// 512B, 1.5KiB, 64.0MiB: binary units, one decimal.
-std::string FormatBytes(double bytes);
-
 }  // namespace statlet::top

@@ -1,5 +1,7 @@
 #include "cri/pull/pull_view.h"
 
+#include "base/human_bytes.h"
+
 #include <cstdio>
 
 namespace statlet::cri::pull {
@@ -30,18 +32,6 @@ const char* PullPhaseName(PullPhase p) {
   return "Started";
 }
 
-std::string HumanBytes(uint64_t bytes) {
-  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 5) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, kUnits[u]);
-  return buf;
-}
 
 std::string DescribeUnfinishedLayers(const PullView& view) {
   if (!view.total) return "the image's manifest has not arrived";
@@ -56,9 +46,9 @@ std::string DescribeUnfinishedLayers(const PullView& view) {
     }
     if (!out.empty()) out += "; ";
     if (l.stage == LayerStage::kWaiting) {
-      out += "layer " + l.digest + " not started (" + HumanBytes(l.size) + ")";
+      out += "layer " + l.digest + " not started (" + HumanBytes(static_cast<double>(l.size), " ") + ")";
     } else {
-      out += "layer " + l.digest + " at " + HumanBytes(l.offset) + " of " + HumanBytes(l.size);
+      out += "layer " + l.digest + " at " + HumanBytes(static_cast<double>(l.offset), " ") + " of " + HumanBytes(static_cast<double>(l.size), " ");
     }
     ++named;
   }

@@ -72,6 +72,5 @@ struct PullOutcome {
 // The layers that have not finished, named for a stall message:
 // "sha256:ab12… at 12.0 MiB of 64.0 MiB".
 std::string DescribeUnfinishedLayers(const PullView& view);
-std::string HumanBytes(uint64_t bytes);
 
 }  // namespace statlet::cri::pull

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "base/human_bytes.h"
 #include "cmd/top_model.h"
 #include "cmd/top_render.h"
 #include "cmd/top_source.h"
@@ -281,11 +282,12 @@ TEST(TopRender, PromptReplacesTheHelp) {
 }
 
 TEST(TopRender, Bytes) {
-  EXPECT_EQ(FormatBytes(0), "0B");
-  EXPECT_EQ(FormatBytes(1023), "1023B");
-  EXPECT_EQ(FormatBytes(1536), "1.5KiB");
-  EXPECT_EQ(FormatBytes(64.0 * 1024 * 1024), "64.0MiB");
-  EXPECT_EQ(FormatBytes(3.0 * 1024 * 1024 * 1024), "3.0GiB");
+  EXPECT_EQ(HumanBytes(0), "0B");
+  EXPECT_EQ(HumanBytes(1023), "1023B");
+  EXPECT_EQ(HumanBytes(1536), "1.5KiB");
+  EXPECT_EQ(HumanBytes(64.0 * 1024 * 1024), "64.0MiB");
+  EXPECT_EQ(HumanBytes(3.0 * 1024 * 1024 * 1024), "3.0GiB");
+  EXPECT_EQ(HumanBytes(1536, " "), "1.5 KiB");
 }
 
 // ---------------------------------------------------------------------------- sources

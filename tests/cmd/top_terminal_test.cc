@@ -22,6 +22,7 @@
 
 #include "tests/support/child_process.h"
 #include "tests/support/live_cgroup.h"
+#include "tests/support/tmux_session.h"
 #include "tests/support/wait_for.h"
 #include "tests/support/workloads.h"
 
@@ -35,45 +36,12 @@ using testing::LiveCgroup;
 using testing::UniqueName;
 using testing::WaitFor;
 
-// A tmux server of the test's own (its own socket name) with one session, "top", whose pane
-// stays after its command exits (remain-on-exit), so its final state can be read.
-class Tmux {
+// The test's own tmux server with one 160×40 session, "top", whose pane stays after top
+// exits (remain-on-exit), so its final state can be read.
+class Tmux : public testing::TmuxSession {
  public:
-  Tmux() : socket_(UniqueName("statlet-top")) {}
-  ~Tmux() {
-    Command("kill-server");
-    // tmux leaves its socket file behind.
-    if (!socket_path_.empty()) unlink(socket_path_.c_str());
-  }
-  bool Start(const std::string& shell_command) {
-    const std::string cmd = "tmux -L " + socket_ + " -f /dev/null new-session -d -s top -x 160 -y 40 '" +
-                            shell_command + "' \\; set-option -w -t top remain-on-exit on";
-    const bool started = std::system(cmd.c_str()) == 0;
-    socket_path_ = Format("socket_path");
-    return started;
-  }
-  std::string Capture() { return Command("capture-pane -p -t top"); }
-  void SendKeys(const std::string& keys) { Command("send-keys -t top " + keys); }
-  // A pane format variable: pane_dead, alternate_on, cursor_flag, pane_pid...
-  std::string Format(const std::string& variable) {
-    std::string out = Command("display-message -p -t top '#{" + variable + "}'");
-    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-    return out;
-  }
-
- private:
-  std::string Command(const std::string& args) {
-    std::string out;
-    FILE* p = popen(("tmux -L " + socket_ + " " + args + " 2>/dev/null").c_str(), "r");
-    if (p == nullptr) return out;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    pclose(p);
-    return out;
-  }
-  std::string socket_;
-  std::string socket_path_;
+  Tmux() : TmuxSession(UniqueName("statlet-top"), "top") {}
+  bool Start(const std::string& shell_command) { return TmuxSession::Start(shell_command, 160, 40, true); }
 };
 
 // One table row as the screen shows it: its name, nesting and cells left to right (CPU%,

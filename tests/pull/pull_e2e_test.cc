@@ -20,6 +20,7 @@
 
 #include "tests/prometheus/promtool.h"
 #include "tests/pull/pull_stage.h"
+#include "tests/support/tmux_session.h"
 #include "tests/support/wait_for.h"
 
 namespace statlet::pulltest {
@@ -659,29 +660,11 @@ std::string ReadAll(const std::string& path) {
   return ss.str();
 }
 
-// A tmux server of the test's own (its own socket name), one session with a pseudo-terminal.
-class Tmux {
+// The test's own tmux server with one 160×20 session, "pull".
+class Tmux : public testing::TmuxSession {
  public:
-  Tmux() : socket_("statlet-pull-" + std::to_string(getpid())) {}
-  ~Tmux() { Command("kill-server"); }
-  bool Start(const std::string& shell_command) {
-    return std::system(("tmux -L " + socket_ + " new-session -d -s pull -x 160 -y 20 '" + shell_command + "'").c_str()) ==
-           0;
-  }
-  std::string Capture() { return Command("capture-pane -p -t pull"); }
-
- private:
-  std::string Command(const std::string& args) {
-    std::string out;
-    FILE* p = popen(("tmux -L " + socket_ + " " + args + " 2>/dev/null").c_str(), "r");
-    if (p == nullptr) return out;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    pclose(p);
-    return out;
-  }
-  std::string socket_;
+  Tmux() : TmuxSession("statlet-pull-" + std::to_string(getpid()), "pull") {}
+  bool Start(const std::string& shell_command) { return TmuxSession::Start(shell_command, 160, 20); }
 };
 
 // The '+' of the bar on the screen's row for `digest`; -1 when the row is not there.
