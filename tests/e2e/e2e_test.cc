@@ -527,7 +527,16 @@ TEST(E2e, ContainerStatsAgreeWithContainerd) {
     return std::string();
   });
   ASSERT_EQ(why, "");
-  ListContainerStats(g_stage->statlet());  // a previous snapshot, for usage_nano_cores
+  // Names come with the runtime client's first listing after the stage started (a test run
+  // alone may come before it); this is also the previous snapshot usage_nano_cores needs.
+  why = Eventually(milliseconds(5000), [&] {
+    auto r = ListContainerStats(g_stage->statlet());
+    for (const auto& c : r.stats()) {
+      if (c.attributes().metadata().name().empty()) return "unnamed " + c.attributes().id();
+    }
+    return r.stats().empty() ? std::string("no containers") : std::string();
+  });
+  ASSERT_EQ(why, "");
 
   const Workload& burner = g_pods.at("cpu-burner");
   const std::string burner_cgroup = ContainerCgroup(burner.pod, burner.containers.at("burn"));
