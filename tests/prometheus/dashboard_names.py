@@ -2,8 +2,11 @@
 """Every metric a dashboard under deploy/dashboards queries is a family statlet serves, with
 only labels that family (or the cgroup labels) carries.
 
-usage: dashboard_names.py TABLE_MD DASHBOARD_JSON...
+usage: dashboard_names.py TABLE_MD PULLS_MD DASHBOARD_JSON...
 TABLE_MD: the output of statlet_metric_table_md (the one family table, self metrics too).
+PULLS_MD: docs/image-pulls.md, whose table lists the image-pull families.
+A histogram family also serves <name>_bucket (with `le`), _sum and _count. Families listed
+without their labels (self metrics, image pulls) get their names checked, not their labels.
 """
 import json
 import re
@@ -12,13 +15,21 @@ import sys
 CGROUP_LABELS = {"container", "id", "image", "name", "namespace", "pod", "job", "instance"}
 
 
-def families(table_md):
+def families(*tables):
+    """name -> its labels (None: not listed, any accepted), with a histogram's series names."""
     out = {}
-    for line in open(table_md, encoding="utf-8"):
-        m = re.match(r"^\| `([a-z_:][a-z0-9_:]*)` \|[^|]*\|[^|]*\| ([^|]*) \|", line)
-        if m:
-            labels = set(re.findall(r"`([a-z_]+)`", m.group(2)))
-            out[m.group(1)] = labels
+    for table in tables:
+        for line in open(table, encoding="utf-8"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            m = re.match(r"^`([a-z_:][a-z0-9_:]*)(\{[a-z_,]*\})?`$", cells[0]) if len(cells) >= 3 else None
+            if not m:
+                continue
+            name, kind = m.group(1), cells[1]
+            labels = set(re.findall(r"`([a-z_]+)`", cells[3])) if len(cells) >= 7 else None
+            out[name] = labels
+            if kind == "histogram":
+                for suffix in ("_bucket", "_sum", "_count"):
+                    out[name + suffix] = None if labels is None else labels | {"le"}
     return out
 
 
@@ -35,13 +46,13 @@ def exprs(node):
 
 
 def main():
-    fams = families(sys.argv[1])
+    fams = families(sys.argv[1], sys.argv[2])
     if len(fams) < 50:
         print(f"FAIL: only {len(fams)} families parsed from {sys.argv[1]}")
         return 1
     bad = []
     seen = 0
-    for path in sys.argv[2:]:
+    for path in sys.argv[3:]:
         for e in exprs(json.load(open(path, encoding="utf-8"))):
             for name, body in re.findall(r"\b((?:container|statlet)_[a-z0-9_]+)(?:\{([^}]*)\})?", e):
                 seen += 1
@@ -49,7 +60,7 @@ def main():
                     bad.append(f"{path}: {name} is not served")
                     continue
                 for label in re.findall(r"([a-z_]+)\s*(?:=~|!=|!~|=)", body or ""):
-                    if label not in CGROUP_LABELS and label not in fams[name]:
+                    if fams[name] is not None and label not in CGROUP_LABELS and label not in fams[name]:
                         bad.append(f"{path}: {name} has no label {label}")
     for b in bad:
         print("FAIL:", b)
