@@ -1,6 +1,7 @@
 #include "exporters/prometheus_encoder.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "exporters/staged_text.h"
 #include "metrics/snapshot_samples_visit.h"
@@ -78,15 +79,162 @@ void AppendCgroupLabels(std::string* out, const Identity& id, bool* first) {
   AppendLabel(out, first, "pod", pod);
 }
 
-char* WriteValue(char* p, const metrics::Value& v) {
+// Pieces of a series line are copied in whole chunks of this size from padded sources into
+// room reserved with this much slack: fixed-size copies the compiler inlines, instead of a
+// call to memcpy (and its size dispatch) for each of a line's pieces.
+constexpr size_t kCopyChunk = 32;
+
+// Copies n bytes; reads up to kCopyChunk - 1 bytes past src + n and writes as far past
+// p + n, both of which the callers own (padding, reserved slack).
+[[gnu::always_inline]] inline char* CopyPadded(char* p, const char* src, size_t n) {
+  for (size_t k = 0; k < n; k += kCopyChunk) std::memcpy(p + k, src + k, kCopyChunk);
+  return p + n;
+}
+
+constexpr char kDigitPairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+constexpr uint64_t kPow10[20] = {
+    1ull,           10ull,           100ull,           1000ull,           10000ull,
+    100000ull,      1000000ull,      10000000ull,      100000000ull,      1000000000ull,
+    10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull, 100000000000000ull,
+    1000000000000000ull, 10000000000000000ull, 100000000000000000ull, 1000000000000000000ull,
+    10000000000000000000ull};
+
+[[gnu::always_inline]] inline int DecimalDigits(uint64_t v) {
+  // log10 from the bit length (1233 / 4096 ~ log10(2)), then one comparison to correct it.
+  const int bits = 64 - __builtin_clzll(v | 1);
+  const int guess = (bits * 1233) >> 12;
+  return guess + (v >= kPow10[guess]) + (v == 0);
+}
+
+// Four digits of v < 10000 at p.
+[[gnu::always_inline]] inline void Put4Digits(char* p, uint32_t v) {
+  std::memcpy(p, kDigitPairs + 2 * (v / 100), 2);
+  std::memcpy(p + 2, kDigitPairs + 2 * (v % 100), 2);
+}
+
+// Writes the `digits` low decimal digits of v (zero-padded) ending at `end`: eight at a time,
+// whose halves and pairs do not wait on each other, then pairs.
+[[gnu::always_inline]] inline void PutDigitsBackward(char* end, uint64_t v, int digits) {
+  while (digits >= 8) {
+    end -= 8;
+    const auto low = static_cast<uint32_t>(v % 100000000);
+    v /= 100000000;
+    Put4Digits(end, low / 10000);
+    Put4Digits(end + 4, low % 10000);
+    digits -= 8;
+  }
+  while (digits >= 2) {
+    end -= 2;
+    std::memcpy(end, kDigitPairs + 2 * (v % 100), 2);
+    v /= 100;
+    digits -= 2;
+  }
+  if (digits) *--end = static_cast<char>('0' + v % 10);
+}
+
+// The same text as WriteUint (std::to_chars), inline: most series carry an integer.
+[[gnu::always_inline]] inline char* PutUint(char* p, uint64_t v) {
+  const int n = DecimalDigits(v);
+  PutDigitsBackward(p + n, v, n);
+  return p + n;
+}
+
+// units / 10^kDecimals as an exact decimal with trailing zeros trimmed: the same text as
+// WriteScaledUint.
+template <int kDecimals, uint64_t kScale>
+[[gnu::always_inline]] inline char* PutScaledUint(char* p, uint64_t units) {
+  p = PutUint(p, units / kScale);
+  uint64_t frac = units % kScale;
+  if (frac == 0) return p;
+  int digits = kDecimals;
+  while (frac % 10 == 0) {
+    frac /= 10;
+    --digits;
+  }
+  *p++ = '.';
+  PutDigitsBackward(p + digits, frac, digits);
+  return p + digits;
+}
+
+}  // namespace
+
+// Shortest round-trip text of the doubles seen, direct-mapped by their bits: the real
+// numbers on /metrics (pressure ratios with two decimals, mostly 0; +Inf limits) repeat from
+// cgroup to cgroup and scrape to scrape, and std::to_chars costs several times a series.
+class PrometheusEncoder::DoubleMemo {
+ public:
+  // Writes WriteDouble's text; p has room for kMaxNumberChars.
+  [[gnu::always_inline]] char* Put(char* p, double d) {
+    uint64_t bits;
+    std::memcpy(&bits, &d, sizeof bits);
+    Entry& e = entries_[(bits * 0x9E3779B97F4A7C15ull) >> (64 - kLog2Entries)];
+    if (e.bits != bits || e.size == 0) [[unlikely]] {  // no text is empty: size 0 is free
+      e.bits = bits;
+      e.size = static_cast<uint8_t>(WriteDouble(e.text, d) - e.text);
+    }
+    std::memcpy(p, e.text, sizeof e.text);
+    return p + e.size;
+  }
+
+ private:
+  static constexpr int kLog2Entries = 8;
+  struct Entry {
+    uint64_t bits = 0;
+    uint8_t size = 0;
+    char text[kMaxNumberChars] = {};
+  };
+  std::array<Entry, size_t{1} << kLog2Entries> entries_{};
+};
+
+namespace {
+
+template <class Memo>
+[[gnu::always_inline]] inline char* PutValue(char* p, const metrics::Value& v, Memo& memo) {
   using K = metrics::Value::Kind;
   switch (v.kind) {
-    case K::kCount: return WriteUint(p, v.u);
-    case K::kNanoseconds: return WriteScaledUint(p, v.u, 9);
-    case K::kMicroseconds: return WriteScaledUint(p, v.u, 6);
-    case K::kDouble: return WriteDouble(p, v.d);
+    case K::kCount: return PutUint(p, v.u);
+    case K::kNanoseconds: return PutScaledUint<9, 1000000000>(p, v.u);
+    case K::kMicroseconds: return PutScaledUint<6, 1000000>(p, v.u);
+    case K::kDouble: return memo.Put(p, v.d);
   }
   return p;
+}
+
+template <class T>
+[[gnu::always_inline]] inline T Load(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// Whether n bytes at a and b are equal. Label values are short ("total", "eth0",
+// "/dev/sda"): up to 16 bytes are compared as two overlapping words inside [0, n), without a
+// call to memcmp.
+[[gnu::always_inline]] inline bool EqualBytes(const char* a, const char* b, size_t n) {
+  if (n >= 8) {
+    if (n > 16) return std::memcmp(a, b, n) == 0;
+    return ((Load<uint64_t>(a) ^ Load<uint64_t>(b)) | (Load<uint64_t>(a + n - 8) ^ Load<uint64_t>(b + n - 8))) == 0;
+  }
+  if (n >= 4) {
+    return ((Load<uint32_t>(a) ^ Load<uint32_t>(b)) | (Load<uint32_t>(a + n - 4) ^ Load<uint32_t>(b + n - 4))) == 0;
+  }
+  if (n == 0) return true;
+  return a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1];
+}
+
+template <class ExtraT>
+[[gnu::always_inline]] inline bool SameValues(const ExtraT& e, const metrics::LabelValues& l) {
+  if (e.n != l.n) return false;
+  for (size_t k = 0; k < l.n; ++k) {
+    const std::string& a = e.values[k];
+    const std::string_view b = l.v[k];
+    if (a.size() != b.size() || !EqualBytes(a.data(), b.data(), b.size())) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -95,25 +243,49 @@ char* WriteValue(char* p, const metrics::Value& v) {
 class PrometheusEncoder::Writer final : public metrics::SampleSink {
  public:
   // Overwrites *out from its start.
-  Writer(PrometheusEncoder* enc, std::string* out) : enc_(*enc), text_(out, 0) {}
+  Writer(PrometheusEncoder* enc, std::string* out)
+      : enc_(*enc), text_(out, 0), blocks_(enc->blocks_.data()), starts_(enc->block_starts_.data()) {}
+  ~Writer() { enc_.series_ += series_; }
+
   void StartFamily(const MetricFamily& f, std::string_view header) {
     family_ = &f;
+    const size_t id = static_cast<size_t>(f.id);
+    name_ = enc_.names_.data() + id * enc_.name_stride_;
+    name_size_ = f.name.size();
+    extras_ = &enc_.extras_[id];
     cgroup_ = SIZE_MAX;
     text_.Append(header);
   }
 
-  // Inlined into each rule of the visit: a sample without labels then builds no LabelValues.
+  // Inlined into each family's loop: a sample without labels then builds no LabelValues.
   [[gnu::always_inline]] void Add(size_t cgroup, const metrics::LabelValues& labels, metrics::Value v) override {
-    std::string_view extra;
+    const char* extra = nullptr;
+    size_t extra_size = 0;
     if (labels.n) {
       // Rendered label suffixes are cached per (family, position within the cgroup).
       if (cgroup != cgroup_) {
         cgroup_ = cgroup;
         position_ = 0;
       }
-      extra = enc_.ExtraFor(*family_, position_++, labels);
+      const size_t position = position_++;
+      const Extra* e = position < extras_->size() ? &(*extras_)[position] : nullptr;
+      if (e == nullptr || !SameValues(*e, labels)) [[unlikely]] e = &enc_.ExtraFor(*family_, position, labels);
+      extra = e->rendered.data();
+      extra_size = e->size;
     }
-    Line({}, cgroup, extra, v);
+    // One reservation per series: name, block, extra, "} ", the value, "\n", chunk slack.
+    const size_t block = starts_[cgroup];
+    const size_t block_size = starts_[cgroup + 1] - block;
+    char* p = text_.Reserve(name_size_ + block_size + extra_size + 2 + kMaxNumberChars + 1 + kCopyChunk);
+    p = CopyPadded(p, name_, name_size_);
+    p = CopyPadded(p, blocks_ + block, block_size);
+    p = CopyPadded(p, extra, extra_size);
+    *p++ = '}';
+    *p++ = ' ';
+    p = PutValue(p, v, *enc_.doubles_);
+    *p++ = '\n';
+    text_.Commit(p);
+    ++series_;
   }
 
   void AddHistogram(size_t cgroup, const metrics::Histogram& h) override {
@@ -150,46 +322,59 @@ class PrometheusEncoder::Writer final : public metrics::SampleSink {
     line.append(first ? " " : "} ");
     text_.Append(line);
     char* p = text_.Reserve(kMaxNumberChars + 1);
-    p = WriteValue(p, v);
+    p = PutValue(p, v, *enc_.doubles_);
     *p++ = '\n';
     text_.Commit(p);
-    ++enc_.series_;
+    ++series_;
   }
 
  private:
   // `name` + suffix + the cgroup's block + extra + "} " + value + "\n". A block is never
   // empty (id is always set), so extras start with ','.
-  [[gnu::always_inline]] void Line(std::string_view suffix, size_t cgroup, std::string_view extra, metrics::Value v) {
-    const std::string_view name = family_->name;
-    const std::string& block = enc_.cache_[cgroup].block;
-    const size_t head = name.size() + suffix.size() + block.size() + extra.size() + 2;
+  void Line(std::string_view suffix, size_t cgroup, std::string_view extra, metrics::Value v) {
+    const std::string_view block(blocks_ + starts_[cgroup], starts_[cgroup + 1] - starts_[cgroup]);
+    const size_t head = name_size_ + suffix.size() + block.size() + extra.size() + 2;
     char* p = text_.Reserve(head + kMaxNumberChars + 1);
-    p = StagedText::Put(p, name);
+    p = StagedText::Put(p, family_->name);
     p = StagedText::Put(p, suffix);
     p = StagedText::Put(p, block);
     p = StagedText::Put(p, extra);
     *p++ = '}';
     *p++ = ' ';
-    p = WriteValue(p, v);
+    p = PutValue(p, v, *enc_.doubles_);
     *p++ = '\n';
     text_.Commit(p);
-    ++enc_.series_;
+    ++series_;
   }
 
   PrometheusEncoder& enc_;
   StagedText text_;
+  const char* const blocks_;
+  const size_t* const starts_;
   const MetricFamily* family_ = nullptr;
+  const char* name_ = nullptr;  // padded
+  size_t name_size_ = 0;
+  const std::vector<Extra>* extras_ = nullptr;
   size_t cgroup_ = SIZE_MAX;  // the cgroup whose samples position_ counts
   size_t position_ = 0;
+  uint64_t series_ = 0;
 };
 
 PrometheusEncoder::PrometheusEncoder(metrics::SampleRules rules, metrics::DeviceNames::Namer namer)
-    : samples_(std::move(rules), std::move(namer)) {
+    : samples_(std::move(rules), std::move(namer)), doubles_(std::make_unique<DoubleMemo>()) {
   for (const MetricFamily& f : AllMetricFamilies()) {
     BuildHeader(f, ExpositionFormat::kText004, &text_headers_[static_cast<size_t>(f.id)]);
     BuildHeader(f, ExpositionFormat::kOpenMetrics100, &om_headers_[static_cast<size_t>(f.id)]);
+    name_stride_ = std::max(name_stride_, f.name.size());
+  }
+  name_stride_ = (name_stride_ + kCopyChunk - 1) / kCopyChunk * kCopyChunk;
+  names_.assign(kFamilyCount * name_stride_, '\0');
+  for (const MetricFamily& f : AllMetricFamilies()) {
+    names_.replace(static_cast<size_t>(f.id) * name_stride_, f.name.size(), f.name);
   }
 }
+
+PrometheusEncoder::~PrometheusEncoder() = default;
 
 void PrometheusEncoder::RenderBlock(const CgroupStats& c, CgroupLabels* e) {
   e->path = c.id.cgroup_path;
@@ -229,14 +414,25 @@ void PrometheusEncoder::SyncLabelCache(const Snapshot& s, size_t count) {
   for (auto& e : scratch_) e.meta.reset();
 }
 
-const std::string& PrometheusEncoder::ExtraFor(const MetricFamily& f, size_t position,
-                                               const metrics::LabelValues& labels) {
+void PrometheusEncoder::PackBlocks() {
+  // A copy of some hundred bytes per cgroup per encode, against one read of the block per
+  // series; capacity is reused, so a repeat encode allocates nothing.
+  blocks_.clear();
+  block_starts_.clear();
+  for (const CgroupLabels& e : cache_) {
+    block_starts_.push_back(blocks_.size());
+    blocks_.append(e.block);
+  }
+  block_starts_.push_back(blocks_.size());
+  blocks_.append(kCopyChunk, '\0');  // chunked copies of the last block read into this
+}
+
+const PrometheusEncoder::Extra& PrometheusEncoder::ExtraFor(const MetricFamily& f, size_t position,
+                                                            const metrics::LabelValues& labels) {
   std::vector<Extra>& slots = extras_[static_cast<size_t>(f.id)];
   if (slots.size() <= position) slots.resize(position + 1);
   Extra& e = slots[position];
-  bool same = e.n == labels.n;
-  for (size_t k = 0; same && k < labels.n; ++k) same = e.values[k] == labels.v[k];
-  if (same) return e.rendered;
+  if (SameValues(e, labels)) return e;
   // A new combination at this position: render it (into the slot's reused buffers).
   e.n = labels.n;
   e.rendered.clear();
@@ -248,7 +444,9 @@ const std::string& PrometheusEncoder::ExtraFor(const MetricFamily& f, size_t pos
     AppendEscapedLabelValue(&e.rendered, labels.v[k]);
     e.rendered.push_back('"');
   }
-  return e.rendered;
+  e.size = e.rendered.size();
+  e.rendered.append(kCopyChunk, '\0');
+  return e;
 }
 
 const std::string& PrometheusEncoder::LeLabel(size_t bucket, double bound) {
@@ -267,6 +465,7 @@ void PrometheusEncoder::Encode(const Snapshot& s, ExpositionFormat format, std::
   samples_.Bind(s);
   const size_t count = samples_.cgroup_count();
   SyncLabelCache(s, count);
+  PackBlocks();
   const auto& headers = format == ExpositionFormat::kText004 ? text_headers_ : om_headers_;
   Writer w(this, out);  // cuts *out to what was written when it goes
   for (const MetricFamily& f : AllMetricFamilies()) {

@@ -35,6 +35,7 @@ class PrometheusEncoder {
  public:
   explicit PrometheusEncoder(metrics::SampleRules rules = {},
                              metrics::DeviceNames::Namer namer = metrics::BlockDeviceName);
+  ~PrometheusEncoder();
 
   // Replaces the contents of *out (keeping its capacity) with the exposition of the
   // snapshot's metric families. OpenMetrics output is not terminated: the caller appends
@@ -57,27 +58,40 @@ class PrometheusEncoder {
     std::shared_ptr<const ContainerMetadata> meta;  // held so the pointer identity stays valid
     std::string block;                              // `name{` excluded: `{container="…",id="…"`
   };
-  // The rendered own labels of one sample position of a family: ",k=\"v\"…".
+  // The rendered own labels of one sample position of a family: ",k=\"v\"…", then
+  // kCopyChunk bytes of padding so that it can be copied in whole chunks.
   struct Extra {
     uint8_t n = 0;
     std::array<std::string, metrics::LabelValues::kMax> values;
     std::string rendered;
+    size_t size = 0;  // of the text in `rendered`, without the padding
   };
   class Writer;
+  class DoubleMemo;
 
   void SyncLabelCache(const Snapshot& snapshot, size_t count);
   void RenderBlock(const CgroupStats& c, CgroupLabels* entry);
-  const std::string& ExtraFor(const MetricFamily& f, size_t position, const metrics::LabelValues& labels);
+  void PackBlocks();
+  const Extra& ExtraFor(const MetricFamily& f, size_t position, const metrics::LabelValues& labels);
   const std::string& LeLabel(size_t bucket, double bound);
 
   metrics::SnapshotSamples samples_;
   std::array<std::string, kFamilyCount> text_headers_;
   std::array<std::string, kFamilyCount> om_headers_;
   std::array<std::vector<Extra>, kFamilyCount> extras_;
+  // Every family's name in a slot of name_stride_ bytes (a multiple of the copy chunk).
+  std::string names_;
+  size_t name_stride_ = 0;
 
   std::vector<CgroupLabels> cache_;    // sorted by path, parallel to the encoded cgroups
   std::vector<CgroupLabels> scratch_;  // the previous cache while syncing (capacity reused)
+  // The blocks of cache_ back to back, in cgroup order, then padding: a family's series read
+  // them in one forward sweep instead of from one heap string per cgroup. Block i is
+  // [block_starts_[i], block_starts_[i + 1]).
+  std::string blocks_;
+  std::vector<size_t> block_starts_;
   std::vector<std::string> le_labels_;  // ",le=\"2e-06\"" for bucket i
+  std::unique_ptr<DoubleMemo> doubles_;  // text of the doubles seen, across encodes
   std::string event_line_;              // an event-scope sample's head (capacity reused)
 
   uint64_t series_ = 0;

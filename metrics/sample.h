@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <type_traits>
 
 namespace statlet {
 struct OomEvent;
@@ -56,11 +57,12 @@ struct LabelValues {
   uint8_t n = 0;
 
   LabelValues() = default;
-  [[gnu::always_inline]] LabelValues(std::initializer_list<std::string_view> values) {
-    for (std::string_view s : values) {
-      if (n < kMax) v[n++] = s;
-    }
-  }
+  // The count is known where the rule names its labels: no loop over an initializer list
+  // per sample, and more than kMax labels does not compile.
+  template <class... S>
+    requires(sizeof...(S) >= 1 && sizeof...(S) <= kMax && (std::is_convertible_v<const S&, std::string_view> && ...))
+  [[gnu::always_inline]] LabelValues(const S&... values)
+      : v{std::string_view(values)...}, n(static_cast<uint8_t>(sizeof...(S))) {}
   std::span<const std::string_view> values() const { return {v.data(), n}; }
 };
 

@@ -81,6 +81,9 @@ class SnapshotSamples {
  private:
   template <class Sink>
   void VisitCgroup(FamilyId id, size_t cgroup, Sink& sink);
+  // ForEachSampleIn's loop for one family, its rule chosen at compile time.
+  template <FamilyId kId, class Sink>
+  static void FamilyLoop(SnapshotSamples& self, size_t begin, size_t end, Sink& sink);
 
   SampleRules rules_;
   DeviceNames devices_;
