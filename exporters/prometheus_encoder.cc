@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/attributes.h"
 #include "exporters/staged_text.h"
 #include "metrics/snapshot_samples_visit.h"
 
@@ -86,7 +87,7 @@ constexpr size_t kCopyChunk = 32;
 
 // Copies n bytes; reads up to kCopyChunk - 1 bytes past src + n and writes as far past
 // p + n, both of which the callers own (padding, reserved slack).
-[[gnu::always_inline]] inline char* CopyPadded(char* p, const char* src, size_t n) {
+STATLET_ALWAYS_INLINE inline char* CopyPadded(char* p, const char* src, size_t n) {
   for (size_t k = 0; k < n; k += kCopyChunk) std::memcpy(p + k, src + k, kCopyChunk);
   return p + n;
 }
@@ -103,7 +104,7 @@ constexpr uint64_t kPow10[20] = {
     1000000000000000ull, 10000000000000000ull, 100000000000000000ull, 1000000000000000000ull,
     10000000000000000000ull};
 
-[[gnu::always_inline]] inline int DecimalDigits(uint64_t v) {
+STATLET_ALWAYS_INLINE inline int DecimalDigits(uint64_t v) {
   // log10 from the bit length (1233 / 4096 ~ log10(2)), then one comparison to correct it.
   const int bits = 64 - __builtin_clzll(v | 1);
   const int guess = (bits * 1233) >> 12;
@@ -111,14 +112,14 @@ constexpr uint64_t kPow10[20] = {
 }
 
 // Four digits of v < 10000 at p.
-[[gnu::always_inline]] inline void Put4Digits(char* p, uint32_t v) {
+STATLET_ALWAYS_INLINE inline void Put4Digits(char* p, uint32_t v) {
   std::memcpy(p, kDigitPairs + 2 * (v / 100), 2);
   std::memcpy(p + 2, kDigitPairs + 2 * (v % 100), 2);
 }
 
 // Writes the `digits` low decimal digits of v (zero-padded) ending at `end`: eight at a time,
 // whose halves and pairs do not wait on each other, then pairs.
-[[gnu::always_inline]] inline void PutDigitsBackward(char* end, uint64_t v, int digits) {
+STATLET_ALWAYS_INLINE inline void PutDigitsBackward(char* end, uint64_t v, int digits) {
   while (digits >= 8) {
     end -= 8;
     const auto low = static_cast<uint32_t>(v % 100000000);
@@ -137,7 +138,7 @@ constexpr uint64_t kPow10[20] = {
 }
 
 // The same text as WriteUint (std::to_chars), inline: most series carry an integer.
-[[gnu::always_inline]] inline char* PutUint(char* p, uint64_t v) {
+STATLET_ALWAYS_INLINE inline char* PutUint(char* p, uint64_t v) {
   const int n = DecimalDigits(v);
   PutDigitsBackward(p + n, v, n);
   return p + n;
@@ -146,7 +147,7 @@ constexpr uint64_t kPow10[20] = {
 // units / 10^kDecimals as an exact decimal with trailing zeros trimmed: the same text as
 // WriteScaledUint.
 template <int kDecimals, uint64_t kScale>
-[[gnu::always_inline]] inline char* PutScaledUint(char* p, uint64_t units) {
+STATLET_ALWAYS_INLINE inline char* PutScaledUint(char* p, uint64_t units) {
   p = PutUint(p, units / kScale);
   uint64_t frac = units % kScale;
   if (frac == 0) return p;
@@ -168,7 +169,7 @@ template <int kDecimals, uint64_t kScale>
 class PrometheusEncoder::DoubleMemo {
  public:
   // Writes WriteDouble's text; p has room for kMaxNumberChars.
-  [[gnu::always_inline]] char* Put(char* p, double d) {
+  STATLET_ALWAYS_INLINE char* Put(char* p, double d) {
     uint64_t bits;
     std::memcpy(&bits, &d, sizeof bits);
     Entry& e = entries_[(bits * 0x9E3779B97F4A7C15ull) >> (64 - kLog2Entries)];
@@ -193,7 +194,7 @@ class PrometheusEncoder::DoubleMemo {
 namespace {
 
 template <class Memo>
-[[gnu::always_inline]] inline char* PutValue(char* p, const metrics::Value& v, Memo& memo) {
+STATLET_ALWAYS_INLINE inline char* PutValue(char* p, const metrics::Value& v, Memo& memo) {
   using K = metrics::Value::Kind;
   switch (v.kind) {
     case K::kCount: return PutUint(p, v.u);
@@ -205,7 +206,7 @@ template <class Memo>
 }
 
 template <class T>
-[[gnu::always_inline]] inline T Load(const char* p) {
+STATLET_ALWAYS_INLINE inline T Load(const char* p) {
   T v;
   std::memcpy(&v, p, sizeof v);
   return v;
@@ -214,7 +215,7 @@ template <class T>
 // Whether n bytes at a and b are equal. Label values are short ("total", "eth0",
 // "/dev/sda"): up to 16 bytes are compared as two overlapping words inside [0, n), without a
 // call to memcmp.
-[[gnu::always_inline]] inline bool EqualBytes(const char* a, const char* b, size_t n) {
+STATLET_ALWAYS_INLINE inline bool EqualBytes(const char* a, const char* b, size_t n) {
   if (n >= 8) {
     if (n > 16) return std::memcmp(a, b, n) == 0;
     return ((Load<uint64_t>(a) ^ Load<uint64_t>(b)) | (Load<uint64_t>(a + n - 8) ^ Load<uint64_t>(b + n - 8))) == 0;
@@ -227,7 +228,7 @@ template <class T>
 }
 
 template <class ExtraT>
-[[gnu::always_inline]] inline bool SameValues(const ExtraT& e, const metrics::LabelValues& l) {
+STATLET_ALWAYS_INLINE inline bool SameValues(const ExtraT& e, const metrics::LabelValues& l) {
   if (e.n != l.n) return false;
   for (size_t k = 0; k < l.n; ++k) {
     const std::string& a = e.values[k];
@@ -258,7 +259,7 @@ class PrometheusEncoder::Writer final : public metrics::SampleSink {
   }
 
   // Inlined into each family's loop: a sample without labels then builds no LabelValues.
-  [[gnu::always_inline]] void Add(size_t cgroup, const metrics::LabelValues& labels, metrics::Value v) override {
+  STATLET_ALWAYS_INLINE void Add(size_t cgroup, const metrics::LabelValues& labels, metrics::Value v) override {
     const char* extra = nullptr;
     size_t extra_size = 0;
     if (labels.n) {

@@ -4,6 +4,7 @@
 // `_nanoseconds` sibling, OTLP doubles.
 #pragma once
 
+#include "base/attributes.h"
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -61,7 +62,7 @@ struct LabelValues {
   // per sample, and more than kMax labels does not compile.
   template <class... S>
     requires(sizeof...(S) >= 1 && sizeof...(S) <= kMax && (std::is_convertible_v<const S&, std::string_view> && ...))
-  [[gnu::always_inline]] LabelValues(const S&... values)
+  STATLET_ALWAYS_INLINE LabelValues(const S&... values)
       : v{std::string_view(values)...}, n(static_cast<uint8_t>(sizeof...(S))) {}
   std::span<const std::string_view> values() const { return {v.data(), n}; }
 };

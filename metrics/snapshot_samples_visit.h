@@ -13,6 +13,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/attributes.h"
 #include "collector/memory_qos.h"
 #include "metrics/derived_values.h"
 #include "metrics/snapshot_samples.h"
@@ -50,7 +51,7 @@ inline const Opt<uint64_t>& MemoryEvent(const MemoryEvents& e, size_t i) {
 }  // namespace visit_detail
 
 template <class Sink>
-[[gnu::always_inline]] inline void SnapshotSamples::VisitCgroup(FamilyId id, size_t i, Sink& sink) {
+STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size_t i, Sink& sink) {
   using namespace visit_detail;
   using F = FamilyId;
   const Snapshot& s = *snap_;
@@ -59,17 +60,17 @@ template <class Sink>
   const MemoryStats& mem = c.memory;
   // Read only by the CFS families: other families do not touch the quota's cache line.
   auto cfs_set = [&] { return Limited(cpu.quota_us); };
-  auto count = [&](const Opt<uint64_t>& v, LabelValues l = {}) __attribute__((always_inline)) {
+  auto count = [&](const Opt<uint64_t>& v, LabelValues l = {}) STATLET_ALWAYS_INLINE {
     if (v) sink.Add(i, l, Value::Count(*v));
   };
-  auto nanos = [&](const Opt<uint64_t>& v, LabelValues l = {}) __attribute__((always_inline)) {
+  auto nanos = [&](const Opt<uint64_t>& v, LabelValues l = {}) STATLET_ALWAYS_INLINE {
     if (v) sink.Add(i, l, Value::Nanos(*v));
   };
-  auto psi_total = [&](const Psi& p, bool full) __attribute__((always_inline)) {
+  auto psi_total = [&](const Psi& p, bool full) STATLET_ALWAYS_INLINE {
     const Opt<PsiLine>& line = full ? p.full : p.some;
     if (line) sink.Add(i, {}, Value::Micros(line->total_us));
   };
-  auto network = [&](auto field) __attribute__((always_inline)) {
+  auto network = [&](auto field) STATLET_ALWAYS_INLINE {
     const NetNamespaceStats* ns = container_net_[i];
     if (!ns) return;
     size_t n = 0;
@@ -79,7 +80,7 @@ template <class Sink>
       sink.Add(i, {itf.name}, Value::Count(itf.*field));
     }
   };
-  auto pod_network = [&](auto rx, auto tx) __attribute__((always_inline)) {
+  auto pod_network = [&](auto rx, auto tx) STATLET_ALWAYS_INLINE {
     const NetNamespaceStats* ns = pod_net_[i];
     if (!ns) return;
     size_t n = 0;
@@ -89,17 +90,17 @@ template <class Sink>
       sink.Add(i, {"transmit", itf.name}, Value::Count(itf.*tx));
     }
   };
-  auto per_device = [&](auto field) __attribute__((always_inline)) {
+  auto per_device = [&](auto field) STATLET_ALWAYS_INLINE {
     for (const IoDeviceStats& d : c.io.devices) {
       if (const Opt<uint64_t>& v = d.*field) sink.Add(i, {devices_.Name(d.major, d.minor)}, Value::Count(*v));
     }
   };
-  auto io_cost = [&](auto field) __attribute__((always_inline)) {
+  auto io_cost = [&](auto field) STATLET_ALWAYS_INLINE {
     for (const IoDeviceStats& d : c.io.devices) {
       if (const Opt<uint64_t>& v = d.*field) sink.Add(i, {devices_.Name(d.major, d.minor)}, Value::Micros(*v));
     }
   };
-  auto writable_layer = [&](auto field) __attribute__((always_inline)) {
+  auto writable_layer = [&](auto field) STATLET_ALWAYS_INLINE {
     // The writable layer as the runtime reports it: containers only (a pod cgroup carries
     // its sandbox's metadata, and the sandbox has no layer of its own here).
     if (c.id.kind != CgroupKind::kContainer || !c.id.meta || c.id.meta->writable_layer.timestamp_ns == 0) return;
@@ -109,7 +110,7 @@ template <class Sink>
                Value::Count(*v));
     }
   };
-  auto hugetlb = [&](auto field) __attribute__((always_inline)) {
+  auto hugetlb = [&](auto field) STATLET_ALWAYS_INLINE {
     for (const MemoryStats::Hugetlb& h : mem.hugetlb) {
       if (const Opt<uint64_t>& v = h.*field) sink.Add(i, {h.page_size}, Value::Count(*v));
     }
