@@ -203,8 +203,10 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
   // (log2 buckets place it anywhere in a bucket twice as wide as its lower bound).
   EXPECT_GT(ValueOf(q[0]), ValueOf(m[0]) / 8) << "p90 " << ValueOf(q[0]) << " mean " << ValueOf(m[0]);
   EXPECT_LT(ValueOf(q[0]), ValueOf(m[0]) * 20) << "p90 " << ValueOf(q[0]) << " mean " << ValueOf(m[0]);
+  // The count moves while they burn. How often is the machine's business (beside a busy core
+  // a 5 s window held two rounds' waits); the exact count is checked against the kernel below.
   ASSERT_TRUE(waits != nullptr && waits.size() == 1);
-  EXPECT_GT(ValueOf(waits[0]), 1) << "waits per second";
+  EXPECT_GT(ValueOf(waits[0]), 0) << "waits per second";
 
   // The served histogram against the kernel's own account of the burners' waits (run_delay
   // in /proc/<pid>/schedstat), exactly: read while every burner sleeps (nothing in flight on
