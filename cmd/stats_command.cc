@@ -8,14 +8,15 @@
 #include <vector>
 
 #include "base/duration.h"
+#include "base/human_bytes.h"
 #include "base/log.h"
 #include "cmd/commands.h"
-#include "base/human_bytes.h"
 #include "cmd/flag_parser.h"
 #include "cmd/snapshot_json.h"
 #include "collector/collector.h"
 #include "collector/sampler.h"
 #include "cri/stats_view.h"
+#include "metrics/snapshot_samples.h"
 
 namespace statlet {
 namespace {
@@ -61,8 +62,9 @@ void PrintTable(const Snapshot& s) {
     std::string rx = "-", tx = "-";
     if (c.host_network) rx = tx = "host";
     if (const NetNamespaceStats* ns = s.Netns(c)) {
+      static const metrics::SampleRules kRules;  // the interfaces container_network_* counts
       uint64_t r = 0, t = 0;
-      for (const auto& i : ns->interfaces) if (i.name != "lo") { r += i.rx_bytes; t += i.tx_bytes; }
+      for (const auto& i : ns->interfaces) if (metrics::CountsInterface(kRules, i.name)) { r += i.rx_bytes; t += i.tx_bytes; }
       rx = HumanBytes(static_cast<double>(r));
       tx = HumanBytes(static_cast<double>(t));
     }

@@ -5,6 +5,8 @@
 #include "collector/sampler.h"
 #include "cri/proto/api.grpc.pb.h"
 #include "cri/socket_path.h"
+#include "cri/stats_view.h"
+#include "metrics/snapshot_samples.h"
 
 namespace statlet::top {
 namespace v1 = ::runtime::v1;
@@ -22,8 +24,10 @@ std::optional<double> SomeAvg10(const Psi& psi) {
 
 void AddNetwork(const NetNamespaceStats& ns, Entry* e) {
   uint64_t rx = 0, tx = 0;
+  // The interfaces container_network_* counts (loopback and host link ends left out).
+  static const metrics::SampleRules kRules;
   for (const NetInterfaceStats& i : ns.interfaces) {
-    if (i.name == "lo") continue;
+    if (!metrics::CountsInterface(kRules, i.name)) continue;
     rx += i.rx_bytes;
     tx += i.tx_bytes;
   }
@@ -80,15 +84,9 @@ void FillFromCri(const v1::CpuUsage& cpu, const v1::MemoryUsage& mem, Entry* e) 
 }
 
 void FillFromCri(const v1::NetworkUsage& n, Entry* e) {
-  uint64_t rx = 0, tx = 0;
-  auto add = [&](const v1::NetworkInterfaceUsage& i) {
-    rx += i.rx_bytes().value();
-    tx += i.tx_bytes().value();
-  };
-  if (n.has_default_interface()) add(n.default_interface());
-  for (const auto& i : n.interfaces()) add(i);
-  e->rx_bytes = rx;
-  e->tx_bytes = tx;
+  const cri::NetworkTotals t = cri::SumNetworkUsage(n);
+  e->rx_bytes = t.rx_bytes;
+  e->tx_bytes = t.tx_bytes;
 }
 
 class InProcessSource : public SampleSource {

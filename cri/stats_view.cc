@@ -135,11 +135,8 @@ std::unordered_map<std::string, double> CpuFromTwoSamples(const google::protobuf
 }
 
 std::string NetColumn(const v1::NetworkUsage& n, bool rx) {
-  uint64_t sum = 0;
-  auto add = [&](const v1::NetworkInterfaceUsage& i) { sum += rx ? i.rx_bytes().value() : i.tx_bytes().value(); };
-  if (n.has_default_interface()) add(n.default_interface());
-  for (const auto& i : n.interfaces()) add(i);
-  return Human(sum);
+  const NetworkTotals t = SumNetworkUsage(n);
+  return Human(rx ? t.rx_bytes : t.tx_bytes);
 }
 
 int Fail(std::ostream& err, const char* call, const grpc::Status& s) {
@@ -330,6 +327,17 @@ int RunCriStatsCommand(int argc, char** argv) {
     return 2;
   }
   return RunCriStatsView(*o, std::cout, std::cerr);
+}
+
+NetworkTotals SumNetworkUsage(const v1::NetworkUsage& n) {
+  NetworkTotals t;
+  auto add = [&](const v1::NetworkInterfaceUsage& i) {
+    t.rx_bytes += i.rx_bytes().value();
+    t.tx_bytes += i.tx_bytes().value();
+  };
+  if (n.has_default_interface()) add(n.default_interface());
+  for (const auto& i : n.interfaces()) add(i);
+  return t;
 }
 
 }  // namespace statlet::cri

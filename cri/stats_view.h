@@ -5,13 +5,25 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <ostream>
 #include <string>
 
 #include "base/status.h"
 
+namespace runtime::v1 {
+class NetworkUsage;
+}  // namespace runtime::v1
+
 namespace statlet::cri {
+
+// Bytes over every interface a CRI NetworkUsage lists: its default interface and the others.
+struct NetworkTotals {
+  uint64_t rx_bytes = 0;
+  uint64_t tx_bytes = 0;
+};
+NetworkTotals SumNetworkUsage(const runtime::v1::NetworkUsage& n);
 
 struct CriStatsViewOptions {
   std::string endpoint;            // unix:///path
