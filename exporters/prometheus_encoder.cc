@@ -388,10 +388,12 @@ void PrometheusEncoder::RenderBlock(const CgroupStats& c, CgroupLabels* e) {
   ++blocks_rendered_;
 }
 
-void PrometheusEncoder::SyncLabelCache(const Snapshot& s, size_t count) {
+bool PrometheusEncoder::SyncLabelCache(const Snapshot& s, size_t count) {
   // Both the snapshot and the cache are sorted by path: merge them, moving entries that are
   // still valid (moves keep their buffers) and rendering only new or changed cgroups.
   scratch_.swap(cache_);
+  // Entries only move when one is dropped (fewer) or a new one is rendered in its place.
+  bool changed = count != scratch_.size();
   size_t old = 0;
   size_t kept = 0;
   for (size_t i = 0; i < count; ++i) {
@@ -407,17 +409,19 @@ void PrometheusEncoder::SyncLabelCache(const Snapshot& s, size_t count) {
       ++old;
     } else {
       RenderBlock(c, &slot);
+      changed = true;
     }
   }
   cache_.resize(kept);
   // scratch_ keeps the evicted entries' buffers for reuse by later renders; drop their
   // metadata references now so that runtime metadata of dead containers is freed.
   for (auto& e : scratch_) e.meta.reset();
+  return changed;
 }
 
 void PrometheusEncoder::PackBlocks() {
-  // A copy of some hundred bytes per cgroup per encode, against one read of the block per
-  // series; capacity is reused, so a repeat encode allocates nothing.
+  // A copy of some hundred bytes per cgroup when the label cache changed, against one read
+  // of the block per series; capacity is reused, so a repeat encode allocates nothing.
   blocks_.clear();
   block_starts_.clear();
   for (const CgroupLabels& e : cache_) {
@@ -465,8 +469,7 @@ void PrometheusEncoder::Encode(const Snapshot& s, ExpositionFormat format, std::
   series_ = 0;
   samples_.Bind(s);
   const size_t count = samples_.cgroup_count();
-  SyncLabelCache(s, count);
-  PackBlocks();
+  if (SyncLabelCache(s, count) || block_starts_.empty()) PackBlocks();
   const auto& headers = format == ExpositionFormat::kText004 ? text_headers_ : om_headers_;
   Writer w(this, out);  // cuts *out to what was written when it goes
   for (const MetricFamily& f : AllMetricFamilies()) {

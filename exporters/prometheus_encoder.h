@@ -69,7 +69,8 @@ class PrometheusEncoder {
   class Writer;
   class DoubleMemo;
 
-  void SyncLabelCache(const Snapshot& snapshot, size_t count);
+  // Returns whether cache_ changed (a block rendered, added, dropped or moved).
+  bool SyncLabelCache(const Snapshot& snapshot, size_t count);
   void RenderBlock(const CgroupStats& c, CgroupLabels* entry);
   void PackBlocks();
   const Extra& ExtraFor(const MetricFamily& f, size_t position, const metrics::LabelValues& labels);
@@ -88,6 +89,7 @@ class PrometheusEncoder {
   // The blocks of cache_ back to back, in cgroup order, then padding: a family's series read
   // them in one forward sweep instead of from one heap string per cgroup. Block i is
   // [block_starts_[i], block_starts_[i + 1]).
+  // Packed again only when the cache changed.
   std::string blocks_;
   std::vector<size_t> block_starts_;
   std::vector<std::string> le_labels_;  // ",le=\"2e-06\"" for bucket i

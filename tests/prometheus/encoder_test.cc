@@ -302,6 +302,32 @@ TEST(PrometheusEncoder, OutputIsStableAndLabelBlocksRenderOncePerCgroupLifetime)
   EXPECT_EQ(enc.label_blocks_rendered(), s.cgroups.size() + 2);
 }
 
+// The packed label blocks are reused while the cache is unchanged and repacked when a cgroup
+// comes, goes or is relabelled: after any such step the text equals a fresh encoder's.
+TEST(PrometheusEncoder, ChurnGivesTheSameTextAsAFreshEncoder) {
+  Snapshot s = MakeNodeSnapshot({.pods = 4, .containers_per_pod = 2});
+  PrometheusEncoder enc({}, FakeDevice);
+  auto fresh = [](const Snapshot& snap) {
+    PrometheusEncoder other({}, FakeDevice);
+    return Encode(other, snap, ExpositionFormat::kText004);
+  };
+  Encode(enc, s, ExpositionFormat::kText004);
+  Snapshot middle_gone = s;
+  middle_gone.cgroups.erase(middle_gone.cgroups.begin() + static_cast<long>(s.cgroups.size() / 2));
+  EXPECT_EQ(Encode(enc, middle_gone, ExpositionFormat::kText004), fresh(middle_gone));
+  EXPECT_EQ(Encode(enc, s, ExpositionFormat::kText004), fresh(s)) << "the cgroup came back";
+  Snapshot relabelled = s;
+  for (auto& c : relabelled.cgroups) {
+    if (c.id.kind != CgroupKind::kContainer || !c.id.meta) continue;
+    auto m = std::make_shared<ContainerMetadata>(*c.id.meta);
+    m->image = "registry.example/app:with-a-much-longer-tag-than-before";
+    c.id.meta = m;
+    break;
+  }
+  EXPECT_EQ(Encode(enc, relabelled, ExpositionFormat::kText004), fresh(relabelled));
+  EXPECT_EQ(Encode(enc, relabelled, ExpositionFormat::kText004), fresh(relabelled)) << "unchanged repeat";
+}
+
 TEST(PrometheusEncoder, EncodeReplacesWhateverTheBufferHeld) {
   // The encoder overwrites the caller's buffer in place (a repeat encode fills and grows
   // nothing): what it held before, longer or shorter, must leave no trace.
