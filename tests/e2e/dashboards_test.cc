@@ -57,15 +57,6 @@ constexpr char kLimitsPod[] = "dash-limits";
 constexpr char kLimitsNamespace[] = "e2e-dash";
 constexpr int64_t kMemoryLimitBytes = 32 << 20;
 
-std::string Polled(milliseconds timeout, const std::function<std::string()>& check) {
-  const auto deadline = Clock::now() + timeout;
-  for (;;) {
-    std::string why = check();
-    if (why.empty() || Clock::now() >= deadline) return why;
-    std::this_thread::sleep_for(milliseconds(100));  // poll interval
-  }
-}
-
 // An instant query; the result array, or the API's error in `error`.
 nlohmann::json Query(int port, const std::string& promql, std::string* error) {
   httplib::Client client("127.0.0.1", port);
@@ -240,7 +231,7 @@ class DashboardStatlet {
         },
         dir + "/statlet.log");
     d->log_ = dir + "/statlet.log";
-    const std::string why = Polled(milliseconds(60000), [&] {
+    const std::string why = Eventually(milliseconds(60000), [&] {
       if (!d->process_->running()) return std::string("exited");
       auto r = HttpGet(d->port_, "/readyz", milliseconds(500));
       return r.ok() && r->status == 200 ? std::string() : std::string("not ready");
@@ -408,7 +399,7 @@ TEST(E2e, DashboardPanelsAndVariablesReturnSeries) {
       {"direct disk writes", "sum(container_fs_writes_bytes_total" + limits_sel + ", container=\"io\"})"},
       {"run-queue waits", "sum(statlet_cpu_runqueue_latency_seconds_count{job=\"cadvisor\", container!=\"\"})"},
   };
-  std::string why = Polled(milliseconds(60000), [&] {
+  std::string why = Eventually(milliseconds(60000), [&] {
     for (const auto& [what, q] : ready) {
       if (!(Scalar(port, q) > 0)) return "no " + what + " yet: " + q;
     }
@@ -419,7 +410,7 @@ TEST(E2e, DashboardPanelsAndVariablesReturnSeries) {
                      << statlet->Log() << g_stage->Logs();
   // Then a full rate window of scrapes that all see the workloads.
   const double scrapes = Scalar(port, "count_over_time(up{job=\"cadvisor\"}[10m])");
-  why = Polled(milliseconds(30000), [&] {
+  why = Eventually(milliseconds(30000), [&] {
     const double now = Scalar(port, "count_over_time(up{job=\"cadvisor\"}[10m])");
     return now >= scrapes + kRateIntervalSeconds / kScrapeIntervalSeconds ? std::string()
                                                                            : "scrapes: " + std::to_string(now);

@@ -32,6 +32,15 @@ Status RunCommand(const std::vector<std::string>& argv, const std::string& log) 
                   std::to_string(status) + "), see " + log);
 }
 
+std::string Eventually(std::chrono::milliseconds timeout, const std::function<std::string()>& check) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    std::string why = check();
+    if (why.empty() || std::chrono::steady_clock::now() >= deadline) return why;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling a condition
+  }
+}
+
 std::string Tail(const std::string& path, size_t lines) {
   std::ifstream in(path);
   std::vector<std::string> all;

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -66,6 +67,9 @@ class E2eStage {
 Status RunCommand(const std::vector<std::string>& argv, const std::string& log);
 // The last `lines` lines of a file.
 std::string Tail(const std::string& path, size_t lines);
+// Calls `check` until it returns "" or `timeout` passes; returns its last answer (what is
+// still missing).
+std::string Eventually(std::chrono::milliseconds timeout, const std::function<std::string()>& check);
 
 struct HttpResponse {
   int status = 0;

@@ -215,16 +215,6 @@ std::string Label(const Sample* s, const std::string& key) {
 }
 
 // Polls `check` (returns an empty string when it holds, else why not) until `timeout`.
-std::string Eventually(milliseconds timeout, const std::function<std::string()>& check) {
-  auto deadline = Clock::now() + timeout;
-  std::string why;
-  for (;;) {
-    why = check();
-    if (why.empty() || Clock::now() >= deadline) return why;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-}
-
 v1::ListContainerStatsResponse ListContainerStats(v1::RuntimeService::Stub* stub) {
   v1::ListContainerStatsResponse resp;
   grpc::Status s = stub->ListContainerStats(CallContext().get(), v1::ListContainerStatsRequest(), &resp);
