@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace statlet {
@@ -51,22 +52,40 @@ uint64_t MemoryTrimmer::trims() const {
 }
 
 void MemoryTrimmer::Run() {
+  // `settled`: the resident set of the memory in use, the level trims bring it back to.
+  // A trim that frees memory leaves it unchanged (the next look trims again if the set is
+  // still above it: a trim during a burst's release frees only what was freed so far). A
+  // trim that frees nothing found the memory in use (an answer still being sent, or the
+  // node grew): the next look comes later, doubling up to kMaxBackoff periods, and a set
+  // that holds that long becomes the new level.
+  constexpr int kMaxBackoff = 32;
   size_t settled = ResidentBytes();
+  int backoff = 1;
   while (true) {
     {
       std::unique_lock<std::mutex> lock(mu_);
-      if (cv_.wait_for(lock, period_, [this] { return stop_; })) return;
+      if (cv_.wait_for(lock, period_ * backoff, [this] { return stop_; })) return;
     }
     const size_t now = ResidentBytes();
-    if (now > settled + slack_) {
-      malloc_trim(0);
+    if (now <= settled + slack_) {
+      settled = std::min(settled, now);
+      backoff = 1;
+      continue;
+    }
+    malloc_trim(0);
+    {
       std::lock_guard<std::mutex> lock(mu_);
       ++trims_;
     }
-    // What remains after a trim (or a quiet period) is the new baseline: live memory grows
-    // and shrinks with the node, and only growth beyond it is worth a trim.
     const size_t after = ResidentBytes();
-    settled = after < settled || now > settled + slack_ ? after : settled;
+    if (now - std::min(now, after) >= slack_) {
+      backoff = 1;
+    } else if (backoff >= kMaxBackoff) {
+      settled = after;
+      backoff = 1;
+    } else {
+      backoff *= 2;
+    }
   }
 }
 

@@ -3,7 +3,9 @@
 // client flooding a socket with frames, a megabyte answer) leaves the resident set at its
 // peak although almost nothing is in use. A thread looks at the resident set every
 // `period` and calls malloc_trim when it grew by more than `slack` since the last look
-// that found it settled: one read of /proc/self/statm when nothing happens.
+// that found it settled: one read of /proc/self/statm when nothing happens. A trim that
+// frees nothing (the memory is still in use) is tried again later, backing off, so that a
+// trim in the middle of a burst does not keep what the burst leaves behind.
 #pragma once
 
 #include <chrono>

@@ -53,11 +53,18 @@ def cri_tables(cri):
             if ours and theirs and ours["p50_ms"] > 0 and ours["cpu_ms"] > 0:
                 lines.append(f"\n{call}: containerd / statlet = {theirs['p50_ms'] / ours['p50_ms']:.1f}× latency, "
                              f"{theirs['cpu_ms'] / ours['cpu_ms']:.1f}× CPU per call.")
-        lines.append(f"\nFiles per collection: floor {size['files_floor']:.0f}, statlet {size['files_statlet']:.0f}. "
+        stats_files = size.get("files_floor_stats")
+        stats_part = f" (the stats calls' collections {stats_files:.0f})" if stats_files else ""
+        lines.append(f"\nFiles per collection: floor {size['files_floor']:.0f}{stats_part}, "
+                     f"statlet {size['files_statlet']:.0f}. "
                      f"Daemon RSS after 10 calls of each stats call {size['rss_stats_kib'] / 1024:.1f} MiB "
                      f"(anonymous {size['anon_stats_kib'] / 1024:.1f}), after 10 ListPodSandboxMetrics more "
                      f"{size['rss_all_kib'] / 1024:.1f} MiB (anonymous {size['anon_all_kib'] / 1024:.1f}), "
                      f"peak {size['rss_peak_kib'] / 1024:.1f} MiB.")
+        if size.get("cgroup_all_kib", -1) >= 0:
+            lines.append(f"The daemon's memory cgroup after all calls (what a memory limit sees): "
+                         f"{size['cgroup_all_kib'] / 1024:.1f} MiB, of which kernel memory "
+                         f"{size['kernel_all_kib'] / 1024:.1f} MiB (mostly the kept cgroup files' buffers).")
     return lines
 
 

@@ -91,7 +91,8 @@ class CgroupCollector : public Collector {
  public:
   CgroupCollector(const CollectorOptions& o, CgroupHierarchies h)
       : opts_(o), discovery_(h, o.subtrees), plan_(BuildReadPlan(h, HugePageSizes(o.hugepages_dir))),
-        netns_(o.proc_root), fd_scanner_(o.proc_root), budget_(FdBudget::FromRlimit(512)) {
+        netns_(o.proc_root), fd_scanner_(o.proc_root),
+        budget_(std::min(FdBudget::FromRlimit(512), o.max_kept_files)) {
     num_cpus_ = static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_CONF));
     SetUpFileSource();
   }
@@ -132,6 +133,7 @@ class CgroupCollector : public Collector {
   FdBudget budget_;
   uint32_t num_cpus_ = 0;
   bool scan_fds_ = false;  // this collection scans container processes' fds
+  CollectParts parts_;     // this collection's parts (which plan entries it reads)
   uint64_t files_read_ = 0;  // this collection's cgroup files read (or rendered by the source)
   std::map<std::string, std::unique_ptr<Node>> nodes_;
   std::map<std::pair<std::string, std::string>, uint64_t> errors_;
@@ -281,6 +283,7 @@ void CgroupCollector::ReadFiles(Node* n, CgroupDiscovery::HierarchyMask mask, Cg
   for (size_t i = 0; i < plan_.size() && !n->gone; ++i) {
     const CgroupFileReader& r = *plan_[i];
     if (!(mask & (1u << r.hierarchy))) continue;
+    if (r.part != 0 && !parts_.Has(r.part)) continue;
     if (n->files[i].absent()) continue;
     if (RenderFromSource(n, i, out)) continue;
     int err = 0;
@@ -331,6 +334,7 @@ void CgroupCollector::ScanProcesses(const Node& n, ProcessStats* out) {
 
 StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
   scan_fds_ = opts_.process_fds && parts.Has(CollectParts::kProcessFds);
+  parts_ = parts;
   files_read_ = 0;
   Snapshot snap;
   // A part the options turn off is as complete as any other collection would make it.

@@ -14,6 +14,9 @@ namespace {
 
 using parse::FlatKeyField;
 
+// Files only the metric families carry (see CollectParts::kCgroupDetail).
+constexpr uint32_t kDetail = CollectParts::kCgroupDetail;
+
 // ------------------------------------------------------------------ cpu (v2)
 const FlatKeyField<CpuStats> kV2CpuStat[] = {
     {"usage_usec", &CpuStats::usage_ns, 1000},     {"user_usec", &CpuStats::user_ns, 1000},
@@ -238,7 +241,7 @@ const CgroupFileReader* InternHugetlbReader(Hierarchy h, const std::string& page
   Entry& e = entries->emplace_back();
   e.name = std::move(name);
   e.page_size = page_size;
-  e.reader = {h, e.name.c_str(), nullptr, f.apply, e.page_size.c_str()};
+  e.reader = {h, e.name.c_str(), nullptr, f.apply, e.page_size.c_str(), kDetail};
   return &e.reader;
 }
 
@@ -271,7 +274,7 @@ const CgroupFileReader kV2MemoryFiles[] = {
     {kUnified, "memory.peak", ApplyV2MemPeak},
     {kUnified, "memory.stat", ApplyV2MemoryStat},
     {kUnified, "memory.events", ApplyV2MemoryEvents},
-    {kUnified, "memory.events.local", ApplyV2MemoryEventsLocal},
+    {kUnified, "memory.events.local", ApplyV2MemoryEventsLocal, nullptr, nullptr, kDetail},
     {kUnified, "memory.min", ApplyV2MemMin},
     {kUnified, "memory.low", ApplyV2MemLow},
     {kUnified, "memory.high", ApplyV2MemHigh},
@@ -286,19 +289,19 @@ const CgroupFileReader kV1MemoryFiles[] = {
     {kV1Memory, "memory.failcnt", ApplyV1Failcnt},
     {kV1Memory, "memory.kmem.usage_in_bytes", ApplyV1KmemUsage},
     {kV1Memory, "memory.limit_in_bytes", ApplyV1MemLimit},
-    {kV1Memory, "memory.soft_limit_in_bytes", ApplyV1SoftLimit},
+    {kV1Memory, "memory.soft_limit_in_bytes", ApplyV1SoftLimit, nullptr, nullptr, kDetail},
     {kV1Memory, "memory.memsw.limit_in_bytes", ApplyV1MemswLimit},
     {kV1Memory, "memory.oom_control", ApplyV1OomControl},
 };
 const CgroupFileReader kV2PidsFiles[] = {
     {kUnified, "pids.current", ApplyPidsCurrent},
     {kUnified, "pids.max", ApplyPidsMax},
-    {kUnified, "pids.events", ApplyPidsEvents},
+    {kUnified, "pids.events", ApplyPidsEvents, nullptr, nullptr, kDetail},
 };
 const CgroupFileReader kV1PidsFiles[] = {
     {kV1Pids, "pids.current", ApplyPidsCurrent},
     {kV1Pids, "pids.max", ApplyPidsMax},
-    {kV1Pids, "pids.events", ApplyPidsEvents},
+    {kV1Pids, "pids.events", ApplyPidsEvents, nullptr, nullptr, kDetail},
 };
 const CgroupFileReader kV2IoFiles[] = {
     {kUnified, "io.stat", ApplyV2IoStat},

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collector/cgroup_hierarchies.h"
+#include "collector/collect_parts.h"
 #include "collector/snapshot.h"
 
 namespace statlet {
@@ -21,6 +22,8 @@ struct CgroupFileReader {
   // fill the MemoryStats::Hugetlb entry of `page_size` instead (apply is null).
   bool (*apply_hugetlb)(std::string_view content, MemoryStats::Hugetlb* out) = nullptr;
   const char* page_size = nullptr;
+  // The CollectParts bit a collection must hold for this file to be read; 0: always read.
+  uint32_t part = 0;
 };
 
 // Runs the reader's parser over `content` (either kind of reader).

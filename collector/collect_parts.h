@@ -1,7 +1,8 @@
-// The optional parts of a collection. Every collection reads the cgroup files, process
-// counts and pod network counters; a part costs more and only some callers return it, so a
-// caller names the parts it needs and the Sampler collects the union of what the callers
-// sharing one collection need (a cached snapshot serves only callers whose parts it holds).
+// The optional parts of a collection. Every collection reads the cgroup files the CRI stats
+// calls answer with, process counts and pod network counters; a part costs more and only
+// some callers return it, so a caller names the parts it needs and the Sampler collects the
+// union of what the callers sharing one collection need (a cached snapshot serves only
+// callers whose parts it holds).
 #pragma once
 
 #include <cstdint>
@@ -15,10 +16,15 @@ class CollectParts {
   // collection. Needed by /metrics, ListPodSandboxMetrics and OTLP (file descriptor,
   // socket and ulimit families); not by the CRI stats calls, which carry no fd counts.
   static constexpr uint32_t kProcessFds = 1u << 0;
+  // The cgroup files only the metric families carry (CgroupFileReader::part): hugetlb per
+  // page size, v1 memory.soft_limit_in_bytes, pids.events, memory.events.local. On a v1
+  // host with two huge page sizes that is 10 of a container's 33 files. Needed by
+  // /metrics, ListPodSandboxMetrics and OTLP; the CRI stats messages have no field for them.
+  static constexpr uint32_t kCgroupDetail = 1u << 1;
 
   constexpr CollectParts() = default;
   constexpr explicit CollectParts(uint32_t bits) : bits_(bits) {}
-  static constexpr CollectParts All() { return CollectParts(kProcessFds); }
+  static constexpr CollectParts All() { return CollectParts(kProcessFds | kCgroupDetail); }
   static constexpr CollectParts None() { return CollectParts(0); }
 
   constexpr bool Has(uint32_t part) const { return (bits_ & part) != 0; }

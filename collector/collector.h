@@ -32,6 +32,14 @@ struct CollectorOptions {
   // per fd, so it is off unless asked for (the daemon asks: --collector.process-fds), and
   // then runs only in collections whose callers need it (CollectParts::kProcessFds).
   bool process_fds = false;
+  // Cgroup files kept open across collections, at most (also capped by RLIMIT_NOFILE, see
+  // FdBudget); the rest are opened, read and closed on every collection. A kept cgroupfs
+  // file costs its reader ~5 KiB of kernel memory (its seq_file page, struct file and
+  // kernfs state), charged to statlet's own memory cgroup: 4,096 files ≈ 21 MiB, where a
+  // node of 1,000 containers on cgroup v1 has ~30,000 files (~160 MiB if all were kept).
+  // Reading a kept file costs 1/3 to 1/7 of an open+read+close (bench/RESULTS.md).
+  size_t max_kept_files = kDefaultMaxKeptFiles;
+  static constexpr size_t kDefaultMaxKeptFiles = 4096;
   // Where the kernel lists its huge page sizes (one hugetlb file set per size).
   std::string hugepages_dir = "/sys/kernel/mm/hugepages";
   // Unified-hierarchy files rendered by another source (the eBPF cgroup iterator,

@@ -4,8 +4,9 @@
 // sleeping process) one run measures, in alternating rounds (every side once per round,
 // so that a machine slowing down mid-run slows every side alike):
 //   floor   — bench/support/read_floor.h: every file statlet's collector reads for that
-//             tree, on kept fds under the same fd budget, parsing nothing; alone ("files":
-//             what the stats calls need) and with the process fd scan ("files+fd scan": what
+//             tree, on kept fds under the same fd budget, parsing nothing; the files of the
+//             stats calls' collections ("files": no detail files, see CollectParts) and
+//             every file with the process fd scan ("files+fd scan": what
 //             ListPodSandboxMetrics needs, its fd, socket and ulimit families);
 //   statlet — the real `statlet` daemon (--cri.max-age=0s: every call a fresh collection,
 //             checked by its timestamp) over gRPC: ListContainerStats, ListPodSandboxStats,
@@ -21,7 +22,7 @@
 // snapshot, or the daemon read fewer files than the floor (it did not do the same work).
 //
 //   bench_cri [--containers N,N...] [--per-pod K] [--calls C] [--peer-calls P] [--rounds R]
-//             [--peer containerd|none] [--json PATH]
+//             [--peer containerd|none] [--json PATH] [--daemon-flag FLAG]...
 //
 // Defaults: 30,1000 containers, 4 per pod, 10 calls per side and round (3 for containerd,
 // whose ListPodSandboxStats takes ~25 s at 1,000 containers), 5 rounds, the containerd peer
@@ -43,6 +44,8 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "bench/cri/containerd_peer.h"
@@ -80,17 +83,24 @@ long StatusKiB(pid_t pid, const char* field) {
   return -1;
 }
 
-// The resident set once it stops moving (the daemon hands freed memory back to the kernel
-// within its trimmer's period): read every 250 ms until two reads agree within 64 KiB.
+// The resident set once it stops moving: the daemon hands freed memory back to the kernel
+// within its trimmer's period, which backs off to 8 s while a trim finds the memory in use.
+// Read every 250 ms until it held within 64 KiB for 10 s (at most 40 s).
 long SettledRssKiB(pid_t pid) {
-  long last = StatusKiB(pid, "VmRSS:");
-  for (int i = 0; i < 40; ++i) {
+  constexpr int kSteadyReads = 40;
+  long level = StatusKiB(pid, "VmRSS:");
+  int steady = 0;
+  for (int i = 0; i < 160 && steady < kSteadyReads; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
     const long now = StatusKiB(pid, "VmRSS:");
-    if (std::labs(now - last) <= 64) return now;
-    last = now;
+    if (std::labs(now - level) <= 64) {
+      ++steady;
+    } else {
+      level = now;
+      steady = 0;
+    }
   }
-  return last;
+  return level;
 }
 
 // ---------------------------------------------------------------- CRI calls
@@ -239,6 +249,7 @@ double Max(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_elem
 struct Options {
   std::vector<size_t> sizes = {30, 1000};
   size_t per_pod = 4;
+  std::vector<std::string> daemon_flags;  // more flags for statlet (--daemon-flag)
   int calls = 10;
   int peer_calls = 3;
   int rounds = 5;
@@ -249,9 +260,13 @@ struct Options {
 struct SizeReport {
   size_t containers = 0;
   std::vector<Series> series;
-  double files_floor = 0, files_statlet = 0;
+  double files_floor = 0, files_floor_stats = 0, files_statlet = 0;
   long rss_stats_kib = -1, rss_all_kib = -1, rss_peak_kib = -1;
   long anon_stats_kib = -1, anon_all_kib = -1;  // of which anonymous (not the binary's and libraries' pages)
+  // What the daemon's memory cgroup is charged after all calls (what a memory limit sees:
+  // its anonymous memory, page cache it brought in, and kernel memory such as the kept
+  // cgroup files' buffers), and the kernel part of it; -1 where the host does not say.
+  long cgroup_all_kib = -1, kernel_all_kib = -1;
   std::vector<std::string> errors;
 };
 
@@ -285,11 +300,14 @@ void Print(const SizeReport& r) {
     std::printf("%-8s %-24s containerd/statlet: latency %.1fx, cpu %.1fx\n", "ratio", rpc,
                 Median(theirs->p50) / Median(ours->p50), Median(theirs->cpu) / Median(ours->cpu));
   }
-  std::printf("files    floor %.0f, statlet %.0f per collection\n", r.files_floor, r.files_statlet);
+  std::printf("files    floor %.0f (stats calls %.0f), statlet %.0f per collection\n", r.files_floor,
+              r.files_floor_stats, r.files_statlet);
   std::printf("rss      after %d calls of each stats call: %.1f MiB (anonymous %.1f); after %d ListPodSandboxMetrics "
               "more: %.1f MiB (anonymous %.1f); peak %.1f MiB\n",
               kRssCalls, r.rss_stats_kib / 1024.0, r.anon_stats_kib / 1024.0, kRssCalls, r.rss_all_kib / 1024.0,
               r.anon_all_kib / 1024.0, r.rss_peak_kib / 1024.0);
+  std::printf("memory   the daemon's cgroup after all calls: %.1f MiB, of which kernel %.1f MiB\n",
+              r.cgroup_all_kib / 1024.0, r.kernel_all_kib / 1024.0);
   const Series* lpsm = Find(r, "statlet", "ListPodSandboxMetrics");
   if (lpsm != nullptr && r.containers > 0) {
     const double per = static_cast<double>(lpsm->bytes) / static_cast<double>(r.containers);
@@ -306,6 +324,8 @@ void WriteJson(const std::vector<SizeReport>& reports, const std::string& path) 
   for (size_t i = 0; i < reports.size(); ++i) {
     const SizeReport& r = reports[i];
     out << (i ? ", " : "") << "{\"containers\": " << r.containers << ", \"files_floor\": " << r.files_floor
+        << ", \"files_floor_stats\": " << r.files_floor_stats
+        << ", \"cgroup_all_kib\": " << r.cgroup_all_kib << ", \"kernel_all_kib\": " << r.kernel_all_kib
         << ", \"files_statlet\": " << r.files_statlet << ", \"rss_stats_kib\": " << r.rss_stats_kib
         << ", \"rss_all_kib\": " << r.rss_all_kib << ", \"rss_peak_kib\": " << r.rss_peak_kib
         << ", \"anon_stats_kib\": " << r.anon_stats_kib << ", \"anon_all_kib\": " << r.anon_all_kib << ", \"rows\": [";
@@ -322,15 +342,59 @@ void WriteJson(const std::vector<SizeReport>& reports, const std::string& path) 
   out << "]}\n";
 }
 
-// The daemon as the bench runs it: its own cgroup (for its CPU), a scratch socket.
+// The cgroups the daemon runs in: its CPU's, and its memory's (v1 memory, or the unified
+// hierarchy where memory is a v2 controller).
+std::vector<Hierarchy> DaemonHierarchies() {
+  std::vector<Hierarchy> h = ServerCgroupHierarchies();
+  const CgroupHierarchies& host = testing::HostHierarchies();
+  if (host.has(kV1Memory) && !host.v2_memory) h.push_back(kV1Memory);
+  else if (host.v2_memory && std::find(h.begin(), h.end(), kUnified) == h.end()) h.push_back(kUnified);
+  return h;
+}
+
+// The daemon's argv behind a shell that moves itself into `cg` first, so that everything
+// the daemon allocates from its first instruction on (the kept files of its start-up
+// collection too) is charged to its own cgroup.
+std::vector<std::string> InCgroup(const LiveCgroup& cg, std::vector<std::string> argv,
+                                  const std::vector<std::string>& extra_flags) {
+  argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+  std::string script;
+  for (Hierarchy h : DaemonHierarchies()) {
+    if (cg.in(h)) script += "echo $$ > '" + cg.Dir(h) + "/cgroup.procs' && ";
+  }
+  script += "exec \"$0\" \"$@\"";
+  argv.insert(argv.begin(), {"/bin/sh", "-c", script});
+  return argv;
+}
+
+// KiB charged to the memory cgroup `cg` (all, kernel); -1 when not readable.
+std::pair<long, long> CgroupMemoryKiB(const LiveCgroup& cg) {
+  const CgroupHierarchies& host = testing::HostHierarchies();
+  auto kib = [](const std::string& v) { return v.empty() ? -1 : static_cast<long>(std::stoull(v) / 1024); };
+  if (host.has(kV1Memory) && !host.v2_memory && cg.in(kV1Memory)) {
+    return {kib(cg.Read(kV1Memory, "memory.usage_in_bytes")), kib(cg.Read(kV1Memory, "memory.kmem.usage_in_bytes"))};
+  }
+  if (host.v2_memory && cg.in(kUnified)) {
+    long kernel = -1;
+    std::istringstream stat(cg.Read(kUnified, "memory.stat"));
+    for (std::string key, value; stat >> key >> value;) {
+      if (key == "kernel") kernel = kib(value);
+    }
+    return {kib(cg.Read(kUnified, "memory.current")), kernel};
+  }
+  return {-1, -1};
+}
+
+// The daemon as the bench runs it: its own cgroup (for its CPU and memory), a scratch socket.
 struct Daemon {
-  Daemon(const std::string& root, const std::string& dir, const std::string& tag)
-      : cg(root + "-" + tag, ServerCgroupHierarchies()),
+  Daemon(const std::string& root, const std::string& dir, const std::string& tag,
+         const std::vector<std::string>& extra_flags)
+      : cg(root + "-" + tag, DaemonHierarchies()),
         socket(dir + "/" + tag + ".sock"),
         port(testing::FreeLoopbackPort()),
-        process({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(port),
-                 "--collector.subtree=" + root, "--collector.max-age=0s", "--cri.max-age=0s",
-                 "--cri.listen=" + socket, "--runtime.endpoint=none"},
+        process(InCgroup(cg, {STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(port),
+                              "--collector.subtree=" + root, "--collector.max-age=0s", "--cri.max-age=0s",
+                              "--cri.listen=" + socket, "--runtime.endpoint=none"}, extra_flags),
                 dir + "/" + tag + ".log") {}
   Status Ready(const std::string& log) {
     if (!cg.Add(process.pid())) return Unavailable("cannot move statlet into a cgroup of its own");
@@ -356,8 +420,14 @@ SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer) {
     report.errors.push_back("cannot create cgroups under " + root + " (root needed): " + tree.error());
     return report;
   }
-  ReadFloor fl(root);
-  report.files_floor = static_cast<double>(fl.files());
+  // The stats calls' floor reads what their collections read (no detail files);
+  // ListPodSandboxMetrics' reads every file and scans the processes. One floor keeps its fds
+  // at a time (each under the daemon's budget), built outside the measured passes.
+  auto floor_of = [&](bool metrics) {
+    return std::make_unique<ReadFloor>(root, metrics ? CollectParts::All() : CollectParts::None());
+  };
+  report.files_floor = static_cast<double>(floor_of(true)->files());
+  report.files_floor_stats = static_cast<double>(floor_of(false)->files());
   if (peer != nullptr) {
     if (Status s = peer->Grow(n, o.per_pod); !s.ok()) {
       report.errors.push_back("containerd: running the containers failed: " + s.ToString());
@@ -366,7 +436,7 @@ SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer) {
   }
 
   testing::ScratchDir dir;
-  Daemon daemon(root, dir.path(), "daemon");
+  Daemon daemon(root, dir.path(), "daemon", o.daemon_flags);
   if (Status s = daemon.Ready(dir.path() + "/daemon.log"); !s.ok()) {
     report.errors.push_back(s.ToString());
     return report;
@@ -380,7 +450,7 @@ SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer) {
   }
   for (int round = 0; round < o.rounds && report.errors.empty(); ++round) {
     for (bool scan : {false, true}) {
-      const FloorResult f = MeasureFloor(&fl, o.calls, scan, std::chrono::nanoseconds(0));
+      const FloorResult f = MeasureFloor(floor_of(scan).get(), o.calls, scan, std::chrono::nanoseconds(0));
       if (f.failed_reads > 0) report.errors.push_back("floor: " + std::to_string(f.failed_reads) + " reads failed");
       (scan ? floor_fds : floor_files).Add({f.p50_ms, f.cpu_ms, 0, 0});
     }
@@ -413,7 +483,7 @@ SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer) {
   report.series.insert(report.series.end(), theirs.begin(), theirs.end());
 
   // Memory in a fresh daemon: what a node's kubelet calls cost it.
-  Daemon fresh(root, dir.path(), "rss");
+  Daemon fresh(root, dir.path(), "rss", o.daemon_flags);
   if (Status s = fresh.Ready(dir.path() + "/rss.log"); !s.ok()) {
     report.errors.push_back(s.ToString());
     return report;
@@ -434,6 +504,7 @@ SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer) {
   report.rss_all_kib = SettledRssKiB(fresh.process.pid());
   report.anon_all_kib = StatusKiB(fresh.process.pid(), "RssAnon:");
   report.rss_peak_kib = StatusKiB(fresh.process.pid(), "VmHWM:");
+  std::tie(report.cgroup_all_kib, report.kernel_all_kib) = CgroupMemoryKiB(fresh.cg);
   fresh.process.Stop();
   return report;
 }
@@ -450,7 +521,7 @@ std::vector<size_t> ParseSizes(const std::string& s) {
 
 constexpr char kUsage[] =
     "usage: bench_cri [--containers N,N...] [--per-pod K] [--calls C] [--peer-calls P] [--rounds R]\n"
-    "                 [--peer containerd|none] [--json PATH]\n";
+    "                 [--peer containerd|none] [--json PATH] [--daemon-flag FLAG]...\n";
 
 int main(int argc, char** argv) {
   statlet::bench::Options o;
@@ -467,6 +538,7 @@ int main(int argc, char** argv) {
     else if (a == "--peer-calls") o.peer_calls = std::max(1, std::stoi(v));
     else if (a == "--peer") o.peer = v != "none";
     else if (a == "--json") o.json = v;
+    else if (a == "--daemon-flag") o.daemon_flags.push_back(v);
     else {
       std::fputs(kUsage, stderr);
       return 2;

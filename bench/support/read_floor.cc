@@ -15,6 +15,7 @@
 
 #include "collector/cgroup_discovery.h"
 #include "collector/cgroup_files.h"
+#include "collector/collector.h"
 #include "collector/cgroup_path_classifier.h"
 #include "tests/support/live_cgroup.h"
 
@@ -51,7 +52,8 @@ double Percentile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
-ReadFloor::ReadFloor(const std::string& root) : budget_(FdBudget::FromRlimit(512)) {
+ReadFloor::ReadFloor(const std::string& root, CollectParts parts)
+    : budget_(std::min(FdBudget::FromRlimit(512), CollectorOptions::kDefaultMaxKeptFiles)) {
   const CgroupHierarchies& h = testing::HostHierarchies();
   for (int i = 0; i < kNumHierarchies; ++i) {
     root_fds_[i] = h.has(static_cast<Hierarchy>(i)) ? ::open(h.mount[i].c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -106,6 +108,7 @@ ReadFloor::ReadFloor(const std::string& root) : budget_(FdBudget::FromRlimit(512
     const CgroupKind kind = ClassifyCgroupPath(path).kind;
     if (kind == CgroupKind::kOther && c.tree_procs == 0) continue;  // not reported
     for (const CgroupFileReader* r : plan) {
+      if (r->part != 0 && !parts.Has(r->part)) continue;
       if (c.mask & (1u << r->hierarchy)) add(r->hierarchy, c.rel, r->name);
     }
     if (kind == CgroupKind::kContainer) containers_.push_back(c.pids);

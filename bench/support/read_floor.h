@@ -3,9 +3,11 @@
 // exactly the files statlet's collector reads on this host, through the same policy:
 //  - for every cgroup under root: cgroup.procs and cgroup.threads (or v1 tasks) from the
 //    first hierarchy holding the path; for the cgroups statlet reports (Kubernetes ones and
-//    populated ones), every file of BuildReadPlan in every hierarchy holding the path;
+//    populated ones), every file of BuildReadPlan in every hierarchy holding the path that a
+//    collection of the given parts reads (the CRI stats calls: no detail files);
 //    files this kernel lacks are left out, as statlet remembers them absent;
-//  - kept fds re-read with pread, under the same fd budget (FdBudget::FromRlimit(512)),
+//  - kept fds re-read with pread, under the daemon's default fd budget (RLIMIT_NOFILE less
+//    512, at most CollectorOptions::kDefaultMaxKeptFiles),
 //    taken in the order of statlet's first collection (process lists, then the rest);
 //    files beyond it opened, read and closed on every pass, relative to the hierarchy root;
 //  - optionally what the daemon adds by default (--collector.process-fds): for every process
@@ -20,14 +22,16 @@
 #include <vector>
 
 #include "collector/cgroup_hierarchies.h"
+#include "collector/collect_parts.h"
 #include "collector/kept_file.h"
 
 namespace statlet::bench {
 
 class ReadFloor {
  public:
-  // The files statlet reads for `root` (as --collector.subtree) as the tree is now.
-  explicit ReadFloor(const std::string& root);
+  // The files a collection of `parts` reads for `root` (as --collector.subtree) as the tree
+  // is now. Each instance keeps fds under its own budget: keep one alive at a time.
+  explicit ReadFloor(const std::string& root, CollectParts parts = CollectParts::All());
   ~ReadFloor();
   ReadFloor(const ReadFloor&) = delete;
   ReadFloor& operator=(const ReadFloor&) = delete;

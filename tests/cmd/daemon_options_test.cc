@@ -50,6 +50,7 @@ TEST(DaemonOptions, DefaultsFollowExporterConventions) {
   EXPECT_EQ(o.http.telemetry_path, "/metrics");
   EXPECT_EQ(o.http.max_age.count(), 0);
   EXPECT_FALSE(o.metrics.per_cpu);
+  EXPECT_EQ(o.collector.max_kept_files, CollectorOptions::kDefaultMaxKeptFiles);
 }
 
 TEST(DaemonOptions, FlagsInBothFormsAndBooleans) {
@@ -57,7 +58,8 @@ TEST(DaemonOptions, FlagsInBothFormsAndBooleans) {
   Status s = ParseDaemonOptions({"--web.listen-address=127.0.0.1:0", "--web.telemetry-path", "/m",
                                  "--collector.max-age=1500ms", "--collector.per-cpu", "--no-collector.network",
                                  "--log.level=debug", "--log.format", "json", "--metrics.max-cgroups=10",
-                                 "--collector.subtree=/kubepods", "--collector.subtree=/system.slice"},
+                                 "--collector.subtree=/kubepods", "--collector.subtree=/system.slice",
+                                 "--collector.max-kept-files=100"},
                                 &o);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(o.http.listen_address, "127.0.0.1:0");
@@ -69,6 +71,7 @@ TEST(DaemonOptions, FlagsInBothFormsAndBooleans) {
   EXPECT_EQ(o.log_format, log::Format::kJson);
   EXPECT_EQ(o.metrics.max_cgroups, 10u);
   EXPECT_EQ(o.collector.subtrees, (std::vector<std::string>{"/kubepods", "/system.slice"}));
+  EXPECT_EQ(o.collector.max_kept_files, 100u);
 }
 
 TEST(DaemonOptions, BadInputIsAClearError) {

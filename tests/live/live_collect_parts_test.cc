@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "collector/cgroup_files.h"
 #include "collector/collector.h"
 #include "collector/sampler.h"
 #include "tests/support/child_process.h"
@@ -88,10 +89,114 @@ TEST_F(LiveCollectParts, TheProcessScanRunsOnlyForCallersThatNeedIt) {
   auto off = NewSampler(root_, false);
   ASSERT_NE(off, nullptr);
   ASSERT_TRUE(off->Get(hour, CollectParts::None()).ok());
-  auto reused = off->Get(hour, CollectParts::All());
+  auto reused = off->Get(hour, CollectParts(CollectParts::kProcessFds));
   ASSERT_TRUE(reused.ok());
   EXPECT_EQ(off->stats().collections, 1u);
   EXPECT_FALSE((*reused)->FindByContainerId(id)->process.file_descriptors.has_value());
+}
+
+// The files only the metric families carry (soft limit, pids.events, hugetlb, v2
+// memory.events.local) are read for callers that return them, not for the CRI stats calls;
+// what those calls answer with is in both.
+TEST_F(LiveCollectParts, TheDetailFilesAreReadOnlyForCallersThatNeedThem) {
+  const std::string id(64, 'a');
+  LiveCgroup top(root_);
+  LiveCgroup ctr(root_ + "/kubepods/besteffort/pod0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1df/" + id);
+  Child sleeper = Child::Sleeper();
+  ASSERT_TRUE(ctr.Add(sleeper.pid()));
+  const CgroupHierarchies& h = HostHierarchies();
+  std::vector<const CgroupFileReader*> detail;  // this host's detail readers
+  for (const CgroupFileReader* r : BuildReadPlan(h, HugePageSizes("/sys/kernel/mm/hugepages"))) {
+    if (r->part == CollectParts::kCgroupDetail) detail.push_back(r);
+  }
+  if (detail.empty()) GTEST_SKIP() << "this host's read plan has no detail file";
+  const bool v1_memory = h.has(kV1Memory) && !h.v2_memory;
+  if (v1_memory) {
+    ASSERT_TRUE(ctr.Write(kV1Memory, "memory.soft_limit_in_bytes", std::to_string(96u << 20)));
+  }
+  auto sampler = NewSampler(root_, false);
+  ASSERT_NE(sampler, nullptr);
+
+  auto lean = sampler->Get(std::chrono::nanoseconds(0), CollectParts::None());
+  ASSERT_TRUE(lean.ok());
+  auto full = sampler->Get(std::chrono::nanoseconds(0), CollectParts::All());
+  ASSERT_TRUE(full.ok());
+  ASSERT_GT((*full)->sequence, (*lean)->sequence);
+  EXPECT_FALSE((*lean)->parts.Has(CollectParts::kCgroupDetail));
+  EXPECT_TRUE((*full)->parts.Has(CollectParts::kCgroupDetail));
+  const CgroupStats* l = (*lean)->FindByContainerId(id);
+  const CgroupStats* f = (*full)->FindByContainerId(id);
+  ASSERT_NE(l, nullptr);
+  ASSERT_NE(f, nullptr);
+  // Exactly the detail files of every reported cgroup are left out (the tree is the same:
+  // nothing was added or removed between the two collections).
+  ASSERT_EQ((*lean)->cgroups.size(), (*full)->cgroups.size());
+  size_t detail_files = 0;  // that exist for the reported cgroups (a controller the parent
+                            // does not enable for its children has no files there)
+  for (const CgroupStats& c : (*full)->cgroups) {
+    for (const CgroupFileReader* r : detail) {
+      detail_files += ::access((h.mount[r->hierarchy] + c.id.cgroup_path + "/" + r->name).c_str(), F_OK) == 0;
+    }
+  }
+  ASSERT_GT(detail_files, 0u);
+  EXPECT_EQ((*full)->collection.files_read - (*lean)->collection.files_read, detail_files);
+  // What the CRI stats calls answer with is in both.
+  for (const CgroupStats* c : {l, f}) {
+    EXPECT_TRUE(c->cpu.usage_ns.has_value());
+    EXPECT_TRUE(c->memory.usage_bytes.has_value());
+    EXPECT_TRUE(c->memory.working_set_bytes.has_value());
+    EXPECT_EQ(c->process.processes, 1u);
+  }
+  if (v1_memory) {
+    EXPECT_FALSE(l->memory.soft_limit_bytes.has_value());
+    ASSERT_TRUE(f->memory.soft_limit_bytes.has_value());
+    EXPECT_EQ(*f->memory.soft_limit_bytes, uint64_t{96} << 20);
+  }
+  if (h.has(kV1Pids) || h.v2_pids) {
+    EXPECT_FALSE(l->process.pids_events_max.has_value());
+    EXPECT_TRUE(f->process.pids_events_max.has_value());
+    EXPECT_EQ(l->process.pids_max, f->process.pids_max) << "pids.max is a CRI field (pids_limit)";
+  }
+}
+
+// Files beyond --collector.max-kept-files are opened, read and closed on every collection:
+// fewer fds (and their kernel memory) kept, the same files read, the same values.
+TEST_F(LiveCollectParts, FilesBeyondTheKeptFileCapAreReadAllTheSame) {
+  const std::string id(64, 'b');
+  LiveCgroup top(root_);
+  LiveCgroup ctr(root_ + "/kubepods/burstable/pod0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1dd/" + id);
+  Child sleeper = Child::Sleeper();
+  ASSERT_TRUE(ctr.Add(sleeper.pid()));
+  ASSERT_TRUE(ctr.SetMemoryLimit(uint64_t{200} << 20));
+  auto collect = [&](size_t max_kept) {
+    CollectorOptions o;
+    o.subtrees = {root_};
+    o.max_kept_files = max_kept;
+    auto c = Collector::Create(o);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    StatusOr<Snapshot> first = (*c)->Collect(CollectParts::All());
+    EXPECT_TRUE(first.ok());
+    StatusOr<Snapshot> second = (*c)->Collect(CollectParts::All());  // from kept and reopened files
+    EXPECT_TRUE(second.ok());
+    return std::move(*second);
+  };
+  constexpr size_t kCap = 7;
+  const Snapshot capped = collect(kCap);
+  const Snapshot kept = collect(CollectorOptions::kDefaultMaxKeptFiles);
+  EXPECT_EQ(capped.collection.fds_kept, kCap);
+  EXPECT_GT(kept.collection.fds_kept, 3 * kCap) << "every file of the five cgroups is kept under the default";
+  EXPECT_EQ(capped.collection.files_read, kept.collection.files_read);
+  ASSERT_EQ(capped.cgroups.size(), kept.cgroups.size());
+  EXPECT_TRUE(capped.read_errors.empty());
+  const CgroupStats* a = capped.FindByContainerId(id);
+  const CgroupStats* b = kept.FindByContainerId(id);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(a->memory.max_bytes, uint64_t{200} << 20);
+  EXPECT_EQ(a->memory.max_bytes, b->memory.max_bytes);
+  EXPECT_EQ(a->process.processes, 1u);
+  EXPECT_EQ(a->process.processes, b->process.processes);
+  EXPECT_EQ(a->process.pids_max, b->process.pids_max);
 }
 
 // Callers arriving during a collection that lacks their part wait for it and are served by
