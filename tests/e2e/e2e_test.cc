@@ -667,12 +667,21 @@ TEST(E2e, PodSandboxStatsAgreeWithContainerd) {
     for (const auto& c : o->linux().containers()) mine.insert(c.attributes().id());
     EXPECT_EQ(mine, theirs) << pod_name;
     // The pod's processes counted as containerd counts them: the app containers' only,
-    // the pause process left out (the workloads' process counts are steady).
+    // the pause process left out. Every workload's count is steady but the forker's: its
+    // shell and four sleeps, and most of the time one child of its loop (usleep or true),
+    // so any of the three answers may see 5 or 6 there.
     ASSERT_TRUE(o->linux().process().has_process_count()) << pod_name;
     ASSERT_TRUE(b->linux().process().has_process_count() && a->linux().process().has_process_count()) << pod_name;
     const uint64_t theirs_before = b->linux().process().process_count().value();
-    EXPECT_EQ(theirs_before, a->linux().process().process_count().value()) << pod_name;
-    EXPECT_EQ(o->linux().process().process_count().value(), theirs_before) << pod_name;
+    const uint64_t ours_count = o->linux().process().process_count().value();
+    if (pod_name == "forker") {
+      for (uint64_t n : {theirs_before, ours_count, a->linux().process().process_count().value()}) {
+        EXPECT_TRUE(n == 5 || n == 6) << pod_name << ": " << n << " processes";
+      }
+    } else {
+      EXPECT_EQ(theirs_before, a->linux().process().process_count().value()) << pod_name;
+      EXPECT_EQ(ours_count, theirs_before) << pod_name;
+    }
     EXPECT_GE(theirs_before, w.containers.size()) << pod_name;
     std::printf("%s: %llu processes (containerd %llu)\n", pod_name.c_str(),
                 static_cast<unsigned long long>(o->linux().process().process_count().value()),
