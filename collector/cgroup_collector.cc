@@ -92,7 +92,7 @@ class CgroupCollector : public Collector {
   CgroupCollector(const CollectorOptions& o, CgroupHierarchies h)
       : opts_(o), discovery_(h, o.subtrees), plan_(BuildReadPlan(h, HugePageSizes(o.hugepages_dir))),
         netns_(o.proc_root), fd_scanner_(o.proc_root),
-        budget_(std::min(FdBudget::FromRlimit(512), o.max_kept_files)) {
+        budget_(FdBudget::ForKeptFiles(o.max_kept_files)) {
     num_cpus_ = static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_CONF));
     SetUpFileSource();
   }
@@ -283,7 +283,7 @@ void CgroupCollector::ReadFiles(Node* n, CgroupDiscovery::HierarchyMask mask, Cg
   for (size_t i = 0; i < plan_.size() && !n->gone; ++i) {
     const CgroupFileReader& r = *plan_[i];
     if (!(mask & (1u << r.hierarchy))) continue;
-    if (r.part != 0 && !parts_.Has(r.part)) continue;
+    if (!r.ReadIn(parts_)) continue;
     if (n->files[i].absent()) continue;
     if (RenderFromSource(n, i, out)) continue;
     int err = 0;

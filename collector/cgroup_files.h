@@ -24,6 +24,9 @@ struct CgroupFileReader {
   const char* page_size = nullptr;
   // The CollectParts bit a collection must hold for this file to be read; 0: always read.
   uint32_t part = 0;
+
+  // Whether a collection of `parts` reads this file.
+  bool ReadIn(CollectParts parts) const { return part == 0 || parts.Has(part); }
 };
 
 // Runs the reader's parser over `content` (either kind of reader).

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -19,6 +20,11 @@ size_t FdBudget::FromRlimit(size_t reserve) {
   }
   size_t cur = rl.rlim_cur == RLIM_INFINITY ? (1u << 20) : static_cast<size_t>(rl.rlim_cur);
   return cur > reserve ? cur - reserve : 0;
+}
+
+size_t FdBudget::ForKeptFiles(size_t max_kept) {
+  constexpr size_t kReserve = 512;
+  return std::min(FromRlimit(kReserve), max_kept);
 }
 
 int PreadWhole(int fd, ReadBuffer* buf) {

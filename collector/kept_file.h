@@ -29,6 +29,9 @@ class FdBudget {
   // The budget this process can afford: raises the soft RLIMIT_NOFILE to the hard limit
   // and keeps `reserve` fds for sockets, clients and the rest of the daemon.
   static size_t FromRlimit(size_t reserve);
+  // The collector's budget: what RLIMIT_NOFILE affords (512 fds kept for the rest of the
+  // daemon), at most `max_kept` (CollectorOptions::max_kept_files).
+  static size_t ForKeptFiles(size_t max_kept);
 
  private:
   size_t limit_;

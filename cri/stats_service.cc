@@ -46,7 +46,8 @@ void TrimAfterLargeAnswer() {
   if (g_trim_pending.exchange(false, std::memory_order_relaxed)) malloc_trim(0);
 }
 
-// The stats calls carry no fd or socket counts: they never wait for the process scan.
+// The stats calls carry no fd or socket counts and none of the detail files' values (see
+// CollectParts): they never wait for the process scan nor read those files.
 constexpr CollectParts kStatsParts = CollectParts::None();
 // ListPodSandboxMetrics carries container_file_descriptors, _sockets and _ulimits_soft.
 constexpr CollectParts kMetricsParts = CollectParts::All();

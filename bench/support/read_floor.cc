@@ -53,7 +53,7 @@ double Percentile(std::vector<double> v, double p) {
 }
 
 ReadFloor::ReadFloor(const std::string& root, CollectParts parts)
-    : budget_(std::min(FdBudget::FromRlimit(512), CollectorOptions::kDefaultMaxKeptFiles)) {
+    : budget_(FdBudget::ForKeptFiles(CollectorOptions::kDefaultMaxKeptFiles)) {
   const CgroupHierarchies& h = testing::HostHierarchies();
   for (int i = 0; i < kNumHierarchies; ++i) {
     root_fds_[i] = h.has(static_cast<Hierarchy>(i)) ? ::open(h.mount[i].c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -108,7 +108,7 @@ ReadFloor::ReadFloor(const std::string& root, CollectParts parts)
     const CgroupKind kind = ClassifyCgroupPath(path).kind;
     if (kind == CgroupKind::kOther && c.tree_procs == 0) continue;  // not reported
     for (const CgroupFileReader* r : plan) {
-      if (r->part != 0 && !parts.Has(r->part)) continue;
+      if (!r->ReadIn(parts)) continue;
       if (c.mask & (1u << r->hierarchy)) add(r->hierarchy, c.rel, r->name);
     }
     if (kind == CgroupKind::kContainer) containers_.push_back(c.pids);
