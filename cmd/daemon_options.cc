@@ -220,7 +220,7 @@ const std::vector<Option>& Options() {
        }},
       {"collector.max-kept-files", "collector.max_kept_files", "4096",
        "Cgroup files kept open between collections, at most (each costs ~5 KiB of kernel memory charged to "
-       "statlet's cgroup; the rest are opened and closed on every collection, ~3-7x the read cost).",
+       "statlet's cgroup; the rest are opened and closed on every collection, up to ~8x the read cost).",
        false,
        [](DaemonOptions* o, const std::string& v) {
          uint64_t n;

@@ -34,11 +34,11 @@ struct CollectorOptions {
   bool process_fds = false;
   // Cgroup files kept open across collections, at most (also capped by RLIMIT_NOFILE, see
   // FdBudget); the rest are opened, read and closed on every collection. A kept cgroupfs
-  // file costs its reader ~5 KiB of kernel memory (its seq_file page, struct file and
+  // file costs its reader ~4.4-5 KiB of kernel memory (its seq_file page, struct file and
   // kernfs state), charged to statlet's own memory cgroup: 4,096 files ≈ 21 MiB, where a
   // node of 1,000 containers on cgroup v1 has ~30,000 files (~160 MiB if all were kept).
-  // Reading a kept file costs 1/3 (memory.stat) to 1/7 (cgroup.procs) of an
-  // open+read+close (measured on a 6.18 kernel, cgroup v1).
+  // A kept single-value file or cgroup.procs is read in 1/7-1/8 of an open+read+close;
+  // memory.stat costs the same either way (bench/collector/kept_file_bench, 6.18, v1).
   size_t max_kept_files = kDefaultMaxKeptFiles;
   static constexpr size_t kDefaultMaxKeptFiles = 4096;
   // Where the kernel lists its huge page sizes (one hugetlb file set per size).
