@@ -38,7 +38,7 @@ struct CollectorOptions {
   // kernfs state), charged to statlet's own memory cgroup: 4,096 files ≈ 21 MiB, where a
   // node of 1,000 containers on cgroup v1 has ~30,000 files (~160 MiB if all were kept).
   // A kept single-value file or cgroup.procs is read in 1/7-1/8 of an open+read+close;
-  // memory.stat costs the same either way (bench/collector/kept_file_bench, 6.18, v1).
+  // memory.stat costs the same either way (bench/collector/kept_file_bench, kernel 6.18, cgroup v1).
   size_t max_kept_files = kDefaultMaxKeptFiles;
   static constexpr size_t kDefaultMaxKeptFiles = 4096;
   // Where the kernel lists its huge page sizes (one hugetlb file set per size).
