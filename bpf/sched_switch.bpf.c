@@ -210,7 +210,9 @@ int BPF_PROG(statlet_sched_switch_runq, _Bool preempt, struct task_struct *prev,
   const __u64 queued = next->sched_info.last_queued;
   if (queued == 0) return 0;  // not coming off a run queue wait (or the idle task)
   const __u64 now = next->se.cfs_rq->rq->clock;
-  if (now <= queued) return 0;
+  if (now < queued) return 0;
+  // now == queued: the run queue's clock was not updated in between; the kernel counts that
+  // arrival with no wait, and so does this (slot 0), as the storage-based program does.
   __u32 zero = 0;
   struct statlet_sched_cpu *st = bpf_map_lookup_elem(&cpu_state, &zero);
   if (!st) return 0;

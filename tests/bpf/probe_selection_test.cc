@@ -3,6 +3,7 @@
 // ones count as when all are loaded. The default set has nothing on the scheduler path.
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include <algorithm>
 #include <numeric>
@@ -15,6 +16,7 @@ namespace statlet::testing {
 namespace {
 
 constexpr size_t kPages = 2048;
+constexpr int kSleeps = 4;
 
 std::unique_ptr<BpfProbes> LoadOnly(const std::vector<std::string>& names) {
   BpfOptions options = BpfOptions::WithMode(BpfMode::kOn);
@@ -36,11 +38,18 @@ void ExpectUpExactly(const BpfProbes& probes, const std::set<std::string>& selec
   }
 }
 
-// A child in `cg` that burns 50 ms and touches kPages fresh pages.
+// A child in `cg` that burns 50 ms, touches kPages fresh pages and sleeps kSleeps times
+// for 1 ms. Each wake from a sleep queues it and its next run ends that wait, in `cg`;
+// nothing else is sure to: its start may find it not yet asleep and the burn may never be
+// preempted on an idle CPU.
 void RunWorkload(LiveCgroup& cg) {
   Child child(
       [] {
         BurnCpu(50'000'000);
+        for (int i = 0; i < kSleeps; i++) {
+          const struct timespec ms = {0, 1'000'000};
+          ::nanosleep(&ms, nullptr);
+        }
         size_t len = kPages * 4096;
         auto* p =
             static_cast<volatile char*>(mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
@@ -96,7 +105,7 @@ TEST(SchedProbeSelection, CpuAndRunqlatWithoutFaults) {
   RunWorkload(cg);
 
   BpfCgroupStats s = CollectUntil(*probes, cg.id(), [](const BpfCgroupStats& v) {
-    return SumOf(v.per_cpu_ns) >= 50'000'000;  // the burn
+    return SumOf(v.per_cpu_ns) >= 50'000'000 && SumOf(v.runq_latency_log2_us) >= 1;  // the burn, a wake
   });
   EXPECT_FALSE(s.minor_faults.has_value());
   EXPECT_FALSE(s.major_faults.has_value());
@@ -104,7 +113,7 @@ TEST(SchedProbeSelection, CpuAndRunqlatWithoutFaults) {
   const double sum_ns = static_cast<double>(SumOf(s.per_cpu_ns));
   ASSERT_GT(usage_ns, 50e6);
   EXPECT_NEAR(sum_ns, usage_ns, 2e6);  // the kernel's own per-CPU accounting
-  // The child waited at least once: when it was forked and woken.
+  // The child waited on a run queue after each of its sleeps.
   ASSERT_TRUE(s.runq_latency_sum_ns.has_value());
   EXPECT_GE(SumOf(s.runq_latency_log2_us), 1u);
 }
