@@ -58,9 +58,13 @@ TEST(CpuTimeProbe, PerCpuSplitFollowsPinningAndMatchesCgroupTotal) {
   const uint64_t sum_ns = std::accumulate(per_cpu->begin(), per_cpu->end(), uint64_t{0});
   EXPECT_EQ(sum_ns / 1000, static_cast<uint64_t>(usage_ns) / 1000) << "per-CPU sum vs cpu.stat usage_usec";
   std::cout << "per-CPU sum " << sum_ns / 1e6 << " ms, cpu.stat usage " << usage_ns / 1e6 << " ms\n";
+  // Each CPU carries its pinned burner's time. Not exactly: rstat charges a running task's
+  // time to the CPU that brings its clock up to date, its own or a reader's (a wakeup or a
+  // /proc/<pid>/schedstat read from the other CPU), measured up to 10 % of a burner's time;
+  // the sum above is exact. A CPU below 80 % of its own burn is a wrong split.
   for (int cpu = 0; cpu < cpus; cpu++) {
     const double expected = static_cast<double>(burn_ns(cpu));
-    EXPECT_NEAR(static_cast<double>((*per_cpu)[cpu]), expected, expected * 0.10) << "cpu " << cpu;
+    EXPECT_GE(static_cast<double>((*per_cpu)[cpu]), 0.8 * expected) << "cpu " << cpu;
   }
 }
 

@@ -88,7 +88,10 @@ class StageEnvironment : public ::testing::Environment {
     StageOptions options;
     options.agent_binary = STATLET_E2E_AGENT;
     options.harness_script = STATLET_E2E_HARNESS;
-    options.agent_flags = {"--runtime.refresh-period=200ms", "--cri.max-age=0s"};
+    // The agent asks containerd's ListContainerStats once at start (the writable layers),
+    // then not for an hour: containerd computes usage_nano_cores against the previous such
+    // call, whoever made it, and UsageNanoCoresAgreesWithContainerd needs that to be its own.
+    options.agent_flags = {"--runtime.refresh-period=200ms", "--cri.max-age=0s", "--runtime.stats-period=1h"};
     auto stage = E2eStage::Start(options);
     if (!stage.ok()) {
       g_setup_error = stage.status().ToString();
