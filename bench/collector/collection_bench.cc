@@ -2,12 +2,14 @@
 // process, against the floor (bench/support/read_floor.h): exactly the files the collector
 // reads, under its fd budget, parsing nothing; no process fd scan, as the collector's
 // default. Each side runs in a fresh process (this binary re-executed) so that RSS and fd
-// budgets are its own.
+// budgets are its own; the sides alternate over R rounds (the first side flips each round),
+// each round's process timing P collections after a warm-up one.
 //
-//   collection_bench [--cgroups N] [--rounds R]
+//   collection_bench [--cgroups N] [--rounds R] [--passes P]
 //
-// Prints one line per side and the ratios. Exits 0 when both sides measured (the figures are
-// for the reader, not a test), non-zero when a side failed or printed no figures.
+// Prints each round's lines, then per side the median of the rounds' medians with their
+// [min-max], and the ratios. Exits non-zero when a side failed or printed no figures, or when
+// statlet's collection read fewer files or saw fewer cgroups than the floor (not the same work).
 #include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -60,7 +62,7 @@ void Print(const char* side, const Result& r) {
               side, r.cgroups, r.files, r.fds, r.cpu_us_median, r.wall_us_median, r.rss_kib, r.poll_us, r.walk_us);
 }
 
-int MeasureStatlet(const std::string& root, int rounds) {
+int MeasureStatlet(const std::string& root, int passes) {
   CollectorOptions o;
   o.subtrees = {root};
   auto c = Collector::Create(o);
@@ -68,13 +70,15 @@ int MeasureStatlet(const std::string& root, int rounds) {
   auto warm = (*c)->Collect();  // opens the files
   std::vector<double> cpu, wall;
   Result r;
-  for (int i = 0; i < rounds; ++i) {
+  for (int i = 0; i < passes; ++i) {
     int64_t c0 = Now(CLOCK_THREAD_CPUTIME_ID), w0 = Now(CLOCK_MONOTONIC);
     auto s = (*c)->Collect();
     cpu.push_back((Now(CLOCK_THREAD_CPUTIME_ID) - c0) / 1e3);
     wall.push_back((Now(CLOCK_MONOTONIC) - w0) / 1e3);
+    if (!s.ok()) { std::fprintf(stderr, "%s\n", s.status().ToString().c_str()); return 1; }
     r.cgroups = s->cgroups.size();
     r.fds = s->collection.fds_kept;
+    r.files = s->collection.files_read;
   }
   r.cpu_us_median = Median(cpu);
   r.wall_us_median = Median(wall);
@@ -93,9 +97,9 @@ int MeasureStatlet(const std::string& root, int rounds) {
   return 0;
 }
 
-int MeasureFloor(const std::string& root, int rounds) {
+int MeasureFloor(const std::string& root, int passes) {
   bench::ReadFloor floor(root);
-  const bench::FloorResult f = bench::MeasureFloor(&floor, rounds, false, std::chrono::nanoseconds(0));
+  const bench::FloorResult f = bench::MeasureFloor(&floor, passes, false, std::chrono::nanoseconds(0));
   Result r;
   r.cgroups = floor.cgroups();
   r.files = floor.files();
@@ -109,8 +113,8 @@ int MeasureFloor(const std::string& root, int rounds) {
 
 // ---------------------------------------------------------------- setup
 // Runs one side in a fresh process; its output, and whether it exited 0.
-std::string RunSide(const char* self, const char* mode, const std::string& root, int rounds, bool* ok) {
-  std::string cmd = std::string(self) + " " + mode + " " + root + " " + std::to_string(rounds);
+std::string RunSide(const char* self, const char* mode, const std::string& root, int passes, bool* ok) {
+  std::string cmd = std::string(self) + " " + mode + " " + root + " " + std::to_string(passes);
   FILE* p = ::popen(cmd.c_str(), "r");
   std::string out;
   char line[512];
@@ -131,33 +135,78 @@ double Field(const std::string& line, const char* key) {
 int main(int argc, char** argv) {
   if (argc == 4 && std::strcmp(argv[1], "--statlet") == 0) return MeasureStatlet(argv[2], std::atoi(argv[3]));
   if (argc == 4 && std::strcmp(argv[1], "--floor") == 0) return MeasureFloor(argv[2], std::atoi(argv[3]));
-  int n = 1000, rounds = 15;
+  int n = 1000, rounds = 5, passes = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--cgroups")) n = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--passes")) passes = std::atoi(argv[i + 1]);
   }
-  std::string floor, stl;
-  bool floor_ok = false, statlet_ok = false;
+  if (n <= 0 || rounds <= 0 || passes <= 0) {
+    std::fprintf(stderr, "usage: collection_bench [--cgroups N] [--rounds R] [--passes P] (all > 0)\n");
+    return 2;
+  }
+  // Per side: each round's figures.
+  struct Side {
+    const char* mode;
+    const char* name;
+    std::vector<double> cpu, wall, rss, files, cgroups, poll, walk;
+  };
+  Side sides[2] = {{"--floor", "floor", {}, {}, {}, {}, {}, {}, {}}, {"--statlet", "statlet", {}, {}, {}, {}, {}, {}, {}}};
   {
     bench::BenchTree tree("/statlet-bench-" + std::to_string(getpid()), static_cast<size_t>(n), bench::BenchTree::kFlat);
     if (!tree.ok()) {
       std::fprintf(stderr, "cannot create cgroups (root needed): %s\n", tree.error().c_str());
       return 1;
     }
-    floor = RunSide(argv[0], "--floor", tree.root(), rounds, &floor_ok);
-    stl = RunSide(argv[0], "--statlet", tree.root(), rounds, &statlet_ok);
+    for (int round = 0; round < rounds; ++round) {
+      for (int k = 0; k < 2; ++k) {
+        Side& side = sides[(round + k) % 2];
+        bool ok = false;
+        const std::string out = RunSide(argv[0], side.mode, tree.root(), passes, &ok);
+        std::printf("round %d %s", round + 1, out.c_str());
+        const double cpu = Field(out, "cpu_us");
+        if (!ok || cpu <= 0) {
+          std::fprintf(stderr, "no figures from the %s side in round %d\n", side.name, round + 1);
+          return 1;
+        }
+        side.cpu.push_back(cpu);
+        side.wall.push_back(Field(out, "wall_us"));
+        side.rss.push_back(Field(out, "rss_kib") / 1024.0);
+        side.files.push_back(Field(out, "files"));
+        side.cgroups.push_back(Field(out, "cgroups"));
+        side.poll.push_back(Field(out, "poll_us"));
+        side.walk.push_back(Field(out, "walk_us"));
+      }
+    }
   }
-  std::fputs(floor.c_str(), stdout);
-  std::fputs(stl.c_str(), stdout);
-  double fc = Field(floor, "cpu_us"), sc = Field(stl, "cpu_us");
-  double fw = Field(floor, "wall_us"), sw = Field(stl, "wall_us");
-  double cg = Field(stl, "cgroups");
-  if (!floor_ok || !statlet_ok || fc <= 0 || sc <= 0 || cg <= 0) {
-    std::fprintf(stderr, "no figures: floor %s, statlet %s\n", floor_ok ? "ok" : "failed", statlet_ok ? "ok" : "failed");
+  auto spread = [](const std::vector<double>& v) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%.1f [%.1f-%.1f]", Median(v), *std::min_element(v.begin(), v.end()),
+                  *std::max_element(v.begin(), v.end()));
+    return std::string(buf);
+  };
+  std::printf("\n%d cgroups, %d rounds (sides alternating), %d collections timed per round: medians [min-max] over rounds\n",
+              n, rounds, passes);
+  for (const Side& side : sides) {
+    std::printf("%-8s cpu_us %s  wall_us %s  rss_mib %s  files %.0f  cgroups %.0f\n", side.name, spread(side.cpu).c_str(),
+                spread(side.wall).c_str(), spread(side.rss).c_str(), Median(side.files), Median(side.cgroups));
+  }
+  const Side &floor = sides[0], &stl = sides[1];
+  const double cg = Median(stl.cgroups);
+  std::printf("per_cgroup_cpu_us statlet=%.2f floor=%.2f ratio_cpu=%.3f ratio_wall=%.3f poll_share_of_collection=%.4f "
+              "full_walk_us=%.1f\n",
+              Median(stl.cpu) / cg, Median(floor.cpu) / cg, Median(stl.cpu) / Median(floor.cpu),
+              Median(stl.wall) / Median(floor.wall), Median(stl.poll) / Median(stl.cpu), Median(stl.walk));
+  // The same work: every statlet round read at least the floor's files over its cgroups.
+  const double floor_files = *std::max_element(floor.files.begin(), floor.files.end());
+  const double stl_files = *std::min_element(stl.files.begin(), stl.files.end());
+  const double floor_cgroups = *std::max_element(floor.cgroups.begin(), floor.cgroups.end());
+  const double stl_cgroups = *std::min_element(stl.cgroups.begin(), stl.cgroups.end());
+  std::printf("files per collection: floor %.0f, statlet %.0f (fewest of its rounds)\n", floor_files, stl_files);
+  if (stl_files < floor_files || stl_cgroups < floor_cgroups) {
+    std::fprintf(stderr, "not the same work: statlet read %.0f files over %.0f cgroups, the floor %.0f over %.0f\n",
+                 stl_files, stl_cgroups, floor_files, floor_cgroups);
     return 1;
   }
-  std::printf("per_cgroup_cpu_us statlet=%.2f floor=%.2f ratio_cpu=%.3f ratio_wall=%.3f rss_mib=%.1f "
-              "poll_share_of_collection=%.4f\n",
-              sc / cg, fc / cg, sc / fc, sw / fw, Field(stl, "rss_kib") / 1024.0, Field(stl, "poll_us") / sc);
   return 0;
 }
