@@ -179,17 +179,12 @@ int main(int argc, char** argv) {
       }
     }
   }
-  auto spread = [](const std::vector<double>& v) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "%.1f [%.1f-%.1f]", Median(v), *std::min_element(v.begin(), v.end()),
-                  *std::max_element(v.begin(), v.end()));
-    return std::string(buf);
-  };
   std::printf("\n%d cgroups, %d rounds (sides alternating), %d collections timed per round: medians [min-max] over rounds\n",
               n, rounds, passes);
   for (const Side& side : sides) {
-    std::printf("%-8s cpu_us %s  wall_us %s  rss_mib %s  files %.0f  cgroups %.0f\n", side.name, spread(side.cpu).c_str(),
-                spread(side.wall).c_str(), spread(side.rss).c_str(), Median(side.files), Median(side.cgroups));
+    std::printf("%-8s cpu_us %s  wall_us %s  rss_mib %s  files %.0f  cgroups %.0f\n", side.name,
+                bench::MedianRange(side.cpu, 1).c_str(), bench::MedianRange(side.wall, 1).c_str(),
+                bench::MedianRange(side.rss, 1).c_str(), Median(side.files), Median(side.cgroups));
   }
   const Side &floor = sides[0], &stl = sides[1];
   const double cg = Median(stl.cgroups);

@@ -283,15 +283,14 @@ void Print(const SizeReport& r) {
               "bytes", "items", "p50/ref", "cpu/ref");
   for (const auto& s : r.series) {
     const Series* ref = s.ref.empty() ? nullptr : Find(r, "floor", s.ref);
-    char p50[64], cpu[64], rp[16] = "-", rc[16] = "-";
-    std::snprintf(p50, sizeof(p50), "%.3f [%.3f-%.3f]", Median(s.p50), Min(s.p50), Max(s.p50));
-    std::snprintf(cpu, sizeof(cpu), "%.3f [%.3f-%.3f]", Median(s.cpu), Min(s.cpu), Max(s.cpu));
+    char rp[16] = "-", rc[16] = "-";
+    const std::string p50 = MedianRange(s.p50, 3), cpu = MedianRange(s.cpu, 3);
     if (ref != nullptr) {
       std::snprintf(rp, sizeof(rp), "%.2f", Median(s.p50) / Median(ref->p50));
       std::snprintf(rc, sizeof(rc), "%.2f", Median(s.cpu) / Median(ref->cpu));
     }
-    std::printf("%-8s %-24s %26s %26s %10zu %6zu %9s %9s\n", s.side.c_str(), s.what.c_str(), p50, cpu, s.bytes,
-                s.items, rp, rc);
+    std::printf("%-8s %-24s %26s %26s %10zu %6zu %9s %9s\n", s.side.c_str(), s.what.c_str(), p50.c_str(), cpu.c_str(),
+                s.bytes, s.items, rp, rc);
   }
   for (const char* rpc : {"ListContainerStats", "ListPodSandboxStats"}) {
     const Series* ours = Find(r, "statlet", rpc);

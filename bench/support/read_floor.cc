@@ -52,6 +52,14 @@ double Percentile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
+std::string MedianRange(const std::vector<double>& v, int decimals) {
+  const double lo = v.empty() ? 0 : *std::min_element(v.begin(), v.end());
+  const double hi = v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%.*f [%.*f-%.*f]", decimals, Percentile(v, 0.5), decimals, lo, decimals, hi);
+  return buf;
+}
+
 ReadFloor::ReadFloor(const std::string& root, CollectParts parts)
     : budget_(FdBudget::ForKeptFiles(CollectorOptions::kDefaultMaxKeptFiles)) {
   const CgroupHierarchies& h = testing::HostHierarchies();

@@ -76,4 +76,8 @@ FloorResult MeasureFloor(ReadFloor* floor, int passes, bool scan, std::chrono::n
 // The p-quantile (0..1) of `v`, nearest rank; 0 when empty.
 double Percentile(std::vector<double> v, double p);
 
+// "median [min-max]" of `v` with `decimals` digits after the point: how every bench shows
+// a figure over its rounds. "0 [0-0]" when empty.
+std::string MedianRange(const std::vector<double>& v, int decimals);
+
 }  // namespace statlet::bench

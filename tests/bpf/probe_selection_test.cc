@@ -113,7 +113,8 @@ TEST(SchedProbeSelection, CpuAndRunqlatWithoutFaults) {
   const double sum_ns = static_cast<double>(SumOf(s.per_cpu_ns));
   ASSERT_GT(usage_ns, 50e6);
   EXPECT_NEAR(sum_ns, usage_ns, 2e6);  // the kernel's own per-CPU accounting
-  // The child waited on a run queue after each of its sleeps.
+  // The child waited on a run queue after each of its sleeps; at least one of those waits
+  // is counted (a switch the tracepoint does not show loses its wait, see sched_switch.bpf.c).
   ASSERT_TRUE(s.runq_latency_sum_ns.has_value());
   EXPECT_GE(SumOf(s.runq_latency_log2_us), 1u);
 }
