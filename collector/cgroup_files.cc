@@ -294,12 +294,12 @@ const CgroupFileReader kV1MemoryFiles[] = {
     {kV1Memory, "memory.oom_control", ApplyV1OomControl},
 };
 const CgroupFileReader kV2PidsFiles[] = {
-    {kUnified, "pids.current", ApplyPidsCurrent},
+    {kUnified, "pids.current", ApplyPidsCurrent, nullptr, nullptr, kDetail},
     {kUnified, "pids.max", ApplyPidsMax},
     {kUnified, "pids.events", ApplyPidsEvents, nullptr, nullptr, kDetail},
 };
 const CgroupFileReader kV1PidsFiles[] = {
-    {kV1Pids, "pids.current", ApplyPidsCurrent},
+    {kV1Pids, "pids.current", ApplyPidsCurrent, nullptr, nullptr, kDetail},
     {kV1Pids, "pids.max", ApplyPidsMax},
     {kV1Pids, "pids.events", ApplyPidsEvents, nullptr, nullptr, kDetail},
 };

@@ -17,9 +17,10 @@ class CollectParts {
   // socket and ulimit families); not by the CRI stats calls, which carry no fd counts.
   static constexpr uint32_t kProcessFds = 1u << 0;
   // The cgroup files only the metric families carry (CgroupFileReader::part): hugetlb per
-  // page size, v1 memory.soft_limit_in_bytes, pids.events, memory.events.local. On a v1
-  // host with two huge page sizes that is 10 of a container's 33 files. Needed by
-  // /metrics, ListPodSandboxMetrics and OTLP; the CRI stats messages have no field for them.
+  // page size, v1 memory.soft_limit_in_bytes, pids.current, pids.events,
+  // memory.events.local. On a v1 host with two huge page sizes that is 11 of a container's
+  // 33 files. Needed by /metrics, ListPodSandboxMetrics and OTLP; the CRI stats messages
+  // have no field for them (their thread counts come from the task lists).
   static constexpr uint32_t kCgroupDetail = 1u << 1;
 
   constexpr CollectParts() = default;

@@ -6,7 +6,8 @@ usage:
   build_image.py --binary PATH --rootfs DIR                          the image's file tree
 
 The image holds only what the binary runs with: statlet at /usr/bin/statlet, every shared
-library the dynamic loader resolves for it on the build host (`ldd`), the loader itself, a
+library the dynamic loader resolves for it on the build host (`ldd`), the libraries it loads
+only when a feature asks for them (DLOPENED) with theirs, the loader itself, a
 CA bundle (OTLP and API-server TLS) and /etc/passwd + /etc/group naming root and an
 unprivileged `statlet` user (uid/gid 10340) for hosts that run it without root. Nothing
 else: no shell, no package manager, so a read-only root filesystem is all it needs. Build
@@ -35,6 +36,10 @@ CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"
 DIRS = ["etc", "etc/ssl", "etc/ssl/certs", "proc", "sys", "dev", "run", "tmp", "usr", "usr/bin", "usr/lib",
         "usr/lib64", "var", "var/run"]
 SYMLINKS = {"lib": "usr/lib", "lib64": "usr/lib64", "bin": "usr/bin"}
+# Libraries statlet loads with dlopen (not in its DT_NEEDED, so ldd does not list them):
+# libcurl for OTLP over HTTP (kCurlSoname in exporters/otlp/curl_library.h; checked below
+# against the binary's own string).
+DLOPENED = ["libcurl.so.4"]
 
 
 def shared_libraries(binary):
@@ -57,6 +62,23 @@ def shared_libraries(binary):
     return libs
 
 
+def dlopened_libraries(binary):
+    """(path in the image, path on this host) of each DLOPENED library and of what it links."""
+    data = open(binary, "rb").read()
+    libs = []
+    for soname in DLOPENED:
+        if soname.encode() + b"\0" not in data:
+            sys.exit(f"build_image: {binary} does not name {soname}: update DLOPENED")
+        out = subprocess.run(["ldconfig", "-p"], check=True, capture_output=True, text=True).stdout
+        m = re.search(r"^\s*" + re.escape(soname) + r" \(libc6,x86-64\) => (\S+)$", out, re.M)
+        if not m:
+            sys.exit(f"build_image: {soname} is not installed on this host")
+        path = m.group(1)
+        libs.append((os.path.join("usr/lib", os.path.basename(os.path.dirname(path)), soname), path))
+        libs += shared_libraries(path)
+    return libs
+
+
 def image_files(binary):
     """Every entry of the image: (path, kind, mode, bytes or link target), sorted by path."""
     entries = {d: ("dir", 0o1777 if d == "tmp" else 0o755, None) for d in DIRS}
@@ -64,7 +86,7 @@ def image_files(binary):
         entries[link] = ("symlink", 0o777, target)
     entries["var/run"] = ("symlink", 0o777, "../run")
     entries["usr/bin/statlet"] = ("file", 0o755, open(binary, "rb").read())
-    for in_image, on_host in shared_libraries(binary):
+    for in_image, on_host in shared_libraries(binary) + dlopened_libraries(binary):
         # /lib64/ld-linux… and /lib/x86_64-linux-gnu/… go under usr/ (lib, lib64 are links).
         for short, full in (("lib64/", "usr/lib64/"), ("lib/", "usr/lib/")):
             if in_image.startswith(short):

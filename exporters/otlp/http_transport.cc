@@ -1,15 +1,15 @@
 // OTLP/HTTP with a protobuf body over libcurl: POST, Content-Type application/x-protobuf,
 // optional gzip, the answer bounded to 4 MiB, Retry-After read from the headers. The
 // transfer runs on a multi handle so that Abort (another thread) ends it at once through
-// curl_multi_wakeup instead of waiting for the request's deadline.
-#include <curl/curl.h>
+// curl_multi_wakeup instead of waiting for the request's deadline. libcurl is loaded by the
+// first transport (curl_library.h).
 
 #include <atomic>
 #include <cstring>
 #include <ctime>
-#include <mutex>
 
 #include "exporters/gzip_compressor.h"
+#include "exporters/otlp/curl_library.h"
 #include "exporters/otlp/otlp_transport.h"
 #include "google/rpc/status.pb.h"
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
@@ -52,25 +52,23 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
 
 class HttpTransport final : public Transport {
  public:
-  HttpTransport(const OtlpOptions& o) : options_(o), url_(HttpUrl(o)) {
-    static std::once_flag once;
-    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-    curl_ = curl_easy_init();
-    multi_ = curl_multi_init();
-    headers_ = curl_slist_append(headers_, "Content-Type: application/x-protobuf");
-    if (o.gzip) headers_ = curl_slist_append(headers_, "Content-Encoding: gzip");
-    headers_ = curl_slist_append(headers_, "Expect:");  // no 100-continue round trip
-    for (const auto& [k, v] : o.headers) headers_ = curl_slist_append(headers_, (k + ": " + v).c_str());
+  HttpTransport(const OtlpOptions& o, const CurlLibrary& lib) : lib_(lib), options_(o), url_(HttpUrl(o)) {
+    curl_ = lib_.easy_init();
+    multi_ = lib_.multi_init();
+    headers_ = lib_.slist_append(headers_, "Content-Type: application/x-protobuf");
+    if (o.gzip) headers_ = lib_.slist_append(headers_, "Content-Encoding: gzip");
+    headers_ = lib_.slist_append(headers_, "Expect:");  // no 100-continue round trip
+    for (const auto& [k, v] : o.headers) headers_ = lib_.slist_append(headers_, (k + ": " + v).c_str());
   }
   ~HttpTransport() override {
-    curl_slist_free_all(headers_);
-    if (curl_) curl_easy_cleanup(curl_);
-    if (multi_) curl_multi_cleanup(multi_);
+    lib_.slist_free_all(headers_);
+    if (curl_) lib_.easy_cleanup(curl_);
+    if (multi_) lib_.multi_cleanup(multi_);
   }
 
   void Abort() override {
     aborted_.store(true);
-    if (multi_) curl_multi_wakeup(multi_);  // thread-safe: ends the poll of a Send in flight
+    if (multi_) lib_.multi_wakeup(multi_);  // thread-safe: ends the poll of a Send in flight
   }
 
   SendResult Send(const ExportRequest& request) override {
@@ -84,30 +82,30 @@ class HttpTransport final : public Transport {
     }
     Answer answer;
     CURL* c = curl_;
-    curl_easy_reset(c);
-    curl_easy_setopt(c, CURLOPT_URL, url_.c_str());
-    curl_easy_setopt(c, CURLOPT_POST, 1L);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body_.data());
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body_.size()));
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers_);
-    curl_easy_setopt(c, CURLOPT_USERAGENT, "statlet-otlp-exporter");
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min<int64_t>(options_.timeout.count(), 10000)));
-    if (options_.timeout.count() > 0) curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.timeout.count()));
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, OnBody);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &answer);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, OnHeader);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, &answer);
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    if (!options_.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, options_.ca_file.c_str());
+    lib_.easy_reset(c);
+    lib_.easy_setopt(c, CURLOPT_URL, url_.c_str());
+    lib_.easy_setopt(c, CURLOPT_POST, 1L);
+    lib_.easy_setopt(c, CURLOPT_POSTFIELDS, body_.data());
+    lib_.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body_.size()));
+    lib_.easy_setopt(c, CURLOPT_HTTPHEADER, headers_);
+    lib_.easy_setopt(c, CURLOPT_USERAGENT, "statlet-otlp-exporter");
+    lib_.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    lib_.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min<int64_t>(options_.timeout.count(), 10000)));
+    if (options_.timeout.count() > 0) lib_.easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.timeout.count()));
+    lib_.easy_setopt(c, CURLOPT_WRITEFUNCTION, OnBody);
+    lib_.easy_setopt(c, CURLOPT_WRITEDATA, &answer);
+    lib_.easy_setopt(c, CURLOPT_HEADERFUNCTION, OnHeader);
+    lib_.easy_setopt(c, CURLOPT_HEADERDATA, &answer);
+    lib_.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    if (!options_.ca_file.empty()) lib_.easy_setopt(c, CURLOPT_CAINFO, options_.ca_file.c_str());
     CURLcode rc = Perform(c);
     if (answer.too_large) return {SendResult::kPermanent, std::nullopt, 0, "answer larger than 4 MiB"};
     if (rc != CURLE_OK) {
       // Cannot connect, disconnected, timed out: the spec's retry-with-backoff cases.
-      return {SendResult::kRetryable, std::nullopt, 0, std::string("HTTP: ") + curl_easy_strerror(rc)};
+      return {SendResult::kRetryable, std::nullopt, 0, std::string("HTTP: ") + lib_.easy_strerror(rc)};
     }
     long code = 0;
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    lib_.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
     if (code >= 200 && code < 300) {
       cm::ExportMetricsServiceResponse response;
       if (!answer.body.empty() && response.ParseFromString(answer.body) && response.has_partial_success()) {
@@ -129,18 +127,18 @@ class HttpTransport final : public Transport {
  private:
   // curl_easy_perform on the multi handle, checking the abort flag between polls.
   CURLcode Perform(CURL* c) {
-    if (curl_multi_add_handle(multi_, c) != CURLM_OK) return CURLE_FAILED_INIT;
+    if (lib_.multi_add_handle(multi_, c) != CURLM_OK) return CURLE_FAILED_INIT;
     CURLcode rc = CURLE_OK;
     for (;;) {
       int running = 0;
-      if (curl_multi_perform(multi_, &running) != CURLM_OK) {
+      if (lib_.multi_perform(multi_, &running) != CURLM_OK) {
         rc = CURLE_FAILED_INIT;
         break;
       }
       if (running == 0) {
         int left = 0;
         rc = CURLE_RECV_ERROR;
-        while (CURLMsg* m = curl_multi_info_read(multi_, &left)) {
+        while (CURLMsg* m = lib_.multi_info_read(multi_, &left)) {
           if (m->msg == CURLMSG_DONE && m->easy_handle == c) rc = m->data.result;
         }
         break;
@@ -150,15 +148,16 @@ class HttpTransport final : public Transport {
         break;
       }
       // Woken by the sockets, libcurl's own timers (connect and request deadlines), or Abort.
-      if (curl_multi_poll(multi_, nullptr, 0, 1000, nullptr) != CURLM_OK) {
+      if (lib_.multi_poll(multi_, nullptr, 0, 1000, nullptr) != CURLM_OK) {
         rc = CURLE_FAILED_INIT;
         break;
       }
     }
-    curl_multi_remove_handle(multi_, c);
+    lib_.multi_remove_handle(multi_, c);
     return rc;
   }
 
+  const CurlLibrary& lib_;
   OtlpOptions options_;
   std::string url_;
   CURLM* multi_ = nullptr;
@@ -178,7 +177,9 @@ std::optional<std::chrono::milliseconds> ParseRetryAfter(const std::string& valu
     if (value.size() > 9) return std::nullopt;
     return std::chrono::milliseconds(std::stoll(value) * 1000);
   }
-  time_t t = curl_getdate(value.c_str(), nullptr);
+  auto curl = Curl();  // its HTTP-date parser reads the obsolete forms too (RFC 9110 §5.6.7)
+  if (!curl.ok()) return std::nullopt;
+  time_t t = (*curl)->getdate(value.c_str(), nullptr);
   if (t < 0) return std::nullopt;
   auto at = std::chrono::system_clock::from_time_t(t);
   if (at <= now) return std::chrono::milliseconds(0);
@@ -190,7 +191,9 @@ StatusOr<std::unique_ptr<Transport>> MakeHttpTransport(const OtlpOptions& o) {
   if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
     return InvalidArgument("otlp.endpoint: expected http:// or https://, got \"" + o.endpoint + "\"");
   }
-  return std::unique_ptr<Transport>(new HttpTransport(o));
+  auto curl = Curl();
+  if (!curl.ok()) return curl.status();
+  return std::unique_ptr<Transport>(new HttpTransport(o, **curl));
 }
 
 }  // namespace statlet::otlp

@@ -95,7 +95,7 @@ TEST_F(LiveCollectParts, TheProcessScanRunsOnlyForCallersThatNeedIt) {
   EXPECT_FALSE((*reused)->FindByContainerId(id)->process.file_descriptors.has_value());
 }
 
-// The files only the metric families carry (soft limit, pids.events, hugetlb, v2
+// The files only the metric families carry (soft limit, pids.current, pids.events, hugetlb, v2
 // memory.events.local) are read for callers that return them, not for the CRI stats calls;
 // what those calls answer with is in both.
 TEST_F(LiveCollectParts, TheDetailFilesAreReadOnlyForCallersThatNeedThem) {
@@ -155,6 +155,9 @@ TEST_F(LiveCollectParts, TheDetailFilesAreReadOnlyForCallersThatNeedThem) {
   if (h.has(kV1Pids) || h.v2_pids) {
     EXPECT_FALSE(l->process.pids_events_max.has_value());
     EXPECT_TRUE(f->process.pids_events_max.has_value());
+    EXPECT_FALSE(l->process.pids_current.has_value());
+    ASSERT_TRUE(f->process.pids_current.has_value());
+    EXPECT_EQ(*f->process.pids_current, 1u);
     EXPECT_EQ(l->process.pids_max, f->process.pids_max) << "pids.max is a CRI field (pids_limit)";
   }
 }

@@ -233,6 +233,11 @@ TEST_P(OtlpLive, ExportsTheBurnersCpuTimeWithItsAttributes) {
   // The last export's CPU time against the cgroup's own account, both after the burn.
   EXPECT_GT(truth_s, 1.4);
   EXPECT_NEAR(last_cpu, truth_s, 0.02 * truth_s) << "exported " << last_cpu << " s, cgroup " << truth_s << " s";
+  // libcurl (and GnuTLS, Kerberos, … behind it) is mapped by the daemons that export over
+  // HTTP, and only by them (exporters/otlp/curl_library.h).
+  const std::string maps = ReadWholeFile("/proc/" + std::to_string(statlet.proc->pid()) + "/maps");
+  EXPECT_EQ(maps.find("/libcurl.so") != std::string::npos, t.receiver_protocol == "http") << t.protocol;
+  EXPECT_EQ(maps.find("/libgnutls.so") != std::string::npos, t.receiver_protocol == "http") << t.protocol;
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, OtlpLive,
