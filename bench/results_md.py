@@ -53,6 +53,13 @@ def cri_tables(cri):
             if ours and theirs and ours["p50_ms"] > 0 and ours["cpu_ms"] > 0:
                 lines.append(f"\n{call}: containerd / statlet = {theirs['p50_ms'] / ours['p50_ms']:.1f}× latency, "
                              f"{theirs['cpu_ms'] / ours['cpu_ms']:.1f}× CPU per call.")
+                bound = rows.get(("floor", "files, max kept"))
+                if bound and bound["p50_ms"] > 0 and bound["cpu_ms"] > 0:
+                    kept, files = size.get("files_max_kept", 0), size.get("files_floor_stats", 0)
+                    every = "every one" if kept >= files else f"{kept:.0f} of {files:.0f} (RLIMIT_NOFILE)"
+                    lines.append(f"The same files with {every} kept open: containerd / floor = "
+                                 f"{theirs['p50_ms'] / bound['p50_ms']:.1f}× latency, "
+                                 f"{theirs['cpu_ms'] / bound['cpu_ms']:.1f}× CPU.")
         stats_files = size.get("files_floor_stats")
         stats_part = f" (the stats calls' collections {stats_files:.0f})" if stats_files else ""
         lines.append(f"\nFiles per collection: floor {size['files_floor']:.0f}{stats_part}, "

@@ -8,6 +8,10 @@
 //             stats calls' collections ("files": no detail files, see CollectParts) and
 //             every file with the process fd scan ("files+fd scan": what
 //             ListPodSandboxMetrics needs, its fd, socket and ulimit families);
+//             and the stats calls' files with as many kept open as RLIMIT_NOFILE allows
+//             ("files, max kept": no fd budget of its own; root raises the limit where it
+//             may): with every one kept, the bound of any reader of these files, whatever
+//             kernel memory it spends on them (~4.5 KiB a kept file);
 //   statlet — the real `statlet` daemon (--cri.max-age=0s: every call a fresh collection,
 //             checked by its timestamp) over gRPC: ListContainerStats, ListPodSandboxStats,
 //             ListPodSandboxMetrics; latency and the daemon's CPU per call (it runs in a
@@ -30,10 +34,12 @@
 #include <grpcpp/grpcpp.h>
 #include <httplib.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -261,6 +267,7 @@ struct SizeReport {
   size_t containers = 0;
   std::vector<Series> series;
   double files_floor = 0, files_floor_stats = 0, files_statlet = 0;
+  double files_max_kept = 0;  // of files_floor_stats, kept open by the "files, max kept" floor
   long rss_stats_kib = -1, rss_all_kib = -1, rss_peak_kib = -1;
   long anon_stats_kib = -1, anon_all_kib = -1;  // of which anonymous (not the binary's and libraries' pages)
   // What the daemon's memory cgroup is charged after all calls (what a memory limit sees:
@@ -298,6 +305,11 @@ void Print(const SizeReport& r) {
     if (ours == nullptr || theirs == nullptr) continue;
     std::printf("%-8s %-24s containerd/statlet: latency %.1fx, cpu %.1fx\n", "ratio", rpc,
                 Median(theirs->p50) / Median(ours->p50), Median(theirs->cpu) / Median(ours->cpu));
+    if (const Series* bound = Find(r, "floor", "files, max kept")) {
+      std::printf("%-8s %-24s containerd/floor with %.0f of its %.0f files kept: latency %.1fx, cpu %.1fx\n", "bound",
+                  rpc, r.files_max_kept, r.files_floor_stats, Median(theirs->p50) / Median(bound->p50),
+                  Median(theirs->cpu) / Median(bound->cpu));
+    }
   }
   std::printf("files    floor %.0f (stats calls %.0f), statlet %.0f per collection\n", r.files_floor,
               r.files_floor_stats, r.files_statlet);
@@ -323,7 +335,7 @@ void WriteJson(const std::vector<SizeReport>& reports, const std::string& path) 
   for (size_t i = 0; i < reports.size(); ++i) {
     const SizeReport& r = reports[i];
     out << (i ? ", " : "") << "{\"containers\": " << r.containers << ", \"files_floor\": " << r.files_floor
-        << ", \"files_floor_stats\": " << r.files_floor_stats
+        << ", \"files_floor_stats\": " << r.files_floor_stats << ", \"files_max_kept\": " << r.files_max_kept
         << ", \"cgroup_all_kib\": " << r.cgroup_all_kib << ", \"kernel_all_kib\": " << r.kernel_all_kib
         << ", \"files_statlet\": " << r.files_statlet << ", \"rss_stats_kib\": " << r.rss_stats_kib
         << ", \"rss_all_kib\": " << r.rss_all_kib << ", \"rss_peak_kib\": " << r.rss_peak_kib
@@ -422,8 +434,8 @@ SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer) {
   // The stats calls' floor reads what their collections read (no detail files);
   // ListPodSandboxMetrics' reads every file and scans the processes. One floor keeps its fds
   // at a time (each under the daemon's budget), built outside the measured passes.
-  auto floor_of = [&](bool metrics) {
-    return std::make_unique<ReadFloor>(root, metrics ? CollectParts::All() : CollectParts::None());
+  auto floor_of = [&](bool metrics, size_t max_kept = CollectorOptions::kDefaultMaxKeptFiles) {
+    return std::make_unique<ReadFloor>(root, metrics ? CollectParts::All() : CollectParts::None(), max_kept);
   };
   report.files_floor = static_cast<double>(floor_of(true)->files());
   report.files_floor_stats = static_cast<double>(floor_of(false)->files());
@@ -440,7 +452,8 @@ SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer) {
     report.errors.push_back(s.ToString());
     return report;
   }
-  Series floor_files{"floor", "files", ""}, floor_fds{"floor", "files+fd scan", ""};
+  Series floor_files{"floor", "files", ""}, floor_fds{"floor", "files+fd scan", ""},
+      floor_all{"floor", "files, max kept", ""};
   std::vector<Series> ours, theirs;
   for (const RpcInfo& rpc : kRpcs) ours.emplace_back("statlet", rpc.name, rpc.needs_fds ? "files+fd scan" : "files");
   if (peer != nullptr) {
@@ -452,6 +465,13 @@ SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer) {
       const FloorResult f = MeasureFloor(floor_of(scan).get(), o.calls, scan, std::chrono::nanoseconds(0));
       if (f.failed_reads > 0) report.errors.push_back("floor: " + std::to_string(f.failed_reads) + " reads failed");
       (scan ? floor_fds : floor_files).Add({f.p50_ms, f.cpu_ms, 0, 0});
+    }
+    {
+      auto all = floor_of(false, SIZE_MAX);
+      report.files_max_kept = static_cast<double>(all->kept_fds());
+      const FloorResult f = MeasureFloor(all.get(), o.calls, false, std::chrono::nanoseconds(0));
+      if (f.failed_reads > 0) report.errors.push_back("floor: " + std::to_string(f.failed_reads) + " reads failed");
+      floor_all.Add({f.p50_ms, f.cpu_ms, 0, 0});
     }
     for (size_t i = 0; i < std::size(kRpcs); ++i) {
       auto r = StatletRound(daemon.stub.get(), daemon.cg, kRpcs[i].call, o.calls);
@@ -477,7 +497,7 @@ SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer) {
                             std::to_string(report.files_floor));
   }
   daemon.process.Stop();
-  report.series = {floor_files, floor_fds};
+  report.series = {floor_files, floor_fds, floor_all};
   report.series.insert(report.series.end(), ours.begin(), ours.end());
   report.series.insert(report.series.end(), theirs.begin(), theirs.end());
 
@@ -544,6 +564,15 @@ int main(int argc, char** argv) {
     }
   }
   ::signal(SIGPIPE, SIG_IGN);
+  // Room for the floor that keeps every file open (root may raise the hard limit); the
+  // daemon's own budget stays its default (--collector.max-kept-files).
+  if (struct rlimit rl; ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max < (1u << 18)) {
+    struct rlimit raised = {1u << 18, 1u << 18};
+    if (::setrlimit(RLIMIT_NOFILE, &raised) != 0) {
+      std::printf("RLIMIT_NOFILE stays %llu (no CAP_SYS_RESOURCE): the max-kept floor keeps at most that many\n",
+                  static_cast<unsigned long long>(rl.rlim_max));
+    }
+  }
   std::unique_ptr<statlet::bench::ContainerdPeer> peer;
   if (o.peer) {
     auto p = statlet::bench::ContainerdPeer::Start();

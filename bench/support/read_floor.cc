@@ -60,8 +60,8 @@ std::string MedianRange(const std::vector<double>& v, int decimals) {
   return buf;
 }
 
-ReadFloor::ReadFloor(const std::string& root, CollectParts parts)
-    : budget_(FdBudget::ForKeptFiles(CollectorOptions::kDefaultMaxKeptFiles)) {
+ReadFloor::ReadFloor(const std::string& root, CollectParts parts, size_t max_kept)
+    : budget_(FdBudget::ForKeptFiles(max_kept)) {
   const CgroupHierarchies& h = testing::HostHierarchies();
   for (int i = 0; i < kNumHierarchies; ++i) {
     root_fds_[i] = h.has(static_cast<Hierarchy>(i)) ? ::open(h.mount[i].c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)

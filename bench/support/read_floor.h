@@ -23,6 +23,7 @@
 
 #include "collector/cgroup_hierarchies.h"
 #include "collector/collect_parts.h"
+#include "collector/collector.h"
 #include "collector/kept_file.h"
 
 namespace statlet::bench {
@@ -30,8 +31,10 @@ namespace statlet::bench {
 class ReadFloor {
  public:
   // The files a collection of `parts` reads for `root` (as --collector.subtree) as the tree
-  // is now. Each instance keeps fds under its own budget: keep one alive at a time.
-  explicit ReadFloor(const std::string& root, CollectParts parts = CollectParts::All());
+  // is now. Each instance keeps fds under its own budget (the daemon's default, or
+  // `max_kept`, both capped by RLIMIT_NOFILE): keep one alive at a time.
+  explicit ReadFloor(const std::string& root, CollectParts parts = CollectParts::All(),
+                     size_t max_kept = CollectorOptions::kDefaultMaxKeptFiles);
   ~ReadFloor();
   ReadFloor(const ReadFloor&) = delete;
   ReadFloor& operator=(const ReadFloor&) = delete;
