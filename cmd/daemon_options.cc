@@ -228,6 +228,13 @@ const std::vector<Option>& Options() {
          o->collector.max_kept_files = static_cast<size_t>(n);
          return Status::Ok();
        }},
+      {"collector.watch-limits", "collector.watch_limits", "true",
+       "Serve the cgroup files only a write of their own changes (memory, CPU and pids limits) from memory "
+       "between inotify events instead of reading them on every collection.",
+       true,
+       [](DaemonOptions* o, const std::string& v) {
+         return ParseBool("collector.watch-limits", v, &o->collector.watch_limits);
+       }},
       {"collector.per-cpu", "collector.per_cpu", "false",
        "Expose container_cpu_usage_seconds_total per CPU (cpu=\"cpuNN\") instead of cpu=\"total\", as cAdvisor's "
        "percpu metrics.",

@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <unordered_map>
@@ -18,6 +21,7 @@
 #include "collector/cgroup_path_classifier.h"
 #include "collector/collector.h"
 #include "collector/kept_file.h"
+#include "collector/limit_watch.h"
 #include "collector/netns_reader.h"
 #include "collector/parse/cgroup_parsers.h"
 #include "collector/process_fd_scanner.h"
@@ -31,6 +35,15 @@ int64_t NowNs(clockid_t clock) {
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
 
+// A limit file's content as last read, served while its inotify watch reports no write.
+struct CachedLimit {
+  int wd = -1;               // its watch; -1: none yet
+  bool valid = false;        // data holds the file's current content
+  bool unwatchable = false;  // the watch was refused (e.g. no watches left): read every time
+  uint8_t len = 0;
+  char data[38];             // "9223372036854771712\n" and every other limit fit
+};
+
 // Per-cgroup state kept across collections.
 struct Node {
   std::string path;
@@ -41,6 +54,7 @@ struct Node {
   uint64_t cgroup_id = 0;
   Opt<int64_t> created_ns;
   std::vector<KeptFile> files;  // parallel to the read plan
+  std::vector<CachedLimit> limits;  // one per written_only plan entry (limit_slot_)
   KeptFile procs, threads;
   uint32_t net_pid = 0;        // a process whose netns stands for this cgroup's
   uint64_t netns = 0;          // its namespace inode (0 = unknown)
@@ -92,9 +106,11 @@ class CgroupCollector : public Collector {
   CgroupCollector(const CollectorOptions& o, CgroupHierarchies h)
       : opts_(o), discovery_(h, o.subtrees), plan_(BuildReadPlan(h, HugePageSizes(o.hugepages_dir))),
         netns_(o.proc_root), fd_scanner_(o.proc_root),
-        budget_(FdBudget::ForKeptFiles(o.max_kept_files)) {
+        budget_(FdBudget::ForKeptFiles(o.max_kept_files)),
+        mounts_(h.mount) {
     num_cpus_ = static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_CONF));
     SetUpFileSource();
+    SetUpLimitWatch();
   }
 
   Status Init() { 
@@ -112,6 +128,9 @@ class CgroupCollector : public Collector {
   void CloseNode(Node* n);
   void ReadProcesses(Node* n);
   void SetUpFileSource();
+  void SetUpLimitWatch();
+  void DrainLimitEvents();
+  void WatchLimit(Node* n, size_t i, CachedLimit* cl);
   bool RenderFromSource(Node* n, size_t i, CgroupStats* out);
   void ReadFiles(Node* n, CgroupDiscovery::HierarchyMask mask, CgroupStats* out);
   void ScanProcesses(const Node& n, ProcessStats* out);
@@ -135,6 +154,14 @@ class CgroupCollector : public Collector {
   bool scan_fds_ = false;  // this collection scans container processes' fds
   CollectParts parts_;     // this collection's parts (which plan entries it reads)
   uint64_t files_read_ = 0;  // this collection's cgroup files read (or rendered by the source)
+  uint64_t files_cached_ = 0;  // this collection's limits served from memory
+  // Limits served from memory between writes (null: every file read every time).
+  std::unique_ptr<LimitWatch> limits_;
+  std::vector<int> limit_slot_;  // per plan entry: its CachedLimit in Node::limits, or -1
+  size_t limit_slots_ = 0;
+  std::unordered_map<int, std::pair<Node*, size_t>> watched_;  // watch → (node, slot)
+  std::vector<int> written_, ended_;                           // Drain's scratch
+  std::array<std::string, kNumHierarchies> mounts_;
   std::map<std::string, std::unique_ptr<Node>> nodes_;
   std::map<std::pair<std::string, std::string>, uint64_t> errors_;
   uint64_t sequence_ = 0;
@@ -152,6 +179,7 @@ void CgroupCollector::AddNode(const std::string& path, CgroupDiscovery::Hierarch
   n->mask = mask;
   n->cls = ClassifyCgroupPath(path);
   n->files = std::vector<KeptFile>(plan_.size());
+  n->limits = std::vector<CachedLimit>(limit_slots_);
   struct stat st;
   if ((mask & (1u << kUnified)) && ::fstatat(discovery_.root_fd(kUnified), n->rel.c_str(), &st, 0) == 0) {
     n->cgroup_id = st.st_ino;
@@ -166,6 +194,12 @@ void CgroupCollector::AddNode(const std::string& path, CgroupDiscovery::Hierarch
 }
 
 void CgroupCollector::CloseNode(Node* n) {
+  for (auto& cl : n->limits) {
+    if (cl.wd < 0) continue;
+    limits_->Remove(cl.wd);
+    watched_.erase(cl.wd);
+    cl.wd = -1;
+  }
   for (auto& f : n->files) f.Close(&budget_);
   n->procs.Close(&budget_);
   n->threads.Close(&budget_);
@@ -260,6 +294,57 @@ void CgroupCollector::SetUpFileSource() {
   }
 }
 
+void CgroupCollector::SetUpLimitWatch() {
+  limit_slot_.assign(plan_.size(), -1);
+  if (!opts_.watch_limits) return;
+  limits_ = std::make_unique<LimitWatch>();
+  if (!limits_->ok()) {
+    log::Warn("collector: inotify is not available; limits are read on every collection");
+    limits_.reset();
+    return;
+  }
+  for (size_t i = 0; i < plan_.size(); ++i) {
+    if (plan_[i]->written_only) limit_slot_[i] = static_cast<int>(limit_slots_++);
+  }
+}
+
+// Every limit written since the last collection is read again in this one.
+void CgroupCollector::DrainLimitEvents() {
+  if (!limits_) return;
+  if (limits_->Drain(&written_, &ended_)) {
+    for (auto& [wd, at] : watched_) at.first->limits[at.second].valid = false;
+  }
+  for (int wd : written_) {
+    if (auto it = watched_.find(wd); it != watched_.end()) it->second.first->limits[it->second.second].valid = false;
+  }
+  for (int wd : ended_) {  // the kernel dropped the watch: watch the file again when read
+    auto it = watched_.find(wd);
+    if (it == watched_.end()) continue;
+    CachedLimit& cl = it->second.first->limits[it->second.second];
+    cl.wd = -1;
+    cl.valid = false;
+    watched_.erase(it);
+  }
+}
+
+// Watched before it is read, so that no write after the read goes unseen.
+void CgroupCollector::WatchLimit(Node* n, size_t i, CachedLimit* cl) {
+  const CgroupFileReader& r = *plan_[i];
+  std::string path = mounts_[r.hierarchy];
+  path.append("/").append(n->rel).append("/").append(r.name);
+  const int wd = limits_->Add(path);
+  if (wd < 0) {
+    // ENOENT: no such file (remembered as absent by its read) or cgroup gone.
+    if (errno != ENOENT) {
+      cl->unwatchable = true;
+      CountError(r.name, "watch");
+    }
+    return;
+  }
+  cl->wd = wd;
+  watched_[wd] = {n, static_cast<size_t>(limit_slot_[i])};
+}
+
 // A file the source renders: its existence is still checked once per cgroup (a controller
 // not enabled there, a file not on the root), then its content comes from this
 // collection's walk. False: read it from cgroupfs (the walk did not see the cgroup).
@@ -285,12 +370,27 @@ void CgroupCollector::ReadFiles(Node* n, CgroupDiscovery::HierarchyMask mask, Cg
     if (!(mask & (1u << r.hierarchy))) continue;
     if (!r.ReadIn(parts_)) continue;
     if (n->files[i].absent()) continue;
+    CachedLimit* cl = limit_slot_[i] >= 0 ? &n->limits[static_cast<size_t>(limit_slot_[i])] : nullptr;
+    if (cl != nullptr) {
+      if (cl->valid) {
+        ++files_cached_;
+        if (!ApplyReader(r, std::string_view(cl->data, cl->len), out)) CountError(r.name, "parse");
+        continue;
+      }
+      if (cl->wd < 0 && !cl->unwatchable) WatchLimit(n, i, cl);
+    }
     if (RenderFromSource(n, i, out)) continue;
     int err = 0;
     switch (n->files[i].Read(discovery_.root_fd(r.hierarchy), n->rel, r.name, &budget_, &buf_, &err)) {
       case ReadOutcome::kOk:
         ++files_read_;
         if (!ApplyReader(r, buf_.view(), out)) CountError(r.name, "parse");
+        if (cl != nullptr && cl->wd >= 0 && buf_.view().size() <= sizeof cl->data) {
+          std::memcpy(cl->data, buf_.view().data(), buf_.view().size());
+          cl->len = static_cast<uint8_t>(buf_.view().size());
+          cl->valid = true;
+          n->files[i].Close(&budget_);  // its fd is better spent on a file read every time
+        }
         break;
       case ReadOutcome::kGone:
         n->gone = true;
@@ -336,6 +436,7 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
   scan_fds_ = opts_.process_fds && parts.Has(CollectParts::kProcessFds);
   parts_ = parts;
   files_read_ = 0;
+  files_cached_ = 0;
   Snapshot snap;
   // A part the options turn off is as complete as any other collection would make it.
   snap.parts = opts_.process_fds ? parts : parts | CollectParts(CollectParts::kProcessFds);
@@ -345,6 +446,7 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
   snap.num_cpus = num_cpus_;
   uint64_t dirs_before = discovery_.directories_read();
   ApplyChanges(discovery_.Poll());
+  DrainLimitEvents();
   // One kernel walk for the files the source renders; if it fails, they are read below.
   if (source_ != nullptr) {
     Status st = source_->Refresh();
@@ -490,6 +592,7 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
   snap.collection.discovery_rescans = discovery_.directories_read() - dirs_before;
   snap.collection.fds_kept = budget_.used();
   snap.collection.files_read = files_read_;
+  snap.collection.files_cached = files_cached_;
   snap.collection.duration_ns = NowNs(CLOCK_MONOTONIC) - snap.monotonic_ns;
   return snap;
 }

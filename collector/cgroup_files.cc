@@ -16,6 +16,8 @@ using parse::FlatKeyField;
 
 // Files only the metric families carry (see CollectParts::kCgroupDetail).
 constexpr uint32_t kDetail = CollectParts::kCgroupDetail;
+// Values only a write of the file itself changes (CgroupFileReader::written_only).
+constexpr bool kWritten = true;
 
 // ------------------------------------------------------------------ cpu (v2)
 const FlatKeyField<CpuStats> kV2CpuStat[] = {
@@ -257,7 +259,7 @@ MemoryStats::Hugetlb* HugetlbEntry(CgroupStats* s, std::string_view page_size) {
 // clang-format off
 const CgroupFileReader kV2CpuFiles[] = {
     {kUnified, "cpu.stat", ApplyV2CpuStat},
-    {kUnified, "cpu.max", ApplyV2CpuMax},
+    {kUnified, "cpu.max", ApplyV2CpuMax, nullptr, nullptr, 0, kWritten},
     {kUnified, "cpu.weight", ApplyV2CpuWeight},
 };
 const CgroupFileReader kV1CpuFiles[] = {
@@ -265,9 +267,9 @@ const CgroupFileReader kV1CpuFiles[] = {
     {kV1Cpuacct, "cpuacct.usage_user", ApplyV1CpuUser},
     {kV1Cpuacct, "cpuacct.usage_sys", ApplyV1CpuSys},
     {kV1Cpu, "cpu.stat", ApplyV1CpuStat},
-    {kV1Cpu, "cpu.cfs_quota_us", ApplyV1Quota},
-    {kV1Cpu, "cpu.cfs_period_us", ApplyV1Period},
-    {kV1Cpu, "cpu.shares", ApplyV1Shares},
+    {kV1Cpu, "cpu.cfs_quota_us", ApplyV1Quota, nullptr, nullptr, 0, kWritten},
+    {kV1Cpu, "cpu.cfs_period_us", ApplyV1Period, nullptr, nullptr, 0, kWritten},
+    {kV1Cpu, "cpu.shares", ApplyV1Shares, nullptr, nullptr, 0, kWritten},
 };
 const CgroupFileReader kV2MemoryFiles[] = {
     {kUnified, "memory.current", ApplyV2MemCurrent},
@@ -275,12 +277,12 @@ const CgroupFileReader kV2MemoryFiles[] = {
     {kUnified, "memory.stat", ApplyV2MemoryStat},
     {kUnified, "memory.events", ApplyV2MemoryEvents},
     {kUnified, "memory.events.local", ApplyV2MemoryEventsLocal, nullptr, nullptr, kDetail},
-    {kUnified, "memory.min", ApplyV2MemMin},
-    {kUnified, "memory.low", ApplyV2MemLow},
-    {kUnified, "memory.high", ApplyV2MemHigh},
-    {kUnified, "memory.max", ApplyV2MemMax},
+    {kUnified, "memory.min", ApplyV2MemMin, nullptr, nullptr, 0, kWritten},
+    {kUnified, "memory.low", ApplyV2MemLow, nullptr, nullptr, 0, kWritten},
+    {kUnified, "memory.high", ApplyV2MemHigh, nullptr, nullptr, 0, kWritten},
+    {kUnified, "memory.max", ApplyV2MemMax, nullptr, nullptr, 0, kWritten},
     {kUnified, "memory.swap.current", ApplyV2SwapCurrent},
-    {kUnified, "memory.swap.max", ApplyV2SwapMax},
+    {kUnified, "memory.swap.max", ApplyV2SwapMax, nullptr, nullptr, 0, kWritten},
 };
 const CgroupFileReader kV1MemoryFiles[] = {
     {kV1Memory, "memory.usage_in_bytes", ApplyV1MemUsage},
@@ -288,19 +290,19 @@ const CgroupFileReader kV1MemoryFiles[] = {
     {kV1Memory, "memory.stat", ApplyV1MemoryStat},
     {kV1Memory, "memory.failcnt", ApplyV1Failcnt},
     {kV1Memory, "memory.kmem.usage_in_bytes", ApplyV1KmemUsage},
-    {kV1Memory, "memory.limit_in_bytes", ApplyV1MemLimit},
-    {kV1Memory, "memory.soft_limit_in_bytes", ApplyV1SoftLimit, nullptr, nullptr, kDetail},
-    {kV1Memory, "memory.memsw.limit_in_bytes", ApplyV1MemswLimit},
+    {kV1Memory, "memory.limit_in_bytes", ApplyV1MemLimit, nullptr, nullptr, 0, kWritten},
+    {kV1Memory, "memory.soft_limit_in_bytes", ApplyV1SoftLimit, nullptr, nullptr, kDetail, kWritten},
+    {kV1Memory, "memory.memsw.limit_in_bytes", ApplyV1MemswLimit, nullptr, nullptr, 0, kWritten},
     {kV1Memory, "memory.oom_control", ApplyV1OomControl},
 };
 const CgroupFileReader kV2PidsFiles[] = {
     {kUnified, "pids.current", ApplyPidsCurrent, nullptr, nullptr, kDetail},
-    {kUnified, "pids.max", ApplyPidsMax},
+    {kUnified, "pids.max", ApplyPidsMax, nullptr, nullptr, 0, kWritten},
     {kUnified, "pids.events", ApplyPidsEvents, nullptr, nullptr, kDetail},
 };
 const CgroupFileReader kV1PidsFiles[] = {
     {kV1Pids, "pids.current", ApplyPidsCurrent, nullptr, nullptr, kDetail},
-    {kV1Pids, "pids.max", ApplyPidsMax},
+    {kV1Pids, "pids.max", ApplyPidsMax, nullptr, nullptr, 0, kWritten},
     {kV1Pids, "pids.events", ApplyPidsEvents, nullptr, nullptr, kDetail},
 };
 const CgroupFileReader kV2IoFiles[] = {

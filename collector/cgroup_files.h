@@ -24,6 +24,10 @@ struct CgroupFileReader {
   const char* page_size = nullptr;
   // The CollectParts bit a collection must hold for this file to be read; 0: always read.
   uint32_t part = 0;
+  // The value changes only when this very file is written (a limit or period, never a
+  // counter, nor a value another file also sets: v2 cpu.weight follows cpu.weight.nice), so
+  // the collector may serve it from memory between inotify events (limit_watch.h).
+  bool written_only = false;
 
   // Whether a collection of `parts` reads this file.
   bool ReadIn(CollectParts parts) const { return part == 0 || parts.Has(part); }

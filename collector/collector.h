@@ -41,6 +41,10 @@ struct CollectorOptions {
   // memory.stat costs the same either way (bench/collector/kept_file_bench, kernel 6.18, cgroup v1).
   size_t max_kept_files = kDefaultMaxKeptFiles;
   static constexpr size_t kDefaultMaxKeptFiles = 4096;
+  // Serve the files only a write of their own changes (limits, periods: see
+  // CgroupFileReader::written_only) from memory between inotify events, instead of reading
+  // them every collection (limit_watch.h). They then hold no kept fd either.
+  bool watch_limits = true;
   // Where the kernel lists its huge page sizes (one hugetlb file set per size).
   std::string hugepages_dir = "/sys/kernel/mm/hugepages";
   // Unified-hierarchy files rendered by another source (the eBPF cgroup iterator,

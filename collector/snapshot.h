@@ -284,6 +284,7 @@ struct CollectionStats {
   uint64_t discovery_rescans = 0;    // directories re-read by discovery
   uint64_t fds_kept = 0;             // files kept open across collections
   uint64_t files_read = 0;           // cgroup files read (or rendered by the eBPF iterator)
+  uint64_t files_cached = 0;         // limits served from memory, unwritten since read (limit_watch.h)
 };
 
 // The state of an optional source, for statlet_bpf_probe_up / statlet_runtime_up.

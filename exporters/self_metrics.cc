@@ -54,7 +54,7 @@ namespace {
 // Names and help of every self-metric family, in exposition order (also docs/metrics.md).
 enum Self : size_t {
   kBuildInfo, kCollectionDuration, kScrapeDuration, kScrapeError, kCgroupsTracked, kCgroupsReported,
-  kFilesRead, kCollections, kJoins, kReuses, kReadErrors, kDropped, kProbeUp, kProbeLost, kRuntimeUp, kRuntimeInfo,
+  kFilesRead, kFilesCached, kCollections, kJoins, kReuses, kReadErrors, kDropped, kProbeUp, kProbeLost, kRuntimeUp, kRuntimeInfo,
   kCriCalls, kCriDuration, kOtlpRequests, kOtlpFailures, kOtlpDropped, kOtlpRejected, kOtlpQueueBytes, kSelfCount,
 };
 constexpr SelfMetricDescription kSelf[kSelfCount] = {
@@ -69,6 +69,8 @@ constexpr SelfMetricDescription kSelf[kSelfCount] = {
     {"statlet_cgroups_reported", "gauge", "Cgroups reported in the snapshot being served."},
     {"statlet_collection_files_read", "gauge",
      "Cgroup files the collection of the snapshot being served read (or had rendered by the eBPF iterator)."},
+    {"statlet_collection_files_cached", "gauge",
+     "Cgroup limit files the collection of the snapshot being served took from memory, unwritten since last read."},
     {"statlet_collections_total", "counter", "Collections run by the sampler."},
     {"statlet_scrape_joins_total", "counter",
      "Requests that joined a collection already in flight instead of starting one."},
@@ -114,6 +116,7 @@ SelfMetrics::SelfMetrics(const std::string& version, const std::string& revision
       cgroups_tracked_(Register(BuildGauge(), kCgroupsTracked, *registry_).Add({})),
       cgroups_reported_(Register(BuildGauge(), kCgroupsReported, *registry_).Add({})),
       files_read_(Register(BuildGauge(), kFilesRead, *registry_).Add({})),
+      files_cached_(Register(BuildGauge(), kFilesCached, *registry_).Add({})),
       collections_(Register(BuildCounter(), kCollections, *registry_).Add({})),
       joins_(Register(BuildCounter(), kJoins, *registry_).Add({})),
       reuses_(Register(BuildCounter(), kReuses, *registry_).Add({})),
@@ -175,6 +178,7 @@ void SelfMetrics::Update(const Snapshot& s, const SamplerStats& sampler, uint64_
   cgroups_tracked_.Set(static_cast<double>(s.collection.cgroups_tracked));
   cgroups_reported_.Set(static_cast<double>(s.cgroups.size()));
   files_read_.Set(static_cast<double>(s.collection.files_read));
+  files_cached_.Set(static_cast<double>(s.collection.files_cached));
   AdvanceTo(collections_, static_cast<double>(sampler.collections));
   AdvanceTo(joins_, static_cast<double>(sampler.joins));
   AdvanceTo(reuses_, static_cast<double>(sampler.reuses));

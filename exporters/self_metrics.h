@@ -70,6 +70,7 @@ class SelfMetrics {
   prometheus::Gauge& cgroups_tracked_;
   prometheus::Gauge& cgroups_reported_;
   prometheus::Gauge& files_read_;
+  prometheus::Gauge& files_cached_;
   prometheus::Counter& collections_;
   prometheus::Counter& joins_;
   prometheus::Counter& reuses_;

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -74,8 +75,16 @@ ReadFloor::ReadFloor(const std::string& root, CollectParts parts, size_t max_kep
 
   // A file statlet finds is kept open while the budget lasts, else opened on every read;
   // one it does not find is remembered as absent and never read.
-  auto add = [&](Hierarchy hier, const std::string& rel, const char* name) {
+  // A limit (written_only) is watched instead, as statlet does by default: not read per pass.
+  inotify_fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  auto add = [&](Hierarchy hier, const std::string& rel, const char* name, bool written_only = false) {
     std::string file = rel + "/" + name;
+    if (written_only && inotify_fd_ >= 0) {
+      if (::inotify_add_watch(inotify_fd_, (h.mount[hier] + "/" + file).c_str(), IN_MODIFY | IN_DONT_FOLLOW) >= 0) {
+        ++watched_;
+        return;
+      }
+    }
     int fd = ::openat(root_fds_[hier], file.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;
     if (budget_.TryAcquire()) {
@@ -117,7 +126,7 @@ ReadFloor::ReadFloor(const std::string& root, CollectParts parts, size_t max_kep
     if (kind == CgroupKind::kOther && c.tree_procs == 0) continue;  // not reported
     for (const CgroupFileReader* r : plan) {
       if (!r->ReadIn(parts)) continue;
-      if (c.mask & (1u << r->hierarchy)) add(r->hierarchy, c.rel, r->name);
+      if (c.mask & (1u << r->hierarchy)) add(r->hierarchy, c.rel, r->name, r->written_only);
     }
     if (kind == CgroupKind::kContainer) containers_.push_back(c.pids);
   }
@@ -125,6 +134,7 @@ ReadFloor::ReadFloor(const std::string& root, CollectParts parts, size_t max_kep
 
 ReadFloor::~ReadFloor() {
   for (int fd : kept_) ::close(fd);
+  if (inotify_fd_ >= 0) ::close(inotify_fd_);
   for (int fd : root_fds_) {
     if (fd >= 0) ::close(fd);
   }
@@ -140,6 +150,7 @@ size_t ReadFloor::processes() const {
 size_t ReadFloor::ReadFiles(double* reopen_ms) {
   static char buf[65536];
   size_t failed = 0;
+  if (inotify_fd_ >= 0) (void)!::read(inotify_fd_, buf, sizeof buf);  // no limit written: EAGAIN
   for (int fd : kept_) failed += ::pread(fd, buf, sizeof buf, 0) < 0;
   const auto t0 = Clock::now();
   for (const Reopened& f : reopened_) {

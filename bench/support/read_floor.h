@@ -6,6 +6,8 @@
 //    populated ones), every file of BuildReadPlan in every hierarchy holding the path that a
 //    collection of the given parts reads (the CRI stats calls: no detail files);
 //    files this kernel lacks are left out, as statlet remembers them absent;
+//  - the limits statlet serves from memory between inotify events (written_only files)
+//    watched, not read: one read() of the inotify fd per pass;
 //  - kept fds re-read with pread, under the daemon's default fd budget (RLIMIT_NOFILE less
 //    512, at most CollectorOptions::kDefaultMaxKeptFiles),
 //    taken in the order of statlet's first collection (process lists, then the rest);
@@ -48,6 +50,7 @@ class ReadFloor {
   size_t cgroups() const { return cgroups_; }
   size_t files() const { return kept_.size() + reopened_.size(); }
   size_t kept_fds() const { return budget_.used(); }
+  size_t watched() const { return watched_; }  // limits watched instead of read
   size_t processes() const;
 
  private:
@@ -63,6 +66,8 @@ class ReadFloor {
   std::vector<std::vector<pid_t>> containers_;  // the processes of each container cgroup
   size_t cgroups_ = 0;
   int proc_fd_ = -1;
+  int inotify_fd_ = -1;
+  size_t watched_ = 0;
 };
 
 struct FloorResult {

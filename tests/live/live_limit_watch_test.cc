@@ -1,0 +1,191 @@
+// Limits served from memory between writes (collector/limit_watch.h), on this machine's
+// kernel: a limit is read once, then only after a write of its file; a refused write
+// changes nothing; an overflowed event queue makes every limit read again.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "collector/cgroup_files.h"
+#include "collector/collector.h"
+#include "tests/support/child_process.h"
+#include "tests/support/live_cgroup.h"
+
+namespace statlet {
+namespace {
+
+using testing::Child;
+using testing::HostHierarchies;
+using testing::LiveCgroup;
+using testing::UniqueName;
+
+// The host's memory limit file and its pids limit file.
+struct LimitFiles {
+  Hierarchy memory_h = kNumHierarchies, pids_h = kNumHierarchies;
+  const char* memory = nullptr;
+  bool ok() const { return memory_h != kNumHierarchies && pids_h != kNumHierarchies; }
+};
+
+LimitFiles HostLimitFiles() {
+  const CgroupHierarchies& h = HostHierarchies();
+  LimitFiles f;
+  if (h.v2_memory) f = {kUnified, kNumHierarchies, "memory.max"};
+  else if (h.has(kV1Memory)) f = {kV1Memory, kNumHierarchies, "memory.limit_in_bytes"};
+  if (h.v2_pids) f.pids_h = kUnified;
+  else if (h.has(kV1Pids)) f.pids_h = kV1Pids;
+  return f;
+}
+
+// A write through a file descriptor of its own: whether the kernel took it.
+bool WriteFile(const std::string& path, const std::string& value) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = ::write(fd, value.data(), value.size()) == static_cast<ssize_t>(value.size());
+  ::close(fd);
+  return ok;
+}
+
+class LiveLimitWatch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "live cgroup tests need root";
+    files_ = HostLimitFiles();
+    if (!files_.ok()) GTEST_SKIP() << "needs the memory and pids controllers";
+    root_ = "/" + UniqueName("statlet-limits");
+  }
+  std::unique_ptr<Collector> NewCollector(bool watch) {
+    CollectorOptions o;
+    o.subtrees = {root_};
+    o.watch_limits = watch;
+    auto c = Collector::Create(o);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    return c.ok() ? std::move(*c) : nullptr;
+  }
+  LimitFiles files_;
+  std::string root_;
+};
+
+TEST_F(LiveLimitWatch, AWrittenLimitIsReadAgainTheOthersServedFromMemory) {
+  LiveCgroup top(root_);
+  LiveCgroup ctr(root_ + "/work");
+  ASSERT_TRUE(ctr.ok()) << ctr.error();
+  Child sleeper = Child::Sleeper();
+  ASSERT_TRUE(ctr.Add(sleeper.pid()));
+  auto c = NewCollector(true);
+  ASSERT_NE(c, nullptr);
+  const std::string memory_limit = ctr.Dir(files_.memory_h) + "/" + files_.memory;
+  const std::string pids_limit = ctr.Dir(files_.pids_h) + "/pids.max";
+
+  auto first = c->Collect(CollectParts::None());
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->collection.files_cached, 0u) << "nothing is known before the first read";
+  auto second = c->Collect(CollectParts::None());
+  ASSERT_TRUE(second.ok());
+  const uint64_t cached = second->collection.files_cached;
+  EXPECT_GT(cached, 2u) << "every limit of every reported cgroup (two here), at least the memory and pids ones";
+  // The same files, either read or served from memory.
+  EXPECT_EQ(second->collection.files_read + cached, first->collection.files_read);
+
+  // A write is seen by the next collection, which reads that one file again.
+  ASSERT_TRUE(WriteFile(memory_limit, std::to_string(64u << 20)));
+  auto third = c->Collect(CollectParts::None());
+  ASSERT_TRUE(third.ok());
+  const CgroupStats* s = third->FindByPath(root_ + "/work");
+  ASSERT_NE(s, nullptr);
+  ASSERT_TRUE(s->memory.max_bytes.has_value());
+  EXPECT_EQ(*s->memory.max_bytes, uint64_t{64} << 20);
+  EXPECT_EQ(third->collection.files_cached, cached - 1);
+  EXPECT_EQ(third->collection.files_read, second->collection.files_read + 1);
+
+  ASSERT_TRUE(WriteFile(pids_limit, "77"));
+  auto fourth = c->Collect(CollectParts::None());
+  ASSERT_TRUE(fourth.ok());
+  s = fourth->FindByPath(root_ + "/work");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->process.pids_max, 77u);
+  EXPECT_EQ(s->memory.max_bytes, uint64_t{64} << 20) << "served from memory";
+
+  // A write the kernel refuses changes nothing and costs no read.
+  EXPECT_FALSE(WriteFile(memory_limit, "not-a-number"));
+  auto fifth = c->Collect(CollectParts::None());
+  ASSERT_TRUE(fifth.ok());
+  s = fifth->FindByPath(root_ + "/work");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->memory.max_bytes, uint64_t{64} << 20);
+  EXPECT_EQ(s->process.pids_max, 77u);
+  EXPECT_EQ(fifth->collection.files_cached, cached);
+}
+
+TEST_F(LiveLimitWatch, WithoutWatchingEveryLimitIsReadEveryTime) {
+  LiveCgroup top(root_);
+  LiveCgroup ctr(root_ + "/work");
+  ASSERT_TRUE(ctr.ok()) << ctr.error();
+  Child sleeper = Child::Sleeper();
+  ASSERT_TRUE(ctr.Add(sleeper.pid()));
+  auto c = NewCollector(false);
+  ASSERT_NE(c, nullptr);
+  auto first = c->Collect(CollectParts::None());
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(WriteFile(ctr.Dir(files_.memory_h) + "/" + files_.memory, std::to_string(96u << 20)));
+  auto second = c->Collect(CollectParts::None());
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->collection.files_cached, 0u);
+  EXPECT_EQ(second->collection.files_read, first->collection.files_read);
+  const CgroupStats* s = second->FindByPath(root_ + "/work");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->memory.max_bytes, uint64_t{96} << 20);
+}
+
+// More events than the queue holds: the kernel drops them and says so once; every limit is
+// then read again, so none is left stale.
+TEST_F(LiveLimitWatch, AnOverflowedQueueMakesEveryLimitReadAgain) {
+  unsigned long queued = 0;
+  std::ifstream("/proc/sys/fs/inotify/max_queued_events") >> queued;
+  if (queued == 0 || queued > (1u << 20)) GTEST_SKIP() << "fs.inotify.max_queued_events is " << queued;
+  LiveCgroup top(root_);
+  LiveCgroup ctr(root_ + "/work");
+  ASSERT_TRUE(ctr.ok()) << ctr.error();
+  Child sleeper = Child::Sleeper();
+  ASSERT_TRUE(ctr.Add(sleeper.pid()));
+  auto c = NewCollector(true);
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->Collect(CollectParts::None()).ok());
+  auto warm = c->Collect(CollectParts::None());
+  ASSERT_TRUE(warm.ok());
+  ASSERT_GT(warm->collection.files_cached, 0u);
+
+  // Two files written in turn: consecutive events differ, so the kernel cannot merge them.
+  const std::string memory_limit = ctr.Dir(files_.memory_h) + "/" + files_.memory;
+  const std::string pids_limit = ctr.Dir(files_.pids_h) + "/pids.max";
+  const int mem_fd = ::open(memory_limit.c_str(), O_WRONLY | O_CLOEXEC);
+  const int pids_fd = ::open(pids_limit.c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(mem_fd, 0);
+  ASSERT_GE(pids_fd, 0);
+  for (unsigned long i = 0; i <= queued / 2 + 16; ++i) {
+    const std::string mem = std::to_string((uint64_t{32} << 20) + (i % 2) * 4096), pids = std::to_string(100 + i % 7);
+    ASSERT_EQ(::pwrite(mem_fd, mem.data(), mem.size(), 0), static_cast<ssize_t>(mem.size()));
+    ASSERT_EQ(::pwrite(pids_fd, pids.data(), pids.size(), 0), static_cast<ssize_t>(pids.size()));
+  }
+  // The last values, written after the queue was full: their events were dropped too.
+  ASSERT_EQ(::pwrite(mem_fd, "50331648", 8, 0), 8);
+  ASSERT_EQ(::pwrite(pids_fd, "55", 2, 0), 2);
+  ::close(mem_fd);
+  ::close(pids_fd);
+
+  auto after = c->Collect(CollectParts::None());
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->collection.files_cached, 0u) << "every limit read again";
+  const CgroupStats* s = after->FindByPath(root_ + "/work");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->memory.max_bytes, uint64_t{48} << 20);
+  EXPECT_EQ(s->process.pids_max, 55u);
+  auto again = c->Collect(CollectParts::None());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->collection.files_cached, warm->collection.files_cached) << "and watched again";
+}
+
+}  // namespace
+}  // namespace statlet
