@@ -41,7 +41,7 @@ struct CachedLimit {
   bool valid = false;        // data holds the file's current content
   bool unwatchable = false;  // the watch was refused (e.g. no watches left): read every time
   uint8_t len = 0;
-  char data[38];             // "9223372036854771712\n" and every other limit fit
+  char data[23];             // "18446744073709551615\n" and every shorter limit fit
 };
 
 // Per-cgroup state kept across collections.
