@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <memory>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -56,29 +57,34 @@ class LiveLimitWatch : public ::testing::Test {
     if (!files_.ok()) GTEST_SKIP() << "needs the memory and pids controllers";
     root_ = "/" + UniqueName("statlet-limits");
   }
-  std::unique_ptr<Collector> NewCollector(bool watch) {
+  // <root>/work with a sleeping process in it, its limit files, and a collector of <root>.
+  void StartWork(bool watch) {
+    top_ = std::make_unique<LiveCgroup>(root_);
+    work_ = std::make_unique<LiveCgroup>(root_ + "/work");
+    ASSERT_TRUE(work_->ok()) << work_->error();
+    sleeper_ = std::make_unique<Child>(Child::Sleeper());
+    ASSERT_TRUE(work_->Add(sleeper_->pid()));
+    memory_limit_ = work_->Dir(files_.memory_h) + "/" + files_.memory;
+    pids_limit_ = work_->Dir(files_.pids_h) + "/pids.max";
     CollectorOptions o;
     o.subtrees = {root_};
     o.watch_limits = watch;
     auto c = Collector::Create(o);
-    EXPECT_TRUE(c.ok()) << c.status().ToString();
-    return c.ok() ? std::move(*c) : nullptr;
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    collector_ = std::move(*c);
   }
+  const CgroupStats* Work(const Snapshot& s) const { return s.FindByPath(root_ + "/work"); }
+
   LimitFiles files_;
-  std::string root_;
+  std::string root_, memory_limit_, pids_limit_;
+  std::unique_ptr<LiveCgroup> top_, work_;
+  std::unique_ptr<Child> sleeper_;  // ends before its cgroups are removed
+  std::unique_ptr<Collector> collector_;
 };
 
 TEST_F(LiveLimitWatch, AWrittenLimitIsReadAgainTheOthersServedFromMemory) {
-  LiveCgroup top(root_);
-  LiveCgroup ctr(root_ + "/work");
-  ASSERT_TRUE(ctr.ok()) << ctr.error();
-  Child sleeper = Child::Sleeper();
-  ASSERT_TRUE(ctr.Add(sleeper.pid()));
-  auto c = NewCollector(true);
-  ASSERT_NE(c, nullptr);
-  const std::string memory_limit = ctr.Dir(files_.memory_h) + "/" + files_.memory;
-  const std::string pids_limit = ctr.Dir(files_.pids_h) + "/pids.max";
-
+  ASSERT_NO_FATAL_FAILURE(StartWork(true));
+  Collector* c = collector_.get();
   auto first = c->Collect(CollectParts::None());
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->collection.files_cached, 0u) << "nothing is known before the first read";
@@ -90,29 +96,29 @@ TEST_F(LiveLimitWatch, AWrittenLimitIsReadAgainTheOthersServedFromMemory) {
   EXPECT_EQ(second->collection.files_read + cached, first->collection.files_read);
 
   // A write is seen by the next collection, which reads that one file again.
-  ASSERT_TRUE(WriteFile(memory_limit, std::to_string(64u << 20)));
+  ASSERT_TRUE(WriteFile(memory_limit_, std::to_string(64u << 20)));
   auto third = c->Collect(CollectParts::None());
   ASSERT_TRUE(third.ok());
-  const CgroupStats* s = third->FindByPath(root_ + "/work");
+  const CgroupStats* s = Work(*third);
   ASSERT_NE(s, nullptr);
   ASSERT_TRUE(s->memory.max_bytes.has_value());
   EXPECT_EQ(*s->memory.max_bytes, uint64_t{64} << 20);
   EXPECT_EQ(third->collection.files_cached, cached - 1);
   EXPECT_EQ(third->collection.files_read, second->collection.files_read + 1);
 
-  ASSERT_TRUE(WriteFile(pids_limit, "77"));
+  ASSERT_TRUE(WriteFile(pids_limit_, "77"));
   auto fourth = c->Collect(CollectParts::None());
   ASSERT_TRUE(fourth.ok());
-  s = fourth->FindByPath(root_ + "/work");
+  s = Work(*fourth);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->process.pids_max, 77u);
   EXPECT_EQ(s->memory.max_bytes, uint64_t{64} << 20) << "served from memory";
 
   // A write the kernel refuses changes nothing and costs no read.
-  EXPECT_FALSE(WriteFile(memory_limit, "not-a-number"));
+  EXPECT_FALSE(WriteFile(memory_limit_, "not-a-number"));
   auto fifth = c->Collect(CollectParts::None());
   ASSERT_TRUE(fifth.ok());
-  s = fifth->FindByPath(root_ + "/work");
+  s = Work(*fifth);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->memory.max_bytes, uint64_t{64} << 20);
   EXPECT_EQ(s->process.pids_max, 77u);
@@ -120,21 +126,15 @@ TEST_F(LiveLimitWatch, AWrittenLimitIsReadAgainTheOthersServedFromMemory) {
 }
 
 TEST_F(LiveLimitWatch, WithoutWatchingEveryLimitIsReadEveryTime) {
-  LiveCgroup top(root_);
-  LiveCgroup ctr(root_ + "/work");
-  ASSERT_TRUE(ctr.ok()) << ctr.error();
-  Child sleeper = Child::Sleeper();
-  ASSERT_TRUE(ctr.Add(sleeper.pid()));
-  auto c = NewCollector(false);
-  ASSERT_NE(c, nullptr);
-  auto first = c->Collect(CollectParts::None());
+  ASSERT_NO_FATAL_FAILURE(StartWork(false));
+  auto first = collector_->Collect(CollectParts::None());
   ASSERT_TRUE(first.ok());
-  ASSERT_TRUE(WriteFile(ctr.Dir(files_.memory_h) + "/" + files_.memory, std::to_string(96u << 20)));
-  auto second = c->Collect(CollectParts::None());
+  ASSERT_TRUE(WriteFile(memory_limit_, std::to_string(96u << 20)));
+  auto second = collector_->Collect(CollectParts::None());
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(second->collection.files_cached, 0u);
   EXPECT_EQ(second->collection.files_read, first->collection.files_read);
-  const CgroupStats* s = second->FindByPath(root_ + "/work");
+  const CgroupStats* s = Work(*second);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->memory.max_bytes, uint64_t{96} << 20);
 }
@@ -145,23 +145,16 @@ TEST_F(LiveLimitWatch, AnOverflowedQueueMakesEveryLimitReadAgain) {
   unsigned long queued = 0;
   std::ifstream("/proc/sys/fs/inotify/max_queued_events") >> queued;
   if (queued == 0 || queued > (1u << 20)) GTEST_SKIP() << "fs.inotify.max_queued_events is " << queued;
-  LiveCgroup top(root_);
-  LiveCgroup ctr(root_ + "/work");
-  ASSERT_TRUE(ctr.ok()) << ctr.error();
-  Child sleeper = Child::Sleeper();
-  ASSERT_TRUE(ctr.Add(sleeper.pid()));
-  auto c = NewCollector(true);
-  ASSERT_NE(c, nullptr);
+  ASSERT_NO_FATAL_FAILURE(StartWork(true));
+  Collector* c = collector_.get();
   ASSERT_TRUE(c->Collect(CollectParts::None()).ok());
   auto warm = c->Collect(CollectParts::None());
   ASSERT_TRUE(warm.ok());
   ASSERT_GT(warm->collection.files_cached, 0u);
 
   // Two files written in turn: consecutive events differ, so the kernel cannot merge them.
-  const std::string memory_limit = ctr.Dir(files_.memory_h) + "/" + files_.memory;
-  const std::string pids_limit = ctr.Dir(files_.pids_h) + "/pids.max";
-  const int mem_fd = ::open(memory_limit.c_str(), O_WRONLY | O_CLOEXEC);
-  const int pids_fd = ::open(pids_limit.c_str(), O_WRONLY | O_CLOEXEC);
+  const int mem_fd = ::open(memory_limit_.c_str(), O_WRONLY | O_CLOEXEC);
+  const int pids_fd = ::open(pids_limit_.c_str(), O_WRONLY | O_CLOEXEC);
   ASSERT_GE(mem_fd, 0);
   ASSERT_GE(pids_fd, 0);
   for (unsigned long i = 0; i <= queued / 2 + 16; ++i) {
@@ -178,7 +171,7 @@ TEST_F(LiveLimitWatch, AnOverflowedQueueMakesEveryLimitReadAgain) {
   auto after = c->Collect(CollectParts::None());
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(after->collection.files_cached, 0u) << "every limit read again";
-  const CgroupStats* s = after->FindByPath(root_ + "/work");
+  const CgroupStats* s = Work(*after);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->memory.max_bytes, uint64_t{48} << 20);
   EXPECT_EQ(s->process.pids_max, 55u);
