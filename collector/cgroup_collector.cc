@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -158,6 +159,7 @@ class CgroupCollector : public Collector {
   // Limits served from memory between writes (null: every file read every time).
   std::unique_ptr<LimitWatch> limits_;
   std::vector<int> limit_slot_;  // per plan entry: its CachedLimit in Node::limits, or -1
+  size_t max_limit_watches_ = 0;
   size_t limit_slots_ = 0;
   std::unordered_map<int, std::pair<Node*, size_t>> watched_;  // watch → (node, slot)
   std::vector<int> written_, ended_;                           // Drain's scratch
@@ -306,6 +308,13 @@ void CgroupCollector::SetUpLimitWatch() {
   for (size_t i = 0; i < plan_.size(); ++i) {
     if (plan_[i]->written_only) limit_slot_[i] = static_cast<int>(limit_slots_++);
   }
+  max_limit_watches_ = opts_.max_limit_watches;
+  unsigned long user_watches = 0;
+  if (FILE* f = std::fopen("/proc/sys/fs/inotify/max_user_watches", "re")) {
+    if (std::fscanf(f, "%lu", &user_watches) != 1) user_watches = 0;
+    std::fclose(f);
+  }
+  if (user_watches > 0) max_limit_watches_ = std::min<size_t>(max_limit_watches_, user_watches / 8);
 }
 
 // Every limit written since the last collection is read again in this one.
@@ -329,6 +338,7 @@ void CgroupCollector::DrainLimitEvents() {
 
 // Watched before it is read, so that no write after the read goes unseen.
 void CgroupCollector::WatchLimit(Node* n, size_t i, CachedLimit* cl) {
+  if (watched_.size() >= max_limit_watches_) return;  // read every time; watched once there is room
   const CgroupFileReader& r = *plan_[i];
   std::string path = mounts_[r.hierarchy];
   path.append("/").append(n->rel).append("/").append(r.name);

@@ -45,6 +45,11 @@ struct CollectorOptions {
   // CgroupFileReader::written_only) from memory between inotify events, instead of reading
   // them every collection (limit_watch.h). They then hold no kept fd either.
   bool watch_limits = true;
+  // A watch per such file (6 or 7 per reported cgroup) counts against
+  // fs.inotify.max_user_watches, which every process of the user shares (the kubelet,
+  // containerd, systemd): at most this many, and at most an eighth of that sysctl; the
+  // files beyond are read every time.
+  size_t max_limit_watches = 65536;
   // Where the kernel lists its huge page sizes (one hugetlb file set per size).
   std::string hugepages_dir = "/sys/kernel/mm/hugepages";
   // Unified-hierarchy files rendered by another source (the eBPF cgroup iterator,

@@ -58,7 +58,7 @@ class LiveLimitWatch : public ::testing::Test {
     root_ = "/" + UniqueName("statlet-limits");
   }
   // <root>/work with a sleeping process in it, its limit files, and a collector of <root>.
-  void StartWork(bool watch) {
+  void StartWork(bool watch, size_t max_watches = CollectorOptions().max_limit_watches) {
     top_ = std::make_unique<LiveCgroup>(root_);
     work_ = std::make_unique<LiveCgroup>(root_ + "/work");
     ASSERT_TRUE(work_->ok()) << work_->error();
@@ -69,6 +69,7 @@ class LiveLimitWatch : public ::testing::Test {
     CollectorOptions o;
     o.subtrees = {root_};
     o.watch_limits = watch;
+    o.max_limit_watches = max_watches;
     auto c = Collector::Create(o);
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     collector_ = std::move(*c);
@@ -137,6 +138,26 @@ TEST_F(LiveLimitWatch, WithoutWatchingEveryLimitIsReadEveryTime) {
   const CgroupStats* s = Work(*second);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->memory.max_bytes, uint64_t{96} << 20);
+}
+
+// The watches are capped (they count against fs.inotify.max_user_watches, shared by every
+// process of the user): the limits beyond the cap are read every time, as right.
+TEST_F(LiveLimitWatch, LimitsBeyondTheWatchCapAreReadEveryTime) {
+  ASSERT_NO_FATAL_FAILURE(StartWork(true, 2));
+  auto first = collector_->Collect(CollectParts::None());
+  ASSERT_TRUE(first.ok());
+  auto second = collector_->Collect(CollectParts::None());
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->collection.files_cached, 2u);
+  EXPECT_EQ(second->collection.files_read + 2, first->collection.files_read);
+  ASSERT_TRUE(WriteFile(memory_limit_, std::to_string(80u << 20)));
+  ASSERT_TRUE(WriteFile(pids_limit_, "66"));
+  auto third = collector_->Collect(CollectParts::None());
+  ASSERT_TRUE(third.ok());
+  const CgroupStats* s = Work(*third);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->memory.max_bytes, uint64_t{80} << 20);
+  EXPECT_EQ(s->process.pids_max, 66u);
 }
 
 // More events than the queue holds: the kernel drops them and says so once; every limit is

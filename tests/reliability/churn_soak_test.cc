@@ -1,6 +1,5 @@
 // The churn soak: 10,000 containers made, scraped and removed in rounds of 250, a tenth
-// with a process. Watches and fds end where the idle daemon started, and RSS where the
-// first round left it. Bounded in time by its ctest timeout.
+// with a process. Watches, fds and RSS end where the first round left them. Bounded in time by its ctest timeout.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -27,7 +26,9 @@ TEST(ContainerChurnSoak, TenThousandContainersKeepWatchesFdsAndMemoryFlat) {
   std::printf("figure: soak: idle daemon before churn: watches %d, fds %d, RSS %.1f MiB\n", idle.inotify_watches,
               idle.fds, idle.rss_kib / 1024.0);
   EXPECT_GE(r.churned, total);
-  EXPECT_LE(r.end.inotify_watches, idle.inotify_watches);
+  // Against the first round, as the quick churn does (the root's limits are watched once
+  // it has had processes).
+  EXPECT_LE(r.end.inotify_watches, r.warm.inotify_watches);
   EXPECT_TRUE(WaitFor([&] { return CostOf(d.pid()).fds <= r.warm.fds; }, std::chrono::seconds(3)))
       << "fds " << CostOf(d.pid()).fds << " > " << r.warm.fds;
   if (!kSanitizedBuild) {
