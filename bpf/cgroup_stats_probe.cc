@@ -16,6 +16,7 @@
 #include "bpf/cgroup_stats_iter.skel.h"
 #include "bpf/cgroup_stats_iter_css.skel.h"
 #include "bpf/cgroup_stats_render.h"
+#include "bpf/cgroup_v1_walks.h"
 #include "bpf/cgroup_walk.h"
 #include "bpf/probe.h"
 #include "collector/cgroup_file_source.h"
@@ -103,6 +104,8 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
     }
     // pids.events became per-event arrays in 6.12; the iterator reads the older counter.
     pids_events_ = kernel.pids_events_limit;
+    // A v1 or hybrid host: the cpu, cpuacct and memory hierarchies are walked too.
+    if (auto h = DetectHierarchies("/sys/fs/cgroup", "/proc"); h.ok()) v1_.Start(*h, config.max_cgroups);
     return Status::Ok();
   }
 
@@ -114,7 +117,11 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
   }
 
   // ---------------------------------------------------------------- CgroupFileSource
-  int FileIndex(std::string_view file) const override {
+  int FileIndex(Hierarchy h, std::string_view file) const override {
+    if (h != kUnified) {
+      const int v1 = v1_.FileIndex(h, file);
+      return v1 < 0 ? -1 : kV1Base + v1;
+    }
     for (int i = 0; i < static_cast<int>(IterFile::kCount); i++) {
       const IterFile f = static_cast<IterFile>(i);
       if (file != IterFileName(f)) continue;
@@ -133,13 +140,16 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
       return walked.status();
     }
     const uint32_t stored = std::min(*walked, entries_.entries());
-    unstored_.store(*walked - stored, std::memory_order_relaxed);
     index_.reserve(stored);
     for (uint32_t i = 0; i < stored; i++) index_.emplace(entries_.at<statlet_cgroup_stats>(i).cgroup_id, i);
+    // A failed v1 walk leaves its hierarchy's files to cgroupfs for this collection.
+    failed_walks_.fetch_add(v1_.Refresh(), std::memory_order_relaxed);
+    unstored_.store(*walked - stored + v1_.unstored(), std::memory_order_relaxed);
     return Status::Ok();
   }
 
   bool Render(uint64_t cgroup_id, int index, ReadBuffer* buf) const override {
+    if (index >= kV1Base) return v1_.Render(cgroup_id, index - kV1Base, buf);
     auto it = index_.find(cgroup_id);
     if (it == index_.end() || index < 0 || index >= static_cast<int>(IterFile::kCount)) return false;
     const size_t n = RenderIterFile(static_cast<IterFile>(index), entries_.at<statlet_cgroup_stats>(it->second),
@@ -160,6 +170,9 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
   std::string memstat_unavailable_;
   bool pids_events_ = false;
   std::unordered_map<uint64_t, uint32_t> index_;  // cgroup id -> entry of the last walk
+  // The v1 hierarchies' walks; their file indices start at kV1Base.
+  static constexpr int kV1Base = static_cast<int>(IterFile::kCount);
+  CgroupV1Walks v1_;
   std::atomic<uint64_t> unstored_{0}, failed_walks_{0};
 };
 

@@ -30,6 +30,22 @@ class Lines {
     len_ = static_cast<size_t>(std::to_chars(out_, out_ + cap_, v).ptr - out_);
     out_[len_++] = '\n';
   }
+  // A list file (cpuacct.usage_percpu): each value followed by a space, then a newline.
+  void List(const uint64_t* v, size_t n) {
+    for (size_t i = 0; i < n && !overflow_; i++) {
+      if (cap_ - len_ < 22) {
+        overflow_ = true;
+        return;
+      }
+      len_ = static_cast<size_t>(std::to_chars(out_ + len_, out_ + cap_, v[i]).ptr - out_);
+      out_[len_++] = ' ';
+    }
+    if (overflow_ || len_ == cap_) {
+      overflow_ = true;
+      return;
+    }
+    out_[len_++] = '\n';
+  }
   size_t length() const { return overflow_ ? 0 : len_; }
 
  private:
@@ -247,6 +263,61 @@ std::optional<MemstatSlots> ResolveMemstatSlots(const statlet_memstat_setup& set
     return std::nullopt;
   }
   return out;
+}
+
+const char* V1IterFileName(V1IterFile f) {
+  switch (f) {
+    case V1IterFile::kCpuStat: return "cpu.stat";
+    case V1IterFile::kCpuacctUsagePercpu: return "cpuacct.usage_percpu";
+    case V1IterFile::kMemoryUsage: return "memory.usage_in_bytes";
+    case V1IterFile::kMemoryMaxUsage: return "memory.max_usage_in_bytes";
+    case V1IterFile::kMemoryFailcnt: return "memory.failcnt";
+    case V1IterFile::kKmemUsage: return "memory.kmem.usage_in_bytes";
+    case V1IterFile::kOomControl: return "memory.oom_control";
+    case V1IterFile::kCount: break;
+  }
+  return "";
+}
+
+uint32_t V1IterFilePart(V1IterFile f) {
+  switch (f) {
+    case V1IterFile::kCpuStat: return STATLET_V1_CFS;
+    case V1IterFile::kCpuacctUsagePercpu: return STATLET_V1_CPUACCT;
+    case V1IterFile::kKmemUsage: return STATLET_V1_KMEM;
+    case V1IterFile::kOomControl: return STATLET_V1_OOM_CONTROL;
+    case V1IterFile::kCount: return ~0u;
+    default: return STATLET_V1_MEMORY;
+  }
+}
+
+size_t RenderV1IterFile(V1IterFile f, const statlet_cgroup_v1_stats& e, const uint64_t* per_cpu, size_t cpus,
+                        uint64_t page_size, char* out, size_t cap) {
+  if ((e.parts & V1IterFilePart(f)) != V1IterFilePart(f)) return 0;
+  Lines l(out, cap);
+  switch (f) {
+    case V1IterFile::kCpuStat:  // cpu_cfs_stat_show (its wait_sum, with schedstats on, is not read)
+      l.Put("nr_periods", e.nr_periods);
+      l.Put("nr_throttled", e.nr_throttled);
+      l.Put("throttled_time", e.throttled_ns);
+      l.Put("nr_bursts", e.nr_bursts);
+      l.Put("burst_time", e.burst_ns);
+      break;
+    case V1IterFile::kCpuacctUsagePercpu:
+      if (per_cpu == nullptr || cpus == 0) return 0;
+      l.List(per_cpu, cpus);
+      break;
+    case V1IterFile::kMemoryUsage: l.Value(e.memory_pages * page_size); break;
+    case V1IterFile::kMemoryMaxUsage: l.Value(e.memory_watermark_pages * page_size); break;
+    case V1IterFile::kMemoryFailcnt: l.Value(e.memory_failcnt); break;
+    case V1IterFile::kKmemUsage: l.Value(e.kmem_pages * page_size); break;
+    case V1IterFile::kOomControl:
+      l.Put("oom_kill_disable", e.oom_kill_disable);
+      l.Put("under_oom", e.under_oom);
+      l.Put("oom_kill", e.oom_kill);
+      break;
+    case V1IterFile::kCount: return 0;
+  }
+  return l.length();
 }
 
 }  // namespace statlet::bpf

@@ -36,6 +36,26 @@ uint32_t IterFilePart(IterFile f);
 // parts the file needs or `cap` is too small.
 size_t RenderIterFile(IterFile f, const statlet_cgroup_stats& e, uint64_t page_size, char* out, size_t cap);
 
+// The v1 hierarchies' files the v1 iterator (cgroup_v1_iter.bpf.c) can stand in for.
+enum class V1IterFile : int {
+  kCpuStat,             // of the cpu hierarchy
+  kCpuacctUsagePercpu,  // of the cpuacct hierarchy
+  kMemoryUsage,         // the rest of the memory hierarchy
+  kMemoryMaxUsage,
+  kMemoryFailcnt,
+  kKmemUsage,
+  kOomControl,
+  kCount,
+};
+const char* V1IterFileName(V1IterFile f);
+uint32_t V1IterFilePart(V1IterFile f);  // STATLET_V1_*
+
+// Renders v1 file `f` of `e` (with its cpuacct per-CPU times, `cpus` of them, for
+// usage_percpu) into out[0, cap); returns the length, or 0 when `e` lacks the parts the
+// file needs or `cap` is too small.
+size_t RenderV1IterFile(V1IterFile f, const statlet_cgroup_v1_stats& e, const uint64_t* per_cpu, size_t cpus,
+                        uint64_t page_size, char* out, size_t cap);
+
 // cputime_adjust (kernel/sched/cputime.c): the user/system split cpu.stat shows, from the
 // tick-sampled utime/stime scaled to the precise total, never below the previous split.
 // Pure: the kernel also stores the result as the new previous split.

@@ -69,6 +69,7 @@ struct cgroup___rstat_base_cpu {
 // (their values depend on the kernel's configuration).
 enum cgroup_subsys_id {
   cpu_cgrp_id = 2,
+  cpuacct_cgrp_id = 3,
   memory_cgrp_id = 4,
   pids_cgrp_id = 10,
 };
@@ -128,7 +129,8 @@ typedef struct {
 
 struct page_counter {
   atomic_long_t usage;      // pages
-  unsigned long watermark;  // pages: memory.peak
+  unsigned long failcnt;    // v1 memory.failcnt
+  unsigned long watermark;  // pages: memory.peak, v1 memory.max_usage_in_bytes
   unsigned long max;        // pages
 } STATLET_CORE;
 
@@ -148,6 +150,15 @@ struct mem_cgroup {
   struct memcg_vmstats *vmstats;
   atomic_long_t memory_events[1];
   atomic_long_t memory_events_local[1];
+  // cgroup v1 only (under CONFIG_MEMCG_V1 from 6.12)
+  struct page_counter kmem;  // memory.kmem.usage_in_bytes
+  int under_oom;             // memory.oom_control
+  int oom_kill_disable;
+} STATLET_CORE;
+// The cgroup v1 cpuacct controller: the ns each CPU ran the group's tasks (usage_percpu).
+struct cpuacct {
+  struct cgroup_subsys_state css;
+  __u64 *cpuusage;  // __percpu
 } STATLET_CORE;
 
 enum memcg_memory_event {

@@ -123,6 +123,24 @@ struct statlet_cgroup_stats {
   __u64 pids_current, pids_events_max;
 };
 
+// cgroup_v1_iter: one per cgroup of a v1 hierarchy (cpu, cpuacct or memory, alone or
+// co-mounted), raw kernel values; cpuacct's per-CPU times are cpu_usage[index * nr_cpus + cpu].
+#define STATLET_V1_CFS (1u << 0)          // the cpu controller's bandwidth counters (cpu.stat)
+#define STATLET_V1_CPUACCT (1u << 1)      // cpuacct.usage_percpu in cpu_usage
+#define STATLET_V1_MEMORY (1u << 2)       // memory page counters (not for the root, whose
+                                          // usage the kernel sums from its statistics)
+#define STATLET_V1_KMEM (1u << 3)         // memory.kmem.usage_in_bytes
+#define STATLET_V1_OOM_CONTROL (1u << 4)  // memory.oom_control
+struct statlet_cgroup_v1_stats {
+  __u64 cgroup_id;
+  __u32 level;
+  __u32 parts;
+  __u64 nr_periods, nr_throttled, throttled_ns, nr_bursts, burst_ns;
+  __u64 memory_pages, memory_watermark_pages, memory_failcnt, kmem_pages;  // pages; failcnt a count
+  __u64 oom_kill;
+  __u32 oom_kill_disable, under_oom;
+};
+
 // What the stats iterator learns of the kernel on its first walk (its .bss `setup`), for
 // the loader to map memory.stat items to memcg_vmstats slots.
 #define STATLET_INDEX_TABLE_BYTES 1024

@@ -52,7 +52,9 @@ struct Node {
   std::string parent_path;  // "" for the root
   CgroupDiscovery::HierarchyMask mask = 0;
   PathClass cls;
-  uint64_t cgroup_id = 0;
+  // The directory's inode number in each hierarchy the file source renders files of (its
+  // cgroup id there; 0: not known), the unified one always (the snapshot's cgroup id).
+  std::array<uint64_t, kNumHierarchies> ids{};
   Opt<int64_t> created_ns;
   std::vector<KeptFile> files;  // parallel to the read plan
   std::vector<CachedLimit> limits;  // one per written_only plan entry (limit_slot_)
@@ -146,6 +148,7 @@ class CgroupCollector : public Collector {
   // collection's walk succeeded.
   CgroupFileSource* source_ = nullptr;
   std::vector<int> source_index_;
+  uint32_t source_hierarchies_ = 0;  // bit h: the source renders files of hierarchy h
   bool source_fresh_ = false;
   bool source_failure_logged_ = false;
   NetnsReader netns_;
@@ -183,14 +186,12 @@ void CgroupCollector::AddNode(const std::string& path, CgroupDiscovery::Hierarch
   n->files = std::vector<KeptFile>(plan_.size());
   n->limits = std::vector<CachedLimit>(limit_slots_);
   struct stat st;
-  if ((mask & (1u << kUnified)) && ::fstatat(discovery_.root_fd(kUnified), n->rel.c_str(), &st, 0) == 0) {
-    n->cgroup_id = st.st_ino;
-  }
   for (int h = 0; h < kNumHierarchies; ++h) {
-    if ((mask & (1u << h)) && ::fstatat(discovery_.root_fd(static_cast<Hierarchy>(h)), n->rel.c_str(), &st, 0) == 0) {
-      n->created_ns = int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec;
-      break;
-    }
+    const bool id_wanted = h == kUnified || (source_hierarchies_ & (1u << h));
+    if (!(mask & (1u << h)) || (n->created_ns && !id_wanted)) continue;
+    if (::fstatat(discovery_.root_fd(static_cast<Hierarchy>(h)), n->rel.c_str(), &st, 0) != 0) continue;
+    if (!n->created_ns) n->created_ns = int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec;
+    if (id_wanted) n->ids[h] = st.st_ino;
   }
   nodes_[path] = std::move(n);
 }
@@ -284,9 +285,13 @@ void CgroupCollector::SetUpFileSource() {
   if (source_ == nullptr) return;
   std::string names;
   for (size_t i = 0; i < plan_.size(); ++i) {
-    if (plan_[i]->hierarchy != kUnified || plan_[i]->apply == nullptr) continue;
-    source_index_[i] = source_->FileIndex(plan_[i]->name);
-    if (source_index_[i] >= 0) names += std::string(names.empty() ? "" : ", ") + plan_[i]->name;
+    const CgroupFileReader& r = *plan_[i];
+    if (r.apply == nullptr || r.written_only) continue;  // hugetlb; limits are served from memory
+    source_index_[i] = source_->FileIndex(r.hierarchy, r.name);
+    if (source_index_[i] < 0) continue;
+    source_hierarchies_ |= 1u << r.hierarchy;
+    names += std::string(names.empty() ? "" : ", ") + r.name;
+    if (r.hierarchy != kUnified) names += std::string(" (") + HierarchyName(r.hierarchy) + ")";
   }
   if (names.empty()) {
     log::Info("collector: the eBPF cgroup iterator renders none of the files this host's read plan has; all read from cgroupfs");
@@ -359,8 +364,8 @@ void CgroupCollector::WatchLimit(Node* n, size_t i, CachedLimit* cl) {
 // not enabled there, a file not on the root), then its content comes from this
 // collection's walk. False: read it from cgroupfs (the walk did not see the cgroup).
 bool CgroupCollector::RenderFromSource(Node* n, size_t i, CgroupStats* out) {
-  if (!source_fresh_ || source_index_[i] < 0 || n->cgroup_id == 0) return false;
   const CgroupFileReader& r = *plan_[i];
+  if (!source_fresh_ || source_index_[i] < 0 || n->ids[r.hierarchy] == 0) return false;
   int err = 0;
   switch (n->files[i].Check(discovery_.root_fd(r.hierarchy), n->rel, r.name, &err)) {
     case ReadOutcome::kAbsent: return true;  // nothing to fill
@@ -368,7 +373,7 @@ bool CgroupCollector::RenderFromSource(Node* n, size_t i, CgroupStats* out) {
     case ReadOutcome::kError: return false;
     case ReadOutcome::kOk: break;
   }
-  if (!source_->Render(n->cgroup_id, source_index_[i], &buf_)) return false;
+  if (!source_->Render(n->ids[r.hierarchy], source_index_[i], &buf_)) return false;
   ++files_read_;
   if (!ApplyReader(r, buf_.view(), out)) CountError(r.name, "parse");
   return true;
@@ -535,7 +540,7 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
     if (!key.empty()) entries.emplace(key, Entry{snap.cgroups.size() - 1, n->mask});
     Identity& id = s.id;
     id.cgroup_path = n->path;
-    id.cgroup_id = n->cgroup_id;
+    id.cgroup_id = n->ids[kUnified];
     id.kind = n->cls.kind;
     id.qos = n->cls.qos;
     id.runtime = n->cls.runtime;

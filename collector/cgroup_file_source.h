@@ -1,6 +1,7 @@
-// Cgroup file contents obtained other than by reading cgroupfs: the eBPF cgroup iterator
-// (bpf/cgroup_stats_probe.cc) reads, in one kernel walk per collection, the values behind
-// several unified-hierarchy files for every cgroup, and renders each file as the kernel
+// Cgroup file contents obtained other than by reading cgroupfs: the eBPF cgroup iterators
+// (bpf/cgroup_stats_probe.cc) read, in one kernel walk per hierarchy and collection, the
+// values behind several files for every cgroup (unified-hierarchy files, and on v1 hosts
+// those of the cpu, cpuacct and memory hierarchies), and render each file as the kernel
 // shows it, so that the collector's own readers parse them and every value rule stays in
 // one place. Files it cannot render, or cgroups its walk did not see, are read from
 // cgroupfs as usual.
@@ -10,6 +11,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "collector/cgroup_hierarchies.h"
 #include "collector/kept_file.h"
 
 namespace statlet {
@@ -18,15 +20,16 @@ class CgroupFileSource {
  public:
   virtual ~CgroupFileSource() = default;
 
-  // An index for a unified-hierarchy file ("cpu.stat") this source renders on this
-  // kernel, or -1.
-  virtual int FileIndex(std::string_view file) const = 0;
+  // An index for a file of hierarchy `h` ("cpu.stat" of kUnified) this source renders on
+  // this kernel, or -1.
+  virtual int FileIndex(Hierarchy h, std::string_view file) const = 0;
 
   // One walk over every cgroup, at the start of a collection. On error the collection
   // reads every file from cgroupfs.
   virtual Status Refresh() = 0;
 
-  // Writes the content of file `index` for the cgroup whose v2 id is `cgroup_id`, as of
+  // Writes the content of file `index` for the cgroup whose id in the file's hierarchy (its
+  // directory's inode number there) is `cgroup_id`, as of
   // the last Refresh, into `buf`. False when that walk did not see the cgroup, or the
   // cgroup had no value for that file (its controller is not enabled there).
   virtual bool Render(uint64_t cgroup_id, int index, ReadBuffer* buf) const = 0;

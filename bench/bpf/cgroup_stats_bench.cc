@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
   std::vector<Target> targets;
   std::string names;
   for (const char* file : kFiles) {
-    const int index = source->FileIndex(file);
+    const int index = source->FileIndex(statlet::kUnified, file);
     if (index < 0 || access((tree.cgroups()[0].path + "/" + file).c_str(), F_OK) != 0) continue;
     names += std::string(names.empty() ? "" : ",") + file;
     for (const auto& cg : tree.cgroups()) {

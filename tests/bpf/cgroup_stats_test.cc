@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
+#include <map>
+#include <optional>
 
 #include "collector/cgroup_file_source.h"
 #include "collector/collector.h"
@@ -138,6 +141,154 @@ TEST(CgroupStatsIterator, CollectorGivesTheSameSnapshotWithAndWithoutIt) {
     EXPECT_EQ(x.memory.events.oom_kill, y.memory.events.oom_kill) << x.id.cgroup_path;
     EXPECT_EQ(x.process.pids_current, y.process.pids_current) << x.id.cgroup_path;
   }
+  EXPECT_TRUE(b->read_errors.empty()) << b->read_errors.front().file << " " << b->read_errors.front().reason;
+}
+
+// A v1 or hybrid host: the cpu, cpuacct and memory hierarchies' files from their walks,
+// for cgroups with known work (a burner, a child that touched 32 MiB and stays, an idle one),
+// read both ways at the same moment, in each hierarchy.
+struct V1Tree {
+  std::string root = "/" + UniqueName("statlet-bpf-v1");
+  std::unique_ptr<LiveCgroup> parent, busy, memory, idle;
+  std::optional<Child> holder;
+  std::vector<std::string> paths;
+
+  bool Build(std::string* error) {
+    const std::vector<Hierarchy> v1 = {kV1Cpu, kV1Cpuacct, kV1Memory};
+    parent = std::make_unique<LiveCgroup>(root, v1);
+    busy = std::make_unique<LiveCgroup>(root + "/busy", v1);
+    memory = std::make_unique<LiveCgroup>(root + "/memory", v1);
+    idle = std::make_unique<LiveCgroup>(root + "/idle", v1);
+    for (LiveCgroup* cg : {parent.get(), busy.get(), memory.get(), idle.get()}) {
+      if (!cg->ok()) {
+        *error = cg->error();
+        return false;
+      }
+    }
+    Child burner([] { BurnCpu(80'000'000); return 0; }, Child::kExits);
+    holder.emplace([] {
+      constexpr size_t kSize = 32 << 20;
+      volatile char* block = static_cast<volatile char*>(std::malloc(kSize));  // kept: the child stays
+      for (size_t i = 0; i < kSize; i += 4096) block[i] = 1;
+      return 0;
+    });
+    if (!burner.StartIn(*busy) || !holder->StartIn(*memory) || burner.Wait(std::chrono::seconds(30)) != 0 ||
+        !holder->Result().has_value()) {
+      *error = "the workload did not run";
+      return false;
+    }
+    paths = {root, busy->path(), memory->path(), idle->path()};
+    return true;
+  }
+};
+
+TEST(CgroupStatsIterator, RendersTheV1HierarchiesFilesAsTheKernelShowsThem) {
+  STATLET_REQUIRE_ROOT();
+  const CgroupHierarchies& h = HostHierarchies();
+  if (!h.has(kV1Cpu) || !h.has(kV1Cpuacct) || !h.has(kV1Memory)) GTEST_SKIP() << "no cpu, cpuacct and memory v1 hierarchies here";
+  auto probes = LoadCgroupStats();
+  ASSERT_TRUE(probes);
+  V1Tree tree;
+  std::string error;
+  ASSERT_TRUE(tree.Build(&error)) << error;
+
+  std::map<std::string, uint64_t> seen;  // "cgroup file key" -> the iterator's value
+  for (Hierarchy hh : {kV1Cpu, kV1Cpuacct, kV1Memory}) {
+    Comparison c;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    do {
+      c = CompareWithFiles(*probes->FileSource(), hh, h.mount[hh], tree.paths);
+    } while (std::any_of(c.fields.begin(), c.fields.end(), [](const FieldReading& f) { return f.before != f.after; }) &&
+             std::chrono::steady_clock::now() < deadline);
+    EXPECT_TRUE(c.errors.empty()) << HierarchyName(hh) << ": " << c.errors.front();
+    ASSERT_FALSE(c.files.empty()) << "the iterator renders no file of " << HierarchyName(hh);
+    EXPECT_TRUE(c.not_rendered.empty()) << HierarchyName(hh) << ": " << c.not_rendered.front();
+    EXPECT_EQ(c.rendered, c.files.size() * tree.paths.size()) << HierarchyName(hh);
+    std::cout << HierarchyName(hh) << ":";
+    for (const std::string& f : c.files) std::cout << " " << f;
+    std::cout << " (" << c.fields.size() << " values)\n";
+    for (const FieldReading& f : c.fields) {
+      EXPECT_TRUE(f.within()) << f.cgroup << " " << f.file << " " << f.key << ": files " << f.before << " then "
+                              << f.after << ", iterator " << f.source;
+      seen[f.cgroup + " " + f.file + " " + f.key] = f.source;
+    }
+  }
+  // The known work is there.
+  auto cpu_ns = [&](const std::string& cg) {
+    uint64_t sum = 0;
+    for (const auto& [key, v] : seen) {
+      if (key.rfind(cg + " cpuacct.usage_percpu cpu", 0) == 0) sum += v;
+    }
+    return sum;
+  };
+  EXPECT_GE(cpu_ns(tree.busy->path()), 80'000'000u);
+  EXPECT_EQ(cpu_ns(tree.idle->path()), 0u);
+  EXPECT_GE(cpu_ns(tree.root), cpu_ns(tree.busy->path()));
+  EXPECT_GE(seen[tree.memory->path() + " memory.usage_in_bytes "], 32u << 20);
+  EXPECT_GE(seen[tree.memory->path() + " memory.max_usage_in_bytes "], 32u << 20);
+  EXPECT_EQ(seen[tree.idle->path() + " memory.usage_in_bytes "], 0u);
+  EXPECT_TRUE(seen.count(tree.busy->path() + " cpu.stat nr_periods"));
+  EXPECT_TRUE(seen.count(tree.memory->path() + " memory.oom_control oom_kill"));
+}
+
+// The collector on v1 hierarchies with the walks and without: the same values.
+TEST(CgroupStatsIterator, CollectorGivesTheSameV1SnapshotWithAndWithoutIt) {
+  STATLET_REQUIRE_ROOT();
+  const CgroupHierarchies& h = HostHierarchies();
+  if (!h.has(kV1Cpuacct) || !h.has(kV1Memory)) GTEST_SKIP() << "no cpuacct and memory v1 hierarchies here";
+  auto probes = LoadCgroupStats();
+  ASSERT_TRUE(probes);
+  V1Tree tree;
+  std::string error;
+  ASSERT_TRUE(tree.Build(&error)) << error;
+
+  CollectorOptions o;
+  o.subtrees = {tree.root};
+  o.include_empty = true;
+  o.network = false;
+  auto files = Collector::Create(o);
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  o.file_source = probes->FileSource();
+  auto iter = Collector::Create(o);
+  ASSERT_TRUE(iter.ok()) << iter.status().ToString();
+
+  auto same = [](const Snapshot& a, const Snapshot& b) {
+    if (a.cgroups.size() != b.cgroups.size()) return false;
+    for (size_t i = 0; i < a.cgroups.size(); i++) {
+      const CgroupStats &x = a.cgroups[i], &y = b.cgroups[i];
+      if (x.cpu.usage_ns != y.cpu.usage_ns || x.cpu.per_cpu_ns != y.cpu.per_cpu_ns ||
+          x.memory.usage_bytes != y.memory.usage_bytes)
+        return false;
+    }
+    return true;
+  };
+  StatusOr<Snapshot> a = Status(StatusCode::kUnavailable, "none"), b = a;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  do {
+    a = (*files)->Collect();
+    b = (*iter)->Collect();
+    ASSERT_TRUE(a.ok() && b.ok());
+  } while (!same(*a, *b) && std::chrono::steady_clock::now() < deadline);
+
+  ASSERT_EQ(a->cgroups.size(), tree.paths.size());
+  ASSERT_EQ(b->cgroups.size(), tree.paths.size());
+  for (size_t i = 0; i < a->cgroups.size(); i++) {
+    const CgroupStats &x = a->cgroups[i], &y = b->cgroups[i];
+    ASSERT_EQ(x.id.cgroup_path, y.id.cgroup_path);
+    EXPECT_EQ(x.cpu.usage_ns, y.cpu.usage_ns) << x.id.cgroup_path;
+    EXPECT_EQ(x.cpu.per_cpu_ns, y.cpu.per_cpu_ns) << x.id.cgroup_path;
+    EXPECT_EQ(x.cpu.nr_periods, y.cpu.nr_periods) << x.id.cgroup_path;
+    EXPECT_EQ(x.cpu.throttled_ns, y.cpu.throttled_ns) << x.id.cgroup_path;
+    EXPECT_EQ(x.memory.usage_bytes, y.memory.usage_bytes) << x.id.cgroup_path;
+    EXPECT_EQ(x.memory.max_usage_bytes, y.memory.max_usage_bytes) << x.id.cgroup_path;
+    EXPECT_EQ(x.memory.failcnt, y.memory.failcnt) << x.id.cgroup_path;
+    EXPECT_EQ(x.memory.kernel_bytes, y.memory.kernel_bytes) << x.id.cgroup_path;
+    EXPECT_EQ(x.memory.events.oom_kill, y.memory.events.oom_kill) << x.id.cgroup_path;
+    EXPECT_EQ(x.memory.working_set_bytes, y.memory.working_set_bytes) << x.id.cgroup_path;
+  }
+  const CgroupStats* held = b->FindByPath(tree.memory->path());
+  ASSERT_NE(held, nullptr);
+  EXPECT_GE(held->memory.usage_bytes.value_or(0), 32u << 20);
   EXPECT_TRUE(b->read_errors.empty()) << b->read_errors.front().file << " " << b->read_errors.front().reason;
 }
 

@@ -15,10 +15,20 @@
 namespace statlet::testing {
 namespace {
 
-// The files a CgroupFileSource may render (the unified-hierarchy files the collector reads).
-constexpr const char* kCandidates[] = {"cpu.stat",          "memory.current", "memory.peak",
-                                       "memory.swap.current", "memory.stat",  "memory.events",
-                                       "memory.events.local", "pids.current", "pids.events"};
+// The files a CgroupFileSource may render: the ones the collector reads of each hierarchy.
+std::vector<const char*> Candidates(Hierarchy h) {
+  switch (h) {
+    case kUnified:
+      return {"cpu.stat",    "memory.current",      "memory.peak",  "memory.swap.current", "memory.stat",
+              "memory.events", "memory.events.local", "pids.current", "pids.events"};
+    case kV1Cpu: return {"cpu.stat"};
+    case kV1Cpuacct: return {"cpuacct.usage_percpu"};
+    case kV1Memory:
+      return {"memory.usage_in_bytes", "memory.max_usage_in_bytes", "memory.failcnt",
+              "memory.kmem.usage_in_bytes", "memory.oom_control"};
+    default: return {};
+  }
+}
 
 using Values = std::map<std::string, uint64_t>;
 
@@ -27,6 +37,12 @@ bool ParseValues(std::string_view text, Values* out) {
   uint64_t single;
   if (text.find(' ') == std::string_view::npos && parse::ParseU64(text, &single)) {
     (*out)[""] = single;
+    return true;
+  }
+  if (!text.empty() && text[0] >= '0' && text[0] <= '9') {  // a list: cpuacct.usage_percpu
+    std::vector<uint64_t> list;
+    if (!parse::ParseU64List(text, &list)) return false;
+    for (size_t i = 0; i < list.size(); i++) (*out)["cpu" + std::to_string(i)] = list[i];
     return true;
   }
   return parse::ForEachFlatKeyed(text, [&](std::string_view k, uint64_t v) { (*out)[std::string(k)] = v; }) == 0;
@@ -62,7 +78,8 @@ std::vector<std::string> CgroupDirs(const std::string& root, const std::string& 
   return out;
 }
 
-Comparison CompareWithFiles(CgroupFileSource& source, const std::string& root, const std::vector<std::string>& cgroups) {
+Comparison CompareWithFiles(CgroupFileSource& source, Hierarchy h, const std::string& root,
+                            const std::vector<std::string>& cgroups) {
   Comparison c;
   struct Target {
     std::string cgroup, file, path;
@@ -72,8 +89,8 @@ Comparison CompareWithFiles(CgroupFileSource& source, const std::string& root, c
     bool ok = true;
   };
   std::vector<Target> targets;
-  for (const char* file : kCandidates) {
-    if (source.FileIndex(file) >= 0) c.files.push_back(file);
+  for (const char* file : Candidates(h)) {
+    if (source.FileIndex(h, file) >= 0) c.files.push_back(file);
   }
   for (const std::string& cg : cgroups) {
     const std::string dir = cg == "/" ? root : root + cg;
@@ -82,7 +99,7 @@ Comparison CompareWithFiles(CgroupFileSource& source, const std::string& root, c
     for (const std::string& file : c.files) {
       const std::string path = dir + "/" + file;
       if (access(path.c_str(), F_OK) != 0) continue;  // not on this cgroup
-      targets.push_back({cg, file, path, source.FileIndex(file), st.st_ino, {}, {}});
+      targets.push_back({cg, file, path, source.FileIndex(h, file), st.st_ino, {}, {}});
     }
   }
   for (Target& t : targets) t.ok = ReadValues(t.path, &t.before);

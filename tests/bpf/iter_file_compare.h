@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "collector/cgroup_hierarchies.h"
+
 namespace statlet {
 class CgroupFileSource;
 }
@@ -30,8 +32,13 @@ struct Comparison {
   std::vector<std::string> not_rendered;  // "cgroup file" it did not render (no value there)
 };
 
-// `root` is the unified hierarchy's mount; `cgroups` are paths below it ("/a/b").
-Comparison CompareWithFiles(CgroupFileSource& source, const std::string& root, const std::vector<std::string>& cgroups);
+// `root` is the mount of hierarchy `h`; `cgroups` are paths below it ("/a/b").
+Comparison CompareWithFiles(CgroupFileSource& source, Hierarchy h, const std::string& root,
+                            const std::vector<std::string>& cgroups);
+inline Comparison CompareWithFiles(CgroupFileSource& source, const std::string& root,
+                                   const std::vector<std::string>& cgroups) {
+  return CompareWithFiles(source, kUnified, root, cgroups);
+}
 
 // Every cgroup directory below root, as paths below it ("/" for root itself), parents first.
 std::vector<std::string> CgroupDirs(const std::string& root, const std::string& below = "");

@@ -22,7 +22,8 @@ using testing::WriteFile;
 
 class FakeSource : public CgroupFileSource {
  public:
-  int FileIndex(std::string_view file) const override {
+  int FileIndex(Hierarchy h, std::string_view file) const override {
+    if (h != kUnified) return -1;
     if (file == "cpu.stat") return 0;
     if (file == "memory.current") return 1;
     return -1;

@@ -1,0 +1,117 @@
+// The v1 hierarchies' counterpart of cgroup_stats_iter: for every cgroup of one cgroup v1
+// hierarchy, the kernel values behind the files the collector reads there, in one walk.
+// The loader attaches one instance per hierarchy it renders (cpu, cpuacct, memory; once
+// for co-mounted controllers) and user space renders the files as the kernel shows them
+// (cgroup_v1_render.cc):
+//   cpu       cpu.stat (cfs_bandwidth counters, as cpu_cfs_stat_show prints them)
+//   cpuacct   cpuacct.usage_percpu (each possible CPU's copy of cpuacct.cpuusage)
+//   memory    memory.usage_in_bytes, .max_usage_in_bytes, .failcnt (the memory page
+//             counter), memory.kmem.usage_in_bytes, memory.oom_control
+// Nothing here needs an rstat flush: page counters and cpuusage are updated in place, and
+// the bandwidth counters under their own lock. memory.stat is not rendered (its state
+// array is compactly indexed from 6.16, as for the unified walk) and is read from cgroupfs.
+//
+// Attach: iter/cgroup on the hierarchy's root (cgroup_v1v2_get_from_fd takes a v1
+// directory since 6.1), pre-order.
+#include "bpf/cgroup_iter.bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(map_flags, BPF_F_MMAPABLE);
+  __uint(max_entries, STATLET_BPF_MAX_CGROUPS);  // set by the loader
+  __type(key, __u32);
+  __type(value, struct statlet_cgroup_v1_stats);
+} entries SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(map_flags, BPF_F_MMAPABLE);
+  __uint(max_entries, 1);  // entries * nr_cpus on the hierarchy holding cpuacct (the loader)
+  __type(key, __u32);
+  __type(value, __u64);
+} cpu_usage SEC(".maps");
+
+static __always_inline struct cgroup_subsys_state *controller(struct cgroup *cgrp, int id) {
+  struct cgroup_subsys_state *css = 0;
+  if (id < 0 || id >= 16) return 0;
+  struct cgroup_subsys_state **slots = __builtin_preserve_access_index(&cgrp->subsys[0]);
+  bpf_probe_read_kernel(&css, sizeof(css), slots + id);
+  return css;
+}
+
+static __always_inline void read_cfs(struct cgroup *cgrp, struct statlet_cgroup_v1_stats *e) {
+  struct task_group *tg = (void *)controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, cpu_cgrp_id));
+  if (!tg) return;
+  e->nr_periods = (__u32)BPF_CORE_READ(tg, cfs_bandwidth.nr_periods);
+  e->nr_throttled = (__u32)BPF_CORE_READ(tg, cfs_bandwidth.nr_throttled);
+  e->throttled_ns = BPF_CORE_READ(tg, cfs_bandwidth.throttled_time);
+  e->nr_bursts = (__u32)BPF_CORE_READ(tg, cfs_bandwidth.nr_burst);
+  e->burst_ns = BPF_CORE_READ(tg, cfs_bandwidth.burst_time);
+  e->parts |= STATLET_V1_CFS;
+}
+
+static __always_inline void read_cpuacct(struct cgroup *cgrp, __u32 index, struct statlet_cgroup_v1_stats *e) {
+  if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, cpuacct_cgrp_id)) return;
+  struct cpuacct *ca = (void *)controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, cpuacct_cgrp_id));
+  if (!ca) return;
+  __u64 percpu = (__u64)BPF_CORE_READ(ca, cpuusage);
+  if (!percpu) return;
+  for (__u32 cpu = 0; cpu < STATLET_ITER_MAX_CPUS && cpu < nr_cpus; cpu++) {
+    __u32 slot = index * nr_cpus + cpu;
+    __u64 *out = bpf_map_lookup_elem(&cpu_usage, &slot);
+    if (!out) return;  // the map is not sized for this hierarchy: no cpuacct part
+    *out = statlet_read_percpu_u64(percpu, 0, cpu);
+  }
+  e->parts |= STATLET_V1_CPUACCT;
+}
+
+static __always_inline void read_memory(struct cgroup *cgrp, struct statlet_cgroup_v1_stats *e) {
+  struct mem_cgroup *memcg = (void *)controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id));
+  if (!memcg) return;
+  if (cgrp->level > 0) {  // the root's usage is summed from its statistics (mem_cgroup_usage)
+    e->memory_pages = BPF_CORE_READ(memcg, memory.usage.counter);
+    e->memory_watermark_pages = BPF_CORE_READ(memcg, memory.watermark);
+    e->memory_failcnt = BPF_CORE_READ(memcg, memory.failcnt);
+    e->parts |= STATLET_V1_MEMORY;
+  }
+  if (bpf_core_field_exists(memcg->kmem)) {
+    e->kmem_pages = BPF_CORE_READ(memcg, kmem.usage.counter);
+    e->parts |= STATLET_V1_KMEM;
+  }
+  if (bpf_core_field_exists(memcg->under_oom) && bpf_core_field_exists(memcg->oom_kill_disable) &&
+      bpf_core_enum_value_exists(enum memcg_memory_event, MEMCG_OOM_KILL)) {
+    const __u64 events = (__u64)memcg + bpf_core_field_offset(struct mem_cgroup, memory_events);
+    long v = 0;
+    bpf_probe_read_kernel(&v, sizeof(v),
+                          (void *)(events + bpf_core_enum_value(enum memcg_memory_event, MEMCG_OOM_KILL) * sizeof(long)));
+    e->oom_kill = (__u64)v;
+    e->oom_kill_disable = (__u32)BPF_CORE_READ(memcg, oom_kill_disable);
+    e->under_oom = BPF_CORE_READ(memcg, under_oom) != 0;
+    e->parts |= STATLET_V1_OOM_CONTROL;
+  }
+}
+
+SEC("iter/cgroup")
+int statlet_cgroup_v1(struct bpf_iter__cgroup *ctx) {
+  struct cgroup *cgrp = ctx->cgroup;
+  if (!cgrp) {
+    statlet_end_walk(ctx->meta);
+    return 0;
+  }
+  if (ctx->meta->seq_num == 0) {
+    statlet_begin_walk();
+    if (!statlet_learn_cpu_offsets()) return statlet_fail_walk();
+  }
+  __u32 index = walk_count++;
+  struct statlet_cgroup_v1_stats *e = bpf_map_lookup_elem(&entries, &index);
+  if (!e) return 0;  // more cgroups than entries: counted by the trailer
+  __builtin_memset(e, 0, sizeof(*e));
+  e->cgroup_id = cgrp->kn->id;
+  e->level = cgrp->level;
+  read_cfs(cgrp, e);
+  read_cpuacct(cgrp, index, e);
+  read_memory(cgrp, e);
+  return 0;
+}
