@@ -60,7 +60,28 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
   }
   const char* name() const override { return "cgroup_stats_iter"; }
 
+  // The unified hierarchy's walk, then on a v1 or hybrid host the walks of the cpu, cpuacct
+  // and memory hierarchies. Up when either part runs: a v1 host without a cgroup2 mount
+  // (or whose kernel cannot flush rstat) still has its v1 files rendered.
   Status Start(const ProbeConfig& config) override {
+    Status unified = config.cgroup2_root_fd >= 0 ? StartUnified(config) : Unavailable("no cgroup2 mount");
+    if (!unified.ok()) {
+      walk_.reset();
+      statlet_cgroup_stats_iter__destroy(skel_);
+      statlet_cgroup_stats_iter_css__destroy(skel_css_);
+      skel_ = nullptr;
+      skel_css_ = nullptr;
+    }
+    size_t v1_walks = 0;
+    if (auto h = DetectHierarchies("/sys/fs/cgroup", "/proc"); h.ok()) v1_walks = v1_.Start(*h, config.max_cgroups);
+    if (!unified.ok()) {
+      if (v1_walks == 0) return unified;
+      log::Info("bpf cgroup_stats: the unified hierarchy's files are read from cgroupfs: " + unified.message());
+    }
+    return Status::Ok();
+  }
+
+  Status StartUnified(const ProbeConfig& config) {
     page_size_ = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
     const KernelFacts kernel = ReadKernelFacts();
     if (!kernel.css_rstat_flush && !kernel.cgroup_rstat_flush) {
@@ -104,8 +125,6 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
     }
     // pids.events became per-event arrays in 6.12; the iterator reads the older counter.
     pids_events_ = kernel.pids_events_limit;
-    // A v1 or hybrid host: the cpu, cpuacct and memory hierarchies are walked too.
-    if (auto h = DetectHierarchies("/sys/fs/cgroup", "/proc"); h.ok()) v1_.Start(*h, config.max_cgroups);
     return Status::Ok();
   }
 
@@ -122,6 +141,7 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
       const int v1 = v1_.FileIndex(h, file);
       return v1 < 0 ? -1 : kV1Base + v1;
     }
+    if (!walk_) return -1;
     for (int i = 0; i < static_cast<int>(IterFile::kCount); i++) {
       const IterFile f = static_cast<IterFile>(i);
       if (file != IterFileName(f)) continue;
@@ -134,7 +154,7 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
 
   Status Refresh() override {
     index_.clear();
-    StatusOr<uint32_t> walked = walk_->Run();
+    StatusOr<uint32_t> walked = walk_ ? walk_->Run() : StatusOr<uint32_t>(0u);
     if (!walked.ok()) {
       failed_walks_.fetch_add(1, std::memory_order_relaxed);
       return walked.status();

@@ -10,9 +10,10 @@
 // are medians of per-round ratios. The cgroups are empty directories under one parent,
 // with every controller the hierarchy offers enabled, so each has every file.
 // Meant for the cgroup-v2 guest of tests/vm (Debian 6.1: every file rendered), and runs on
-// any host whose kernel loads the iterator.
+// any host whose kernel loads the iterator. With --v1 the cgroups are made in the cpu,
+// cpuacct and memory v1 hierarchies instead, and the files are those the v1 walks render.
 //
-//   statlet_cgroup_stats_bench [--cgroups N] [--rounds R] [--cgroup-root DIR]   (root)
+//   statlet_cgroup_stats_bench [--cgroups N] [--rounds R] [--cgroup-root DIR] [--v1]   (root)
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -24,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -37,9 +39,19 @@ namespace {
 
 using statlet::CgroupFileSource;
 
-constexpr const char* kFiles[] = {"cpu.stat",          "memory.current",      "memory.peak",  "memory.swap.current",
-                                  "memory.stat",       "memory.events",       "memory.events.local",
-                                  "pids.current",      "pids.events"};
+std::vector<const char*> FilesOf(statlet::Hierarchy h) {
+  switch (h) {
+    case statlet::kUnified:
+      return {"cpu.stat",      "memory.current",      "memory.peak",  "memory.swap.current", "memory.stat",
+              "memory.events", "memory.events.local", "pids.current", "pids.events"};
+    case statlet::kV1Cpu: return {"cpu.stat"};
+    case statlet::kV1Cpuacct: return {"cpuacct.usage_percpu"};
+    case statlet::kV1Memory:
+      return {"memory.usage_in_bytes", "memory.max_usage_in_bytes", "memory.failcnt", "memory.kmem.usage_in_bytes",
+              "memory.oom_control"};
+    default: return {};
+  }
+}
 
 int64_t Now(clockid_t c) {
   timespec ts;
@@ -70,7 +82,8 @@ std::string ReadFile(const std::string& path) {
 // N empty cgroups under root/<name>, removed again at the end.
 class Tree {
  public:
-  Tree(const std::string& root, size_t n) : dir_(root + "/statlet-iter-bench-" + std::to_string(getpid())) {
+  Tree(const std::string& root, size_t n)
+      : root_(root), dir_(root + "/statlet-iter-bench-" + std::to_string(getpid())) {
     if (mkdir(dir_.c_str(), 0755) != 0) return;
     std::string enable;
     std::istringstream controllers(ReadFile(dir_ + "/cgroup.controllers"));
@@ -90,6 +103,7 @@ class Tree {
     rmdir(dir_.c_str());
   }
   bool ok() const { return ok_; }
+  const std::string& root() const { return root_; }
   const std::string& dir() const { return dir_; }
   struct Cgroup {
     std::string path;
@@ -98,7 +112,7 @@ class Tree {
   const std::vector<Cgroup>& cgroups() const { return cgroups_; }
 
  private:
-  std::string dir_;
+  std::string root_, dir_;
   std::vector<Cgroup> cgroups_;
   bool ok_ = false;
 };
@@ -130,10 +144,16 @@ int main(int argc, char** argv) {
   size_t n = 1000;
   int rounds = 11;
   std::string root;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--cgroups")) n = std::strtoul(argv[i + 1], nullptr, 10);
-    else if (!std::strcmp(argv[i], "--rounds")) rounds = std::max(1, std::atoi(argv[i + 1]));
-    else if (!std::strcmp(argv[i], "--cgroup-root")) root = argv[i + 1];
+  bool v1 = false;
+  for (int i = 1; i < argc; i++) {
+    if (!std::strcmp(argv[i], "--v1")) {
+      v1 = true;
+      continue;
+    }
+    if (i + 1 >= argc) break;
+    if (!std::strcmp(argv[i], "--cgroups")) n = std::strtoul(argv[++i], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--rounds")) rounds = std::max(1, std::atoi(argv[++i]));
+    else if (!std::strcmp(argv[i], "--cgroup-root")) root = argv[++i];
   }
   if (geteuid() != 0) {
     std::fprintf(stderr, "needs root\n");
@@ -153,11 +173,24 @@ int main(int argc, char** argv) {
   }
   CgroupFileSource* source = (*probes)->FileSource();
   if (root.empty()) root = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/unified";
-  Tree tree(root, n);
-  if (!tree.ok()) {
-    std::fprintf(stderr, "cannot create %zu cgroups under %s\n", n, root.c_str());
-    return 1;
+  // One tree per hierarchy measured (the same relative paths in each).
+  std::vector<std::pair<statlet::Hierarchy, std::unique_ptr<Tree>>> trees;
+  if (v1) {
+    auto h = statlet::DetectHierarchies("/sys/fs/cgroup", "/proc");
+    if (!h.ok()) return 1;
+    for (statlet::Hierarchy hh : {statlet::kV1Cpu, statlet::kV1Cpuacct, statlet::kV1Memory}) {
+      if (h->has(hh)) trees.emplace_back(hh, std::make_unique<Tree>(h->mount[hh], n));
+    }
+  } else {
+    trees.emplace_back(statlet::kUnified, std::make_unique<Tree>(root, n));
   }
+  for (const auto& [h, tree] : trees) {
+    if (!tree->ok()) {
+      std::fprintf(stderr, "cannot create %zu cgroups under %s\n", n, tree->root().c_str());
+      return 1;
+    }
+  }
+  const Tree& tree = *trees.front().second;
 
   // The (cgroup, file) pairs both sides read: the files the iterator renders that exist.
   struct Target {
@@ -167,23 +200,25 @@ int main(int argc, char** argv) {
   };
   std::vector<Target> targets;
   std::string names;
-  for (const char* file : kFiles) {
-    const int index = source->FileIndex(statlet::kUnified, file);
-    if (index < 0 || access((tree.cgroups()[0].path + "/" + file).c_str(), F_OK) != 0) continue;
-    names += std::string(names.empty() ? "" : ",") + file;
-    for (const auto& cg : tree.cgroups()) {
-      const int fd = open((cg.path + "/" + file).c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) {
-        std::fprintf(stderr, "open %s/%s: %s\n", cg.path.c_str(), file, std::strerror(errno));
-        return 1;
+  for (const auto& [h, t] : trees) {
+    for (const char* file : FilesOf(h)) {
+      const int index = source->FileIndex(h, file);
+      if (index < 0 || access((t->cgroups()[0].path + "/" + file).c_str(), F_OK) != 0) continue;
+      names += std::string(names.empty() ? "" : ",") + file;
+      for (const auto& cg : t->cgroups()) {
+        const int fd = open((cg.path + "/" + file).c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+          std::fprintf(stderr, "open %s/%s: %s\n", cg.path.c_str(), file, std::strerror(errno));
+          return 1;
+        }
+        targets.push_back({cg.id, index, fd});
       }
-      targets.push_back({cg.id, index, fd});
     }
   }
   std::printf("cgroups=%zu files=%s pairs=%zu rounds=%d\n", n, names.c_str(), targets.size(), rounds);
 
   statlet::CollectorOptions co;
-  co.subtrees = {tree.dir().substr(root.size())};
+  co.subtrees = {tree.dir().substr(tree.root().size())};
   co.include_empty = true;
   co.network = false;
   auto files_collector = statlet::Collector::Create(co);

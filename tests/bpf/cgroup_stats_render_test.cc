@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "bpf/cgroup_stats_render.h"
 #include "collector/cgroup_files.h"
@@ -173,6 +174,89 @@ TEST(RenderIterFile, ATooSmallBufferGivesNothing) {
   e.parts = STATLET_PART_MEMORY | STATLET_PART_MEMSTAT;
   char buf[64];
   EXPECT_EQ(RenderIterFile(IterFile::kMemoryStat, e, 4096, buf, sizeof(buf)), 0u);
+}
+
+// Parses `text` with the collector's reader for `file` of v1 hierarchy `h` on a v1 host.
+CgroupStats ParseV1(Hierarchy h, const char* file, const std::string& text) {
+  CgroupHierarchies hs;
+  hs.mount[kV1Cpu] = "/sys/fs/cgroup/cpu";
+  hs.mount[kV1Cpuacct] = "/sys/fs/cgroup/cpuacct";
+  hs.mount[kV1Memory] = "/sys/fs/cgroup/memory";
+  CgroupStats s;
+  int readers = 0;
+  for (const CgroupFileReader* r : BuildReadPlan(hs)) {
+    if (r->hierarchy == h && std::strcmp(r->name, file) == 0) {
+      readers++;
+      EXPECT_TRUE(ApplyReader(*r, text, &s)) << file << ":\n" << text;
+    }
+  }
+  EXPECT_EQ(readers, 1) << file;
+  return s;
+}
+
+std::string RenderV1(V1IterFile f, const statlet_cgroup_v1_stats& e, const std::vector<uint64_t>& per_cpu = {}) {
+  char buf[4096];
+  return std::string(buf, RenderV1IterFile(f, e, per_cpu.data(), per_cpu.size(), 4096, buf, sizeof(buf)));
+}
+
+TEST(RenderV1IterFile, CpuFilesAreTheKernelsAndParseIntoTheCollectorsFields) {
+  statlet_cgroup_v1_stats e{};
+  e.parts = STATLET_V1_CFS | STATLET_V1_CPUACCT;
+  e.nr_periods = 10;
+  e.nr_throttled = 4;
+  e.throttled_ns = 123456789;
+  e.nr_bursts = 2;
+  e.burst_ns = 5000;
+  const std::string stat = RenderV1(V1IterFile::kCpuStat, e);
+  EXPECT_EQ(stat, "nr_periods 10\nnr_throttled 4\nthrottled_time 123456789\nnr_bursts 2\nburst_time 5000\n");
+  CgroupStats s = ParseV1(kV1Cpu, "cpu.stat", stat);
+  EXPECT_EQ(s.cpu.nr_periods, 10u);
+  EXPECT_EQ(s.cpu.nr_throttled, 4u);
+  EXPECT_EQ(s.cpu.throttled_ns, 123456789u);
+  EXPECT_EQ(s.cpu.burst_ns, 5000u);
+
+  // usage_percpu: each CPU's value and a space, then a newline, as the kernel prints it.
+  const std::string percpu = RenderV1(V1IterFile::kCpuacctUsagePercpu, e, {7, 0, 18446744073709551615u});
+  EXPECT_EQ(percpu, "7 0 18446744073709551615 \n");
+  s = ParseV1(kV1Cpuacct, "cpuacct.usage_percpu", percpu);
+  EXPECT_EQ(s.cpu.per_cpu_ns, (std::vector<uint64_t>{7, 0, 18446744073709551615u}));
+  // No per-CPU values (the walk was not over cpuacct): nothing.
+  EXPECT_EQ(RenderV1(V1IterFile::kCpuacctUsagePercpu, e), "");
+}
+
+TEST(RenderV1IterFile, MemoryFilesAreTheKernelsAndParseIntoTheCollectorsFields) {
+  statlet_cgroup_v1_stats e{};
+  e.parts = STATLET_V1_MEMORY | STATLET_V1_KMEM | STATLET_V1_OOM_CONTROL;
+  e.memory_pages = 3;
+  e.memory_watermark_pages = 5;
+  e.memory_failcnt = 2;
+  e.kmem_pages = 1;
+  e.oom_kill = 4;
+  e.under_oom = 1;
+  EXPECT_EQ(RenderV1(V1IterFile::kMemoryUsage, e), "12288\n");
+  EXPECT_EQ(ParseV1(kV1Memory, "memory.usage_in_bytes", RenderV1(V1IterFile::kMemoryUsage, e)).memory.usage_bytes,
+            12288u);
+  EXPECT_EQ(ParseV1(kV1Memory, "memory.max_usage_in_bytes", RenderV1(V1IterFile::kMemoryMaxUsage, e))
+                .memory.max_usage_bytes,
+            20480u);
+  EXPECT_EQ(ParseV1(kV1Memory, "memory.failcnt", RenderV1(V1IterFile::kMemoryFailcnt, e)).memory.failcnt, 2u);
+  EXPECT_EQ(ParseV1(kV1Memory, "memory.kmem.usage_in_bytes", RenderV1(V1IterFile::kKmemUsage, e)).memory.kernel_bytes,
+            4096u);
+  const std::string oom = RenderV1(V1IterFile::kOomControl, e);
+  EXPECT_EQ(oom, "oom_kill_disable 0\nunder_oom 1\noom_kill 4\n");
+  EXPECT_EQ(ParseV1(kV1Memory, "memory.oom_control", oom).memory.events.oom_kill, 4u);
+}
+
+TEST(RenderV1IterFile, MissingPartsAndSmallBuffersGiveNothing) {
+  statlet_cgroup_v1_stats e{};
+  e.parts = STATLET_V1_CFS;  // a root memcg: no page counters
+  EXPECT_EQ(RenderV1(V1IterFile::kMemoryUsage, e), "");
+  EXPECT_EQ(RenderV1(V1IterFile::kOomControl, e), "");
+  e.parts |= STATLET_V1_CPUACCT;
+  std::vector<uint64_t> many(512, 18446744073709551615u);
+  char buf[256];
+  EXPECT_EQ(RenderV1IterFile(V1IterFile::kCpuacctUsagePercpu, e, many.data(), many.size(), 4096, buf, sizeof buf), 0u);
+  EXPECT_EQ(RenderV1IterFile(V1IterFile::kCpuStat, e, nullptr, 0, 4096, buf, 16), 0u);
 }
 
 }  // namespace
