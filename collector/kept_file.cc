@@ -46,13 +46,18 @@ int PreadWhole(int fd, ReadBuffer* buf) {
 namespace {
 bool IsGone(int e) { return e == ENOENT || e == ENODEV || e == ESRCH; }
 
-// "dir/name" into rel; false when it does not fit.
+// "dir/name" into rel ("name" for an empty dir: dir_fd is the directory); false when it
+// does not fit.
 bool RelPath(std::string_view dir, const char* name, char (&rel)[4096]) {
   size_t n = std::strlen(name);
   if (dir.size() + n + 2 > sizeof rel) return false;
-  std::memcpy(rel, dir.data(), dir.size());
-  rel[dir.size()] = '/';
-  std::memcpy(rel + dir.size() + 1, name, n + 1);
+  size_t at = 0;
+  if (!dir.empty()) {
+    std::memcpy(rel, dir.data(), dir.size());
+    rel[dir.size()] = '/';
+    at = dir.size() + 1;
+  }
+  std::memcpy(rel + at, name, n + 1);
   return true;
 }
 }  // namespace

@@ -11,7 +11,9 @@
 //             and the stats calls' files with as many kept open as RLIMIT_NOFILE allows
 //             ("files, max kept": no fd budget of its own; root raises the limit where it
 //             may): with every one kept, the bound of any reader of these files, whatever
-//             kernel memory it spends on them (~4.5 KiB a kept file);
+//             kernel memory it spends on them (~4.5 KiB a kept file); the files the
+//             daemon's cgroup_stats eBPF probe renders are not read: the floor loads that
+//             probe too and walks once per pass instead (unless the daemon flags turn it off);
 //   statlet — the real `statlet` daemon (--cri.max-age=0s: every call a fresh collection,
 //             checked by its timestamp) over gRPC: ListContainerStats, ListPodSandboxStats,
 //             ListPodSandboxMetrics; latency and the daemon's CPU per call (it runs in a
@@ -57,6 +59,7 @@
 #include "bench/cri/containerd_peer.h"
 #include "bench/support/bench_tree.h"
 #include "bench/support/read_floor.h"
+#include "bpf/bpf_probes.h"
 #include "cri/proto/api.grpc.pb.h"
 #include "tests/cri/server_process.h"  // ScratchDir
 #include "tests/support/child_process.h"
@@ -268,6 +271,7 @@ struct SizeReport {
   std::vector<Series> series;
   double files_floor = 0, files_floor_stats = 0, files_statlet = 0;
   double files_max_kept = 0;  // of files_floor_stats, kept open by the "files, max kept" floor
+  double files_rendered = 0;  // of files_floor_stats, from the cgroup_stats walks
   long rss_stats_kib = -1, rss_all_kib = -1, rss_peak_kib = -1;
   long anon_stats_kib = -1, anon_all_kib = -1;  // of which anonymous (not the binary's and libraries' pages)
   // What the daemon's memory cgroup is charged after all calls (what a memory limit sees:
@@ -311,8 +315,8 @@ void Print(const SizeReport& r) {
                   Median(theirs->cpu) / Median(bound->cpu));
     }
   }
-  std::printf("files    floor %.0f (stats calls %.0f), statlet %.0f per collection\n", r.files_floor,
-              r.files_floor_stats, r.files_statlet);
+  std::printf("files    floor %.0f (stats calls %.0f, of which %.0f from the eBPF walks), statlet %.0f per collection\n",
+              r.files_floor, r.files_floor_stats, r.files_rendered, r.files_statlet);
   std::printf("rss      after %d calls of each stats call: %.1f MiB (anonymous %.1f); after %d ListPodSandboxMetrics "
               "more: %.1f MiB (anonymous %.1f); peak %.1f MiB\n",
               kRssCalls, r.rss_stats_kib / 1024.0, r.anon_stats_kib / 1024.0, kRssCalls, r.rss_all_kib / 1024.0,
@@ -335,7 +339,7 @@ void WriteJson(const std::vector<SizeReport>& reports, const std::string& path) 
   for (size_t i = 0; i < reports.size(); ++i) {
     const SizeReport& r = reports[i];
     out << (i ? ", " : "") << "{\"containers\": " << r.containers << ", \"files_floor\": " << r.files_floor
-        << ", \"files_floor_stats\": " << r.files_floor_stats << ", \"files_max_kept\": " << r.files_max_kept
+        << ", \"files_floor_stats\": " << r.files_floor_stats << ", \"files_max_kept\": " << r.files_max_kept << ", \"files_rendered\": " << r.files_rendered
         << ", \"cgroup_all_kib\": " << r.cgroup_all_kib << ", \"kernel_all_kib\": " << r.kernel_all_kib
         << ", \"files_statlet\": " << r.files_statlet << ", \"rss_stats_kib\": " << r.rss_stats_kib
         << ", \"rss_all_kib\": " << r.rss_all_kib << ", \"rss_peak_kib\": " << r.rss_peak_kib
@@ -422,7 +426,7 @@ struct Daemon {
   std::unique_ptr<v1::RuntimeService::Stub> stub;
 };
 
-SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer) {
+SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer, CgroupFileSource* source) {
   SizeReport report;
   report.containers = n;
   const std::string root = "/statlet-bench-" + std::to_string(::getpid()) + "-" + std::to_string(n);
@@ -435,10 +439,14 @@ SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer) {
   // ListPodSandboxMetrics' reads every file and scans the processes. One floor keeps its fds
   // at a time (each under the daemon's budget), built outside the measured passes.
   auto floor_of = [&](bool metrics, size_t max_kept = CollectorOptions::kDefaultMaxKeptFiles) {
-    return std::make_unique<ReadFloor>(root, metrics ? CollectParts::All() : CollectParts::None(), max_kept);
+    return std::make_unique<ReadFloor>(root, metrics ? CollectParts::All() : CollectParts::None(), max_kept, source);
   };
   report.files_floor = static_cast<double>(floor_of(true)->files());
-  report.files_floor_stats = static_cast<double>(floor_of(false)->files());
+  {
+    auto stats = floor_of(false);
+    report.files_floor_stats = static_cast<double>(stats->files());
+    report.files_rendered = static_cast<double>(stats->rendered());
+  }
   if (peer != nullptr) {
     if (Status s = peer->Grow(n, o.per_pod); !s.ok()) {
       report.errors.push_back("containerd: running the containers failed: " + s.ToString());
@@ -582,10 +590,21 @@ int main(int argc, char** argv) {
       std::printf("containerd peer skipped: %s\n", p.status().ToString().c_str());
     }
   }
+  // The daemon's cgroup_stats probe, loaded here too: the floor walks where the daemon walks.
+  std::unique_ptr<statlet::BpfProbes> probes;
+  const bool daemon_walks = std::none_of(o.daemon_flags.begin(), o.daemon_flags.end(), [](const std::string& f) {
+    return f.rfind("--bpf=off", 0) == 0 || (f.rfind("--bpf.probes", 0) == 0 && f.find("cgroup_stats") == std::string::npos);
+  });
+  if (daemon_walks) {
+    statlet::BpfOptions bo = statlet::BpfOptions::WithMode(statlet::BpfMode::kAuto);
+    bo.probes = {"cgroup_stats"};
+    if (auto p = statlet::BpfProbes::Create(bo); p.ok()) probes = std::move(p).value();
+  }
+  statlet::CgroupFileSource* source = probes ? probes->FileSource() : nullptr;
   std::vector<statlet::bench::SizeReport> reports;
   int rc = 0;
   for (size_t n : o.sizes) {
-    reports.push_back(statlet::bench::RunAt(n, o, peer.get()));
+    reports.push_back(statlet::bench::RunAt(n, o, peer.get(), source));
     statlet::bench::Print(reports.back());
     if (!reports.back().errors.empty()) rc = 1;
   }

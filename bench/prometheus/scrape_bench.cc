@@ -21,6 +21,7 @@
 
 #include "bench/support/bench_tree.h"
 #include "bench/support/read_floor.h"
+#include "bpf/bpf_probes.h"
 #include "tests/prometheus/test_snapshots.h"
 #include "tests/support/child_process.h"
 #include "tests/support/live_cgroup.h"
@@ -90,7 +91,12 @@ void RunAt(size_t n, bool node_exporter) {
   bench::FloorResult f;
   size_t floor_files = 0, floor_kept_fds = 0, floor_processes = 0;
   {
-    bench::ReadFloor floor(root);
+    // The daemon's cgroup_stats probe, loaded here too: the floor walks where it walks.
+    BpfOptions bo = BpfOptions::WithMode(BpfMode::kAuto);
+    bo.probes = {"cgroup_stats"};
+    auto probes = BpfProbes::Create(bo);
+    bench::ReadFloor floor(root, CollectParts::All(), CollectorOptions::kDefaultMaxKeptFiles,
+                           probes.ok() ? (*probes)->FileSource() : nullptr);
     f = bench::MeasureFloor(&floor, kScrapes, true, std::chrono::nanoseconds(0));
     floor_files = floor.files();
     floor_kept_fds = floor.kept_fds();

@@ -61,8 +61,8 @@ std::string MedianRange(const std::vector<double>& v, int decimals) {
   return buf;
 }
 
-ReadFloor::ReadFloor(const std::string& root, CollectParts parts, size_t max_kept)
-    : budget_(FdBudget::ForKeptFiles(max_kept)) {
+ReadFloor::ReadFloor(const std::string& root, CollectParts parts, size_t max_kept, CgroupFileSource* source)
+    : budget_(FdBudget::ForKeptFiles(max_kept)), source_(source) {
   const CgroupHierarchies& h = testing::HostHierarchies();
   for (int i = 0; i < kNumHierarchies; ++i) {
     root_fds_[i] = h.has(static_cast<Hierarchy>(i)) ? ::open(h.mount[i].c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -79,6 +79,11 @@ ReadFloor::ReadFloor(const std::string& root, CollectParts parts, size_t max_kep
   inotify_fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   auto add = [&](Hierarchy hier, const std::string& rel, const char* name, bool written_only = false) {
     std::string file = rel + "/" + name;
+    if (source_ != nullptr && !written_only && source_->FileIndex(hier, name) >= 0 &&
+        ::faccessat(root_fds_[hier], file.c_str(), F_OK, 0) == 0) {
+      ++rendered_;
+      return;
+    }
     if (written_only && inotify_fd_ >= 0) {
       if (::inotify_add_watch(inotify_fd_, (h.mount[hier] + "/" + file).c_str(), IN_MODIFY | IN_DONT_FOLLOW) >= 0) {
         ++watched_;
@@ -151,6 +156,7 @@ size_t ReadFloor::ReadFiles(double* reopen_ms) {
   static char buf[65536];
   size_t failed = 0;
   if (inotify_fd_ >= 0) (void)!::read(inotify_fd_, buf, sizeof buf);  // no limit written: EAGAIN
+  if (rendered_ > 0) failed += !source_->Refresh().ok();
   for (int fd : kept_) failed += ::pread(fd, buf, sizeof buf, 0) < 0;
   const auto t0 = Clock::now();
   for (const Reopened& f : reopened_) {

@@ -8,6 +8,8 @@
 //    files this kernel lacks are left out, as statlet remembers them absent;
 //  - the limits statlet serves from memory between inotify events (written_only files)
 //    watched, not read: one read() of the inotify fd per pass;
+//  - with a file source (the daemon's cgroup_stats eBPF probe, loaded in this process too),
+//    the files it renders not read: one walk per pass (CgroupFileSource::Refresh) instead;
 //  - kept fds re-read with pread, under the daemon's default fd budget (RLIMIT_NOFILE less
 //    512, at most CollectorOptions::kDefaultMaxKeptFiles),
 //    taken in the order of statlet's first collection (process lists, then the rest);
@@ -23,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "collector/cgroup_file_source.h"
 #include "collector/cgroup_hierarchies.h"
 #include "collector/collect_parts.h"
 #include "collector/collector.h"
@@ -36,7 +39,7 @@ class ReadFloor {
   // is now. Each instance keeps fds under its own budget (the daemon's default, or
   // `max_kept`, both capped by RLIMIT_NOFILE): keep one alive at a time.
   explicit ReadFloor(const std::string& root, CollectParts parts = CollectParts::All(),
-                     size_t max_kept = CollectorOptions::kDefaultMaxKeptFiles);
+                     size_t max_kept = CollectorOptions::kDefaultMaxKeptFiles, CgroupFileSource* source = nullptr);
   ~ReadFloor();
   ReadFloor(const ReadFloor&) = delete;
   ReadFloor& operator=(const ReadFloor&) = delete;
@@ -48,9 +51,10 @@ class ReadFloor {
   size_t ScanProcesses();
 
   size_t cgroups() const { return cgroups_; }
-  size_t files() const { return kept_.size() + reopened_.size(); }
+  size_t files() const { return kept_.size() + reopened_.size() + rendered_; }
   size_t kept_fds() const { return budget_.used(); }
-  size_t watched() const { return watched_; }  // limits watched instead of read
+  size_t watched() const { return watched_; }    // limits watched instead of read
+  size_t rendered() const { return rendered_; }  // files the source's walks stand in for
   size_t processes() const;
 
  private:
@@ -68,6 +72,8 @@ class ReadFloor {
   int proc_fd_ = -1;
   int inotify_fd_ = -1;
   size_t watched_ = 0;
+  CgroupFileSource* source_ = nullptr;
+  size_t rendered_ = 0;
 };
 
 struct FloorResult {

@@ -2,10 +2,13 @@
 // callers that need it (and a cached snapshot without it never answers them), and one
 // entry per container and pod when a v1 runtime nests them under different paths in
 // different hierarchies.
+#include <dirent.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -202,6 +205,76 @@ TEST_F(LiveCollectParts, FilesBeyondTheKeptFileCapAreReadAllTheSame) {
   EXPECT_EQ(a->process.processes, 1u);
   EXPECT_EQ(a->process.processes, b->process.processes);
   EXPECT_EQ(a->process.pids_max, b->process.pids_max);
+}
+
+// The files beyond the cap are opened from their cgroup's directory, held O_PATH (no
+// seq_file buffer), not by a walk from the hierarchy root: one directory fd per cgroup and
+// hierarchy, closed with the cgroup; the values are the same as through kept fds.
+TEST_F(LiveCollectParts, FilesBeyondTheCapAreOpenedFromTheirDirectory) {
+  auto open_fds = [] {
+    size_t n = 0;
+    if (DIR* d = opendir("/proc/self/fd")) {
+      while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+      closedir(d);
+    }
+    return n;
+  };
+  auto directories = [] {
+    size_t n = 0;
+    if (DIR* d = opendir("/proc/self/fd")) {
+      while (dirent* e = readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, 0) == 0 && S_ISDIR(st.st_mode)) n++;
+      }
+      closedir(d);
+    }
+    return n;
+  };
+  const std::string id(64, 'c');
+  LiveCgroup top(root_);
+  LiveCgroup ctr(root_ + "/kubepods/burstable/pod0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1de/" + id);
+  Child sleeper = Child::Sleeper();
+  ASSERT_TRUE(ctr.Add(sleeper.pid()));
+  const size_t fds_before = open_fds(), dirs_before = directories();
+  CollectorOptions o;
+  o.subtrees = {root_};
+  o.max_kept_files = 0;  // every file opened on every collection
+  o.watch_limits = false;
+  auto c = Collector::Create(o);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  const size_t discovery_dirs = directories() - dirs_before;
+  StatusOr<Snapshot> first = (*c)->Collect(CollectParts::None());
+  ASSERT_TRUE(first.ok());
+  StatusOr<Snapshot> second = (*c)->Collect(CollectParts::None());
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->collection.fds_kept, 0u);
+  EXPECT_TRUE(second->read_errors.empty());
+  // At most one per cgroup directory of the subtree in each hierarchy, whatever discovery keeps.
+  const size_t held = directories() - dirs_before - discovery_dirs;
+  std::function<size_t(const std::string&)> count = [&](const std::string& dir) {
+    size_t n = 1;
+    if (DIR* d = opendir(dir.c_str())) {
+      while (dirent* e = readdir(d)) {
+        if (e->d_type == DT_DIR && e->d_name[0] != '.') n += count(dir + "/" + e->d_name);
+      }
+      closedir(d);
+    }
+    return n;
+  };
+  size_t cgroup_dirs = 0;
+  for (int h = 0; h < kNumHierarchies; h++) {
+    const std::string& mount = HostHierarchies().mount[h];
+    if (!mount.empty() && access((mount + root_).c_str(), F_OK) == 0) cgroup_dirs += count(mount + root_);
+  }
+  EXPECT_GT(held, 0u);
+  EXPECT_LE(held, cgroup_dirs);
+  const CgroupStats* s = second->FindByContainerId(id);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->process.processes, 1u);
+  EXPECT_TRUE(s->memory.usage_bytes.has_value() || s->cpu.usage_ns.has_value());
+  c->reset();
+  EXPECT_EQ(open_fds(), fds_before) << "the collector closed every fd it held";
 }
 
 // Callers arriving during a collection that lacks their part wait for it and are served by
