@@ -152,9 +152,10 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
     return -1;
   }
 
-  Status Refresh() override {
+  Status Refresh(uint32_t hierarchies) override {
     index_.clear();
-    StatusOr<uint32_t> walked = walk_ ? walk_->Run() : StatusOr<uint32_t>(0u);
+    const bool unified = walk_ && (hierarchies & (1u << kUnified));
+    StatusOr<uint32_t> walked = unified ? walk_->Run() : StatusOr<uint32_t>(0u);
     if (!walked.ok()) {
       failed_walks_.fetch_add(1, std::memory_order_relaxed);
       return walked.status();
@@ -163,7 +164,7 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
     index_.reserve(stored);
     for (uint32_t i = 0; i < stored; i++) index_.emplace(entries_.at<statlet_cgroup_stats>(i).cgroup_id, i);
     // A failed v1 walk leaves its hierarchy's files to cgroupfs for this collection.
-    failed_walks_.fetch_add(v1_.Refresh(), std::memory_order_relaxed);
+    failed_walks_.fetch_add(v1_.Refresh(hierarchies), std::memory_order_relaxed);
     unstored_.store(*walked - stored + v1_.unstored(), std::memory_order_relaxed);
     return Status::Ok();
   }

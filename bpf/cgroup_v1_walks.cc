@@ -125,10 +125,14 @@ int CgroupV1Walks::FileIndex(Hierarchy h, std::string_view file) const {
   return -1;
 }
 
-uint64_t CgroupV1Walks::Refresh() {
+uint64_t CgroupV1Walks::Refresh(uint32_t hierarchies) {
   uint64_t failed = 0;
   unstored_ = 0;
   for (auto& w : walks_) {
+    if (!(w->hierarchies & hierarchies)) {
+      w->fresh = false;
+      continue;
+    }
     if (!w->Run(&unstored_).ok()) failed++;
   }
   return failed;

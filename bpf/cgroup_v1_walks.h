@@ -27,9 +27,9 @@ class CgroupV1Walks {
 
   // A local index (0 on) for file `file` of hierarchy `h`, or -1.
   int FileIndex(Hierarchy h, std::string_view file) const;
-  // Runs every walk. A walk that fails renders nothing until one succeeds again; the
-  // number of failed walks is returned.
-  uint64_t Refresh();
+  // Runs the walks over `hierarchies` (bit h: hierarchy h). A walk that fails, or is not
+  // run, renders nothing until it runs again; the number of failed walks is returned.
+  uint64_t Refresh(uint32_t hierarchies);
   bool Render(uint64_t cgroup_id, int index, ReadBuffer* buf) const;
   // Cgroups the walks visited beyond their maps, in the last Refresh.
   uint64_t unstored() const { return unstored_; }

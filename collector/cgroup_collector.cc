@@ -167,7 +167,9 @@ class CgroupCollector : public Collector {
   CgroupFileSource* source_ = nullptr;
   std::vector<int> source_index_;
   uint32_t source_hierarchies_ = 0;  // bit h: the source renders files of hierarchy h
-  bool source_fresh_ = false;
+  std::array<size_t, kNumHierarchies> source_files_{};  // files it renders per cgroup there
+  uint32_t walking_ = 0;  // hierarchies whose files are taken from the source (min_walked_files)
+  uint32_t walked_ = 0;   // of those, the ones this collection's walk covered
   bool source_failure_logged_ = false;
   NetnsReader netns_;
   ProcessFdScanner fd_scanner_;
@@ -328,6 +330,7 @@ void CgroupCollector::SetUpFileSource() {
     source_index_[i] = source_->FileIndex(r.hierarchy, r.name);
     if (source_index_[i] < 0) continue;
     source_hierarchies_ |= 1u << r.hierarchy;
+    source_files_[r.hierarchy]++;
     names += std::string(names.empty() ? "" : ", ") + r.name;
     if (r.hierarchy != kUnified) names += std::string(" (") + HierarchyName(r.hierarchy) + ")";
   }
@@ -403,7 +406,7 @@ void CgroupCollector::WatchLimit(Node* n, size_t i, CachedLimit* cl) {
 // collection's walk. False: read it from cgroupfs (the walk did not see the cgroup).
 bool CgroupCollector::RenderFromSource(Node* n, size_t i, CgroupStats* out) {
   const CgroupFileReader& r = *plan_[i];
-  if (!source_fresh_ || source_index_[i] < 0 || n->ids[r.hierarchy] == 0) return false;
+  if (!(walked_ & (1u << r.hierarchy)) || source_index_[i] < 0 || n->ids[r.hierarchy] == 0) return false;
   int err = 0;
   switch (n->files[i].Check(discovery_.root_fd(r.hierarchy), n->rel, r.name, &err)) {  // once
     case ReadOutcome::kAbsent: return true;  // nothing to fill
@@ -412,6 +415,7 @@ bool CgroupCollector::RenderFromSource(Node* n, size_t i, CgroupStats* out) {
     case ReadOutcome::kOk: break;
   }
   if (!source_->Render(n->ids[r.hierarchy], source_index_[i], &buf_)) return false;
+  n->files[i].Close(&budget_);  // kept while the walk was not worth it: its fd is better spent
   ++files_read_;
   if (!ApplyReader(r, buf_.view(), out)) CountError(r.name, "parse");
   return true;
@@ -502,10 +506,27 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
   uint64_t dirs_before = discovery_.directories_read();
   ApplyChanges(discovery_.Poll());
   DrainLimitEvents();
-  // One kernel walk for the files the source renders; if it fails, they are read below.
+  // One kernel walk per hierarchy for the files the source renders, where the collection
+  // reads enough of them to pay for it; if it fails, they are read below.
+  walked_ = 0;
   if (source_ != nullptr) {
-    Status st = source_->Refresh();
-    source_fresh_ = st.ok();
+    std::array<size_t, kNumHierarchies> cgroups{};
+    for (const auto& [path, n] : nodes_) {
+      for (int h = 0; h < kNumHierarchies; ++h) cgroups[h] += (n->mask >> h) & 1u;
+    }
+    for (int h = 0; h < kNumHierarchies; ++h) {
+      const size_t files = cgroups[h] * source_files_[h];
+      const bool walking = walking_ & (1u << h);
+      if (files >= opts_.min_walked_files || (walking && files * 4 >= opts_.min_walked_files * 3)) {
+        walking_ |= 1u << h;
+      } else {
+        walking_ &= ~(1u << h);
+      }
+    }
+  }
+  if (source_ != nullptr && walking_ != 0) {
+    Status st = source_->Refresh(walking_);
+    walked_ = st.ok() ? walking_ : 0;
     if (!st.ok()) {
       CountError("cgroup iterator", "io");
       if (!source_failure_logged_) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "collector/cgroup_file_source.h"
 #include "collector/snapshot.h"
 
 namespace statlet {
@@ -56,6 +57,10 @@ struct CollectorOptions {
   // BpfProbes::FileSource()) instead of read; null: every file from cgroupfs. Not owned;
   // must outlive the collector, and is used only from the collecting thread.
   CgroupFileSource* file_source = nullptr;
+  // A hierarchy's files come from the source only while a collection reads at least this
+  // many of them there (its cgroups times the files the source renders of each), and stop
+  // below three quarters of it; below, they are read (CgroupFileSource::kMinWalkedFiles).
+  size_t min_walked_files = CgroupFileSource::kMinWalkedFiles;
 };
 
 class Collector {

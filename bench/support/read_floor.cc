@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -77,9 +78,28 @@ ReadFloor::ReadFloor(const std::string& root, CollectParts parts, size_t max_kep
   // one it does not find is remembered as absent and never read.
   // A limit (written_only) is watched instead, as statlet does by default: not read per pass.
   inotify_fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  // The hierarchies whose files the daemon takes from the source's walks: as its collector
+  // decides (CollectorOptions::min_walked_files at its default).
+  const std::vector<const CgroupFileReader*> plan = BuildReadPlan(h, HugePageSizes("/sys/kernel/mm/hugepages"));
+  uint32_t walked = 0;
+  if (source_ != nullptr) {
+    std::array<size_t, kNumHierarchies> per_cgroup{}, cgroups{};
+    for (const CgroupFileReader* r : plan) {
+      if (r->apply != nullptr && !r->written_only && source_->FileIndex(r->hierarchy, r->name) >= 0) {
+        per_cgroup[r->hierarchy]++;
+      }
+    }
+    for (const auto& [path, mask] : discovery.paths()) {
+      for (int i = 0; i < kNumHierarchies; ++i) cgroups[i] += (mask >> i) & 1u;
+    }
+    for (int i = 0; i < kNumHierarchies; ++i) {
+      if (cgroups[i] * per_cgroup[i] >= CgroupFileSource::kMinWalkedFiles) walked |= 1u << i;
+    }
+  }
+  walked_ = walked;
   auto add = [&](Hierarchy hier, const std::string& rel, const char* name, bool written_only = false) {
     std::string file = rel + "/" + name;
-    if (source_ != nullptr && !written_only && source_->FileIndex(hier, name) >= 0 &&
+    if ((walked & (1u << hier)) && !written_only && source_->FileIndex(hier, name) >= 0 &&
         ::faccessat(root_fds_[hier], file.c_str(), F_OK, 0) == 0) {
       ++rendered_;
       return;
@@ -125,7 +145,6 @@ ReadFloor::ReadFloor(const std::string& root, CollectParts parts, size_t max_kep
   }
 
   // Pass 2: the read plan of every reported cgroup; the process lists of its containers.
-  const std::vector<const CgroupFileReader*> plan = BuildReadPlan(h, HugePageSizes("/sys/kernel/mm/hugepages"));
   for (const auto& [path, c] : tree) {
     const CgroupKind kind = ClassifyCgroupPath(path).kind;
     if (kind == CgroupKind::kOther && c.tree_procs == 0) continue;  // not reported
@@ -156,7 +175,7 @@ size_t ReadFloor::ReadFiles(double* reopen_ms) {
   static char buf[65536];
   size_t failed = 0;
   if (inotify_fd_ >= 0) (void)!::read(inotify_fd_, buf, sizeof buf);  // no limit written: EAGAIN
-  if (rendered_ > 0) failed += !source_->Refresh().ok();
+  if (rendered_ > 0) failed += !source_->Refresh(walked_).ok();
   for (int fd : kept_) failed += ::pread(fd, buf, sizeof buf, 0) < 0;
   const auto t0 = Clock::now();
   for (const Reopened& f : reopened_) {

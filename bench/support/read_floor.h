@@ -9,7 +9,8 @@
 //  - the limits statlet serves from memory between inotify events (written_only files)
 //    watched, not read: one read() of the inotify fd per pass;
 //  - with a file source (the daemon's cgroup_stats eBPF probe, loaded in this process too),
-//    the files it renders not read: one walk per pass (CgroupFileSource::Refresh) instead;
+//    the files it renders not read where the daemon walks instead (a hierarchy with at least
+//    CgroupFileSource::kMinWalkedFiles of them): one walk per pass and hierarchy;
 //  - kept fds re-read with pread, under the daemon's default fd budget (RLIMIT_NOFILE less
 //    512, at most CollectorOptions::kDefaultMaxKeptFiles),
 //    taken in the order of statlet's first collection (process lists, then the rest);
@@ -73,6 +74,7 @@ class ReadFloor {
   int inotify_fd_ = -1;
   size_t watched_ = 0;
   CgroupFileSource* source_ = nullptr;
+  uint32_t walked_ = 0;  // the hierarchies walked (bit h), as the daemon's collector picks them
   size_t rendered_ = 0;
 };
 

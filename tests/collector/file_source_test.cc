@@ -28,8 +28,9 @@ class FakeSource : public CgroupFileSource {
     if (file == "memory.current") return 1;
     return -1;
   }
-  Status Refresh() override {
+  Status Refresh(uint32_t hierarchies) override {
     refreshes++;
+    last_hierarchies = hierarchies;
     return fail ? Status(StatusCode::kInternal, "walk did not complete") : Status::Ok();
   }
   bool Render(uint64_t id, int index, ReadBuffer* buf) const override {
@@ -42,6 +43,7 @@ class FakeSource : public CgroupFileSource {
   std::map<std::pair<uint64_t, int>, std::string> content;
   bool fail = false;
   int refreshes = 0;
+  uint32_t last_hierarchies = 0;
 };
 
 class FileSourceTest : public ::testing::Test {
@@ -69,12 +71,13 @@ class FileSourceTest : public ::testing::Test {
     return std::move(*s);
   }
 
-  std::unique_ptr<Collector> NewCollector() {
+  std::unique_ptr<Collector> NewCollector(size_t min_walked_files = 0) {
     CollectorOptions o;
     o.cgroup_mount = root_;
     o.proc_root = tmp_.path() + "/noproc";
     o.include_empty = true;
     o.file_source = &source_;
+    o.min_walked_files = min_walked_files;  // 0: a walk for the few cgroups here too
     auto c = Collector::Create(o);
     EXPECT_TRUE(c.ok()) << c.status().ToString();
     return std::move(*c);
@@ -106,6 +109,22 @@ TEST_F(FileSourceTest, RenderedFilesReplaceReadsWhereTheWalkSawTheCgroup) {
   EXPECT_EQ(Of(s, "/b").cpu.usage_ns, 100000u);
   EXPECT_EQ(Of(s, "/b").memory.usage_bytes, 4096u);
   EXPECT_TRUE(s.read_errors.empty());
+}
+
+// A walk covers a whole hierarchy at a fixed cost: it is asked for only when the collection
+// reads enough of its files there (4 cgroups x 2 rendered files here), and only for that
+// hierarchy; below, the files are read.
+TEST_F(FileSourceTest, AWalkOnlyWhereEnoughFilesPayForIt) {
+  source_.content[{ids_["a"], 0}] = "usage_usec 7\nuser_usec 5\nsystem_usec 2\n";
+  auto few = NewCollector(9);
+  Snapshot s = Collect(few.get());
+  EXPECT_EQ(source_.refreshes, 0);
+  EXPECT_EQ(Of(s, "/a").cpu.usage_ns, 100000u) << "read from its file";
+  auto enough = NewCollector(8);
+  s = Collect(enough.get());
+  EXPECT_EQ(source_.refreshes, 1);
+  EXPECT_EQ(source_.last_hierarchies, 1u << kUnified);
+  EXPECT_EQ(Of(s, "/a").cpu.usage_ns, 7000u) << "rendered";
 }
 
 TEST_F(FileSourceTest, AFileTheCgroupLacksStaysAbsent) {
