@@ -55,7 +55,8 @@ def cri_tables(cri):
                              f"{theirs['cpu_ms'] / ours['cpu_ms']:.1f}× CPU per call.")
                 bound = rows.get(("floor", "files, max kept"))
                 if bound and bound["p50_ms"] > 0 and bound["cpu_ms"] > 0:
-                    kept, files = size.get("files_max_kept", 0), size.get("files_floor_stats", 0)
+                    kept = size.get("files_max_kept", 0)
+                    files = size.get("files_floor_stats", 0) - size.get("files_rendered", 0)
                     every = "every one" if kept >= files else f"{kept:.0f} of {files:.0f} (RLIMIT_NOFILE)"
                     lines.append(f"The same files with {every} kept open: containerd / floor = "
                                  f"{theirs['p50_ms'] / bound['p50_ms']:.1f}× latency, "
