@@ -85,3 +85,28 @@ static __always_inline void statlet_begin_walk(void) {
   walk_count = 0;
   walk_failed = 0;
 }
+
+// The cgroup's state of controller `id` (enum cgroup_subsys_id, resolved by CO-RE); null
+// when the controller is not attached to this cgroup's hierarchy.
+static __always_inline struct cgroup_subsys_state *statlet_controller(struct cgroup *cgrp, int id) {
+  struct cgroup_subsys_state *css = 0;
+  if (id < 0 || id >= 16) return 0;
+  struct cgroup_subsys_state **slots = __builtin_preserve_access_index(&cgrp->subsys[0]);
+  bpf_probe_read_kernel(&css, sizeof(css), slots + id);
+  return css;
+}
+
+// The cpu controller's CFS bandwidth counters (what cpu.stat prints on v1 and v2), in the
+// order of the entries' fields: nr_periods, nr_throttled, throttled_ns, nr_bursts,
+// burst_ns. False without the cpu controller.
+static __always_inline int statlet_read_cfs(struct cgroup *cgrp, __u64 *out) {
+  struct task_group *tg =
+      (void *)statlet_controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, cpu_cgrp_id));
+  if (!tg) return 0;
+  out[0] = (__u32)BPF_CORE_READ(tg, cfs_bandwidth.nr_periods);
+  out[1] = (__u32)BPF_CORE_READ(tg, cfs_bandwidth.nr_throttled);
+  out[2] = BPF_CORE_READ(tg, cfs_bandwidth.throttled_time);
+  out[3] = (__u32)BPF_CORE_READ(tg, cfs_bandwidth.nr_burst);
+  out[4] = BPF_CORE_READ(tg, cfs_bandwidth.burst_time);
+  return 1;
+}

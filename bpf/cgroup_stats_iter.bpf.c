@@ -96,14 +96,6 @@ static __always_inline void learn_memcg_layout(void) {
   setup.done = 1;
 }
 
-static __always_inline struct cgroup_subsys_state *controller(struct cgroup *cgrp, int id) {
-  struct cgroup_subsys_state *css = 0;
-  if (id < 0 || id >= 16) return 0;
-  struct cgroup_subsys_state **slots = __builtin_preserve_access_index(&cgrp->subsys[0]);
-  bpf_probe_read_kernel(&css, sizeof(css), slots + id);
-  return css;
-}
-
 
 static __always_inline void read_cpu(struct cgroup *cgrp, struct statlet_cgroup_stats *e) {
   if (cgrp->level == 0) return;  // the root's cpu.stat is built from system-wide counters
@@ -114,14 +106,7 @@ static __always_inline void read_cpu(struct cgroup *cgrp, struct statlet_cgroup_
   e->prev_stime_ns = BPF_CORE_READ(cgrp, prev_cputime.stime);
   e->parts |= STATLET_PART_CPU;
 
-  struct task_group *tg = (void *)controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, cpu_cgrp_id));
-  if (!tg) return;
-  e->nr_periods = (__u32)BPF_CORE_READ(tg, cfs_bandwidth.nr_periods);
-  e->nr_throttled = (__u32)BPF_CORE_READ(tg, cfs_bandwidth.nr_throttled);
-  e->throttled_ns = BPF_CORE_READ(tg, cfs_bandwidth.throttled_time);
-  e->nr_bursts = (__u32)BPF_CORE_READ(tg, cfs_bandwidth.nr_burst);
-  e->burst_ns = BPF_CORE_READ(tg, cfs_bandwidth.burst_time);
-  e->parts |= STATLET_PART_CFS;
+  if (statlet_read_cfs(cgrp, &e->nr_periods)) e->parts |= STATLET_PART_CFS;
 }
 
 static __always_inline __u64 read_u64_at(__u64 addr) {
@@ -131,7 +116,7 @@ static __always_inline __u64 read_u64_at(__u64 addr) {
 }
 
 static __always_inline void read_memory(struct cgroup *cgrp, struct statlet_cgroup_stats *e) {
-  struct mem_cgroup *memcg = (void *)controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id));
+  struct mem_cgroup *memcg = (void *)statlet_controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id));
   if (!memcg) return;
   e->memory_pages = BPF_CORE_READ(memcg, memory.usage.counter);
   e->memory_peak_pages = BPF_CORE_READ(memcg, memory.watermark);
@@ -172,7 +157,7 @@ static __always_inline void read_memory(struct cgroup *cgrp, struct statlet_cgro
 }
 
 static __always_inline void read_pids(struct cgroup *cgrp, struct statlet_cgroup_stats *e) {
-  struct pids_cgroup *pids = (void *)controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, pids_cgrp_id));
+  struct pids_cgroup *pids = (void *)statlet_controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, pids_cgrp_id));
   if (!pids) return;
   e->pids_current = BPF_CORE_READ(pids, counter.counter);
   e->parts |= STATLET_PART_PIDS;

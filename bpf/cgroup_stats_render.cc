@@ -1,10 +1,15 @@
 #include "bpf/cgroup_stats_render.h"
 
 #include <charconv>
+#include <cstddef>
 #include <cstring>
 
 namespace statlet::bpf {
 namespace {
+
+// statlet_read_cfs (cgroup_iter.bpf.h) fills the five CFS counters as one array.
+static_assert(offsetof(statlet_cgroup_stats, burst_ns) - offsetof(statlet_cgroup_stats, nr_periods) == 4 * 8);
+static_assert(offsetof(statlet_cgroup_v1_stats, burst_ns) - offsetof(statlet_cgroup_v1_stats, nr_periods) == 4 * 8);
 
 // Appends "key value\n" lines to a fixed buffer; any overflow makes the result empty.
 class Lines {

@@ -33,28 +33,9 @@ struct {
   __type(value, __u64);
 } cpu_usage SEC(".maps");
 
-static __always_inline struct cgroup_subsys_state *controller(struct cgroup *cgrp, int id) {
-  struct cgroup_subsys_state *css = 0;
-  if (id < 0 || id >= 16) return 0;
-  struct cgroup_subsys_state **slots = __builtin_preserve_access_index(&cgrp->subsys[0]);
-  bpf_probe_read_kernel(&css, sizeof(css), slots + id);
-  return css;
-}
-
-static __always_inline void read_cfs(struct cgroup *cgrp, struct statlet_cgroup_v1_stats *e) {
-  struct task_group *tg = (void *)controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, cpu_cgrp_id));
-  if (!tg) return;
-  e->nr_periods = (__u32)BPF_CORE_READ(tg, cfs_bandwidth.nr_periods);
-  e->nr_throttled = (__u32)BPF_CORE_READ(tg, cfs_bandwidth.nr_throttled);
-  e->throttled_ns = BPF_CORE_READ(tg, cfs_bandwidth.throttled_time);
-  e->nr_bursts = (__u32)BPF_CORE_READ(tg, cfs_bandwidth.nr_burst);
-  e->burst_ns = BPF_CORE_READ(tg, cfs_bandwidth.burst_time);
-  e->parts |= STATLET_V1_CFS;
-}
-
 static __always_inline void read_cpuacct(struct cgroup *cgrp, __u32 index, struct statlet_cgroup_v1_stats *e) {
   if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, cpuacct_cgrp_id)) return;
-  struct cpuacct *ca = (void *)controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, cpuacct_cgrp_id));
+  struct cpuacct *ca = (void *)statlet_controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, cpuacct_cgrp_id));
   if (!ca) return;
   __u64 percpu = (__u64)BPF_CORE_READ(ca, cpuusage);
   if (!percpu) return;
@@ -68,7 +49,7 @@ static __always_inline void read_cpuacct(struct cgroup *cgrp, __u32 index, struc
 }
 
 static __always_inline void read_memory(struct cgroup *cgrp, struct statlet_cgroup_v1_stats *e) {
-  struct mem_cgroup *memcg = (void *)controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id));
+  struct mem_cgroup *memcg = (void *)statlet_controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id));
   if (!memcg) return;
   if (cgrp->level > 0) {  // the root's usage is summed from its statistics (mem_cgroup_usage)
     e->memory_pages = BPF_CORE_READ(memcg, memory.usage.counter);
@@ -110,7 +91,7 @@ int statlet_cgroup_v1(struct bpf_iter__cgroup *ctx) {
   __builtin_memset(e, 0, sizeof(*e));
   e->cgroup_id = cgrp->kn->id;
   e->level = cgrp->level;
-  read_cfs(cgrp, e);
+  if (statlet_read_cfs(cgrp, &e->nr_periods)) e->parts |= STATLET_V1_CFS;
   read_cpuacct(cgrp, index, e);
   read_memory(cgrp, e);
   return 0;

@@ -112,7 +112,7 @@ struct statlet_cgroup_stats {
   __u32 parts;
   // cpu.stat: rstat base stats after the flush (ns) and cputime_adjust's last split
   __u64 sum_exec_ns, utime_ns, stime_ns, prev_utime_ns, prev_stime_ns;
-  __u64 nr_periods, nr_throttled, throttled_ns, nr_bursts, burst_ns;
+  __u64 nr_periods, nr_throttled, throttled_ns, nr_bursts, burst_ns;  // in statlet_read_cfs's order
   // memory (pages)
   __u64 memory_pages, memory_peak_pages, swap_pages;
   __u64 memory_events[STATLET_MEMORY_EVENTS];
@@ -135,7 +135,7 @@ struct statlet_cgroup_v1_stats {
   __u64 cgroup_id;
   __u32 level;
   __u32 parts;
-  __u64 nr_periods, nr_throttled, throttled_ns, nr_bursts, burst_ns;
+  __u64 nr_periods, nr_throttled, throttled_ns, nr_bursts, burst_ns;  // in statlet_read_cfs's order
   __u64 memory_pages, memory_watermark_pages, memory_failcnt, kmem_pages;  // pages; failcnt a count
   __u64 oom_kill;
   __u32 oom_kill_disable, under_oom;

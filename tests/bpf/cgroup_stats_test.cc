@@ -52,6 +52,36 @@ struct Tree {
   }
 };
 
+// Two collectors of `subtree`, one reading every file and one taking what the iterator
+// renders (walked however few the cgroups), collecting back to back until `same` says the
+// two snapshots agree (the work's last switch may still be on its way) or 5 s pass.
+struct BothWays {
+  StatusOr<Snapshot> files = Status(StatusCode::kUnavailable, "none"), iter = files;
+};
+template <typename Same>
+BothWays CollectBothWays(CgroupFileSource* source, const std::string& subtree, Same same) {
+  CollectorOptions o;
+  o.subtrees = {subtree};
+  o.include_empty = true;
+  o.network = false;
+  auto files = Collector::Create(o);
+  o.file_source = source;
+  o.min_walked_files = 0;
+  auto iter = Collector::Create(o);
+  BothWays out;
+  if (!files.ok() || !iter.ok()) {
+    out.files = out.iter = files.ok() ? iter.status() : files.status();
+    return out;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  do {
+    out.files = (*files)->Collect();
+    out.iter = (*iter)->Collect();
+  } while (out.files.ok() && out.iter.ok() && !same(*out.files, *out.iter) &&
+           std::chrono::steady_clock::now() < deadline);
+  return out;
+}
+
 TEST(CgroupStatsIterator, RendersTheFilesAsTheKernelShowsThemAtTheSameMoment) {
   STATLET_REQUIRE_ROOT();
   auto probes = LoadCgroupStats();
@@ -101,17 +131,6 @@ TEST(CgroupStatsIterator, CollectorGivesTheSameSnapshotWithAndWithoutIt) {
   Tree tree;
   ASSERT_TRUE(tree.Build()) << tree.parent.error();
 
-  CollectorOptions o;
-  o.subtrees = {tree.parent.path()};
-  o.include_empty = true;
-  o.network = false;
-  auto files = Collector::Create(o);
-  ASSERT_TRUE(files.ok()) << files.status().ToString();
-  o.file_source = probes->FileSource();
-  o.min_walked_files = 0;  // walked however few the cgroups
-  auto iter = Collector::Create(o);
-  ASSERT_TRUE(iter.ok()) << iter.status().ToString();
-
   auto same_cpu = [](const Snapshot& a, const Snapshot& b) {
     if (a.cgroups.size() != b.cgroups.size()) return false;
     for (size_t i = 0; i < a.cgroups.size(); i++) {
@@ -120,13 +139,10 @@ TEST(CgroupStatsIterator, CollectorGivesTheSameSnapshotWithAndWithoutIt) {
     }
     return true;
   };
-  StatusOr<Snapshot> a = Status(StatusCode::kUnavailable, "none"), b = a;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  do {
-    a = (*files)->Collect();
-    b = (*iter)->Collect();
-    ASSERT_TRUE(a.ok() && b.ok());
-  } while (!same_cpu(*a, *b) && std::chrono::steady_clock::now() < deadline);
+  BothWays both = CollectBothWays(probes->FileSource(), tree.parent.path(), same_cpu);
+  ASSERT_TRUE(both.files.ok()) << both.files.status().ToString();
+  ASSERT_TRUE(both.iter.ok()) << both.iter.status().ToString();
+  const StatusOr<Snapshot>&a = both.files, &b = both.iter;
 
   ASSERT_EQ(a->cgroups.size(), tree.paths.size());
   ASSERT_EQ(b->cgroups.size(), tree.paths.size());
@@ -243,17 +259,6 @@ TEST(CgroupStatsIterator, CollectorGivesTheSameV1SnapshotWithAndWithoutIt) {
   std::string error;
   ASSERT_TRUE(tree.Build(&error)) << error;
 
-  CollectorOptions o;
-  o.subtrees = {tree.root};
-  o.include_empty = true;
-  o.network = false;
-  auto files = Collector::Create(o);
-  ASSERT_TRUE(files.ok()) << files.status().ToString();
-  o.file_source = probes->FileSource();
-  o.min_walked_files = 0;  // walked however few the cgroups
-  auto iter = Collector::Create(o);
-  ASSERT_TRUE(iter.ok()) << iter.status().ToString();
-
   auto same = [](const Snapshot& a, const Snapshot& b) {
     if (a.cgroups.size() != b.cgroups.size()) return false;
     for (size_t i = 0; i < a.cgroups.size(); i++) {
@@ -264,13 +269,10 @@ TEST(CgroupStatsIterator, CollectorGivesTheSameV1SnapshotWithAndWithoutIt) {
     }
     return true;
   };
-  StatusOr<Snapshot> a = Status(StatusCode::kUnavailable, "none"), b = a;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  do {
-    a = (*files)->Collect();
-    b = (*iter)->Collect();
-    ASSERT_TRUE(a.ok() && b.ok());
-  } while (!same(*a, *b) && std::chrono::steady_clock::now() < deadline);
+  BothWays both = CollectBothWays(probes->FileSource(), tree.root, same);
+  ASSERT_TRUE(both.files.ok()) << both.files.status().ToString();
+  ASSERT_TRUE(both.iter.ok()) << both.iter.status().ToString();
+  const StatusOr<Snapshot>&a = both.files, &b = both.iter;
 
   ASSERT_EQ(a->cgroups.size(), tree.paths.size());
   ASSERT_EQ(b->cgroups.size(), tree.paths.size());
