@@ -154,6 +154,9 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
 
   Status Refresh(uint32_t hierarchies) override {
     index_.clear();
+    // The v1 walks first: a failed unified walk leaves none of them stale. A failed v1 walk
+    // leaves its hierarchy's files to cgroupfs for this collection.
+    failed_walks_.fetch_add(v1_.Refresh(hierarchies), std::memory_order_relaxed);
     const bool unified = walk_ && (hierarchies & (1u << kUnified));
     StatusOr<uint32_t> walked = unified ? walk_->Run() : StatusOr<uint32_t>(0u);
     if (!walked.ok()) {
@@ -163,8 +166,6 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
     const uint32_t stored = std::min(*walked, entries_.entries());
     index_.reserve(stored);
     for (uint32_t i = 0; i < stored; i++) index_.emplace(entries_.at<statlet_cgroup_stats>(i).cgroup_id, i);
-    // A failed v1 walk leaves its hierarchy's files to cgroupfs for this collection.
-    failed_walks_.fetch_add(v1_.Refresh(hierarchies), std::memory_order_relaxed);
     unstored_.store(*walked - stored + v1_.unstored(), std::memory_order_relaxed);
     return Status::Ok();
   }

@@ -168,6 +168,7 @@ class CgroupCollector : public Collector {
   std::vector<int> source_index_;
   uint32_t source_hierarchies_ = 0;  // bit h: the source renders files of hierarchy h
   std::array<size_t, kNumHierarchies> source_files_{};  // files it renders per cgroup there
+  std::array<size_t, kNumHierarchies> cgroups_in_{};     // tracked cgroups in each hierarchy
   uint32_t walking_ = 0;  // hierarchies whose files are taken from the source (min_walked_files)
   uint32_t walked_ = 0;   // of those, the ones this collection's walk covered
   bool source_failure_logged_ = false;
@@ -216,6 +217,7 @@ void CgroupCollector::AddNode(const std::string& path, CgroupDiscovery::Hierarch
     if (!n->created_ns) n->created_ns = int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec;
     if (id_wanted) n->ids[h] = st.st_ino;
   }
+  for (int h = 0; h < kNumHierarchies; ++h) cgroups_in_[h] += (mask >> h) & 1u;
   nodes_[path] = std::move(n);
 }
 
@@ -251,6 +253,7 @@ void CgroupCollector::RemoveNode(const std::string& path) {
   auto it = nodes_.find(path);
   if (it == nodes_.end()) return;
   CloseNode(it->second.get());
+  for (int h = 0; h < kNumHierarchies; ++h) cgroups_in_[h] -= (it->second->mask >> h) & 1u;
   nodes_.erase(it);
 }
 
@@ -338,7 +341,7 @@ void CgroupCollector::SetUpFileSource() {
     log::Info("collector: the eBPF cgroup iterator renders none of the files this host's read plan has; all read from cgroupfs");
     source_ = nullptr;  // no walk per collection for nothing
   } else {
-    log::Info("collector: " + names + " from the eBPF cgroup iterator (one kernel walk per collection), the other files from cgroupfs");
+    log::Info("collector: " + names + " from the eBPF cgroup iterator (one kernel walk per hierarchy and collection, where at least " + std::to_string(opts_.min_walked_files) + " of its files are read), the other files from cgroupfs");
   }
 }
 
@@ -510,18 +513,10 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
   // reads enough of them to pay for it; if it fails, they are read below.
   walked_ = 0;
   if (source_ != nullptr) {
-    std::array<size_t, kNumHierarchies> cgroups{};
-    for (const auto& [path, n] : nodes_) {
-      for (int h = 0; h < kNumHierarchies; ++h) cgroups[h] += (n->mask >> h) & 1u;
-    }
     for (int h = 0; h < kNumHierarchies; ++h) {
-      const size_t files = cgroups[h] * source_files_[h];
-      const bool walking = walking_ & (1u << h);
-      if (files >= opts_.min_walked_files || (walking && files * 4 >= opts_.min_walked_files * 3)) {
-        walking_ |= 1u << h;
-      } else {
-        walking_ &= ~(1u << h);
-      }
+      const bool walk = CgroupFileSource::WalkPays(cgroups_in_[h] * source_files_[h], walking_ & (1u << h),
+                                                   opts_.min_walked_files);
+      walking_ = walk ? walking_ | (1u << h) : walking_ & ~(1u << h);
     }
   }
   if (source_ != nullptr && walking_ != 0) {

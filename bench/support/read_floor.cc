@@ -93,7 +93,7 @@ ReadFloor::ReadFloor(const std::string& root, CollectParts parts, size_t max_kep
       for (int i = 0; i < kNumHierarchies; ++i) cgroups[i] += (mask >> i) & 1u;
     }
     for (int i = 0; i < kNumHierarchies; ++i) {
-      if (cgroups[i] * per_cgroup[i] >= CgroupFileSource::kMinWalkedFiles) walked |= 1u << i;
+      if (CgroupFileSource::WalkPays(cgroups[i] * per_cgroup[i], false)) walked |= 1u << i;
     }
   }
   walked_ = walked;
