@@ -3,6 +3,7 @@
 // cgroups are reported and find each pod's network namespace), then every other file of
 // the reported cgroups.
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -14,9 +15,11 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 
 #include "base/log.h"
+#include "base/parallel_for.h"
 #include "collector/cgroup_discovery.h"
 #include "collector/cgroup_file_source.h"
 #include "collector/cgroup_files.h"
@@ -36,6 +39,24 @@ int64_t NowNs(clockid_t clock) {
   clock_gettime(clock, &ts);
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
+
+// The reading threads a collector may use: at most the CPUs this process may run on.
+size_t ReadThreads(size_t wanted) {
+  cpu_set_t set;
+  const size_t cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? static_cast<size_t>(CPU_COUNT(&set)) : 1;
+  return std::max<size_t>(1, std::min(wanted, cpus));
+}
+
+// Cgroups a reading thread takes at a time: small enough that the threads end together
+// (a cgroup's files take ~25-60 µs), large enough that taking them costs nothing.
+constexpr size_t kCgroupsPerTake = 4;
+
+// A reading thread's own state in a collection.
+struct ReadWorker {
+  ReadBuffer buf;
+  uint64_t files_read = 0;    // cgroup files read (or rendered by the source)
+  uint64_t files_cached = 0;  // limits served from memory
+};
 
 // A limit file's content as last read, served while its inotify watch reports no write.
 struct CachedLimit {
@@ -125,7 +146,7 @@ class CgroupCollector : public Collector {
         netns_(o.proc_root), fd_scanner_(o.proc_root),
         budget_(FdBudget::ForKeptFiles(o.max_kept_files)),
         dir_budget_(FdBudget::FromRlimit(512) - budget_.limit()),
-        mounts_(h.mount) {
+        mounts_(h.mount), workers_(ReadThreads(o.read_threads)), pool_(workers_.size()) {
     num_cpus_ = static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_CONF));
     SetUpFileSource();
     SetUpLimitWatch();
@@ -144,7 +165,7 @@ class CgroupCollector : public Collector {
   void AddNode(const std::string& path, CgroupDiscovery::HierarchyMask mask);
   void RemoveNode(const std::string& path);
   void CloseNode(Node* n);
-  void ReadProcesses(Node* n);
+  void ReadProcesses(Node* n, ReadWorker* w);
   // Where to open a file of hierarchy `h` from: the node's directory fd and "", or the
   // hierarchy root and the node's path below it.
   std::pair<int, std::string_view> OpenAt(Node* n, Hierarchy h);
@@ -152,8 +173,11 @@ class CgroupCollector : public Collector {
   void SetUpLimitWatch();
   void DrainLimitEvents();
   void WatchLimit(Node* n, size_t i, CachedLimit* cl);
-  bool RenderFromSource(Node* n, size_t i, CgroupStats* out);
-  void ReadFiles(Node* n, CgroupDiscovery::HierarchyMask mask, CgroupStats* out);
+  bool RenderFromSource(Node* n, size_t i, CgroupStats* out, ReadWorker* w);
+  // Reads (or renders) the files of `n` in `mask` into *out. Runs on several threads at
+  // once, each on cgroups of its own: what it shares is either atomic (the fd budgets),
+  // read-only during the reads (the plan, the walks' results), or under shared_mu_.
+  void ReadFiles(Node* n, CgroupDiscovery::HierarchyMask mask, CgroupStats* out, ReadWorker* w);
   void ScanProcesses(const Node& n, ProcessStats* out);
   void CountError(const char* file, const char* reason);
   void ApplyChanges(const CgroupDiscovery::Changes& ch);
@@ -181,8 +205,6 @@ class CgroupCollector : public Collector {
   uint32_t num_cpus_ = 0;
   bool scan_fds_ = false;  // this collection scans container processes' fds
   CollectParts parts_;     // this collection's parts (which plan entries it reads)
-  uint64_t files_read_ = 0;  // this collection's cgroup files read (or rendered by the source)
-  uint64_t files_cached_ = 0;  // this collection's limits served from memory
   // Limits served from memory between writes (null: every file read every time).
   std::unique_ptr<LimitWatch> limits_;
   std::vector<int> limit_slot_;  // per plan entry: its CachedLimit in Node::limits, or -1
@@ -194,7 +216,12 @@ class CgroupCollector : public Collector {
   std::map<std::string, std::unique_ptr<Node>> nodes_;
   std::map<std::pair<std::string, std::string>, uint64_t> errors_;
   uint64_t sequence_ = 0;
-  ReadBuffer buf_;
+  // Guards errors_, watched_ and limits_ while the reading threads run.
+  std::mutex shared_mu_;
+  std::vector<Node*> order_;     // this collection's nodes, in path order
+  std::vector<Node*> reported_;  // the node of each snapshot entry
+  std::vector<ReadWorker> workers_;  // one per reading thread; [0] is the collecting one
+  ParallelFor pool_;                 // last: its threads stop before the rest goes
 };
 
 void CgroupCollector::AddNode(const std::string& path, CgroupDiscovery::HierarchyMask mask) {
@@ -268,6 +295,7 @@ void CgroupCollector::ApplyChanges(const CgroupDiscovery::Changes& ch) {
 }
 
 void CgroupCollector::CountError(const char* file, const char* reason) {
+  std::lock_guard<std::mutex> lk(shared_mu_);
   ++errors_[{file, reason}];
 }
 
@@ -277,7 +305,7 @@ Node* CgroupCollector::Parent(const Node& n) {
   return it == nodes_.end() ? nullptr : it->second.get();
 }
 
-void CgroupCollector::ReadProcesses(Node* n) {
+void CgroupCollector::ReadProcesses(Node* n, ReadWorker* w) {
   n->own_procs = n->own_threads = 0;
   n->first_pid = 0;
   n->pids.clear();
@@ -293,7 +321,7 @@ void CgroupCollector::ReadProcesses(Node* n) {
   int err = 0;
   const auto [fd, dir] = n->procs.is_open() && n->threads.is_open() ? std::pair<int, std::string_view>(-1, "")
                                                                      : OpenAt(n, procs_h);
-  ReadOutcome r = n->procs.Read(fd, dir, "cgroup.procs", &budget_, &buf_, &err);
+  ReadOutcome r = n->procs.Read(fd, dir, "cgroup.procs", &budget_, &w->buf, &err);
   // Every cgroup of every hierarchy has cgroup.procs: when it cannot be found, the
   // directory is gone (whatever discovery has heard so far).
   if (r == ReadOutcome::kGone || r == ReadOutcome::kAbsent) {
@@ -303,21 +331,21 @@ void CgroupCollector::ReadProcesses(Node* n) {
   }
   if (r == ReadOutcome::kError) { CountError("cgroup.procs", "io"); return; }
   if (r == ReadOutcome::kOk) {
-    ++files_read_;
+    ++w->files_read;
     bool has_net_pid = false;
     const bool keep_pids = scan_fds_ && n->cls.kind == CgroupKind::kContainer;
-    n->own_procs = parse::CountIds(buf_.view(), n->net_pid, &has_net_pid, &n->first_pid, keep_pids ? &n->pids : nullptr);
+    n->own_procs = parse::CountIds(w->buf.view(), n->net_pid, &has_net_pid, &n->first_pid, keep_pids ? &n->pids : nullptr);
     n->procs_known = true;
     if (!has_net_pid) n->net_pid = 0;  // pick again below
   }
-  r = n->threads.Read(fd, dir, procs_h == kUnified ? "cgroup.threads" : "tasks", &budget_, &buf_, &err);
+  r = n->threads.Read(fd, dir, procs_h == kUnified ? "cgroup.threads" : "tasks", &budget_, &w->buf, &err);
   if (r == ReadOutcome::kGone) { n->gone = true; return; }
   if (r == ReadOutcome::kError) { CountError(procs_h == kUnified ? "cgroup.threads" : "tasks", "io"); return; }
   if (r == ReadOutcome::kOk) {
-    ++files_read_;
+    ++w->files_read;
     bool unused;
     uint32_t unused_first;
-    n->own_threads = parse::CountIds(buf_.view(), 0, &unused, &unused_first);
+    n->own_threads = parse::CountIds(w->buf.view(), 0, &unused, &unused_first);
     n->threads_known = true;
   }
 }
@@ -387,27 +415,32 @@ void CgroupCollector::DrainLimitEvents() {
 
 // Watched before it is read, so that no write after the read goes unseen.
 void CgroupCollector::WatchLimit(Node* n, size_t i, CachedLimit* cl) {
-  if (watched_.size() >= max_limit_watches_) return;  // read every time; watched once there is room
   const CgroupFileReader& r = *plan_[i];
   std::string path = mounts_[r.hierarchy];
   path.append("/").append(n->rel).append("/").append(r.name);
-  const int wd = limits_->Add(path);
-  if (wd < 0) {
-    // ENOENT: no such file (remembered as absent by its read) or cgroup gone.
-    if (errno != ENOENT) {
-      cl->unwatchable = true;
-      CountError(r.name, "watch");
+  int err = 0;
+  {
+    std::lock_guard<std::mutex> lk(shared_mu_);
+    if (watched_.size() >= max_limit_watches_) return;  // read every time; watched once there is room
+    const int wd = limits_->Add(path);
+    if (wd >= 0) {
+      cl->wd = wd;
+      watched_[wd] = {n, static_cast<size_t>(limit_slot_[i])};
+      return;
     }
-    return;
+    err = errno;
   }
-  cl->wd = wd;
-  watched_[wd] = {n, static_cast<size_t>(limit_slot_[i])};
+  // ENOENT: no such file (remembered as absent by its read) or cgroup gone.
+  if (err != ENOENT) {
+    cl->unwatchable = true;
+    CountError(r.name, "watch");
+  }
 }
 
 // A file the source renders: its existence is still checked once per cgroup (a controller
 // not enabled there, a file not on the root), then its content comes from this
 // collection's walk. False: read it from cgroupfs (the walk did not see the cgroup).
-bool CgroupCollector::RenderFromSource(Node* n, size_t i, CgroupStats* out) {
+bool CgroupCollector::RenderFromSource(Node* n, size_t i, CgroupStats* out, ReadWorker* w) {
   const CgroupFileReader& r = *plan_[i];
   if (!(walked_ & (1u << r.hierarchy)) || source_index_[i] < 0 || n->ids[r.hierarchy] == 0) return false;
   int err = 0;
@@ -417,14 +450,14 @@ bool CgroupCollector::RenderFromSource(Node* n, size_t i, CgroupStats* out) {
     case ReadOutcome::kError: return false;
     case ReadOutcome::kOk: break;
   }
-  if (!source_->Render(n->ids[r.hierarchy], source_index_[i], &buf_)) return false;
+  if (!source_->Render(n->ids[r.hierarchy], source_index_[i], &w->buf)) return false;
   n->files[i].Close(&budget_);  // kept while the walk was not worth it: its fd is better spent
-  ++files_read_;
-  if (!ApplyReader(r, buf_.view(), out)) CountError(r.name, "parse");
+  ++w->files_read;
+  if (!ApplyReader(r, w->buf.view(), out)) CountError(r.name, "parse");
   return true;
 }
 
-void CgroupCollector::ReadFiles(Node* n, CgroupDiscovery::HierarchyMask mask, CgroupStats* out) {
+void CgroupCollector::ReadFiles(Node* n, CgroupDiscovery::HierarchyMask mask, CgroupStats* out, ReadWorker* w) {
   for (size_t i = 0; i < plan_.size() && !n->gone; ++i) {
     const CgroupFileReader& r = *plan_[i];
     if (!(mask & (1u << r.hierarchy))) continue;
@@ -433,23 +466,23 @@ void CgroupCollector::ReadFiles(Node* n, CgroupDiscovery::HierarchyMask mask, Cg
     CachedLimit* cl = limit_slot_[i] >= 0 ? &n->limits[static_cast<size_t>(limit_slot_[i])] : nullptr;
     if (cl != nullptr) {
       if (cl->valid) {
-        ++files_cached_;
+        ++w->files_cached;
         if (!ApplyReader(r, std::string_view(cl->data, cl->len), out)) CountError(r.name, "parse");
         continue;
       }
       if (cl->wd < 0 && !cl->unwatchable) WatchLimit(n, i, cl);
     }
-    if (RenderFromSource(n, i, out)) continue;
+    if (RenderFromSource(n, i, out, w)) continue;
     int err = 0;
     const auto [dir_fd, dir] =
         n->files[i].is_open() ? std::pair<int, std::string_view>(-1, "") : OpenAt(n, r.hierarchy);
-    switch (n->files[i].Read(dir_fd, dir, r.name, &budget_, &buf_, &err)) {
+    switch (n->files[i].Read(dir_fd, dir, r.name, &budget_, &w->buf, &err)) {
       case ReadOutcome::kOk:
-        ++files_read_;
-        if (!ApplyReader(r, buf_.view(), out)) CountError(r.name, "parse");
-        if (cl != nullptr && cl->wd >= 0 && buf_.view().size() <= sizeof cl->data) {
-          std::memcpy(cl->data, buf_.view().data(), buf_.view().size());
-          cl->len = static_cast<uint8_t>(buf_.view().size());
+        ++w->files_read;
+        if (!ApplyReader(r, w->buf.view(), out)) CountError(r.name, "parse");
+        if (cl != nullptr && cl->wd >= 0 && w->buf.view().size() <= sizeof cl->data) {
+          std::memcpy(cl->data, w->buf.view().data(), w->buf.view().size());
+          cl->len = static_cast<uint8_t>(w->buf.view().size());
           cl->valid = true;
           n->files[i].Close(&budget_);  // its fd is better spent on a file read every time
         }
@@ -497,8 +530,7 @@ void CgroupCollector::ScanProcesses(const Node& n, ProcessStats* out) {
 StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
   scan_fds_ = opts_.process_fds && parts.Has(CollectParts::kProcessFds);
   parts_ = parts;
-  files_read_ = 0;
-  files_cached_ = 0;
+  for (ReadWorker& w : workers_) w.files_read = w.files_cached = 0;
   Snapshot snap;
   // A part the options turn off is as complete as any other collection would make it.
   snap.parts = opts_.process_fds ? parts : parts | CollectParts(CollectParts::kProcessFds);
@@ -531,16 +563,19 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
     }
   }
 
-  // Pass 1: process lists, and subtree totals (a parent sorts before its children, so a
-  // reverse walk sees every child before its parent).
-  for (auto& [path, n] : nodes_) {
+  // Pass 1: process lists (on the reading threads), and subtree totals (a parent sorts
+  // before its children, so a reverse walk sees every child before its parent).
+  order_.clear();
+  for (auto& [path, n] : nodes_) order_.push_back(n.get());
+  pool_.Run(order_.size(), kCgroupsPerTake, CollectorOptions::kMinParallelCgroups, [this](size_t w, size_t i) {
+    Node* n = order_[i];
     n->gone = false;
-    ReadProcesses(n.get());
+    ReadProcesses(n, &workers_[w]);
     n->tree_procs = n->own_procs;
     n->tree_threads = n->own_threads;
-  }
-  for (auto it = nodes_.rbegin(); it != nodes_.rend(); ++it) {
-    Node* n = it->second.get();
+  });
+  for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
+    Node* n = *it;
     if (n->gone) continue;
     // Only within one hierarchy: on a hybrid host a path may exist in v1 hierarchies only,
     // and its processes are then already counted at the unified root.
@@ -551,7 +586,8 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
     }
   }
 
-  // Pass 2: the reported cgroups.
+  // Pass 2: the reported cgroups: which ones (in path order), their files (on the reading
+  // threads), then what the collector's shared readers give (in path order again).
   uint64_t vanished = 0, dropped = 0, merged = 0;
   std::vector<std::string> gone;
   // One entry per container id and per pod uid. On a v1 host a runtime given a relative
@@ -562,11 +598,17 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
     size_t index;
     CgroupDiscovery::HierarchyMask mask;
   };
+  struct Alias {
+    Node* n;
+    size_t index;  // its entry
+    CgroupDiscovery::HierarchyMask extra;
+  };
   std::unordered_map<std::string, Entry> entries;
+  std::vector<Alias> aliases;
+  reported_.clear();
   snap.cgroups.reserve(nodes_.size());
-  for (auto& [path, np] : nodes_) {
-    Node* n = np.get();
-    if (n->gone) { gone.push_back(path); continue; }
+  for (Node* n : order_) {
+    if (n->gone) { gone.push_back(n->path); continue; }
     bool populated = n->tree_procs > 0;
     bool k8s = n->cls.kind != CgroupKind::kOther;
     if (!(k8s || populated || opts_.include_empty)) continue;
@@ -574,26 +616,34 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
     if (n->cls.kind == CgroupKind::kContainer && !n->cls.container_id.empty()) key = "c/" + n->cls.container_id;
     if (n->cls.kind == CgroupKind::kPod && !n->cls.pod_uid.empty()) key = "p/" + n->cls.pod_uid;
     if (auto it = key.empty() ? entries.end() : entries.find(key); it != entries.end()) {
-      CgroupStats& s = snap.cgroups[it->second.index];
-      if (const auto extra = static_cast<CgroupDiscovery::HierarchyMask>(n->mask & ~it->second.mask); extra != 0) {
-        ReadFiles(n, extra, &s);
-        it->second.mask |= extra;
-        FinishCgroupStats(&s);
-      }
-      s.populated = s.populated || populated;
+      const auto extra = static_cast<CgroupDiscovery::HierarchyMask>(n->mask & ~it->second.mask);
+      it->second.mask |= extra;
+      aliases.push_back({n, it->second.index, extra});
       ++merged;
-      if (n->gone) gone.push_back(path);
       continue;
     }
     if (opts_.max_cgroups != 0 && snap.cgroups.size() >= opts_.max_cgroups) { ++dropped; continue; }
-    CgroupStats& s = snap.cgroups.emplace_back();
-    ReadFiles(n, n->mask, &s);
-    if (n->gone) {
-      snap.cgroups.pop_back();
-      gone.push_back(path);
-      continue;
-    }
+    snap.cgroups.emplace_back();
+    reported_.push_back(n);
     if (!key.empty()) entries.emplace(key, Entry{snap.cgroups.size() - 1, n->mask});
+  }
+  const bool all_files = parts.Has(CollectParts::kNonContainerFiles);
+  pool_.Run(reported_.size(), kCgroupsPerTake, CollectorOptions::kMinParallelCgroups, [&](size_t w, size_t i) {
+    Node* n = reported_[i];
+    if (all_files || n->cls.kind == CgroupKind::kContainer) ReadFiles(n, n->mask, &snap.cgroups[i], &workers_[w]);
+  });
+  std::vector<bool> alias_populated(reported_.size());
+  for (const Alias& a : aliases) {
+    const bool read = all_files || a.n->cls.kind == CgroupKind::kContainer;
+    if (read && a.extra != 0 && !reported_[a.index]->gone) ReadFiles(a.n, a.extra, &snap.cgroups[a.index], &workers_[0]);
+    if (a.n->tree_procs > 0) alias_populated[a.index] = true;
+    if (a.n->gone) gone.push_back(a.n->path);
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < reported_.size(); ++i) {
+    Node* n = reported_[i];
+    if (n->gone) { gone.push_back(n->path); continue; }
+    CgroupStats& s = snap.cgroups[i];
     Identity& id = s.id;
     id.cgroup_path = n->path;
     id.cgroup_id = n->ids[kUnified];
@@ -606,10 +656,11 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
     if (n->cls.kind == CgroupKind::kContainer) {
       // The pod's entry, which may sit at another of its paths.
       auto pod = n->cls.pod_uid.empty() ? entries.end() : entries.find("p/" + n->cls.pod_uid);
-      id.parent_path = pod != entries.end() ? snap.cgroups[pod->second.index].id.cgroup_path : n->cls.pod_path;
+      const bool pod_there = pod != entries.end() && !reported_[pod->second.index]->gone;
+      id.parent_path = pod_there ? reported_[pod->second.index]->path : n->cls.pod_path;
     }
     id.created_ns = n->created_ns;
-    s.populated = populated;
+    s.populated = n->tree_procs > 0 || alias_populated[i];
     if (n->procs_known) s.process.processes = n->tree_procs;
     if (n->threads_known) s.process.threads = n->tree_threads;
     if (scan_fds_ && n->cls.kind == CgroupKind::kContainer && n->procs_known) ScanProcesses(*n, &s.process);
@@ -637,7 +688,10 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
         }
       }
     }
+    if (kept != i) snap.cgroups[kept] = std::move(s);
+    ++kept;
   }
+  snap.cgroups.resize(kept);
   for (const auto& p : gone) {
     ++vanished;
     CgroupDiscovery::Changes ch;
@@ -662,8 +716,10 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
   snap.collection.cgroups_merged = merged;
   snap.collection.discovery_rescans = discovery_.directories_read() - dirs_before;
   snap.collection.fds_kept = budget_.used();
-  snap.collection.files_read = files_read_;
-  snap.collection.files_cached = files_cached_;
+  for (const ReadWorker& w : workers_) {
+    snap.collection.files_read += w.files_read;
+    snap.collection.files_cached += w.files_cached;
+  }
   snap.collection.duration_ns = NowNs(CLOCK_MONOTONIC) - snap.monotonic_ns;
   return snap;
 }

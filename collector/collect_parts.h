@@ -1,5 +1,5 @@
-// The optional parts of a collection. Every collection reads the cgroup files the CRI stats
-// calls answer with, process counts and pod network counters; a part costs more and only
+// The optional parts of a collection. Every collection reads the container cgroups' files
+// the CRI stats calls answer with, process counts and pod network counters; a part costs more and only
 // some callers return it, so a caller names the parts it needs and the Sampler collects the
 // union of what the callers sharing one collection need (a cached snapshot serves only
 // callers whose parts it holds).
@@ -22,10 +22,16 @@ class CollectParts {
   // 33 files. Needed by /metrics, ListPodSandboxMetrics and OTLP; the CRI stats messages
   // have no field for them (their thread counts come from the task lists).
   static constexpr uint32_t kCgroupDetail = 1u << 1;
+  // The files of every reported cgroup that is not a container: pods, QoS tiers, slices,
+  // the host's own cgroups. ListContainerStats answers for containers alone (a fifth of
+  // the cgroups of a node of 4-container pods, a quarter at 30 containers); the pod calls,
+  // /metrics and OTLP need them. Without this part such cgroups are listed with their
+  // identity, processes and network namespace, and no file values.
+  static constexpr uint32_t kNonContainerFiles = 1u << 2;
 
   constexpr CollectParts() = default;
   constexpr explicit CollectParts(uint32_t bits) : bits_(bits) {}
-  static constexpr CollectParts All() { return CollectParts(kProcessFds | kCgroupDetail); }
+  static constexpr CollectParts All() { return CollectParts(kProcessFds | kCgroupDetail | kNonContainerFiles); }
   static constexpr CollectParts None() { return CollectParts(0); }
 
   constexpr bool Has(uint32_t part) const { return (bits_ & part) != 0; }

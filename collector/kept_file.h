@@ -5,6 +5,7 @@
 // ENOENT: both are reported as kGone, a normal event.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <string_view>
 #include <vector>
@@ -15,16 +16,19 @@ enum class ReadOutcome : unsigned char { kOk, kAbsent, kGone, kError };
 
 // Caps the number of fds kept open (RLIMIT_NOFILE minus a reserve). Files beyond the
 // budget are opened, read and closed on each collection instead: slower, never wrong.
+// Shared by the collector's reading threads.
 class FdBudget {
  public:
   explicit FdBudget(size_t limit) : limit_(limit) {}
   bool TryAcquire() {
-    if (used_ >= limit_) return false;
-    ++used_;
-    return true;
+    size_t used = used_.load(std::memory_order_relaxed);
+    while (used < limit_) {
+      if (used_.compare_exchange_weak(used, used + 1, std::memory_order_relaxed)) return true;
+    }
+    return false;
   }
-  void Release() { --used_; }
-  size_t used() const { return used_; }
+  void Release() { used_.fetch_sub(1, std::memory_order_relaxed); }
+  size_t used() const { return used_.load(std::memory_order_relaxed); }
   size_t limit() const { return limit_; }
   // The budget this process can afford: raises the soft RLIMIT_NOFILE to the hard limit
   // and keeps `reserve` fds for sockets, clients and the rest of the daemon.
@@ -35,7 +39,7 @@ class FdBudget {
 
  private:
   size_t limit_;
-  size_t used_ = 0;
+  std::atomic<size_t> used_{0};
 };
 
 // A growable buffer reused across reads; never shrinks.

@@ -16,15 +16,27 @@ int64_t MonotonicNs() {
 }
 
 // usage_nano_cores as the kubelet computes it: the CPU time used between two samples over
-// the wall time between them. A restarted cgroup (counter went back) gets no rate.
-void FillRates(const Snapshot* prev, Snapshot* cur) {
-  if (prev == nullptr || cur->monotonic_ns <= prev->monotonic_ns) return;
-  double dt = static_cast<double>(cur->monotonic_ns - prev->monotonic_ns);
+// the wall time between them. A restarted cgroup (counter went back) gets no rate. A cgroup
+// the previous collection did not read (it read containers only) is taken against the last
+// collection that did (`marks`).
+void FillRates(const Snapshot* prev, const std::unordered_map<std::string, Sampler::UsageMark>& marks, Snapshot* cur) {
+  if (prev == nullptr) return;
+  const bool prev_read_all = prev->parts.Has(CollectParts::kNonContainerFiles);
   for (auto& c : cur->cgroups) {
-    const CgroupStats* p = prev->FindByPath(c.id.cgroup_path);
-    if (p == nullptr || !p->cpu.usage_ns || !c.cpu.usage_ns || p->id.created_ns != c.id.created_ns) continue;
-    if (*c.cpu.usage_ns < *p->cpu.usage_ns) continue;
-    c.cpu.usage_nano_cores = static_cast<uint64_t>(static_cast<double>(*c.cpu.usage_ns - *p->cpu.usage_ns) * 1e9 / dt);
+    if (!c.cpu.usage_ns) continue;
+    Sampler::UsageMark m;
+    if (prev_read_all || c.id.kind == CgroupKind::kContainer) {
+      const CgroupStats* p = prev->FindByPath(c.id.cgroup_path);
+      if (p == nullptr || !p->cpu.usage_ns) continue;
+      m = {p->id.created_ns, *p->cpu.usage_ns, prev->monotonic_ns};
+    } else if (auto it = marks.find(c.id.cgroup_path); it != marks.end()) {
+      m = it->second;
+    } else {
+      continue;
+    }
+    if (cur->monotonic_ns <= m.at_ns || m.created_ns != c.id.created_ns || *c.cpu.usage_ns < m.usage_ns) continue;
+    const double dt = static_cast<double>(cur->monotonic_ns - m.at_ns);
+    c.cpu.usage_nano_cores = static_cast<uint64_t>(static_cast<double>(*c.cpu.usage_ns - m.usage_ns) * 1e9 / dt);
   }
 }
 
@@ -180,7 +192,19 @@ StatusOr<SnapshotPtr> Sampler::CollectOnce(const SnapshotPtr& prev, CollectParts
     snap->recent_ooms = ooms_;
   }
 
-  FillRates(prev.get(), snap.get());
+  // Marks of the cgroups a container-only collection leaves unread, taken from the last
+  // collection that read them, and dropped once one reads them again.
+  const bool read_all = snap->parts.Has(CollectParts::kNonContainerFiles);
+  if (!read_all && prev != nullptr && prev->parts.Has(CollectParts::kNonContainerFiles)) {
+    usage_marks_.clear();
+    for (const auto& c : prev->cgroups) {
+      if (c.id.kind != CgroupKind::kContainer && c.cpu.usage_ns) {
+        usage_marks_[c.id.cgroup_path] = {c.id.created_ns, *c.cpu.usage_ns, prev->monotonic_ns};
+      }
+    }
+  }
+  FillRates(prev.get(), usage_marks_, snap.get());
+  if (read_all) usage_marks_ = {};
   ApplyMemoryQos(qos_policy_, snap.get());
   stall_.Update(snap.get());
   return SnapshotPtr(std::move(snap));

@@ -8,6 +8,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <unordered_map>
 
 #include "collector/collector.h"
 #include "collector/enrichment.h"
@@ -28,6 +30,12 @@ class Sampler : public SnapshotSource {
   // Called after every successful collection, on the collecting thread, outside the lock
   // (self metrics: collection durations). Set before the first Get.
   void SetCollectionObserver(std::function<void(const Snapshot&)> observer) { observer_ = std::move(observer); }
+  // A cgroup's CPU time as one collection read it (rates of cgroups the next ones skip).
+  struct UsageMark {
+    Opt<int64_t> created_ns;
+    uint64_t usage_ns = 0;
+    int64_t at_ns = 0;  // that collection's CLOCK_MONOTONIC
+  };
   // Memory QoS rules (expected knobs, zones) and the memory.high stall detector's
   // thresholds. Set before the first Get.
   void SetMemoryQos(const MemoryQosPolicy& policy, const MemoryHighStallOptions& stall) {
@@ -46,6 +54,9 @@ class Sampler : public SnapshotSource {
   MemoryQosPolicy qos_policy_;
   // Fed by CollectOnce only; collections are single-flight, so one thread at a time.
   MemoryHighStallDetector stall_{MemoryHighStallOptions()};
+  // Also CollectOnce's only: by cgroup path, the cgroups that are not containers, while
+  // collections that read containers alone follow one that read them (see FillRates).
+  std::unordered_map<std::string, UsageMark> usage_marks_;
 
   mutable std::mutex mu_;
   std::shared_ptr<Flight> in_flight_;  // guarded by mu_

@@ -47,8 +47,10 @@ void TrimAfterLargeAnswer() {
 }
 
 // The stats calls carry no fd or socket counts and none of the detail files' values (see
-// CollectParts): they never wait for the process scan nor read those files.
-constexpr CollectParts kStatsParts = CollectParts::None();
+// CollectParts): they never wait for the process scan nor read those files. The container
+// calls read no file of a pod or any other cgroup that is not a container.
+constexpr CollectParts kContainerStatsParts = CollectParts::None();
+constexpr CollectParts kPodStatsParts = CollectParts(CollectParts::kNonContainerFiles);
 // ListPodSandboxMetrics carries container_file_descriptors, _sockets and _ulimits_soft.
 constexpr CollectParts kMetricsParts = CollectParts::All();
 
@@ -107,7 +109,7 @@ grpc::Status CriStatsService::Version(Ctx*, const v1::VersionRequest*, v1::Versi
 grpc::Status CriStatsService::ContainerStats(Ctx*, const v1::ContainerStatsRequest* req,
                                              v1::ContainerStatsResponse* resp) {
   if (req->container_id().empty()) return ToGrpc(InvalidArgument("container_id is empty"));
-  auto frame = Load(source_, options_.max_age, kStatsParts);
+  auto frame = Load(source_, options_.max_age, kContainerStatsParts);
   if (!frame.ok()) return ToGrpc(frame.status());
   auto c = FindContainer(frame->view, req->container_id());
   if (!c.ok()) return ToGrpc(c.status());
@@ -119,7 +121,7 @@ grpc::Status CriStatsService::ListContainerStats(Ctx*, const v1::ListContainerSt
                                                  v1::ListContainerStatsResponse* resp) {
   ContainerFilter filter = FromProto(req->filter());
   if (statlet::Status s = ValidateLabelSelector(filter.label_selector); !s.ok()) return ToGrpc(s);
-  auto frame = Load(source_, options_.max_age, kStatsParts);
+  auto frame = Load(source_, options_.max_age, kContainerStatsParts);
   if (!frame.ok()) return ToGrpc(frame.status());
   for (const ContainerEntry* c : Select(frame->view, frame->view.containers, filter)) {
     FillContainerStats(frame->view, *c, resp->add_stats());
@@ -132,7 +134,7 @@ grpc::Status CriStatsService::StreamContainerStats(
     grpc::ServerWriter<v1::StreamContainerStatsResponse>* writer) {
   ContainerFilter filter = FromProto(req->filter());
   if (statlet::Status s = ValidateLabelSelector(filter.label_selector); !s.ok()) return ToGrpc(s);
-  auto frame = Load(source_, options_.max_age, kStatsParts);
+  auto frame = Load(source_, options_.max_age, kContainerStatsParts);
   if (!frame.ok()) return ToGrpc(frame.status());
   const CriView& view = frame->view;
   return StreamChunks(
@@ -144,7 +146,7 @@ grpc::Status CriStatsService::StreamContainerStats(
 grpc::Status CriStatsService::PodSandboxStats(Ctx*, const v1::PodSandboxStatsRequest* req,
                                               v1::PodSandboxStatsResponse* resp) {
   if (req->pod_sandbox_id().empty()) return ToGrpc(InvalidArgument("pod_sandbox_id is empty"));
-  auto frame = Load(source_, options_.max_age, kStatsParts);
+  auto frame = Load(source_, options_.max_age, kPodStatsParts);
   if (!frame.ok()) return ToGrpc(frame.status());
   auto p = FindPod(frame->view, req->pod_sandbox_id());
   if (!p.ok()) return ToGrpc(p.status());
@@ -156,7 +158,7 @@ grpc::Status CriStatsService::ListPodSandboxStats(Ctx*, const v1::ListPodSandbox
                                                   v1::ListPodSandboxStatsResponse* resp) {
   PodFilter filter = FromProto(req->filter());
   if (statlet::Status s = ValidateLabelSelector(filter.label_selector); !s.ok()) return ToGrpc(s);
-  auto frame = Load(source_, options_.max_age, kStatsParts);
+  auto frame = Load(source_, options_.max_age, kPodStatsParts);
   if (!frame.ok()) return ToGrpc(frame.status());
   for (const PodEntry* p : Select(frame->view, frame->view.pods, filter)) {
     FillPodSandboxStats(frame->view, *p, resp->add_stats());
@@ -169,7 +171,7 @@ grpc::Status CriStatsService::StreamPodSandboxStats(
     grpc::ServerWriter<v1::StreamPodSandboxStatsResponse>* writer) {
   PodFilter filter = FromProto(req->filter());
   if (statlet::Status s = ValidateLabelSelector(filter.label_selector); !s.ok()) return ToGrpc(s);
-  auto frame = Load(source_, options_.max_age, kStatsParts);
+  auto frame = Load(source_, options_.max_age, kPodStatsParts);
   if (!frame.ok()) return ToGrpc(frame.status());
   const CriView& view = frame->view;
   return StreamChunks(

@@ -4,11 +4,13 @@
 // sleeping process) one run measures, in alternating rounds (every side once per round,
 // so that a machine slowing down mid-run slows every side alike):
 //   floor   — bench/support/read_floor.h: every file statlet's collector reads for that
-//             tree, on kept fds under the same fd budget, parsing nothing; the files of the
-//             stats calls' collections ("files": no detail files, see CollectParts) and
+//             tree, on kept fds under the same fd budget, parsing nothing, on one thread; the
+//             files of ListContainerStats' collections ("container files": no detail files
+//             and no file of a cgroup that is not a container, see CollectParts), those of
+//             ListPodSandboxStats' ("files": every reported cgroup's, no detail files), and
 //             every file with the process fd scan ("files+fd scan": what
 //             ListPodSandboxMetrics needs, its fd, socket and ulimit families);
-//             and the stats calls' files with as many kept open as RLIMIT_NOFILE allows
+//             and ListPodSandboxStats' files with as many kept open as RLIMIT_NOFILE allows
 //             ("files, max kept": no fd budget of its own; root raises the limit where it
 //             may): with every one kept, the bound of any reader of these files, whatever
 //             kernel memory it spends on them (~4.5 KiB a kept file); the files the
@@ -17,7 +19,9 @@
 //   statlet — the real `statlet` daemon (--cri.max-age=0s: every call a fresh collection,
 //             checked by its timestamp) over gRPC: ListContainerStats, ListPodSandboxStats,
 //             ListPodSandboxMetrics; latency and the daemon's CPU per call (it runs in a
-//             cgroup of its own: cpuacct.usage, every thread, ns);
+//             cgroup of its own: cpuacct.usage, every thread, ns). Its collections read on
+//             two threads (--collector.read-threads), the floor on one: statlet's latency
+//             may go below the floor's, its CPU not;
 //   peer    — containerd's own ListContainerStats and ListPodSandboxStats on as many real
 //             containers (tests/e2e's private containerd and runc; containerd 1.6 leaves
 //             ListPodSandboxMetrics UNIMPLEMENTED).
@@ -185,11 +189,11 @@ Answer CallListPodSandboxMetrics(v1::RuntimeService::Stub* stub) {
 struct RpcInfo {
   const char* name;
   Rpc call;
-  bool needs_fds;  // the floor it stands beside
+  const char* floor;  // the floor it stands beside: what its collections read
 };
-const RpcInfo kRpcs[] = {{"ListContainerStats", CallListContainerStats, false},
-                         {"ListPodSandboxStats", CallListPodSandboxStats, false},
-                         {"ListPodSandboxMetrics", CallListPodSandboxMetrics, true}};
+const RpcInfo kRpcs[] = {{"ListContainerStats", CallListContainerStats, "container files"},
+                         {"ListPodSandboxStats", CallListPodSandboxStats, "files"},
+                         {"ListPodSandboxMetrics", CallListPodSandboxMetrics, "files+fd scan"}};
 
 // One round of one side: its median call and CPU per call.
 struct RoundFigures {
@@ -269,7 +273,7 @@ struct Options {
 struct SizeReport {
   size_t containers = 0;
   std::vector<Series> series;
-  double files_floor = 0, files_floor_stats = 0, files_statlet = 0;
+  double files_floor = 0, files_floor_stats = 0, files_floor_containers = 0, files_statlet = 0;
   double files_max_kept = 0;  // of files_floor_stats, kept open by the "files, max kept" floor
   double files_rendered = 0;  // of files_floor_stats, from the cgroup_stats walks
   long rss_stats_kib = -1, rss_all_kib = -1, rss_peak_kib = -1;
@@ -316,8 +320,9 @@ void Print(const SizeReport& r) {
                   Median(theirs->p50) / Median(bound->p50), Median(theirs->cpu) / Median(bound->cpu));
     }
   }
-  std::printf("files    floor %.0f (stats calls %.0f, of which %.0f from the eBPF walks), statlet %.0f per collection\n",
-              r.files_floor, r.files_floor_stats, r.files_rendered, r.files_statlet);
+  std::printf("files    floor %.0f (pod stats calls %.0f, of which %.0f from the eBPF walks; container stats calls %.0f), "
+              "statlet %.0f per collection\n",
+              r.files_floor, r.files_floor_stats, r.files_rendered, r.files_floor_containers, r.files_statlet);
   std::printf("rss      after %d calls of each stats call: %.1f MiB (anonymous %.1f); after %d ListPodSandboxMetrics "
               "more: %.1f MiB (anonymous %.1f); peak %.1f MiB\n",
               kRssCalls, r.rss_stats_kib / 1024.0, r.anon_stats_kib / 1024.0, kRssCalls, r.rss_all_kib / 1024.0,
@@ -340,7 +345,7 @@ void WriteJson(const std::vector<SizeReport>& reports, const std::string& path) 
   for (size_t i = 0; i < reports.size(); ++i) {
     const SizeReport& r = reports[i];
     out << (i ? ", " : "") << "{\"containers\": " << r.containers << ", \"files_floor\": " << r.files_floor
-        << ", \"files_floor_stats\": " << r.files_floor_stats << ", \"files_max_kept\": " << r.files_max_kept << ", \"files_rendered\": " << r.files_rendered
+        << ", \"files_floor_stats\": " << r.files_floor_stats << ", \"files_floor_containers\": " << r.files_floor_containers << ", \"files_max_kept\": " << r.files_max_kept << ", \"files_rendered\": " << r.files_rendered
         << ", \"cgroup_all_kib\": " << r.cgroup_all_kib << ", \"kernel_all_kib\": " << r.kernel_all_kib
         << ", \"files_statlet\": " << r.files_statlet << ", \"rss_stats_kib\": " << r.rss_stats_kib
         << ", \"rss_all_kib\": " << r.rss_all_kib << ", \"rss_peak_kib\": " << r.rss_peak_kib
@@ -439,12 +444,15 @@ SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer, CgroupFileSou
   // The stats calls' floor reads what their collections read (no detail files);
   // ListPodSandboxMetrics' reads every file and scans the processes. One floor keeps its fds
   // at a time (each under the daemon's budget), built outside the measured passes.
-  auto floor_of = [&](bool metrics, size_t max_kept = CollectorOptions::kDefaultMaxKeptFiles) {
-    return std::make_unique<ReadFloor>(root, metrics ? CollectParts::All() : CollectParts::None(), max_kept, source);
+  auto floor_of = [&](CollectParts parts, size_t max_kept = CollectorOptions::kDefaultMaxKeptFiles) {
+    return std::make_unique<ReadFloor>(root, parts, max_kept, source);
   };
-  report.files_floor = static_cast<double>(floor_of(true)->files());
+  constexpr CollectParts kContainerCalls = CollectParts::None();
+  constexpr CollectParts kPodCalls = CollectParts(CollectParts::kNonContainerFiles);
+  report.files_floor = static_cast<double>(floor_of(CollectParts::All())->files());
+  report.files_floor_containers = static_cast<double>(floor_of(kContainerCalls)->files());
   {
-    auto stats = floor_of(false);
+    auto stats = floor_of(kPodCalls);
     report.files_floor_stats = static_cast<double>(stats->files());
     report.files_rendered = static_cast<double>(stats->rendered());
   }
@@ -461,22 +469,24 @@ SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer, CgroupFileSou
     report.errors.push_back(s.ToString());
     return report;
   }
-  Series floor_files{"floor", "files", ""}, floor_fds{"floor", "files+fd scan", ""},
-      floor_all{"floor", "files, max kept", ""};
+  Series floor_containers{"floor", "container files", ""}, floor_files{"floor", "files", ""},
+      floor_fds{"floor", "files+fd scan", ""}, floor_all{"floor", "files, max kept", ""};
   std::vector<Series> ours, theirs;
-  for (const RpcInfo& rpc : kRpcs) ours.emplace_back("statlet", rpc.name, rpc.needs_fds ? "files+fd scan" : "files");
+  for (const RpcInfo& rpc : kRpcs) ours.emplace_back("statlet", rpc.name, rpc.floor);
   if (peer != nullptr) {
     theirs.emplace_back("peer", "ListContainerStats", "files");
     theirs.emplace_back("peer", "ListPodSandboxStats", "files");
   }
   for (int round = 0; round < o.rounds && report.errors.empty(); ++round) {
-    for (bool scan : {false, true}) {
-      const FloorResult f = MeasureFloor(floor_of(scan).get(), o.calls, scan, std::chrono::nanoseconds(0));
+    for (Series* floor : {&floor_containers, &floor_files, &floor_fds}) {
+      const bool scan = floor == &floor_fds;
+      const CollectParts parts = scan ? CollectParts::All() : floor == &floor_files ? kPodCalls : kContainerCalls;
+      const FloorResult f = MeasureFloor(floor_of(parts).get(), o.calls, scan, std::chrono::nanoseconds(0));
       if (f.failed_reads > 0) report.errors.push_back("floor: " + std::to_string(f.failed_reads) + " reads failed");
-      (scan ? floor_fds : floor_files).Add({f.p50_ms, f.cpu_ms, 0, 0});
+      floor->Add({f.p50_ms, f.cpu_ms, 0, 0});
     }
     {
-      auto all = floor_of(false, SIZE_MAX);
+      auto all = floor_of(kPodCalls, SIZE_MAX);
       report.files_max_kept = static_cast<double>(all->kept_fds());
       const FloorResult f = MeasureFloor(all.get(), o.calls, false, std::chrono::nanoseconds(0));
       if (f.failed_reads > 0) report.errors.push_back("floor: " + std::to_string(f.failed_reads) + " reads failed");
@@ -506,7 +516,7 @@ SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer, CgroupFileSou
                             std::to_string(report.files_floor));
   }
   daemon.process.Stop();
-  report.series = {floor_files, floor_fds, floor_all};
+  report.series = {floor_containers, floor_files, floor_fds, floor_all};
   report.series.insert(report.series.end(), ours.begin(), ours.end());
   report.series.insert(report.series.end(), theirs.begin(), theirs.end());
 

@@ -144,12 +144,14 @@ ReadFloor::ReadFloor(const std::string& root, CollectParts parts, size_t max_kep
     }
   }
 
-  // Pass 2: the read plan of every reported cgroup; the process lists of its containers.
+  // Pass 2: the read plan of every reported cgroup (of its containers alone without
+  // kNonContainerFiles); the process lists of its containers.
   for (const auto& [path, c] : tree) {
     const CgroupKind kind = ClassifyCgroupPath(path).kind;
     if (kind == CgroupKind::kOther && c.tree_procs == 0) continue;  // not reported
+    const bool files = kind == CgroupKind::kContainer || parts.Has(CollectParts::kNonContainerFiles);
     for (const CgroupFileReader* r : plan) {
-      if (!r->ReadIn(parts)) continue;
+      if (!files || !r->ReadIn(parts)) continue;
       if (c.mask & (1u << r->hierarchy)) add(r->hierarchy, c.rel, r->name, r->written_only);
     }
     if (kind == CgroupKind::kContainer) containers_.push_back(c.pids);

@@ -99,8 +99,8 @@ TEST_F(LiveCollectParts, TheProcessScanRunsOnlyForCallersThatNeedIt) {
 }
 
 // The files only the metric families carry (soft limit, pids.current, pids.events, hugetlb, v2
-// memory.events.local) are read for callers that return them, not for the CRI stats calls;
-// what those calls answer with is in both.
+// memory.events.local) are read for callers that return them, not for the CRI pod stats
+// calls; what those calls answer with is in both.
 TEST_F(LiveCollectParts, TheDetailFilesAreReadOnlyForCallersThatNeedThem) {
   const std::string id(64, 'a');
   LiveCgroup top(root_);
@@ -120,7 +120,7 @@ TEST_F(LiveCollectParts, TheDetailFilesAreReadOnlyForCallersThatNeedThem) {
   auto sampler = NewSampler(root_, false);
   ASSERT_NE(sampler, nullptr);
 
-  auto lean = sampler->Get(std::chrono::nanoseconds(0), CollectParts::None());
+  auto lean = sampler->Get(std::chrono::nanoseconds(0), CollectParts(CollectParts::kNonContainerFiles));
   ASSERT_TRUE(lean.ok());
   auto full = sampler->Get(std::chrono::nanoseconds(0), CollectParts::All());
   ASSERT_TRUE(full.ok());
@@ -275,6 +275,162 @@ TEST_F(LiveCollectParts, FilesBeyondTheCapAreOpenedFromTheirDirectory) {
   EXPECT_TRUE(s->memory.usage_bytes.has_value() || s->cpu.usage_ns.has_value());
   c->reset();
   EXPECT_EQ(open_fds(), fds_before) << "the collector closed every fd it held";
+}
+
+// The container calls read the files of containers alone: every other cgroup (the pod,
+// the QoS tier, the subtree root) is listed with its processes and no file value. A pod
+// call after them reads the pod again, and its CPU rate is taken against the last
+// collection that read it.
+TEST_F(LiveCollectParts, TheContainerCallsReadNoFileOfAnyOtherCgroup) {
+  const std::string uid = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1e3";
+  const std::string id(64, '7');
+  LiveCgroup top(root_);
+  LiveCgroup ctr(root_ + "/kubepods/burstable/pod" + uid + "/" + id);
+  Child sleeper = Child::Sleeper();
+  ASSERT_TRUE(ctr.Add(sleeper.pid()));
+  auto sampler = NewSampler(root_, false);
+  ASSERT_NE(sampler, nullptr);
+  const auto now = std::chrono::nanoseconds(0);
+  const auto pod_of = [&](const Snapshot& s) -> const CgroupStats* {
+    for (const auto& c : s.cgroups) {
+      if (c.id.kind == CgroupKind::kPod && c.id.pod_uid == uid) return &c;
+    }
+    return nullptr;
+  };
+
+  auto full = sampler->Get(now, CollectParts::All());
+  ASSERT_TRUE(full.ok());
+  const CgroupStats* full_pod = pod_of(**full);
+  ASSERT_NE(full_pod, nullptr);
+  ASSERT_TRUE(full_pod->cpu.usage_ns.has_value());
+  ASSERT_TRUE(full_pod->memory.usage_bytes.has_value());
+
+  // A burner in the container between the collections: the pod's CPU time moves.
+  Child burner([] {
+    testing::BurnCpu(50'000'000);
+    return uint64_t{0};
+  });
+  ASSERT_TRUE(burner.StartIn(ctr));
+  ASSERT_EQ(burner.Result(), 0u);
+
+  auto lean = sampler->Get(now, CollectParts::None());
+  ASSERT_TRUE(lean.ok());
+  EXPECT_FALSE((*lean)->parts.Has(CollectParts::kNonContainerFiles));
+  ASSERT_EQ((*lean)->cgroups.size(), (*full)->cgroups.size()) << "every cgroup is listed";
+  EXPECT_LT((*lean)->collection.files_read + (*lean)->collection.files_cached,
+            (*full)->collection.files_read + (*full)->collection.files_cached);
+  size_t containers = 0;
+  for (const auto& c : (*lean)->cgroups) {
+    if (c.id.kind == CgroupKind::kContainer) {
+      ++containers;
+      EXPECT_TRUE(c.cpu.usage_ns.has_value()) << c.id.cgroup_path;
+      EXPECT_TRUE(c.memory.usage_bytes.has_value()) << c.id.cgroup_path;
+      continue;
+    }
+    EXPECT_FALSE(c.cpu.usage_ns.has_value()) << c.id.cgroup_path << " is no container";
+    EXPECT_FALSE(c.memory.usage_bytes.has_value()) << c.id.cgroup_path;
+    EXPECT_FALSE(c.memory.max_bytes.has_value()) << c.id.cgroup_path;
+    EXPECT_FALSE(c.cpu.usage_nano_cores.has_value()) << c.id.cgroup_path;
+  }
+  EXPECT_EQ(containers, 1u);
+  const CgroupStats* lean_pod = pod_of(**lean);
+  ASSERT_NE(lean_pod, nullptr);
+  EXPECT_EQ(lean_pod->process.processes, 2u) << "the sleeper and the burner, counted without reading the pod's files";
+  const CgroupStats* lean_ctr = (*lean)->FindByContainerId(id);
+  ASSERT_NE(lean_ctr, nullptr);
+  EXPECT_GE(*lean_ctr->cpu.usage_ns, *(*full)->FindByContainerId(id)->cpu.usage_ns + 40'000'000u);
+  EXPECT_TRUE(lean_ctr->cpu.usage_nano_cores.has_value()) << "a container's rate, against the full collection";
+
+  auto pods = sampler->Get(now, CollectParts(CollectParts::kNonContainerFiles));
+  ASSERT_TRUE(pods.ok());
+  const CgroupStats* pod = pod_of(**pods);
+  ASSERT_NE(pod, nullptr);
+  ASSERT_TRUE(pod->cpu.usage_ns.has_value());
+  ASSERT_TRUE(pod->cpu.usage_nano_cores.has_value()) << "taken against the last collection that read the pod";
+  const uint64_t used = *pod->cpu.usage_ns - *full_pod->cpu.usage_ns;
+  EXPECT_GE(used, 40'000'000u);
+  const double dt = static_cast<double>((*pods)->monotonic_ns - (*full)->monotonic_ns);
+  EXPECT_EQ(*pod->cpu.usage_nano_cores, static_cast<uint64_t>(static_cast<double>(used) * 1e9 / dt));
+}
+
+// Two reading threads read what one reads: the same cgroups, files and values, the same fds
+// kept; the helper thread lives as long as the collector.
+TEST_F(LiveCollectParts, TwoReadingThreadsReadWhatOneReads) {
+  auto tasks = [] {
+    size_t n = 0;
+    if (DIR* d = opendir("/proc/self/task")) {
+      while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+      closedir(d);
+    }
+    return n;
+  };
+  LiveCgroup top(root_);
+  struct LastFirst {  // a pod's directory goes after its containers'
+    std::vector<std::unique_ptr<LiveCgroup>> v;
+    ~LastFirst() { while (!v.empty()) v.pop_back(); }
+  } made;
+  auto& cgroups = made.v;
+  std::vector<Child> sleepers;
+  sleepers.reserve(24);
+  std::vector<std::string> ids;
+  // 6 pods of 4 containers: 24 containers, 33 cgroups with the tiers (above kMinParallelCgroups).
+  for (int p = 0; p < 6; ++p) {
+    const std::string pod = root_ + "/kubepods/burstable/pod0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1" + std::to_string(10 + p);
+    for (int c = 0; c < 4; ++c) {
+      ids.push_back(std::string(63, 'a' + static_cast<char>(p)) + std::to_string(c));
+      cgroups.push_back(std::make_unique<LiveCgroup>(pod + "/" + ids.back()));
+      ASSERT_TRUE(cgroups.back()->ok()) << cgroups.back()->error();
+      ASSERT_TRUE(cgroups.back()->SetMemoryLimit((uint64_t{64} + static_cast<uint64_t>(ids.size())) << 20));
+      sleepers.push_back(Child::Sleeper());
+      ASSERT_TRUE(cgroups.back()->Add(sleepers.back().pid()));
+    }
+  }
+  static_assert(6 * 4 > CollectorOptions::kMinParallelCgroups);
+  auto collect = [&](size_t threads, size_t* helper_threads) {
+    CollectorOptions o;
+    o.subtrees = {root_};
+    o.read_threads = threads;
+    o.max_kept_files = 40;  // some files kept, the rest opened each time, on both threads
+    const size_t before = tasks();
+    auto c = Collector::Create(o);
+    EXPECT_TRUE(c.ok()) << c.status().ToString();
+    *helper_threads = tasks() - before;
+    EXPECT_TRUE((*c)->Collect(CollectParts::All()).ok());
+    StatusOr<Snapshot> s = (*c)->Collect(CollectParts::All());
+    EXPECT_TRUE(s.ok());
+    c->reset();
+    EXPECT_EQ(tasks(), before) << "the helper stops with the collector";
+    return std::move(*s);
+  };
+  size_t one_helpers = 0, two_helpers = 0;
+  const Snapshot one = collect(1, &one_helpers);
+  const Snapshot two = collect(2, &two_helpers);
+  EXPECT_EQ(one_helpers, 0u);
+  EXPECT_EQ(two_helpers, 1u);
+  EXPECT_TRUE(one.read_errors.empty());
+  EXPECT_TRUE(two.read_errors.empty());
+  EXPECT_EQ(one.collection.files_read, two.collection.files_read);
+  EXPECT_EQ(one.collection.files_cached, two.collection.files_cached);
+  EXPECT_EQ(one.collection.fds_kept, two.collection.fds_kept);
+  ASSERT_EQ(one.cgroups.size(), two.cgroups.size());
+  for (size_t i = 0; i < one.cgroups.size(); ++i) {
+    const CgroupStats& a = one.cgroups[i];
+    const CgroupStats& b = two.cgroups[i];
+    ASSERT_EQ(a.id.cgroup_path, b.id.cgroup_path) << "the same order";
+    EXPECT_EQ(a.id.kind, b.id.kind);
+    EXPECT_EQ(a.id.parent_path, b.id.parent_path);
+    EXPECT_EQ(a.process.processes, b.process.processes) << a.id.cgroup_path;
+    EXPECT_EQ(a.memory.max_bytes.has_value(), b.memory.max_bytes.has_value()) << a.id.cgroup_path;
+    EXPECT_EQ(a.memory.max_bytes, b.memory.max_bytes) << a.id.cgroup_path;
+    EXPECT_EQ(a.memory.usage_bytes.has_value(), b.memory.usage_bytes.has_value()) << a.id.cgroup_path;
+    EXPECT_EQ(a.cpu.usage_ns.has_value(), b.cpu.usage_ns.has_value()) << a.id.cgroup_path;
+  }
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const CgroupStats* c = two.FindByContainerId(ids[i]);
+    ASSERT_NE(c, nullptr) << ids[i];
+    EXPECT_EQ(c->process.processes, 1u);
+    EXPECT_EQ(c->memory.max_bytes, (uint64_t{64} + i + 1) << 20) << ids[i];
+  }
 }
 
 // Callers arriving during a collection that lacks their part wait for it and are served by

@@ -23,6 +23,10 @@ using testing::HostHierarchies;
 using testing::LiveCgroup;
 using testing::UniqueName;
 
+// What the CRI pod stats calls collect: every reported cgroup's files (<root>/work is no
+// container), without the detail files.
+constexpr CollectParts kPodStatsParts = CollectParts(CollectParts::kNonContainerFiles);
+
 // The host's memory limit file and its pids limit file.
 struct LimitFiles {
   Hierarchy memory_h = kNumHierarchies, pids_h = kNumHierarchies;
@@ -86,10 +90,10 @@ class LiveLimitWatch : public ::testing::Test {
 TEST_F(LiveLimitWatch, AWrittenLimitIsReadAgainTheOthersServedFromMemory) {
   ASSERT_NO_FATAL_FAILURE(StartWork(true));
   Collector* c = collector_.get();
-  auto first = c->Collect(CollectParts::None());
+  auto first = c->Collect(kPodStatsParts);
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->collection.files_cached, 0u) << "nothing is known before the first read";
-  auto second = c->Collect(CollectParts::None());
+  auto second = c->Collect(kPodStatsParts);
   ASSERT_TRUE(second.ok());
   const uint64_t cached = second->collection.files_cached;
   EXPECT_GT(cached, 2u) << "every limit of every reported cgroup (two here), at least the memory and pids ones";
@@ -98,7 +102,7 @@ TEST_F(LiveLimitWatch, AWrittenLimitIsReadAgainTheOthersServedFromMemory) {
 
   // A write is seen by the next collection, which reads that one file again.
   ASSERT_TRUE(WriteFile(memory_limit_, std::to_string(64u << 20)));
-  auto third = c->Collect(CollectParts::None());
+  auto third = c->Collect(kPodStatsParts);
   ASSERT_TRUE(third.ok());
   const CgroupStats* s = Work(*third);
   ASSERT_NE(s, nullptr);
@@ -108,7 +112,7 @@ TEST_F(LiveLimitWatch, AWrittenLimitIsReadAgainTheOthersServedFromMemory) {
   EXPECT_EQ(third->collection.files_read, second->collection.files_read + 1);
 
   ASSERT_TRUE(WriteFile(pids_limit_, "77"));
-  auto fourth = c->Collect(CollectParts::None());
+  auto fourth = c->Collect(kPodStatsParts);
   ASSERT_TRUE(fourth.ok());
   s = Work(*fourth);
   ASSERT_NE(s, nullptr);
@@ -117,7 +121,7 @@ TEST_F(LiveLimitWatch, AWrittenLimitIsReadAgainTheOthersServedFromMemory) {
 
   // A write the kernel refuses changes nothing and costs no read.
   EXPECT_FALSE(WriteFile(memory_limit_, "not-a-number"));
-  auto fifth = c->Collect(CollectParts::None());
+  auto fifth = c->Collect(kPodStatsParts);
   ASSERT_TRUE(fifth.ok());
   s = Work(*fifth);
   ASSERT_NE(s, nullptr);
@@ -128,10 +132,10 @@ TEST_F(LiveLimitWatch, AWrittenLimitIsReadAgainTheOthersServedFromMemory) {
 
 TEST_F(LiveLimitWatch, WithoutWatchingEveryLimitIsReadEveryTime) {
   ASSERT_NO_FATAL_FAILURE(StartWork(false));
-  auto first = collector_->Collect(CollectParts::None());
+  auto first = collector_->Collect(kPodStatsParts);
   ASSERT_TRUE(first.ok());
   ASSERT_TRUE(WriteFile(memory_limit_, std::to_string(96u << 20)));
-  auto second = collector_->Collect(CollectParts::None());
+  auto second = collector_->Collect(kPodStatsParts);
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(second->collection.files_cached, 0u);
   EXPECT_EQ(second->collection.files_read, first->collection.files_read);
@@ -144,15 +148,15 @@ TEST_F(LiveLimitWatch, WithoutWatchingEveryLimitIsReadEveryTime) {
 // process of the user): the limits beyond the cap are read every time, as right.
 TEST_F(LiveLimitWatch, LimitsBeyondTheWatchCapAreReadEveryTime) {
   ASSERT_NO_FATAL_FAILURE(StartWork(true, 2));
-  auto first = collector_->Collect(CollectParts::None());
+  auto first = collector_->Collect(kPodStatsParts);
   ASSERT_TRUE(first.ok());
-  auto second = collector_->Collect(CollectParts::None());
+  auto second = collector_->Collect(kPodStatsParts);
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(second->collection.files_cached, 2u);
   EXPECT_EQ(second->collection.files_read + 2, first->collection.files_read);
   ASSERT_TRUE(WriteFile(memory_limit_, std::to_string(80u << 20)));
   ASSERT_TRUE(WriteFile(pids_limit_, "66"));
-  auto third = collector_->Collect(CollectParts::None());
+  auto third = collector_->Collect(kPodStatsParts);
   ASSERT_TRUE(third.ok());
   const CgroupStats* s = Work(*third);
   ASSERT_NE(s, nullptr);
@@ -168,8 +172,8 @@ TEST_F(LiveLimitWatch, AnOverflowedQueueMakesEveryLimitReadAgain) {
   if (queued == 0 || queued > (1u << 20)) GTEST_SKIP() << "fs.inotify.max_queued_events is " << queued;
   ASSERT_NO_FATAL_FAILURE(StartWork(true));
   Collector* c = collector_.get();
-  ASSERT_TRUE(c->Collect(CollectParts::None()).ok());
-  auto warm = c->Collect(CollectParts::None());
+  ASSERT_TRUE(c->Collect(kPodStatsParts).ok());
+  auto warm = c->Collect(kPodStatsParts);
   ASSERT_TRUE(warm.ok());
   ASSERT_GT(warm->collection.files_cached, 0u);
 
@@ -189,14 +193,14 @@ TEST_F(LiveLimitWatch, AnOverflowedQueueMakesEveryLimitReadAgain) {
   ::close(mem_fd);
   ::close(pids_fd);
 
-  auto after = c->Collect(CollectParts::None());
+  auto after = c->Collect(kPodStatsParts);
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(after->collection.files_cached, 0u) << "every limit read again";
   const CgroupStats* s = Work(*after);
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->memory.max_bytes, uint64_t{48} << 20);
   EXPECT_EQ(s->process.pids_max, 55u);
-  auto again = c->Collect(CollectParts::None());
+  auto again = c->Collect(kPodStatsParts);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->collection.files_cached, warm->collection.files_cached) << "and watched again";
 }
