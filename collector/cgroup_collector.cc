@@ -1,7 +1,9 @@
 // The Collector over cgroupfs: discovery keeps the set of cgroups, every cgroup keeps its
 // files open, and one collection is two passes: process lists first (they decide which
 // cgroups are reported and find each pod's network namespace), then every other file of
-// the reported cgroups.
+// the reported cgroups. Both passes read on the reading threads (CollectorOptions::
+// read_threads), each taking a few cgroups at a time; what needs the collector's shared
+// readers (network namespaces, the fd scan) follows on the collecting thread.
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/stat.h>

@@ -51,6 +51,7 @@ TEST(DaemonOptions, DefaultsFollowExporterConventions) {
   EXPECT_EQ(o.http.max_age.count(), 0);
   EXPECT_FALSE(o.metrics.per_cpu);
   EXPECT_EQ(o.collector.max_kept_files, CollectorOptions::kDefaultMaxKeptFiles);
+  EXPECT_EQ(o.collector.read_threads, CollectorOptions().read_threads);
 }
 
 TEST(DaemonOptions, FlagsInBothFormsAndBooleans) {
@@ -59,7 +60,7 @@ TEST(DaemonOptions, FlagsInBothFormsAndBooleans) {
                                  "--collector.max-age=1500ms", "--collector.per-cpu", "--no-collector.network",
                                  "--log.level=debug", "--log.format", "json", "--metrics.max-cgroups=10",
                                  "--collector.subtree=/kubepods", "--collector.subtree=/system.slice",
-                                 "--collector.max-kept-files=100"},
+                                 "--collector.max-kept-files=100", "--collector.read-threads=1"},
                                 &o);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(o.http.listen_address, "127.0.0.1:0");
@@ -72,13 +73,15 @@ TEST(DaemonOptions, FlagsInBothFormsAndBooleans) {
   EXPECT_EQ(o.metrics.max_cgroups, 10u);
   EXPECT_EQ(o.collector.subtrees, (std::vector<std::string>{"/kubepods", "/system.slice"}));
   EXPECT_EQ(o.collector.max_kept_files, 100u);
+  EXPECT_EQ(o.collector.read_threads, 1u);
 }
 
 TEST(DaemonOptions, BadInputIsAClearError) {
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"--nope"}, {"--web.listen-address=nowhere"}, {"--web.telemetry-path=metrics"},
            {"--collector.max-age=5parsecs"}, {"--log.level=loud"}, {"--web.max-connections=0"},
-           {"positional"}, {"--web.listen-address"}, {"--no-web.listen-address"}}) {
+           {"positional"}, {"--web.listen-address"}, {"--no-web.listen-address"}, {"--collector.read-threads=0"},
+           {"--collector.read-threads=65"}}) {
     DaemonOptions o;
     Status s = ParseDaemonOptions(args, &o);
     EXPECT_FALSE(s.ok()) << args[0];
