@@ -64,7 +64,9 @@ def cri_tables(cri):
         stats_files = size.get("files_floor_stats")
         rendered = size.get("files_rendered", 0)
         walks = f", {rendered:.0f} of them from the eBPF walks" if rendered else ""
-        stats_part = f" (the stats calls' collections {stats_files:.0f}{walks})" if stats_files else ""
+        container_files = size.get("files_floor_containers")
+        containers_part = f"; the container stats calls' {container_files:.0f}" if container_files else ""
+        stats_part = f" (the pod stats calls' collections {stats_files:.0f}{walks}{containers_part})" if stats_files else ""
         lines.append(f"\nFiles per collection: floor {size['files_floor']:.0f}{stats_part}, "
                      f"statlet {size['files_statlet']:.0f}. "
                      f"Daemon RSS after 10 calls of each stats call {size['rss_stats_kib'] / 1024:.1f} MiB "
