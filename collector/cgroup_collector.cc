@@ -544,7 +544,8 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
   ApplyChanges(discovery_.Poll());
   DrainLimitEvents();
   // One kernel walk per hierarchy for the files the source renders, where the collection
-  // reads enough of them to pay for it; if it fails, they are read below.
+  // reads enough of them to pay for it (run beside pass 1); if it fails, they are read in
+  // pass 2.
   walked_ = 0;
   if (source_ != nullptr) {
     for (int h = 0; h < kNumHierarchies; ++h) {
@@ -553,29 +554,37 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
       walking_ = walk ? walking_ | (1u << h) : walking_ & ~(1u << h);
     }
   }
-  if (source_ != nullptr && walking_ != 0) {
-    Status st = source_->Refresh(walking_);
-    walked_ = st.ok() ? walking_ : 0;
-    if (!st.ok()) {
-      CountError("cgroup iterator", "io");
-      if (!source_failure_logged_) {
-        log::Warn("collector: the eBPF cgroup iterator failed, reading its files from cgroupfs: " + st.message());
-        source_failure_logged_ = true;
-      }
-    }
-  }
-
   // Pass 1: process lists (on the reading threads), and subtree totals (a parent sorts
-  // before its children, so a reverse walk sees every child before its parent).
+  // before its children, so a reverse walk sees every child before its parent). The walks
+  // run beside it, as its first item: only pass 2 needs them.
   order_.clear();
   for (auto& [path, n] : nodes_) order_.push_back(n.get());
-  pool_.Run(order_.size(), kCgroupsPerTake, CollectorOptions::kMinParallelCgroups, [this](size_t w, size_t i) {
+  const bool walk = source_ != nullptr && walking_ != 0;
+  Status walk_status;
+  pool_.Run(order_.size() + walk, kCgroupsPerTake, opts_.min_parallel_cgroups, [&](size_t w, size_t i) {
+    if (walk) {
+      if (i == 0) {
+        walk_status = source_->Refresh(walking_);
+        return;
+      }
+      --i;
+    }
     Node* n = order_[i];
     n->gone = false;
     ReadProcesses(n, &workers_[w]);
     n->tree_procs = n->own_procs;
     n->tree_threads = n->own_threads;
   });
+  if (walk) {
+    walked_ = walk_status.ok() ? walking_ : 0;
+    if (!walk_status.ok()) {
+      CountError("cgroup iterator", "io");
+      if (!source_failure_logged_) {
+        log::Warn("collector: the eBPF cgroup iterator failed, reading its files from cgroupfs: " + walk_status.message());
+        source_failure_logged_ = true;
+      }
+    }
+  }
   for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
     Node* n = *it;
     if (n->gone) continue;
@@ -630,7 +639,7 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
     if (!key.empty()) entries.emplace(key, Entry{snap.cgroups.size() - 1, n->mask});
   }
   const bool all_files = parts.Has(CollectParts::kNonContainerFiles);
-  pool_.Run(reported_.size(), kCgroupsPerTake, CollectorOptions::kMinParallelCgroups, [&](size_t w, size_t i) {
+  pool_.Run(reported_.size(), kCgroupsPerTake, opts_.min_parallel_cgroups, [&](size_t w, size_t i) {
     Node* n = reported_[i];
     if (all_files || n->cls.kind == CgroupKind::kContainer) ReadFiles(n, n->mask, &snap.cgroups[i], &workers_[w]);
   });

@@ -1,8 +1,8 @@
 // The optional parts of a collection. Every collection reads the container cgroups' files
-// the CRI stats calls answer with, process counts and pod network counters; a part costs more and only
-// some callers return it, so a caller names the parts it needs and the Sampler collects the
-// union of what the callers sharing one collection need (a cached snapshot serves only
-// callers whose parts it holds).
+// the CRI stats calls answer with, process counts and pod network counters; a part costs
+// more and only some callers return it, so a caller names the parts it needs and the
+// Sampler collects the union of what the callers sharing one collection need (a cached
+// snapshot serves only callers whose parts it holds).
 #pragma once
 
 #include <cstdint>

@@ -70,6 +70,7 @@ struct CollectorOptions {
   // thread.
   size_t read_threads = 2;
   static constexpr size_t kMinParallelCgroups = 16;
+  size_t min_parallel_cgroups = kMinParallelCgroups;
 };
 
 class Collector {

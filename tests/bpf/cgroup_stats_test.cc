@@ -64,6 +64,7 @@ BothWays CollectBothWays(CgroupFileSource* source, const std::string& subtree, S
   o.subtrees = {subtree};
   o.include_empty = true;
   o.network = false;
+  o.min_parallel_cgroups = 0;  // the walks run beside pass 1 on the reading threads, as on a large host
   auto files = Collector::Create(o);
   o.file_source = source;
   o.min_walked_files = 0;
