@@ -32,6 +32,16 @@ using testing::UniqueName;
 
 constexpr size_t kTouched = 24u << 20;
 
+// Entries of a /proc directory (this process's fds, its threads).
+size_t Entries(const char* dir) {
+  size_t n = 0;
+  if (DIR* d = opendir(dir)) {
+    while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+    closedir(d);
+  }
+  return n;
+}
+
 std::unique_ptr<Sampler> NewSampler(const std::string& root, bool process_fds) {
   CollectorOptions o;
   o.subtrees = {root};
@@ -211,14 +221,7 @@ TEST_F(LiveCollectParts, FilesBeyondTheKeptFileCapAreReadAllTheSame) {
 // seq_file buffer), not by a walk from the hierarchy root: one directory fd per cgroup and
 // hierarchy, closed with the cgroup; the values are the same as through kept fds.
 TEST_F(LiveCollectParts, FilesBeyondTheCapAreOpenedFromTheirDirectory) {
-  auto open_fds = [] {
-    size_t n = 0;
-    if (DIR* d = opendir("/proc/self/fd")) {
-      while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
-      closedir(d);
-    }
-    return n;
-  };
+  auto open_fds = [] { return Entries("/proc/self/fd"); };
   auto directories = [] {
     size_t n = 0;
     if (DIR* d = opendir("/proc/self/fd")) {
@@ -356,14 +359,7 @@ TEST_F(LiveCollectParts, TheContainerCallsReadNoFileOfAnyOtherCgroup) {
 // Two reading threads read what one reads: the same cgroups, files and values, the same fds
 // kept; the helper thread lives as long as the collector.
 TEST_F(LiveCollectParts, TwoReadingThreadsReadWhatOneReads) {
-  auto tasks = [] {
-    size_t n = 0;
-    if (DIR* d = opendir("/proc/self/task")) {
-      while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
-      closedir(d);
-    }
-    return n;
-  };
+  auto tasks = [] { return Entries("/proc/self/task"); };
   LiveCgroup top(root_);
   struct LastFirst {  // a pod's directory goes after its containers'
     std::vector<std::unique_ptr<LiveCgroup>> v;
