@@ -230,7 +230,7 @@ const std::vector<Option>& Options() {
        }},
       {"collector.read-threads", "collector.read_threads", "2",
        "Threads reading cgroup files in a collection, the collecting one included (at most the CPUs statlet may "
-       "run on; 1: one thread). Two take ~25% off a large collection's latency for ~9% more CPU.",
+       "run on; 1: one thread). Two take ~25-33% off a large collection's latency for 9-33% more CPU.",
        false,
        [](DaemonOptions* o, const std::string& v) {
          uint64_t n;

@@ -63,11 +63,12 @@ struct CollectorOptions {
   size_t min_walked_files = CgroupFileSource::kMinWalkedFiles;
   // Threads reading cgroup files in a collection, the collecting one included (at most the
   // CPUs this process may run on). A cgroupfs read is CPU work in the kernel (formatting
-  // memory.stat, summing PSI): on the 2-CPU test host two threads take 27 % off
-  // ListContainerStats' latency at 1,000 containers and 18 % at 30, for 8-9 % more CPU
-  // (the kernel's shared locks: css_set_lock for the task lists, rstat). Collections of
-  // fewer than kMinParallelCgroups cgroups use one. 1: every file read on the collecting
-  // thread.
+  // memory.stat, summing PSI): on the 2-vCPU test VM two threads take 27 % off
+  // ListContainerStats' latency at 1,000 containers and 18 % at 30, for 8-9 % more CPU per
+  // call; the collection alone (collection_bench, 1,000 cgroups) takes 33 % less time for
+  // 33 % more CPU there, as if each vCPU ran slower while the other is busy. A node short
+  // of CPU rather than of time sets 1. Collections of fewer than kMinParallelCgroups
+  // cgroups use one thread.
   size_t read_threads = 2;
   static constexpr size_t kMinParallelCgroups = 16;
   size_t min_parallel_cgroups = kMinParallelCgroups;

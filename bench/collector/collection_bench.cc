@@ -1,9 +1,11 @@
 // Whole-process benchmark of one full collection over N real cgroups, each holding a real
 // process, against the floor (bench/support/read_floor.h): exactly the files the collector
 // reads, under its fd budget, parsing nothing; no process fd scan, as the collector's
-// default. Each side runs in a fresh process (this binary re-executed) so that RSS and fd
-// budgets are its own; the sides alternate over R rounds (the first side flips each round),
-// each round's process timing P collections after a warm-up one.
+// default. statlet runs twice: with its default reading threads ("statlet") and with one
+// ("statlet-1"). Each side runs in a fresh process (this binary re-executed) so that RSS and
+// fd budgets are its own; the sides alternate over R rounds (the first side rotates each
+// round), each round's process timing P collections after a warm-up one; CPU is the
+// process's (every reading thread).
 //
 //   collection_bench [--cgroups N] [--rounds R] [--passes P]
 //
@@ -62,9 +64,10 @@ void Print(const char* side, const Result& r) {
               side, r.cgroups, r.files, r.fds, r.cpu_us_median, r.wall_us_median, r.rss_kib, r.poll_us, r.walk_us);
 }
 
-int MeasureStatlet(const std::string& root, int passes) {
+int MeasureStatlet(const std::string& root, int passes, size_t read_threads) {
   CollectorOptions o;
   o.subtrees = {root};
+  o.read_threads = read_threads;
   auto c = Collector::Create(o);
   if (!c.ok()) { std::fprintf(stderr, "%s\n", c.status().ToString().c_str()); return 1; }
   auto warm = (*c)->Collect();  // opens the files
@@ -95,7 +98,7 @@ int MeasureStatlet(const std::string& root, int passes) {
   CgroupDiscovery full(testing::HostHierarchies(), {root});
   (void)full.Init();
   r.walk_us = (Now(CLOCK_THREAD_CPUTIME_ID) - w0) / 1e3;
-  Print("statlet", r);
+  Print(read_threads == 1 ? "statlet-1" : "statlet", r);
   return 0;
 }
 
@@ -135,7 +138,10 @@ double Field(const std::string& line, const char* key) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 4 && std::strcmp(argv[1], "--statlet") == 0) return MeasureStatlet(argv[2], std::atoi(argv[3]));
+  if (argc == 4 && std::strcmp(argv[1], "--statlet") == 0) {
+    return MeasureStatlet(argv[2], std::atoi(argv[3]), CollectorOptions().read_threads);
+  }
+  if (argc == 4 && std::strcmp(argv[1], "--statlet-1") == 0) return MeasureStatlet(argv[2], std::atoi(argv[3]), 1);
   if (argc == 4 && std::strcmp(argv[1], "--floor") == 0) return MeasureFloor(argv[2], std::atoi(argv[3]));
   int n = 1000, rounds = 5, passes = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -153,7 +159,9 @@ int main(int argc, char** argv) {
     const char* name;
     std::vector<double> cpu, wall, rss, files, cgroups, poll, walk;
   };
-  Side sides[2] = {{"--floor", "floor", {}, {}, {}, {}, {}, {}, {}}, {"--statlet", "statlet", {}, {}, {}, {}, {}, {}, {}}};
+  Side sides[3] = {{"--floor", "floor", {}, {}, {}, {}, {}, {}, {}},
+                   {"--statlet", "statlet", {}, {}, {}, {}, {}, {}, {}},
+                   {"--statlet-1", "statlet-1", {}, {}, {}, {}, {}, {}, {}}};
   {
     bench::BenchTree tree("/statlet-bench-" + std::to_string(getpid()), static_cast<size_t>(n), bench::BenchTree::kFlat);
     if (!tree.ok()) {
@@ -161,8 +169,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     for (int round = 0; round < rounds; ++round) {
-      for (int k = 0; k < 2; ++k) {
-        Side& side = sides[(round + k) % 2];
+      for (int k = 0; k < 3; ++k) {
+        Side& side = sides[(round + k) % 3];
         bool ok = false;
         const std::string out = RunSide(argv[0], side.mode, tree.root(), passes, &ok);
         std::printf("round %d %s", round + 1, out.c_str());
@@ -188,18 +196,23 @@ int main(int argc, char** argv) {
                 bench::MedianRange(side.cpu, 1).c_str(), bench::MedianRange(side.wall, 1).c_str(),
                 bench::MedianRange(side.rss, 1).c_str(), Median(side.files), Median(side.cgroups));
   }
-  const Side &floor = sides[0], &stl = sides[1];
+  const Side &floor = sides[0], &stl = sides[1], &one = sides[2];
   const double cg = Median(stl.cgroups);
   std::printf("per_cgroup_cpu_us statlet=%.2f floor=%.2f ratio_cpu=%.3f ratio_wall=%.3f poll_share_of_collection=%.4f "
               "full_walk_us=%.1f\n",
               Median(stl.cpu) / cg, Median(floor.cpu) / cg, Median(stl.cpu) / Median(floor.cpu),
               Median(stl.wall) / Median(floor.wall), Median(stl.poll) / Median(stl.cpu), Median(stl.walk));
+  std::printf("one reading thread: ratio_cpu=%.3f ratio_wall=%.3f (statlet's %zu threads against one: cpu %.3f, wall %.3f)\n",
+              Median(one.cpu) / Median(floor.cpu), Median(one.wall) / Median(floor.wall), CollectorOptions().read_threads,
+              Median(stl.cpu) / Median(one.cpu), Median(stl.wall) / Median(one.wall));
   // The same work: every statlet round read at least the floor's files over its cgroups.
   const double floor_files = *std::max_element(floor.files.begin(), floor.files.end());
-  const double stl_files = *std::min_element(stl.files.begin(), stl.files.end());
+  const double stl_files = std::min(*std::min_element(stl.files.begin(), stl.files.end()),
+                                    *std::min_element(one.files.begin(), one.files.end()));
   const double floor_cgroups = *std::max_element(floor.cgroups.begin(), floor.cgroups.end());
-  const double stl_cgroups = *std::min_element(stl.cgroups.begin(), stl.cgroups.end());
-  std::printf("files per collection: floor %.0f, statlet %.0f (fewest of its rounds)\n", floor_files, stl_files);
+  const double stl_cgroups = std::min(*std::min_element(stl.cgroups.begin(), stl.cgroups.end()),
+                                      *std::min_element(one.cgroups.begin(), one.cgroups.end()));
+  std::printf("files per collection: floor %.0f, statlet %.0f (fewest of its rounds, either way)\n", floor_files, stl_files);
   if (stl_files < floor_files || stl_cgroups < floor_cgroups) {
     std::fprintf(stderr, "not the same work: statlet read %.0f files over %.0f cgroups, the floor %.0f over %.0f\n",
                  stl_files, stl_cgroups, floor_files, floor_cgroups);
