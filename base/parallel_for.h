@@ -1,8 +1,9 @@
 // Runs a loop's iterations on the calling thread and a few helper threads kept for the
 // lifetime of the object: the collector reads its ~10,000 cgroup files per collection at
 // 1,000 containers this way, each read a syscall that waits on nothing but the CPU (the
-// kernel formats the file), so two threads take about half the time of one. The helpers
-// sleep between loops; a loop too short to pay for waking them runs on the caller alone.
+// kernel formats the file), so two threads take a third off a collection there (for a
+// third more CPU on a 2-vCPU VM: bench/collector/collection_bench). The helpers sleep
+// between loops; a loop too short to pay for waking them runs on the caller alone.
 #pragma once
 
 #include <atomic>

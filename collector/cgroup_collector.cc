@@ -638,14 +638,13 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
     reported_.push_back(n);
     if (!key.empty()) entries.emplace(key, Entry{snap.cgroups.size() - 1, n->mask});
   }
-  const bool all_files = parts.Has(CollectParts::kNonContainerFiles);
   pool_.Run(reported_.size(), kCgroupsPerTake, opts_.min_parallel_cgroups, [&](size_t w, size_t i) {
     Node* n = reported_[i];
-    if (all_files || n->cls.kind == CgroupKind::kContainer) ReadFiles(n, n->mask, &snap.cgroups[i], &workers_[w]);
+    if (parts.ReadsFilesOf(n->cls.kind == CgroupKind::kContainer)) ReadFiles(n, n->mask, &snap.cgroups[i], &workers_[w]);
   });
   std::vector<bool> alias_populated(reported_.size());
   for (const Alias& a : aliases) {
-    const bool read = all_files || a.n->cls.kind == CgroupKind::kContainer;
+    const bool read = parts.ReadsFilesOf(a.n->cls.kind == CgroupKind::kContainer);
     if (read && a.extra != 0 && !reported_[a.index]->gone) ReadFiles(a.n, a.extra, &snap.cgroups[a.index], &workers_[0]);
     if (a.n->tree_procs > 0) alias_populated[a.index] = true;
     if (a.n->gone) gone.push_back(a.n->path);

@@ -35,6 +35,8 @@ class CollectParts {
   static constexpr CollectParts None() { return CollectParts(0); }
 
   constexpr bool Has(uint32_t part) const { return (bits_ & part) != 0; }
+  // Whether a collection of these parts reads the files of a cgroup (a container or not).
+  constexpr bool ReadsFilesOf(bool container) const { return container || Has(kNonContainerFiles); }
   // Whether a snapshot holding `this` can answer a caller needing `need`.
   constexpr bool Covers(CollectParts need) const { return (need.bits_ & ~bits_) == 0; }
   constexpr CollectParts operator|(CollectParts o) const { return CollectParts(bits_ | o.bits_); }

@@ -149,7 +149,7 @@ ReadFloor::ReadFloor(const std::string& root, CollectParts parts, size_t max_kep
   for (const auto& [path, c] : tree) {
     const CgroupKind kind = ClassifyCgroupPath(path).kind;
     if (kind == CgroupKind::kOther && c.tree_procs == 0) continue;  // not reported
-    const bool files = kind == CgroupKind::kContainer || parts.Has(CollectParts::kNonContainerFiles);
+    const bool files = parts.ReadsFilesOf(kind == CgroupKind::kContainer);
     for (const CgroupFileReader* r : plan) {
       if (!files || !r->ReadIn(parts)) continue;
       if (c.mask & (1u << r->hierarchy)) add(r->hierarchy, c.rel, r->name, r->written_only);
