@@ -274,6 +274,8 @@ const char* V1IterFileName(V1IterFile f) {
   switch (f) {
     case V1IterFile::kCpuStat: return "cpu.stat";
     case V1IterFile::kCpuacctUsagePercpu: return "cpuacct.usage_percpu";
+    case V1IterFile::kCpuacctUsageUser: return "cpuacct.usage_user";
+    case V1IterFile::kCpuacctUsageSys: return "cpuacct.usage_sys";
     case V1IterFile::kMemoryUsage: return "memory.usage_in_bytes";
     case V1IterFile::kMemoryMaxUsage: return "memory.max_usage_in_bytes";
     case V1IterFile::kMemoryFailcnt: return "memory.failcnt";
@@ -288,6 +290,8 @@ uint32_t V1IterFilePart(V1IterFile f) {
   switch (f) {
     case V1IterFile::kCpuStat: return STATLET_V1_CFS;
     case V1IterFile::kCpuacctUsagePercpu: return STATLET_V1_CPUACCT;
+    case V1IterFile::kCpuacctUsageUser:
+    case V1IterFile::kCpuacctUsageSys: return STATLET_V1_CPUACCT_TIMES;
     case V1IterFile::kKmemUsage: return STATLET_V1_KMEM;
     case V1IterFile::kOomControl: return STATLET_V1_OOM_CONTROL;
     case V1IterFile::kCount: return ~0u;
@@ -311,6 +315,8 @@ size_t RenderV1IterFile(V1IterFile f, const statlet_cgroup_v1_stats& e, const ui
       if (per_cpu == nullptr || cpus == 0) return 0;
       l.List(per_cpu, cpus);
       break;
+    case V1IterFile::kCpuacctUsageUser: l.Value(e.cpuacct_user_ns); break;
+    case V1IterFile::kCpuacctUsageSys: l.Value(e.cpuacct_system_ns); break;
     case V1IterFile::kMemoryUsage: l.Value(e.memory_pages * page_size); break;
     case V1IterFile::kMemoryMaxUsage: l.Value(e.memory_watermark_pages * page_size); break;
     case V1IterFile::kMemoryFailcnt: l.Value(e.memory_failcnt); break;

@@ -40,6 +40,8 @@ size_t RenderIterFile(IterFile f, const statlet_cgroup_stats& e, uint64_t page_s
 enum class V1IterFile : int {
   kCpuStat,             // of the cpu hierarchy
   kCpuacctUsagePercpu,  // of the cpuacct hierarchy
+  kCpuacctUsageUser,
+  kCpuacctUsageSys,
   kMemoryUsage,         // the rest of the memory hierarchy
   kMemoryMaxUsage,
   kMemoryFailcnt,

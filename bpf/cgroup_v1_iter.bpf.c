@@ -4,7 +4,8 @@
 // for co-mounted controllers) and user space renders the files as the kernel shows them
 // (cgroup_v1_render.cc):
 //   cpu       cpu.stat (cfs_bandwidth counters, as cpu_cfs_stat_show prints them)
-//   cpuacct   cpuacct.usage_percpu (each possible CPU's copy of cpuacct.cpuusage)
+//   cpuacct   cpuacct.usage_percpu (each possible CPU's copy of cpuacct.cpuusage),
+//             cpuacct.usage_user and .usage_sys (its per-CPU kernel_cpustat, summed)
 //   memory    memory.usage_in_bytes, .max_usage_in_bytes, .failcnt (the memory page
 //             counter), memory.kmem.usage_in_bytes, memory.oom_control
 // Nothing here needs an rstat flush: page counters and cpuusage are updated in place, and
@@ -33,10 +34,41 @@ struct {
   __type(value, __u64);
 } cpu_usage SEC(".maps");
 
+// cpuacct.usage_user and .usage_sys as cpuacct_cpuusage_read sums them: user is USER +
+// NICE, system is SYSTEM + IRQ + SOFTIRQ of each possible CPU's kernel_cpustat, in ns. The
+// root's cpustat is the host's own (kernel_cpustat): left to cgroupfs.
+static __always_inline void read_cpuacct_times(struct cgroup *cgrp, struct cpuacct *ca, struct statlet_cgroup_v1_stats *e) {
+  if (cgrp->level == 0 || !bpf_core_field_exists(ca->cpustat) ||
+      !bpf_core_enum_value_exists(enum cpu_usage_stat, CPUTIME_USER) ||
+      !bpf_core_enum_value_exists(enum cpu_usage_stat, CPUTIME_NICE) ||
+      !bpf_core_enum_value_exists(enum cpu_usage_stat, CPUTIME_SYSTEM) ||
+      !bpf_core_enum_value_exists(enum cpu_usage_stat, CPUTIME_IRQ) ||
+      !bpf_core_enum_value_exists(enum cpu_usage_stat, CPUTIME_SOFTIRQ))
+    return;
+  const __u64 stat = (__u64)BPF_CORE_READ(ca, cpustat);
+  if (!stat) return;
+  const __u64 base = bpf_core_field_offset(struct kernel_cpustat, cpustat);
+  const __u64 user = base + bpf_core_enum_value(enum cpu_usage_stat, CPUTIME_USER) * sizeof(__u64);
+  const __u64 nice = base + bpf_core_enum_value(enum cpu_usage_stat, CPUTIME_NICE) * sizeof(__u64);
+  const __u64 system = base + bpf_core_enum_value(enum cpu_usage_stat, CPUTIME_SYSTEM) * sizeof(__u64);
+  const __u64 irq = base + bpf_core_enum_value(enum cpu_usage_stat, CPUTIME_IRQ) * sizeof(__u64);
+  const __u64 softirq = base + bpf_core_enum_value(enum cpu_usage_stat, CPUTIME_SOFTIRQ) * sizeof(__u64);
+  __u64 u = 0, s = 0;
+  for (__u32 cpu = 0; cpu < STATLET_ITER_MAX_CPUS && cpu < nr_cpus; cpu++) {
+    u += statlet_read_percpu_u64(stat, user, cpu) + statlet_read_percpu_u64(stat, nice, cpu);
+    s += statlet_read_percpu_u64(stat, system, cpu) + statlet_read_percpu_u64(stat, irq, cpu) +
+         statlet_read_percpu_u64(stat, softirq, cpu);
+  }
+  e->cpuacct_user_ns = u;
+  e->cpuacct_system_ns = s;
+  e->parts |= STATLET_V1_CPUACCT_TIMES;
+}
+
 static __always_inline void read_cpuacct(struct cgroup *cgrp, __u32 index, struct statlet_cgroup_v1_stats *e) {
   if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, cpuacct_cgrp_id)) return;
   struct cpuacct *ca = (void *)statlet_controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, cpuacct_cgrp_id));
   if (!ca) return;
+  read_cpuacct_times(cgrp, ca, e);
   __u64 percpu = (__u64)BPF_CORE_READ(ca, cpuusage);
   if (!percpu) return;
   for (__u32 cpu = 0; cpu < STATLET_ITER_MAX_CPUS && cpu < nr_cpus; cpu++) {

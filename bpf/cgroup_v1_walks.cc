@@ -28,7 +28,9 @@ constexpr int kFiles = static_cast<int>(V1IterFile::kCount);
 Hierarchy HierarchyOf(V1IterFile f) {
   switch (f) {
     case V1IterFile::kCpuStat: return kV1Cpu;
-    case V1IterFile::kCpuacctUsagePercpu: return kV1Cpuacct;
+    case V1IterFile::kCpuacctUsagePercpu:
+    case V1IterFile::kCpuacctUsageUser:
+    case V1IterFile::kCpuacctUsageSys: return kV1Cpuacct;
     default: return kV1Memory;
   }
 }

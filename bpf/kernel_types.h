@@ -155,10 +155,23 @@ struct mem_cgroup {
   int under_oom;             // memory.oom_control
   int oom_kill_disable;
 } STATLET_CORE;
-// The cgroup v1 cpuacct controller: the ns each CPU ran the group's tasks (usage_percpu).
+// One CPU's time by kind (ns), indexed by enum cpu_usage_stat.
+struct kernel_cpustat {
+  __u64 cpustat[1];
+} STATLET_CORE;
+enum cpu_usage_stat {
+  CPUTIME_USER,
+  CPUTIME_NICE,
+  CPUTIME_SYSTEM,
+  CPUTIME_SOFTIRQ,
+  CPUTIME_IRQ,
+};
+// The cgroup v1 cpuacct controller: the ns each CPU ran the group's tasks (usage_percpu),
+// and each CPU's split of them by kind (usage_user, usage_sys).
 struct cpuacct {
   struct cgroup_subsys_state css;
-  __u64 *cpuusage;  // __percpu
+  __u64 *cpuusage;                 // __percpu
+  struct kernel_cpustat *cpustat;  // __percpu
 } STATLET_CORE;
 
 enum memcg_memory_event {

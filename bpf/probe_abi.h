@@ -131,6 +131,8 @@ struct statlet_cgroup_stats {
                                           // usage the kernel sums from its statistics)
 #define STATLET_V1_KMEM (1u << 3)         // memory.kmem.usage_in_bytes
 #define STATLET_V1_OOM_CONTROL (1u << 4)  // memory.oom_control
+#define STATLET_V1_CPUACCT_TIMES (1u << 5)  // cpuacct.usage_user and .usage_sys (not for the
+                                            // root, whose times are the whole host's)
 struct statlet_cgroup_v1_stats {
   __u64 cgroup_id;
   __u32 level;
@@ -139,6 +141,7 @@ struct statlet_cgroup_v1_stats {
   __u64 memory_pages, memory_watermark_pages, memory_failcnt, kmem_pages;  // pages; failcnt a count
   __u64 oom_kill;
   __u32 oom_kill_disable, under_oom;
+  __u64 cpuacct_user_ns, cpuacct_system_ns;  // summed over the possible CPUs, as the files show
 };
 
 // What the stats iterator learns of the kernel on its first walk (its .bss `setup`), for

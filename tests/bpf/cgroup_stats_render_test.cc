@@ -222,6 +222,18 @@ TEST(RenderV1IterFile, CpuFilesAreTheKernelsAndParseIntoTheCollectorsFields) {
   EXPECT_EQ(s.cpu.per_cpu_ns, (std::vector<uint64_t>{7, 0, 18446744073709551615u}));
   // No per-CPU values (the walk was not over cpuacct): nothing.
   EXPECT_EQ(RenderV1(V1IterFile::kCpuacctUsagePercpu, e), "");
+
+  // usage_user / usage_sys: one value in ns, only when the walk summed the cgroup's times.
+  e.cpuacct_user_ns = 81000000;
+  e.cpuacct_system_ns = 4000000;
+  EXPECT_EQ(RenderV1(V1IterFile::kCpuacctUsageUser, e), "");
+  e.parts |= STATLET_V1_CPUACCT_TIMES;
+  EXPECT_EQ(RenderV1(V1IterFile::kCpuacctUsageUser, e), "81000000\n");
+  EXPECT_EQ(RenderV1(V1IterFile::kCpuacctUsageSys, e), "4000000\n");
+  EXPECT_EQ(ParseV1(kV1Cpuacct, "cpuacct.usage_user", RenderV1(V1IterFile::kCpuacctUsageUser, e)).cpu.user_ns,
+            81000000u);
+  EXPECT_EQ(ParseV1(kV1Cpuacct, "cpuacct.usage_sys", RenderV1(V1IterFile::kCpuacctUsageSys, e)).cpu.system_ns,
+            4000000u);
 }
 
 TEST(RenderV1IterFile, MemoryFilesAreTheKernelsAndParseIntoTheCollectorsFields) {

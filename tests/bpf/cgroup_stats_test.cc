@@ -241,6 +241,10 @@ TEST(CgroupStatsIterator, RendersTheV1HierarchiesFilesAsTheKernelShowsThem) {
   };
   EXPECT_GE(cpu_ns(tree.busy->path()), 80'000'000u);
   EXPECT_EQ(cpu_ns(tree.idle->path()), 0u);
+  // usage_user + usage_sys are sampled at ticks: most of the burner's 80 ms is there.
+  const std::string busy = tree.busy->path();
+  EXPECT_GE(seen[busy + " cpuacct.usage_user "] + seen[busy + " cpuacct.usage_sys "], 40'000'000u);
+  EXPECT_EQ(seen[tree.idle->path() + " cpuacct.usage_user "] + seen[tree.idle->path() + " cpuacct.usage_sys "], 0u);
   EXPECT_GE(cpu_ns(tree.root), cpu_ns(tree.busy->path()));
   EXPECT_GE(seen[tree.memory->path() + " memory.usage_in_bytes "], 32u << 20);
   EXPECT_GE(seen[tree.memory->path() + " memory.max_usage_in_bytes "], 32u << 20);
