@@ -114,7 +114,7 @@ StatusOr<std::unique_ptr<BpfProbes>> BpfProbes::Create(const BpfOptions& options
 
 void BpfProbes::Collect(const std::vector<uint64_t>& live_cgroup_ids,
                         std::unordered_map<uint64_t, BpfCgroupStats>* by_cgroup_id,
-                        std::vector<OomEvent>* new_ooms) {
+                        std::vector<OomEvent>* new_ooms, bool per_cpu_wanted) {
   std::lock_guard<std::mutex> lock(collect_mu_);
   per_cpu_ns_.clear();
   bpf::CgroupPruner pruner(live_cgroup_ids, cgroup2_root_fd_);
@@ -122,7 +122,8 @@ void BpfProbes::Collect(const std::vector<uint64_t>& live_cgroup_ids,
   bpf::CollectContext ctx{.pruner = &pruner,
                           .by_cgroup_id = by_cgroup_id,
                           .new_ooms = new_ooms ? new_ooms : &ignored_ooms,
-                          .per_cpu_ns = &per_cpu_ns_};
+                          .per_cpu_ns = &per_cpu_ns_,
+                          .per_cpu_wanted = per_cpu_wanted};
   for (auto& probe : loaded_) probe->Collect(ctx);
 }
 

@@ -22,7 +22,7 @@
 // Usage (one thread calls Collect and then PerCpuNs; ProbeStatus() is thread-safe):
 //   auto probes = BpfProbes::Create(BpfOptions::WithMode(BpfMode::kAuto));
 //   if (!probes.ok()) ...              // only in kOn mode, when a probe fails to load
-//   (*probes)->Collect(live_ids, &by_id, &ooms);
+//   (*probes)->Collect(live_ids, &by_id, &ooms, /*per_cpu_wanted=*/true);
 //   by_id[id].per_cpu_ns                // CpuStats.per_cpu_ns (also PerCpuNs(id))
 //
 // Collect() fills an entry for every live id when any probe that fills BpfCgroupStats is up;
@@ -93,7 +93,7 @@ class BpfProbes final : public BpfSource {
 
   void Collect(const std::vector<uint64_t>& live_cgroup_ids,
                std::unordered_map<uint64_t, BpfCgroupStats>* by_cgroup_id,
-               std::vector<OomEvent>* new_ooms) override;
+               std::vector<OomEvent>* new_ooms, bool per_cpu_wanted) override;
 
   // Nanoseconds the cgroup's tasks ran on each CPU (index = CPU number, one per possible
   // CPU) as of the last Collect, the same as that Collect's BpfCgroupStats::per_cpu_ns;

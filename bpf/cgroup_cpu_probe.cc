@@ -47,6 +47,7 @@ class CgroupCpuProbe final : public Probe {
   // ancestors of the current cgroup), so that adding each live cgroup to its nearest live
   // ancestor, as the Sampler does for every probe, gives the kernel's hierarchical totals.
   void Collect(CollectContext& ctx) override {
+    if (!ctx.per_cpu_wanted) return;
     StatusOr<uint32_t> walked = walk_->Run();
     if (!walked.ok()) {
       failed_walks_.fetch_add(1, std::memory_order_relaxed);

@@ -33,6 +33,7 @@ struct CollectContext {
   std::unordered_map<uint64_t, BpfCgroupStats>* by_cgroup_id = nullptr;
   std::vector<OomEvent>* new_ooms = nullptr;
   std::unordered_map<uint64_t, std::vector<uint64_t>>* per_cpu_ns = nullptr;
+  bool per_cpu_wanted = true;  // false: the cpu probe leaves per_cpu_ns empty (BpfSource::Collect)
 };
 
 class Probe {

@@ -35,9 +35,11 @@ class BpfSource {
   virtual ~BpfSource() = default;
   // Adds this collection's per-cgroup values for the given live cgroup ids (others may be
   // pruned from the kernel maps) and appends OOM events seen since the last call.
+  // `per_cpu_wanted` false: no live cgroup needs BpfCgroupStats::per_cpu_ns (cgroupfs gave
+  // each its per-CPU time, as v1 cpuacct.usage_percpu does), so the per-CPU walk is skipped.
   virtual void Collect(const std::vector<uint64_t>& live_cgroup_ids,
                        std::unordered_map<uint64_t, BpfCgroupStats>* by_cgroup_id,
-                       std::vector<OomEvent>* new_ooms) = 0;
+                       std::vector<OomEvent>* new_ooms, bool per_cpu_wanted) = 0;
   // One entry per probe, loaded or not.
   virtual std::vector<SourceState> ProbeStates() const = 0;
 };

@@ -151,10 +151,19 @@ StatusOr<SnapshotPtr> Sampler::CollectOnce(const SnapshotPtr& prev, CollectParts
     snap->bpf_probes = bpf_->ProbeStates();
     std::vector<uint64_t> live;
     live.reserve(snap->cgroups.size());
-    for (const auto& c : snap->cgroups) if (c.id.cgroup_id != 0) live.push_back(c.id.cgroup_id);
+    // The probes' per-CPU time stands in only where cgroupfs gave none (cgroup v2 has no
+    // per-CPU file): on a host whose v1 cpuacct gave every read cgroup its own, no walk.
+    bool per_cpu_wanted = false;
+    for (const auto& c : snap->cgroups) {
+      if (c.id.cgroup_id == 0) continue;
+      live.push_back(c.id.cgroup_id);
+      if (c.cpu.per_cpu_ns.empty() && snap->parts.ReadsFilesOf(c.id.kind == CgroupKind::kContainer)) {
+        per_cpu_wanted = true;
+      }
+    }
     std::unordered_map<uint64_t, BpfCgroupStats> by_id;
     std::vector<OomEvent> new_ooms;
-    bpf_->Collect(live, &by_id, &new_ooms);
+    bpf_->Collect(live, &by_id, &new_ooms, per_cpu_wanted);
     std::unordered_map<uint64_t, const CgroupStats*> path_of;
     for (auto& c : snap->cgroups) {
       if (c.id.cgroup_id == 0) continue;

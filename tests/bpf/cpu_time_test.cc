@@ -6,6 +6,9 @@
 #include <iostream>
 #include <numeric>
 
+#include "collector/collector.h"
+#include "collector/sampler.h"
+#include "bpf/percpu_map.h"
 #include "tests/bpf/probe_test_support.h"
 #include "tests/support/workloads.h"
 
@@ -98,9 +101,76 @@ TEST(CpuTimeProbe, UntrackedChildrenCountInTheirLiveParent) {
   // With both live, the child keeps its own time and the parent has none of its own.
   std::unordered_map<uint64_t, BpfCgroupStats> by_id;
   std::vector<OomEvent> ooms;
-  probes->Collect({parent.id(), child.id()}, &by_id, &ooms);
+  probes->Collect({parent.id(), child.id()}, &by_id, &ooms, true);
   EXPECT_EQ(SumOf(by_id[parent.id()].per_cpu_ns), 0u);
   EXPECT_EQ(static_cast<int64_t>(SumOf(by_id[child.id()].per_cpu_ns) / 1000), usage_ns / 1000);
+
+  // No cgroup wants the probe's per-CPU time (cgroupfs gave it): no walk, no values.
+  std::unordered_map<uint64_t, BpfCgroupStats> unwanted;
+  probes->Collect({parent.id(), child.id()}, &unwanted, &ooms, false);
+  EXPECT_TRUE(unwanted[child.id()].per_cpu_ns.empty());
+  EXPECT_EQ(probes->PerCpuNs(child.id()), nullptr);
+}
+
+// What the Sampler asks of the probes, passed on to them.
+class RecordingBpf : public BpfSource {
+ public:
+  explicit RecordingBpf(BpfProbes* probes) : probes_(probes) {}
+  void Collect(const std::vector<uint64_t>& live, std::unordered_map<uint64_t, BpfCgroupStats>* by_id,
+               std::vector<OomEvent>* ooms, bool per_cpu_wanted) override {
+    wanted.push_back(per_cpu_wanted);
+    probes_->Collect(live, by_id, ooms, per_cpu_wanted);
+  }
+  std::vector<SourceState> ProbeStates() const override { return probes_->ProbeStates(); }
+  std::vector<bool> wanted;
+
+ private:
+  BpfProbes* probes_;
+};
+
+// On a host with v1 cpuacct beside a cgroup2 mount, cgroupfs gives each cgroup of cpuacct
+// its per-CPU time: the Sampler asks the probe for none until a cgroup has no such file.
+TEST(CpuTimeProbe, SamplerWantsItOnlyWhereCgroupfsHasNoPerCpuFile) {
+  STATLET_REQUIRE_ROOT();
+  const CgroupHierarchies& h = HostHierarchies();
+  if (!h.has(kV1Cpuacct) || !h.has(kUnified)) GTEST_SKIP() << "needs v1 cpuacct beside a cgroup2 mount";
+  auto probes = LoadAllProbes();
+  ASSERT_TRUE(probes);
+  const std::string root = "/" + UniqueName("statlet-bpf-percpu");
+  LiveCgroup both(root + "/both", {kV1Cpuacct, kUnified});
+  ASSERT_TRUE(both.ok()) << both.error();
+  CollectorOptions o;
+  o.subtrees = {root};
+  o.include_empty = true;
+  auto collector = Collector::Create(o);
+  ASSERT_TRUE(collector.ok()) << collector.status().ToString();
+  RecordingBpf bpf(probes.get());
+  Sampler sampler(std::move(*collector), nullptr, &bpf);
+
+  auto first = sampler.Get(std::chrono::nanoseconds(0), CollectParts::All());
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(bpf.wanted.size(), 1u);
+  EXPECT_FALSE(bpf.wanted[0]);
+  ASSERT_FALSE((*first)->cgroups.empty());
+  for (const CgroupStats& c : (*first)->cgroups) {
+    EXPECT_EQ(c.cpu.per_cpu_ns.size(), static_cast<size_t>(bpf::PossibleCpus())) << c.id.cgroup_path;
+    EXPECT_FALSE(c.cpu.per_cpu_from_bpf) << c.id.cgroup_path;
+  }
+
+  // A cgroup of the unified hierarchy alone has no per-CPU file: the probe stands in.
+  LiveCgroup unified_only(root + "/unified-only", {kUnified});
+  ASSERT_TRUE(unified_only.ok()) << unified_only.error();
+  auto second = sampler.Get(std::chrono::nanoseconds(0), CollectParts::All());
+  ASSERT_TRUE(second.ok());
+  ASSERT_EQ(bpf.wanted.size(), 2u);
+  EXPECT_TRUE(bpf.wanted[1]);
+  const CgroupStats* alone = nullptr;
+  for (const CgroupStats& c : (*second)->cgroups) {
+    if (c.id.cgroup_path == unified_only.path()) alone = &c;
+  }
+  ASSERT_NE(alone, nullptr);
+  EXPECT_TRUE(alone->cpu.per_cpu_from_bpf);
+  EXPECT_EQ(alone->cpu.per_cpu_ns.size(), static_cast<size_t>(bpf::PossibleCpus()));
 }
 
 TEST(CpuTimeProbe, LiveCgroupWithoutTasksReportsZeros) {

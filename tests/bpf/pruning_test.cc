@@ -36,7 +36,7 @@ uint64_t MinorFaults(BpfProbes& probes, uint64_t id, uint64_t pages = 1000) {
 uint64_t CollectNone(BpfProbes& probes) {
   std::unordered_map<uint64_t, BpfCgroupStats> by_id;
   std::vector<OomEvent> ooms;
-  probes.Collect({}, &by_id, &ooms);
+  probes.Collect({}, &by_id, &ooms, true);
   return by_id.size();
 }
 

@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
   for (const auto& [id, path] : dirs) ids.push_back(id);
   std::unordered_map<uint64_t, statlet::BpfCgroupStats> by_id;
   std::vector<statlet::OomEvent> ooms;
-  (*probes)->Collect(ids, &by_id, &ooms);
+  (*probes)->Collect(ids, &by_id, &ooms, true);
 
   Json out;
   out["probes"] = status;
