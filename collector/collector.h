@@ -38,8 +38,10 @@ struct CollectorOptions {
   // file costs its reader ~4.4-5 KiB of kernel memory (its seq_file page, struct file and
   // kernfs state), charged to statlet's own memory cgroup: 4,096 files ≈ 21 MiB, where a
   // node of 1,000 containers on cgroup v1 has ~30,000 files (~160 MiB if all were kept).
-  // A kept single-value file or cgroup.procs is read in 1/7-1/8 of an open+read+close;
-  // memory.stat costs the same either way (bench/collector/kept_file_bench, kernel 6.18, cgroup v1).
+  // Keeping a file saves its open and close, ~3.5 us a read whatever the file: a kept
+  // single-value file, cgroup.procs or tasks is read in 1/7-1/8 of an open+read+close,
+  // memory.stat in 2/3 (bench/collector/kept_file_bench, kernel 6.18, cgroup v1), so the
+  // budget has no kind of file to prefer.
   size_t max_kept_files = kDefaultMaxKeptFiles;
   static constexpr size_t kDefaultMaxKeptFiles = 4096;
   // Serve the files only a write of their own changes (limits, periods: see
