@@ -96,6 +96,34 @@ long StatusKiB(pid_t pid, const char* field) {
   return -1;
 }
 
+// The resident set by mapping (/proc/<pid>/smaps), summed per file's base name ("[heap]",
+// "anon_inode:bpf-map", "anonymous" for unnamed ones), largest first.
+std::vector<std::pair<std::string, long>> RssByMapping(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/smaps");
+  std::map<std::string, long> kib;
+  std::string current = "anonymous";
+  for (std::string line; std::getline(in, line);) {
+    if (line.compare(0, 4, "Rss:") == 0) {
+      kib[current] += std::stol(line.substr(4));
+      continue;
+    }
+    // A mapping's header: "start-end perms offset dev inode [path]"; field lines start
+    // with a capitalised key and a colon.
+    const size_t dash = line.find('-');
+    if (dash == std::string::npos || dash == 0 || line.find(':') < dash) continue;
+    std::istringstream header(line);
+    std::string range, perms, offset, dev, inode, path;
+    header >> range >> perms >> offset >> dev >> inode;
+    std::getline(header >> std::ws, path);
+    if (path.empty()) current = "anonymous";
+    else if (path[0] == '/') current = path.substr(path.rfind('/') + 1);
+    else current = path;
+  }
+  std::vector<std::pair<std::string, long>> out(kib.begin(), kib.end());
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
 // The resident set once it stops moving: the daemon hands freed memory back to the kernel
 // within its trimmer's period, which backs off to 8 s while a trim finds the memory in use.
 // Read every 250 ms until it held within 64 KiB for 10 s (at most 40 s).
@@ -263,6 +291,8 @@ struct Options {
   std::vector<size_t> sizes = {30, 1000};
   size_t per_pod = 4;
   std::vector<std::string> daemon_flags;  // more flags for statlet (--daemon-flag)
+  std::vector<std::string> wrapper;       // the memory phase's daemon runs under this (--daemon-wrapper)
+  bool memory_only = false;               // only the memory phase (--memory-only)
   int calls = 10;
   int peer_calls = 3;
   int rounds = 5;
@@ -282,6 +312,8 @@ struct SizeReport {
   // its anonymous memory, page cache it brought in, and kernel memory such as the kept
   // cgroup files' buffers), and the kernel part of it; -1 where the host does not say.
   long cgroup_all_kib = -1, kernel_all_kib = -1;
+  // Where the resident set after the stats calls is: KiB per mapping (smaps), largest first.
+  std::vector<std::pair<std::string, long>> rss_by_mapping;
   std::vector<std::string> errors;
 };
 
@@ -320,13 +352,22 @@ void Print(const SizeReport& r) {
                   Median(theirs->p50) / Median(bound->p50), Median(theirs->cpu) / Median(bound->cpu));
     }
   }
-  std::printf("files    floor %.0f (pod stats calls %.0f, of which %.0f from the eBPF walks; container stats calls %.0f), "
+  if (!r.series.empty()) std::printf("files    floor %.0f (pod stats calls %.0f, of which %.0f from the eBPF walks; container stats calls %.0f), "
               "statlet %.0f per collection\n",
               r.files_floor, r.files_floor_stats, r.files_rendered, r.files_floor_containers, r.files_statlet);
   std::printf("rss      after %d calls of each stats call: %.1f MiB (anonymous %.1f); after %d ListPodSandboxMetrics "
               "more: %.1f MiB (anonymous %.1f); peak %.1f MiB\n",
               kRssCalls, r.rss_stats_kib / 1024.0, r.anon_stats_kib / 1024.0, kRssCalls, r.rss_all_kib / 1024.0,
               r.anon_all_kib / 1024.0, r.rss_peak_kib / 1024.0);
+  if (!r.rss_by_mapping.empty()) {
+    std::printf("rss      by mapping after the stats calls (KiB):");
+    long rest = 0;
+    for (size_t i = 0; i < r.rss_by_mapping.size(); ++i) {
+      if (i < 12) std::printf(" %s %ld;", r.rss_by_mapping[i].first.c_str(), r.rss_by_mapping[i].second);
+      else rest += r.rss_by_mapping[i].second;
+    }
+    std::printf(" the rest %ld\n", rest);
+  }
   std::printf("memory   the daemon's cgroup after all calls: %.1f MiB, of which kernel %.1f MiB\n",
               r.cgroup_all_kib / 1024.0, r.kernel_all_kib / 1024.0);
   const Series* lpsm = Find(r, "statlet", "ListPodSandboxMetrics");
@@ -377,8 +418,10 @@ std::vector<Hierarchy> DaemonHierarchies() {
 // the daemon allocates from its first instruction on (the kept files of its start-up
 // collection too) is charged to its own cgroup.
 std::vector<std::string> InCgroup(const LiveCgroup& cg, std::vector<std::string> argv,
-                                  const std::vector<std::string>& extra_flags) {
+                                  const std::vector<std::string>& extra_flags,
+                                  const std::vector<std::string>& wrapper) {
   argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
+  argv.insert(argv.begin(), wrapper.begin(), wrapper.end());
   std::string script;
   for (Hierarchy h : DaemonHierarchies()) {
     if (cg.in(h)) script += "echo $$ > '" + cg.Dir(h) + "/cgroup.procs' && ";
@@ -409,13 +452,13 @@ std::pair<long, long> CgroupMemoryKiB(const LiveCgroup& cg) {
 // The daemon as the bench runs it: its own cgroup (for its CPU and memory), a scratch socket.
 struct Daemon {
   Daemon(const std::string& root, const std::string& dir, const std::string& tag,
-         const std::vector<std::string>& extra_flags)
+         const std::vector<std::string>& extra_flags, const std::vector<std::string>& wrapper = {})
       : cg(root + "-" + tag, DaemonHierarchies()),
         socket(dir + "/" + tag + ".sock"),
         port(testing::FreeLoopbackPort()),
         process(InCgroup(cg, {STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(port),
                               "--collector.subtree=" + root, "--collector.max-age=0s", "--cri.max-age=0s",
-                              "--cri.listen=" + socket, "--runtime.endpoint=none"}, extra_flags),
+                              "--cri.listen=" + socket, "--runtime.endpoint=none"}, extra_flags, wrapper),
                 dir + "/" + tag + ".log") {}
   Status Ready(const std::string& log) {
     if (!cg.Add(process.pid())) return Unavailable("cannot move statlet into a cgroup of its own");
@@ -432,15 +475,9 @@ struct Daemon {
   std::unique_ptr<v1::RuntimeService::Stub> stub;
 };
 
-SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer, CgroupFileSource* source) {
-  SizeReport report;
-  report.containers = n;
-  const std::string root = "/statlet-bench-" + std::to_string(::getpid()) + "-" + std::to_string(n);
-  BenchTree tree(root, n, BenchTree::kKubelet, o.per_pod);
-  if (!tree.ok()) {
-    report.errors.push_back("cannot create cgroups under " + root + " (root needed): " + tree.error());
-    return report;
-  }
+// The timed rounds: floors, statlet's calls and containerd's, alternating.
+void MeasureCalls(const std::string& root, size_t n, const Options& o, ContainerdPeer* peer,
+                  CgroupFileSource* source, SizeReport& report) {
   // The stats calls' floor reads what their collections read (no detail files);
   // ListPodSandboxMetrics' reads every file and scans the processes. One floor keeps its fds
   // at a time (each under the daemon's budget), built outside the measured passes.
@@ -467,7 +504,7 @@ SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer, CgroupFileSou
   Daemon daemon(root, dir.path(), "daemon", o.daemon_flags);
   if (Status s = daemon.Ready(dir.path() + "/daemon.log"); !s.ok()) {
     report.errors.push_back(s.ToString());
-    return report;
+    return;
   }
   Series floor_containers{"floor", "container files", ""}, floor_files{"floor", "files", ""},
       floor_fds{"floor", "files+fd scan", ""}, floor_all{"floor", "files, max kept", ""};
@@ -519,12 +556,15 @@ SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer, CgroupFileSou
   report.series = {floor_containers, floor_files, floor_fds, floor_all};
   report.series.insert(report.series.end(), ours.begin(), ours.end());
   report.series.insert(report.series.end(), theirs.begin(), theirs.end());
+}
 
-  // Memory in a fresh daemon: what a node's kubelet calls cost it.
-  Daemon fresh(root, dir.path(), "rss", o.daemon_flags);
+// Memory in a fresh daemon: what a node's kubelet calls cost it.
+void MeasureMemory(const std::string& root, const Options& o, SizeReport& report) {
+  testing::ScratchDir dir;
+  Daemon fresh(root, dir.path(), "rss", o.daemon_flags, o.wrapper);
   if (Status s = fresh.Ready(dir.path() + "/rss.log"); !s.ok()) {
     report.errors.push_back(s.ToString());
-    return report;
+    return;
   }
   auto calls = [&](Rpc rpc) {
     for (int i = 0; i < kRssCalls; ++i) {
@@ -538,12 +578,26 @@ SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer, CgroupFileSou
   calls(CallListPodSandboxStats);
   report.rss_stats_kib = SettledRssKiB(fresh.process.pid());
   report.anon_stats_kib = StatusKiB(fresh.process.pid(), "RssAnon:");
+  report.rss_by_mapping = RssByMapping(fresh.process.pid());
   calls(CallListPodSandboxMetrics);
   report.rss_all_kib = SettledRssKiB(fresh.process.pid());
   report.anon_all_kib = StatusKiB(fresh.process.pid(), "RssAnon:");
   report.rss_peak_kib = StatusKiB(fresh.process.pid(), "VmHWM:");
   std::tie(report.cgroup_all_kib, report.kernel_all_kib) = CgroupMemoryKiB(fresh.cg);
   fresh.process.Stop();
+}
+
+SizeReport RunAt(size_t n, const Options& o, ContainerdPeer* peer, CgroupFileSource* source) {
+  SizeReport report;
+  report.containers = n;
+  const std::string root = "/statlet-bench-" + std::to_string(::getpid()) + "-" + std::to_string(n);
+  BenchTree tree(root, n, BenchTree::kKubelet, o.per_pod);
+  if (!tree.ok()) {
+    report.errors.push_back("cannot create cgroups under " + root + " (root needed): " + tree.error());
+    return report;
+  }
+  if (!o.memory_only) MeasureCalls(root, n, o, peer, source, report);
+  MeasureMemory(root, o, report);
   return report;
 }
 
@@ -559,7 +613,10 @@ std::vector<size_t> ParseSizes(const std::string& s) {
 
 constexpr char kUsage[] =
     "usage: bench_cri [--containers N,N...] [--per-pod K] [--calls C] [--peer-calls P] [--rounds R]\n"
-    "                 [--peer containerd|none] [--json PATH] [--daemon-flag FLAG]...\n";
+    "                 [--peer containerd|none] [--json PATH] [--daemon-flag FLAG]...\n"
+    "                 [--memory-only true] [--daemon-wrapper ARG]...\n"
+    "--memory-only true: only the memory phase (a fresh daemon, 10 calls of each stats call);\n"
+    "--daemon-wrapper: that phase's daemon runs as ARG... statlet (e.g. a heap profiler)\n";
 
 int main(int argc, char** argv) {
   statlet::bench::Options o;
@@ -577,6 +634,8 @@ int main(int argc, char** argv) {
     else if (a == "--peer") o.peer = v != "none";
     else if (a == "--json") o.json = v;
     else if (a == "--daemon-flag") o.daemon_flags.push_back(v);
+    else if (a == "--daemon-wrapper") o.wrapper.push_back(v);
+    else if (a == "--memory-only") o.memory_only = v == "true" || v == "1";
     else {
       std::fputs(kUsage, stderr);
       return 2;
