@@ -55,6 +55,10 @@ class CgroupCpuProbe final : public Probe {
     }
     const uint32_t stored = std::min(*walked, entries_.entries());
     if (*walked > stored) unstored_.store(*walked - stored, std::memory_order_relaxed);
+    if (!entries_.Cover(stored).ok() || !times_.Cover(stored * static_cast<uint32_t>(cpus_)).ok()) {
+      failed_walks_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
     std::vector<std::pair<uint32_t, std::vector<uint64_t>*>> live_above;  // (level, values)
     for (uint32_t i = 0; i < stored; i++) {
       const statlet_cgroup_entry& e = entries_.at<statlet_cgroup_entry>(i);

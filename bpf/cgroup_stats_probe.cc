@@ -164,6 +164,10 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
       return walked.status();
     }
     const uint32_t stored = std::min(*walked, entries_.entries());
+    if (Status st = entries_.Cover(stored); !st.ok()) {
+      failed_walks_.fetch_add(1, std::memory_order_relaxed);
+      return st;
+    }
     index_.reserve(stored);
     for (uint32_t i = 0; i < stored; i++) index_.emplace(entries_.at<statlet_cgroup_stats>(i).cgroup_id, i);
     unstored_.store(*walked - stored + v1_.unstored(), std::memory_order_relaxed);

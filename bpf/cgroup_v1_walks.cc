@@ -81,6 +81,10 @@ struct CgroupV1Walks::Walk {
     if (!walked.ok()) return walked.status();
     const uint32_t stored = std::min(*walked, entries.entries());
     if (unstored) *unstored += *walked - stored;
+    if (Status st = entries.Cover(stored); !st.ok()) return st;
+    if (cpus > 0) {
+      if (Status st = cpu_usage.Cover(stored * cpus); !st.ok()) return st;
+    }
     index.reserve(stored);
     for (uint32_t i = 0; i < stored; i++) index.emplace(entries.at<statlet_cgroup_v1_stats>(i).cgroup_id, i);
     fresh = true;

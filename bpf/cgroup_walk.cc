@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -57,13 +58,27 @@ MappedArray::~MappedArray() {
 }
 
 Status MappedArray::Map(const bpf_map* map) {
+  fd_ = bpf_map__fd(map);
   entries_ = bpf_map__max_entries(map);
-  len_ = static_cast<size_t>(entries_) * bpf_map__value_size(map);
+  value_size_ = bpf_map__value_size(map);
+  if (fd_ < 0 || value_size_ == 0) return Internal(std::string("map ") + bpf_map__name(map) + " is not loaded");
+  return Status::Ok();
+}
+
+Status MappedArray::Cover(uint32_t n) {
+  if (n <= covered_) return Status::Ok();
+  if (n > entries_) return Internal("map has " + std::to_string(entries_) + " entries, " + std::to_string(n) + " asked for");
+  constexpr size_t kStep = 64 * 1024;
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  len_ = (len_ + page - 1) / page * page;
-  void* p = mmap(nullptr, len_, PROT_READ, MAP_SHARED, bpf_map__fd(map), 0);
-  if (p == MAP_FAILED) return ErrnoStatus(errno, std::string("mmap map ") + bpf_map__name(map));
+  const size_t whole = (static_cast<size_t>(entries_) * value_size_ + page - 1) / page * page;
+  size_t want = std::max(static_cast<size_t>(n) * value_size_, len_ + len_ / 4);
+  want = std::min((want + kStep - 1) / kStep * kStep, whole);
+  void* p = mmap(nullptr, want, PROT_READ, MAP_SHARED, fd_, 0);
+  if (p == MAP_FAILED) return ErrnoStatus(errno, "mmap " + std::to_string(want) + " bytes of a map");
+  if (data_) munmap(data_, len_);
   data_ = static_cast<uint8_t*>(p);
+  len_ = want;
+  covered_ = static_cast<uint32_t>(std::min<size_t>(len_ / value_size_, entries_));
   return Status::Ok();
 }
 

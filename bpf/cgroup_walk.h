@@ -33,6 +33,11 @@ class CgroupWalk {
 };
 
 // An mmapable BPF array map mapped read-only: entry i at data() + i * value_size.
+//
+// Only the entries a walk filled are mapped (Cover): mapping an array map puts every page
+// of the range in the process's resident set at once (the kernel maps it whole), and the
+// maps are sized for the largest node (--bpf.max-cgroups) while a walk fills as many
+// entries as the hierarchy has cgroups.
 class MappedArray {
  public:
   MappedArray() = default;
@@ -40,9 +45,16 @@ class MappedArray {
   MappedArray& operator=(const MappedArray&) = delete;
   ~MappedArray();
 
+  // Takes the map's fd and size; maps nothing yet.
   Status Map(const bpf_map* map);
+  // Makes entries [0, n) readable (n at most entries()): grows the mapping when it is
+  // shorter, by at least a quarter, in 64 KiB steps; never shrinks it. A failure keeps
+  // the mapping as it was.
+  Status Cover(uint32_t n);
   const uint8_t* data() const { return data_; }
   uint32_t entries() const { return entries_; }
+  uint32_t covered() const { return covered_; }
+  size_t mapped_bytes() const { return len_; }
 
   template <typename T>
   const T& at(uint32_t i) const {
@@ -50,9 +62,12 @@ class MappedArray {
   }
 
  private:
+  int fd_ = -1;  // the map's (owned by libbpf)
+  size_t value_size_ = 0;
   uint8_t* data_ = nullptr;
   size_t len_ = 0;
   uint32_t entries_ = 0;
+  uint32_t covered_ = 0;  // whole entries inside the mapping
 };
 
 }  // namespace statlet::bpf

@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
 
+#include "bpf/probe_abi.h"
 #include "collector/cgroup_file_source.h"
 #include "collector/collector.h"
 #include "tests/bpf/iter_file_compare.h"
@@ -121,6 +123,53 @@ TEST(CgroupStatsIterator, RendersTheFilesAsTheKernelShowsThemAtTheSameMoment) {
   EXPECT_EQ(value(tree.idle->path(), "cpu.stat", "usage_usec"), 0u);
   EXPECT_GE(value(tree.parent.path(), "cpu.stat", "usage_usec"),
             value(tree.busy->path(), "cpu.stat", "usage_usec") + value(tree.pinned->path(), "cpu.stat", "usage_usec"));
+}
+
+// KiB of this process's address space that maps BPF maps (their pages are all resident).
+size_t BpfMapsMappedKiB() {
+  std::ifstream smaps("/proc/self/smaps");
+  size_t kib = 0;
+  bool bpf_map = false;
+  for (std::string line; std::getline(smaps, line);) {
+    if (line.compare(0, 5, "Size:") == 0) {
+      if (bpf_map) kib += std::stoul(line.substr(5));
+    } else if (line.find('-') < line.find(' ')) {  // a mapping's header
+      bpf_map = line.find("anon_inode:bpf-map") != std::string::npos;
+    }
+  }
+  return kib;
+}
+
+// The walk's array is sized for the largest node (--bpf.max-cgroups), and mapping a BPF
+// array puts all of the range mapped in the resident set: only the entries a walk fills
+// are mapped, and the mapping grows with the hierarchy.
+TEST(CgroupStatsIterator, MapsOnlyTheEntriesItsWalksFill) {
+  STATLET_REQUIRE_ROOT();
+  if (CgroupDirs(UnifiedRoot()).size() > 1000) GTEST_SKIP() << "a hierarchy this big fills most of the array";
+  auto probes = LoadCgroupStats();
+  ASSERT_TRUE(probes);
+  ASSERT_TRUE(probes->FileSource()->Refresh().ok());
+  const size_t before = BpfMapsMappedKiB();
+  const size_t whole_kib = BpfOptions().max_cgroups * sizeof(statlet_cgroup_stats) / 1024;
+  EXPECT_LT(before, whole_kib / 2) << "the unified walk's array alone is " << whole_kib << " KiB";
+
+  constexpr int kMore = 600;
+  ProbeCgroup parent("grow");
+  ASSERT_TRUE(parent.ok()) << parent.error();
+  std::vector<std::unique_ptr<LiveCgroup>> more;
+  for (int i = 0; i < kMore; ++i) {
+    more.push_back(std::make_unique<LiveCgroup>(parent.path() + "/c" + std::to_string(i), std::vector<Hierarchy>{kUnified}));
+    ASSERT_TRUE(more.back()->ok()) << more.back()->error();
+  }
+  // The last cgroups of the walk are rendered as the kernel shows them.
+  const Comparison c = CompareWithFiles(*probes->FileSource(), UnifiedRoot(),
+                                        {parent.path(), more.front()->path(), more.back()->path()});
+  EXPECT_TRUE(c.errors.empty()) << c.errors.front();
+  EXPECT_TRUE(c.not_rendered.empty()) << c.not_rendered.front();
+  EXPECT_GE(c.rendered, 3u) << "cpu.stat at least, of each";
+  const size_t after = BpfMapsMappedKiB();
+  EXPECT_GE(after, before + kMore * sizeof(statlet_cgroup_stats) / 1024 - 64) << "before " << before << " KiB";
+  EXPECT_LT(after, whole_kib);
 }
 
 // The collector with the iterator as its file source and without it: the same values,
