@@ -66,8 +66,9 @@ void MemoryTrimmer::Run() {
       std::unique_lock<std::mutex> lock(mu_);
       if (cv_.wait_for(lock, period_ * backoff, [this] { return stop_; })) return;
     }
+    const bool released = release_ && release_();
     const size_t now = ResidentBytes();
-    if (now <= settled + slack_) {
+    if (!released && now <= settled + slack_) {
       settled = std::min(settled, now);
       backoff = 1;
       continue;

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -24,6 +25,10 @@ class MemoryTrimmer {
   MemoryTrimmer(const MemoryTrimmer&) = delete;
   MemoryTrimmer& operator=(const MemoryTrimmer&) = delete;
 
+  // Runs `release` at every look, before it: an owner drops there what nobody can use any
+  // more (the Sampler's stale snapshot). When it says it dropped something, that look trims
+  // whatever the resident set is. Set before Start.
+  void SetRelease(std::function<bool()> release) { release_ = std::move(release); }
   void Start();
   void Stop();
   uint64_t trims() const;
@@ -33,6 +38,7 @@ class MemoryTrimmer {
 
   std::chrono::milliseconds period_;
   size_t slack_;
+  std::function<bool()> release_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

@@ -11,7 +11,6 @@
 
 #include "base/log.h"
 #include "base/memory_trimmer.h"
-#include "base/memory_trimmer.h"
 #include "cmd/commands.h"
 #include "collector/collector.h"
 #include "collector/sampler.h"
@@ -81,12 +80,14 @@ int RunDaemonCommand(int argc, char** argv) {
   }
   // The runtime's metadata joins the snapshots; absent or down, stats are still served.
   std::unique_ptr<cri::RuntimeClient> runtime = cri::StartRuntimeClient(opts.cri);
-  // Freed memory goes back to the kernel within a period of a burst (large answers,
-  // clients flooding the sockets), so the resident set follows what is in use.
-  MemoryTrimmer trimmer(std::chrono::milliseconds(250), 4 << 20);
-  trimmer.Start();
   SelfMetrics self_metrics(STATLET_VERSION_STRING, STATLET_REVISION_STRING);
   Sampler sampler(std::move(*collector), runtime.get(), probes->get());
+  // Freed memory goes back to the kernel within a period of a burst (large answers,
+  // clients flooding the sockets), so the resident set follows what is in use; between
+  // calls the daemon holds no snapshot that nobody can reuse (~2 KB a cgroup).
+  MemoryTrimmer trimmer(std::chrono::milliseconds(250), 4 << 20);
+  trimmer.SetRelease([&sampler] { return sampler.ReleaseStale(); });
+  trimmer.Start();
   sampler.SetCollectionObserver([&self_metrics](const Snapshot& s) { self_metrics.ObserveCollection(s); });
   {
     MemoryQosPolicy qos = opts.memory_qos;

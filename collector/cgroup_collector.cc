@@ -81,8 +81,10 @@ struct Node {
   Node& operator=(const Node&) = delete;
 
   std::string path;
-  std::string rel;  // for openat on a hierarchy root
-  std::string parent_path;  // "" for the root
+  size_t parent_len = 0;  // the parent's path is path's first parent_len bytes; 0: the root
+  // For openat on a hierarchy root: "a/b" for "/a/b", "." for the root.
+  const char* rel() const { return path.size() <= 1 ? "." : path.c_str() + 1; }
+  std::string_view parent_path() const { return std::string_view(path).substr(0, parent_len); }
   CgroupDiscovery::HierarchyMask mask = 0;
   PathClass cls;
   // The directory's inode number in each hierarchy the file source renders files of (its
@@ -96,6 +98,10 @@ struct Node {
   std::vector<KeptFile> files;  // parallel to the read plan
   std::vector<CachedLimit> limits;  // one per written_only plan entry (limit_slot_)
   KeptFile procs, threads;
+  // The CPU counter as the last collection that read it saw it, for usage_nano_cores: a
+  // collection that skips this cgroup (containers only) leaves it for the next that reads.
+  Opt<uint64_t> mark_usage_ns;
+  int64_t mark_at_ns = 0;  // that collection's CLOCK_MONOTONIC start
   uint32_t net_pid = 0;        // a process whose netns stands for this cgroup's
   uint64_t netns = 0;          // its namespace inode (0 = unknown)
   // Per-collection scratch.
@@ -165,7 +171,9 @@ class CgroupCollector : public Collector {
 
  private:
   void AddNode(const std::string& path, CgroupDiscovery::HierarchyMask mask);
-  void RemoveNode(const std::string& path);
+  // `vanished`: the cgroup is gone (not just changed hierarchies): its identity goes into
+  // this collection's Snapshot::vanished.
+  void RemoveNode(const std::string& path, bool vanished = false);
   void CloseNode(Node* n);
   void ReadProcesses(Node* n, ReadWorker* w);
   // Where to open a file of hierarchy `h` from: the node's directory fd and "", or the
@@ -215,24 +223,53 @@ class CgroupCollector : public Collector {
   std::unordered_map<int, std::pair<Node*, size_t>> watched_;  // watch → (node, slot)
   std::vector<int> written_, ended_;                           // Drain's scratch
   std::array<std::string, kNumHierarchies> mounts_;
-  std::map<std::string, std::unique_ptr<Node>> nodes_;
+  // By path; a key views its node's own path (no second copy of every path).
+  std::map<std::string_view, std::unique_ptr<Node>> nodes_;
   std::map<std::pair<std::string, std::string>, uint64_t> errors_;
   uint64_t sequence_ = 0;
   // Guards errors_, watched_ and limits_ while the reading threads run.
   std::mutex shared_mu_;
   std::vector<Node*> order_;     // this collection's nodes, in path order
   std::vector<Node*> reported_;  // the node of each snapshot entry
+  std::vector<Identity> vanished_;  // this collection's Snapshot::vanished
   std::vector<ReadWorker> workers_;  // one per reading thread; [0] is the collecting one
   ParallelFor pool_;                 // last: its threads stop before the rest goes
 };
 
+// What the snapshot says of the cgroup `n` is, from its path alone (a container's pod: the
+// pod's path; the report loop points it at the pod's entry).
+void FillIdentity(const Node& n, Identity* id) {
+  id->cgroup_path = n.path;
+  id->cgroup_id = n.ids[kUnified];
+  id->kind = n.cls.kind;
+  id->qos = n.cls.qos;
+  id->runtime = n.cls.runtime;
+  id->driver = n.cls.driver;
+  id->container_id = n.cls.container_id;
+  id->pod_uid = n.cls.pod_uid;
+  if (n.cls.kind == CgroupKind::kContainer) id->parent_path = n.cls.pod_path;
+  id->created_ns = n.created_ns;
+}
+
+// usage_nano_cores as the kubelet computes it: the CPU time used since the last collection
+// that read this cgroup over the wall time between the two. A counter that went back (a
+// cgroup made again under the same path) gives no rate.
+void FillRate(Node* n, int64_t now_ns, CpuStats* cpu) {
+  if (!cpu->usage_ns) return;
+  if (n->mark_usage_ns && now_ns > n->mark_at_ns && *cpu->usage_ns >= *n->mark_usage_ns) {
+    const double dt = static_cast<double>(now_ns - n->mark_at_ns);
+    cpu->usage_nano_cores = static_cast<uint64_t>(static_cast<double>(*cpu->usage_ns - *n->mark_usage_ns) * 1e9 / dt);
+  }
+  n->mark_usage_ns = cpu->usage_ns;
+  n->mark_at_ns = now_ns;
+}
+
 void CgroupCollector::AddNode(const std::string& path, CgroupDiscovery::HierarchyMask mask) {
   auto n = std::make_unique<Node>();
   n->path = path;
-  n->rel = CgroupDiscovery::RelPath(path);
   if (path != "/") {
-    size_t slash = path.rfind('/');
-    n->parent_path = slash == 0 ? "/" : path.substr(0, slash);
+    const size_t slash = path.rfind('/');
+    n->parent_len = slash == 0 ? 1 : slash;
   }
   n->mask = mask;
   n->cls = ClassifyCgroupPath(path);
@@ -242,12 +279,14 @@ void CgroupCollector::AddNode(const std::string& path, CgroupDiscovery::Hierarch
   for (int h = 0; h < kNumHierarchies; ++h) {
     const bool id_wanted = h == kUnified || (source_hierarchies_ & (1u << h));
     if (!(mask & (1u << h)) || (n->created_ns && !id_wanted)) continue;
-    if (::fstatat(discovery_.root_fd(static_cast<Hierarchy>(h)), n->rel.c_str(), &st, 0) != 0) continue;
+    if (::fstatat(discovery_.root_fd(static_cast<Hierarchy>(h)), n->rel(), &st, 0) != 0) continue;
     if (!n->created_ns) n->created_ns = int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec;
     if (id_wanted) n->ids[h] = st.st_ino;
   }
   for (int h = 0; h < kNumHierarchies; ++h) cgroups_in_[h] += (mask >> h) & 1u;
-  nodes_[path] = std::move(n);
+  RemoveNode(path);  // a node's key views its own path: never keep an old key
+  const std::string_view key = n->path;
+  nodes_.emplace(key, std::move(n));
 }
 
 void CgroupCollector::CloseNode(Node* n) {
@@ -271,23 +310,24 @@ void CgroupCollector::CloseNode(Node* n) {
 std::pair<int, std::string_view> CgroupCollector::OpenAt(Node* n, Hierarchy h) {
   int& fd = n->dir_fds[h];
   if (fd < 0 && dir_budget_.TryAcquire()) {
-    fd = ::openat(discovery_.root_fd(h), n->rel.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    fd = ::openat(discovery_.root_fd(h), n->rel(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) dir_budget_.Release();  // gone: its reads below say so
   }
   if (fd >= 0) return {fd, std::string_view()};
-  return {discovery_.root_fd(h), n->rel};
+  return {discovery_.root_fd(h), n->rel()};
 }
 
-void CgroupCollector::RemoveNode(const std::string& path) {
+void CgroupCollector::RemoveNode(const std::string& path, bool vanished) {
   auto it = nodes_.find(path);
   if (it == nodes_.end()) return;
+  if (vanished) FillIdentity(*it->second, &vanished_.emplace_back());
   CloseNode(it->second.get());
   for (int h = 0; h < kNumHierarchies; ++h) cgroups_in_[h] -= (it->second->mask >> h) & 1u;
   nodes_.erase(it);
 }
 
 void CgroupCollector::ApplyChanges(const CgroupDiscovery::Changes& ch) {
-  for (const auto& p : ch.removed) RemoveNode(p);
+  for (const auto& p : ch.removed) RemoveNode(p, /*vanished=*/true);
   for (const auto& p : ch.added) AddNode(p, discovery_.paths().at(p));
   for (const auto& p : ch.changed) {
     // A hierarchy appeared or vanished for this path: start over with fresh files.
@@ -302,8 +342,8 @@ void CgroupCollector::CountError(const char* file, const char* reason) {
 }
 
 Node* CgroupCollector::Parent(const Node& n) {
-  if (n.parent_path.empty()) return nullptr;
-  auto it = nodes_.find(n.parent_path);
+  if (n.parent_len == 0) return nullptr;
+  auto it = nodes_.find(n.parent_path());
   return it == nodes_.end() ? nullptr : it->second.get();
 }
 
@@ -419,7 +459,7 @@ void CgroupCollector::DrainLimitEvents() {
 void CgroupCollector::WatchLimit(Node* n, size_t i, CachedLimit* cl) {
   const CgroupFileReader& r = *plan_[i];
   std::string path = mounts_[r.hierarchy];
-  path.append("/").append(n->rel).append("/").append(r.name);
+  path.append("/").append(n->rel()).append("/").append(r.name);
   int err = 0;
   {
     std::lock_guard<std::mutex> lk(shared_mu_);
@@ -446,7 +486,7 @@ bool CgroupCollector::RenderFromSource(Node* n, size_t i, CgroupStats* out, Read
   const CgroupFileReader& r = *plan_[i];
   if (!(walked_ & (1u << r.hierarchy)) || source_index_[i] < 0 || n->ids[r.hierarchy] == 0) return false;
   int err = 0;
-  switch (n->files[i].Check(discovery_.root_fd(r.hierarchy), n->rel, r.name, &err)) {  // once
+  switch (n->files[i].Check(discovery_.root_fd(r.hierarchy), n->rel(), r.name, &err)) {  // once
     case ReadOutcome::kAbsent: return true;  // nothing to fill
     case ReadOutcome::kGone: n->gone = true; return true;
     case ReadOutcome::kError: return false;
@@ -541,6 +581,7 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
   snap.sequence = ++sequence_;
   snap.num_cpus = num_cpus_;
   uint64_t dirs_before = discovery_.directories_read();
+  vanished_.clear();
   ApplyChanges(discovery_.Poll());
   DrainLimitEvents();
   // One kernel walk per hierarchy for the files the source renders, where the collection
@@ -655,26 +696,18 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
     if (n->gone) { gone.push_back(n->path); continue; }
     CgroupStats& s = snap.cgroups[i];
     Identity& id = s.id;
-    id.cgroup_path = n->path;
-    id.cgroup_id = n->ids[kUnified];
-    id.kind = n->cls.kind;
-    id.qos = n->cls.qos;
-    id.runtime = n->cls.runtime;
-    id.driver = n->cls.driver;
-    id.container_id = n->cls.container_id;
-    id.pod_uid = n->cls.pod_uid;
+    FillIdentity(*n, &id);
     if (n->cls.kind == CgroupKind::kContainer) {
       // The pod's entry, which may sit at another of its paths.
       auto pod = n->cls.pod_uid.empty() ? entries.end() : entries.find("p/" + n->cls.pod_uid);
-      const bool pod_there = pod != entries.end() && !reported_[pod->second.index]->gone;
-      id.parent_path = pod_there ? reported_[pod->second.index]->path : n->cls.pod_path;
+      if (pod != entries.end() && !reported_[pod->second.index]->gone) id.parent_path = reported_[pod->second.index]->path;
     }
-    id.created_ns = n->created_ns;
     s.populated = n->tree_procs > 0 || alias_populated[i];
     if (n->procs_known) s.process.processes = n->tree_procs;
     if (n->threads_known) s.process.threads = n->tree_threads;
     if (scan_fds_ && n->cls.kind == CgroupKind::kContainer && n->procs_known) ScanProcesses(*n, &s.process);
     FinishCgroupStats(&s);
+    FillRate(n, snap.monotonic_ns, &s.cpu);
 
     // Network namespace of a process in this cgroup (own processes only: a parent's
     // namespace comes from its children below).
@@ -717,6 +750,7 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
   netns_.EndCollection();
 
   ShareNamespacesWithParents(&snap);
+  snap.vanished = std::move(vanished_);
 
   for (const auto& [key, count] : errors_) snap.read_errors.push_back({key.first, key.second, count});
   snap.collection.cgroups_tracked = nodes_.size();

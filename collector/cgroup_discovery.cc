@@ -94,13 +94,13 @@ void CgroupDiscovery::AddWatch(Hierarchy h, const std::string& path) {
     wd_.erase(slot);
   }
   slot = wd;
-  wd_[wd] = Watch{h, path};
+  wd_[wd] = Watch{h, &it->first};
 }
 
 void CgroupDiscovery::ForgetWatch(int wd) {
   auto it = wd_.find(wd);
   if (it == wd_.end()) return;
-  auto w = watched_.find(it->second.path);
+  auto w = watched_.find(*it->second.path);
   if (w != watched_.end()) {
     if (w->second[it->second.h] == wd) w->second[it->second.h] = -1;
     if (std::all_of(w->second.begin(), w->second.end(), [](int x) { return x < 0; })) watched_.erase(w);
@@ -209,19 +209,20 @@ CgroupDiscovery::Changes CgroupDiscovery::Poll() {
         // parent is not watched): forget the subtree and look for the root again.
         // The event can come late, after the root was made again: only a root that is
         // really gone is forgotten.
-        Watch gone = it->second;
+        const Hierarchy gone_h = it->second.h;
+        const std::string gone_path = *it->second.path;  // ForgetWatch may drop the key
         ForgetWatch(ev->wd);
         struct stat st;
-        if (std::find(subtrees_.begin(), subtrees_.end(), gone.path) != subtrees_.end() &&
-            ::fstatat(root_fd_[gone.h], RelPath(gone.path).c_str(), &st, 0) != 0) {
-          RemoveSubtree(gone.h, gone.path, &masks);
-          Unwatch(gone.h, gone.path);
+        if (std::find(subtrees_.begin(), subtrees_.end(), gone_path) != subtrees_.end() &&
+            ::fstatat(root_fd_[gone_h], RelPath(gone_path).c_str(), &st, 0) != 0) {
+          RemoveSubtree(gone_h, gone_path, &masks);
+          Unwatch(gone_h, gone_path);
         }
         continue;
       }
       if (!(ev->mask & IN_ISDIR) || ev->len == 0) continue;
-      Watch w = it->second;
-      std::string child = Child(w.path, ev->name);
+      const Watch w = it->second;
+      const std::string child = Child(*w.path, ev->name);
       if (ev->mask & IN_CREATE) {
         std::map<std::string, HierarchyMask> found;
         Walk(w.h, child, &found);

@@ -73,7 +73,7 @@ class CgroupDiscovery {
   int inotify_fd_ = -1;
   struct Watch {
     Hierarchy h;
-    std::string path;
+    const std::string* path;  // watched_'s key: an entry there outlives every watch of it
   };
   std::unordered_map<int, Watch> wd_;
   // The same watches by path: one wd (or -1) per hierarchy.

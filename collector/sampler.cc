@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace statlet {
@@ -15,28 +16,14 @@ int64_t MonotonicNs() {
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
 
-// usage_nano_cores as the kubelet computes it: the CPU time used between two samples over
-// the wall time between them. A restarted cgroup (counter went back) gets no rate. A cgroup
-// the previous collection did not read (it read containers only) is taken against the last
-// collection that did (`marks`).
-void FillRates(const Snapshot* prev, const std::unordered_map<std::string, Sampler::UsageMark>& marks, Snapshot* cur) {
-  if (prev == nullptr) return;
-  const bool prev_read_all = prev->parts.Has(CollectParts::kNonContainerFiles);
-  for (auto& c : cur->cgroups) {
-    if (!c.cpu.usage_ns) continue;
-    Sampler::UsageMark m;
-    if (prev_read_all || c.id.kind == CgroupKind::kContainer) {
-      const CgroupStats* p = prev->FindByPath(c.id.cgroup_path);
-      if (p == nullptr || !p->cpu.usage_ns) continue;
-      m = {p->id.created_ns, *p->cpu.usage_ns, prev->monotonic_ns};
-    } else if (auto it = marks.find(c.id.cgroup_path); it != marks.end()) {
-      m = it->second;
-    } else {
-      continue;
-    }
-    if (cur->monotonic_ns <= m.at_ns || m.created_ns != c.id.created_ns || *c.cpu.usage_ns < m.usage_ns) continue;
-    const double dt = static_cast<double>(cur->monotonic_ns - m.at_ns);
-    c.cpu.usage_nano_cores = static_cast<uint64_t>(static_cast<double>(*c.cpu.usage_ns - m.usage_ns) * 1e9 / dt);
+// The runtime's names of a container (by id) or of a pod (its sandbox, by pod uid).
+void JoinMetadata(const MetadataMap& meta, Identity* id) {
+  if (!id->container_id.empty()) {
+    auto it = meta.by_container_id.find(id->container_id);
+    if (it != meta.by_container_id.end()) id->meta = it->second;
+  } else if (id->kind == CgroupKind::kPod && !id->pod_uid.empty()) {
+    auto it = meta.sandbox_by_pod_uid.find(id->pod_uid);
+    if (it != meta.sandbox_by_pod_uid.end()) id->meta = it->second;
   }
 }
 
@@ -90,6 +77,7 @@ SamplerStats Sampler::stats() const {
 
 StatusOr<SnapshotPtr> Sampler::Get(std::chrono::nanoseconds max_age, CollectParts parts) {
   std::unique_lock<std::mutex> lock(mu_);
+  reuse_window_ns_ = std::max<int64_t>(reuse_window_ns_, max_age.count());
   for (;;) {
     if (last_ && max_age.count() > 0 && MonotonicNs() - last_->monotonic_ns <= max_age.count() &&
         last_->parts.Covers(parts)) {
@@ -113,10 +101,9 @@ StatusOr<SnapshotPtr> Sampler::Get(std::chrono::nanoseconds max_age, CollectPart
   wanted_next_ = CollectParts::None();
   in_flight_ = flight;
   ++stats_.collections;
-  SnapshotPtr prev = last_;
   lock.unlock();
 
-  StatusOr<SnapshotPtr> result = CollectOnce(prev, flight->parts);
+  StatusOr<SnapshotPtr> result = CollectOnce(flight->parts);
   if (result.ok() && observer_) observer_(**result);
 
   lock.lock();
@@ -128,7 +115,15 @@ StatusOr<SnapshotPtr> Sampler::Get(std::chrono::nanoseconds max_age, CollectPart
   return result;
 }
 
-StatusOr<SnapshotPtr> Sampler::CollectOnce(const SnapshotPtr& prev, CollectParts parts) {
+bool Sampler::ReleaseStale() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!last_ || MonotonicNs() - last_->monotonic_ns <= reuse_window_ns_) return false;
+  const bool last_holder = last_.use_count() == 1;  // else a call still sends from it
+  last_.reset();
+  return last_holder;
+}
+
+StatusOr<SnapshotPtr> Sampler::CollectOnce(CollectParts parts) {
   auto collected = collector_->Collect(parts);
   if (!collected.ok()) return collected.status();
   auto snap = std::make_shared<Snapshot>(std::move(*collected));
@@ -136,15 +131,9 @@ StatusOr<SnapshotPtr> Sampler::CollectOnce(const SnapshotPtr& prev, CollectParts
   if (metadata_ != nullptr) {
     snap->runtime = metadata_->State();
     std::shared_ptr<const MetadataMap> meta = metadata_->Current();
-    for (auto& c : snap->cgroups) {
-      if (!c.id.container_id.empty()) {
-        auto it = meta->by_container_id.find(c.id.container_id);
-        if (it != meta->by_container_id.end()) c.id.meta = it->second;
-      } else if (c.id.kind == CgroupKind::kPod && !c.id.pod_uid.empty()) {
-        auto it = meta->sandbox_by_pod_uid.find(c.id.pod_uid);
-        if (it != meta->sandbox_by_pod_uid.end()) c.id.meta = it->second;
-      }
-    }
+    for (auto& c : snap->cgroups) JoinMetadata(*meta, &c.id);
+    // A container whose cgroup is gone is still listed by the runtime until it is removed.
+    for (auto& id : snap->vanished) JoinMetadata(*meta, &id);
   }
 
   if (bpf_ != nullptr) {
@@ -164,10 +153,10 @@ StatusOr<SnapshotPtr> Sampler::CollectOnce(const SnapshotPtr& prev, CollectParts
     std::unordered_map<uint64_t, BpfCgroupStats> by_id;
     std::vector<OomEvent> new_ooms;
     bpf_->Collect(live, &by_id, &new_ooms, per_cpu_wanted);
-    std::unordered_map<uint64_t, const CgroupStats*> path_of;
+    std::unordered_map<uint64_t, const Identity*> identity_of;
     for (auto& c : snap->cgroups) {
       if (c.id.cgroup_id == 0) continue;
-      path_of[c.id.cgroup_id] = &c;
+      identity_of[c.id.cgroup_id] = &c.id;
       auto it = by_id.find(c.id.cgroup_id);
       if (it != by_id.end()) c.bpf = std::move(it->second);
     }
@@ -179,21 +168,18 @@ StatusOr<SnapshotPtr> Sampler::CollectOnce(const SnapshotPtr& prev, CollectParts
       }
     }
     // A killed container's cgroup is often removed before the next collection: the
-    // previous snapshot still names it.
-    if (prev != nullptr) {
-      for (const auto& e : new_ooms) {
-        if (e.cgroup_id == 0 || path_of.count(e.cgroup_id) != 0) continue;
-        for (const auto& c : prev->cgroups) {
-          if (c.id.cgroup_id == e.cgroup_id) path_of.emplace(e.cgroup_id, &c);
-        }
+    // collector still names it among the vanished.
+    if (!new_ooms.empty()) {
+      for (const auto& id : snap->vanished) {
+        if (id.cgroup_id != 0) identity_of.emplace(id.cgroup_id, &id);
       }
     }
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& e : new_ooms) {
-      auto it = path_of.find(e.cgroup_id);
-      if (it != path_of.end()) {
-        e.cgroup_path = it->second->id.cgroup_path;
-        e.cgroup = std::make_shared<const Identity>(it->second->id);
+      auto it = identity_of.find(e.cgroup_id);
+      if (it != identity_of.end()) {
+        e.cgroup_path = it->second->cgroup_path;
+        e.cgroup = std::make_shared<const Identity>(*it->second);
       }
       ooms_.push_back(std::move(e));
     }
@@ -201,19 +187,6 @@ StatusOr<SnapshotPtr> Sampler::CollectOnce(const SnapshotPtr& prev, CollectParts
     snap->recent_ooms = ooms_;
   }
 
-  // Marks of the cgroups a container-only collection leaves unread, taken from the last
-  // collection that read them, and dropped once one reads them again.
-  const bool read_all = snap->parts.Has(CollectParts::kNonContainerFiles);
-  if (!read_all && prev != nullptr && prev->parts.Has(CollectParts::kNonContainerFiles)) {
-    usage_marks_.clear();
-    for (const auto& c : prev->cgroups) {
-      if (c.id.kind != CgroupKind::kContainer && c.cpu.usage_ns) {
-        usage_marks_[c.id.cgroup_path] = {c.id.created_ns, *c.cpu.usage_ns, prev->monotonic_ns};
-      }
-    }
-  }
-  FillRates(prev.get(), usage_marks_, snap.get());
-  if (read_all) usage_marks_ = {};
   ApplyMemoryQos(qos_policy_, snap.get());
   stall_.Update(snap.get());
   return SnapshotPtr(std::move(snap));

@@ -1,6 +1,7 @@
 // Sampler: the SnapshotSource of the daemon. Collects at request time with single-flight
 // (callers arriving during a collection join it), reuses a result younger than max_age,
-// computes rates against the previous snapshot, and joins metadata and eBPF values.
+// and joins metadata and eBPF values. It keeps the last snapshot only while some caller
+// could still reuse it (ReleaseStale): rates and events need nothing of it.
 #pragma once
 
 #include <chrono>
@@ -30,12 +31,11 @@ class Sampler : public SnapshotSource {
   // Called after every successful collection, on the collecting thread, outside the lock
   // (self metrics: collection durations). Set before the first Get.
   void SetCollectionObserver(std::function<void(const Snapshot&)> observer) { observer_ = std::move(observer); }
-  // A cgroup's CPU time as one collection read it (rates of cgroups the next ones skip).
-  struct UsageMark {
-    Opt<int64_t> created_ns;
-    uint64_t usage_ns = 0;
-    int64_t at_ns = 0;  // that collection's CLOCK_MONOTONIC
-  };
+  // Drops the last snapshot once it is older than the largest max_age any caller has asked
+  // with: no caller can reuse it then, and it is ~2 KB a cgroup. True when that freed it
+  // (a call still answering from it keeps it until the answer is sent). Called
+  // periodically (the daemon's memory trimmer).
+  bool ReleaseStale();
   // Memory QoS rules (expected knobs, zones) and the memory.high stall detector's
   // thresholds. Set before the first Get.
   void SetMemoryQos(const MemoryQosPolicy& policy, const MemoryHighStallOptions& stall) {
@@ -45,7 +45,7 @@ class Sampler : public SnapshotSource {
 
  private:
   struct Flight;
-  StatusOr<SnapshotPtr> CollectOnce(const SnapshotPtr& prev, CollectParts parts);
+  StatusOr<SnapshotPtr> CollectOnce(CollectParts parts);
 
   std::unique_ptr<Collector> collector_;
   std::function<void(const Snapshot&)> observer_;
@@ -54,13 +54,11 @@ class Sampler : public SnapshotSource {
   MemoryQosPolicy qos_policy_;
   // Fed by CollectOnce only; collections are single-flight, so one thread at a time.
   MemoryHighStallDetector stall_{MemoryHighStallOptions()};
-  // Also CollectOnce's only: by cgroup path, the cgroups that are not containers, while
-  // collections that read containers alone follow one that read them (see FillRates).
-  std::unordered_map<std::string, UsageMark> usage_marks_;
 
   mutable std::mutex mu_;
   std::shared_ptr<Flight> in_flight_;  // guarded by mu_
   SnapshotPtr last_;                   // guarded by mu_
+  int64_t reuse_window_ns_ = 0;        // guarded by mu_: the largest max_age asked for
   CollectParts wanted_next_;           // guarded by mu_: parts callers wait for
   SamplerStats stats_;                 // guarded by mu_
   std::vector<OomEvent> ooms_;         // guarded by mu_ (bounded ring of recent events)

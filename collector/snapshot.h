@@ -3,8 +3,8 @@
 // Plain C++ value types only (no protobuf, no fds). Collectors fill it, servers and
 // exporters read it. A value that is unknown on this kernel or could not be read is
 // an empty std::optional (or an empty vector), never a zero. Counters are raw, in base
-// units: nanoseconds, bytes, counts. Rates that need two samples (usage_nano_cores)
-// are filled by the Sampler from the previous snapshot.
+// units: nanoseconds, bytes, counts. Rates that need two samples (usage_nano_cores) are
+// filled by the collector, against what its last reading of each cgroup kept.
 #pragma once
 
 #include <array>
@@ -309,6 +309,9 @@ struct Snapshot {
   std::vector<CgroupStats> cgroups;  // sorted by id.cgroup_path
   std::map<uint64_t, NetNamespaceStats> netns;  // by netns inode
   std::vector<OomEvent> recent_ooms;            // newest last, bounded
+  // Cgroups the collector knew that are gone since the collection before: what an event
+  // drained now (an OOM kill) knows of a cgroup removed in between. Not reported.
+  std::vector<Identity> vanished;
   std::vector<ReadErrorCount> read_errors;      // cumulative since start
   std::vector<SourceState> bpf_probes;          // one per probe when eBPF is configured
   Opt<SourceState> runtime;                     // the node runtime's CRI, when configured

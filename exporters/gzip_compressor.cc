@@ -2,17 +2,22 @@
 
 namespace statlet {
 
-GzipCompressor::GzipCompressor(int level) {
-  // windowBits 15 + 16 selects the gzip wrapper; memLevel 8 is zlib's default.
-  ready_ = deflateInit2(&stream_, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
-}
+GzipCompressor::GzipCompressor(int level) : level_(level) {}
 
 GzipCompressor::~GzipCompressor() {
   if (ready_) deflateEnd(&stream_);
 }
 
+// zlib's state (~270 KB: window, hash chains, pending buffer) is allocated at the first
+// use: a daemon nobody scrapes, or scrapes without gzip, never holds it.
+bool GzipCompressor::Ready() {
+  // windowBits 15 + 16 selects the gzip wrapper; memLevel 8 is zlib's default.
+  if (!ready_) ready_ = deflateInit2(&stream_, level_, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK;
+  return ready_;
+}
+
 Status GzipCompressor::Compress(std::string_view in, std::string* out) {
-  if (!ready_) return Internal("zlib deflateInit2 failed");
+  if (!Ready()) return Internal("zlib deflateInit2 failed");
   if (deflateReset(&stream_) != Z_OK) return Internal("zlib deflateReset failed");
   out->resize(deflateBound(&stream_, in.size()));
   stream_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
@@ -27,7 +32,7 @@ Status GzipCompressor::Compress(std::string_view in, std::string* out) {
 
 Status GzipCompressor::CompressHead(std::string_view in, std::string* out) {
   head_ready_ = false;
-  if (!ready_) return Internal("zlib deflateInit2 failed");
+  if (!Ready()) return Internal("zlib deflateInit2 failed");
   if (deflateReset(&stream_) != Z_OK) return Internal("zlib deflateReset failed");
   // deflateBound covers a finished stream; a full flush adds at most a few bytes more.
   out->resize(deflateBound(&stream_, in.size()) + 16);

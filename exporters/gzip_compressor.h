@@ -32,6 +32,9 @@ class GzipCompressor {
   Status FinishTail(std::string_view tail, std::string* out);
 
  private:
+  bool Ready();
+
+  int level_;
   z_stream stream_{};
   bool ready_ = false;
   bool head_ready_ = false;

@@ -2,6 +2,8 @@
 // kubelet cgroup-driver layouts, with a multi-container pod and its pause container.
 #include <sys/stat.h>
 
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "collector/collector.h"
@@ -233,6 +235,135 @@ TEST_P(FixtureTree, NewContainerSeenAtNextCollectionWithoutFullWalk) {
   EXPECT_EQ(second->collection.discovery_rescans, 1u);  // only the new directory was read
   auto third = (*c)->Collect();
   EXPECT_EQ(third->collection.discovery_rescans, 0u);
+}
+
+// usage_nano_cores comes from the collector's own last reading of each cgroup: a
+// collection that reads containers only leaves the pod's reading for the next full one.
+TEST_P(FixtureTree, RatesAgainstTheLastReadingOfEachCgroup) {
+  CollectorOptions o;
+  o.cgroup_mount = root_;
+  o.proc_root = tmp_.path() + "/noproc";
+  auto c = Collector::Create(o);
+  ASSERT_TRUE(c.ok());
+  const std::string ctr = root_ + layout_.ctr_dir(kPodA, Hex64('a')) + "/cpu.stat";
+  const std::string pod = root_ + layout_.pod_dir(kPodA) + "/cpu.stat";
+  auto usage = [](uint64_t us) { return "usage_usec " + std::to_string(us) + "\nuser_usec 0\nsystem_usec 0\n"; };
+  WriteFile(ctr, usage(1'000'000));
+  WriteFile(pod, usage(5'000'000));
+  auto first = (*c)->Collect(CollectParts::All());
+  ASSERT_TRUE(first.ok());
+  EXPECT_FALSE(first->FindByContainerId(Hex64('a'))->cpu.usage_nano_cores.has_value()) << "one reading: no rate";
+
+  WriteFile(ctr, usage(1'250'000));
+  WriteFile(pod, usage(5'400'000));
+  auto lean = (*c)->Collect(CollectParts::None());
+  ASSERT_TRUE(lean.ok());
+  const CgroupStats* lean_ctr = lean->FindByContainerId(Hex64('a'));
+  ASSERT_TRUE(lean_ctr->cpu.usage_nano_cores.has_value());
+  const double dt1 = static_cast<double>(lean->monotonic_ns - first->monotonic_ns);
+  EXPECT_EQ(*lean_ctr->cpu.usage_nano_cores, static_cast<uint64_t>(250'000'000.0 * 1e9 / dt1));
+  EXPECT_FALSE(lean->FindByPath(layout_.pod_dir(kPodA))->cpu.usage_nano_cores.has_value()) << "the pod was not read";
+
+  WriteFile(pod, usage(5'900'000));
+  auto full = (*c)->Collect(CollectParts::All());
+  ASSERT_TRUE(full.ok());
+  const CgroupStats* full_pod = full->FindByPath(layout_.pod_dir(kPodA));
+  ASSERT_TRUE(full_pod->cpu.usage_nano_cores.has_value());
+  const double dt2 = static_cast<double>(full->monotonic_ns - first->monotonic_ns);
+  EXPECT_EQ(*full_pod->cpu.usage_nano_cores, static_cast<uint64_t>(900'000'000.0 * 1e9 / dt2))
+      << "against the first collection, the last that read the pod";
+  const double dt3 = static_cast<double>(full->monotonic_ns - lean->monotonic_ns);
+  EXPECT_EQ(*full->FindByContainerId(Hex64('a'))->cpu.usage_nano_cores, 0u) << "no CPU since the lean one, dt "
+                                                                             << dt3;
+
+  WriteFile(ctr, usage(10));  // the counter went back: the cgroup was made again
+  auto reset = (*c)->Collect(CollectParts::All());
+  ASSERT_TRUE(reset.ok());
+  EXPECT_FALSE(reset->FindByContainerId(Hex64('a'))->cpu.usage_nano_cores.has_value());
+}
+
+// A removed container is named once, in the collection that finds it gone: what an event
+// drained then (an OOM kill) knows of it.
+TEST_P(FixtureTree, ARemovedCgroupIsAmongTheVanishedOnce) {
+  CollectorOptions o;
+  o.cgroup_mount = root_;
+  o.proc_root = tmp_.path() + "/noproc";
+  auto c = Collector::Create(o);
+  ASSERT_TRUE(c.ok());
+  auto first = (*c)->Collect(CollectParts::All());
+  ASSERT_TRUE(first.ok());
+  ASSERT_NE(first->FindByContainerId(Hex64('e')), nullptr);
+  EXPECT_TRUE(first->vanished.empty());
+  const Identity before = first->FindByContainerId(Hex64('e'))->id;
+
+  std::filesystem::remove_all(root_ + layout_.ctr_dir(kPodB, Hex64('e')));
+  auto second = (*c)->Collect(CollectParts::None());
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->FindByContainerId(Hex64('e')), nullptr);
+  ASSERT_EQ(second->vanished.size(), 1u);
+  const Identity& gone = second->vanished[0];
+  EXPECT_EQ(gone.cgroup_path, before.cgroup_path);
+  EXPECT_EQ(gone.kind, CgroupKind::kContainer);
+  EXPECT_EQ(gone.container_id, Hex64('e'));
+  EXPECT_EQ(gone.pod_uid, kPodB);
+  EXPECT_EQ(gone.parent_path, layout_.pod_dir(kPodB));
+  EXPECT_EQ(gone.created_ns, before.created_ns);
+
+  auto third = (*c)->Collect(CollectParts::None());
+  ASSERT_TRUE(third.ok());
+  EXPECT_TRUE(third->vanished.empty());
+}
+
+// The Sampler keeps its last snapshot only while a caller could reuse it (the largest
+// max_age asked for); the rates it serves need nothing of a released one.
+TEST_P(FixtureTree, SamplerReleasesAStaleSnapshotAndRatesOutliveIt) {
+  CollectorOptions o;
+  o.cgroup_mount = root_;
+  o.proc_root = tmp_.path() + "/noproc";
+  auto c = Collector::Create(o);
+  ASSERT_TRUE(c.ok());
+  Sampler sampler(std::move(*c), nullptr, nullptr);
+  const std::string ctr = root_ + layout_.ctr_dir(kPodA, Hex64('a')) + "/cpu.stat";
+  WriteFile(ctr, "usage_usec 1000000\nuser_usec 0\nsystem_usec 0\n");
+
+  // Every caller so far asked for a fresh collection: nobody can reuse the last one.
+  auto held = sampler.Get(std::chrono::nanoseconds(0));
+  ASSERT_TRUE(held.ok());
+  const size_t cgroups = (*held)->cgroups.size();
+  ASSERT_GT(cgroups, 0u);
+  EXPECT_FALSE(sampler.ReleaseStale()) << "dropped, but a caller still holds it: nothing freed";
+  EXPECT_EQ((*held)->cgroups.size(), cgroups) << "the caller's snapshot is intact";
+  const SnapshotPtr first = *held;
+  held = Status(StatusCode::kUnavailable, "released");
+  auto again = sampler.Get(std::chrono::hours(1));
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE(again->get(), first.get()) << "the released snapshot is not reused";
+  EXPECT_EQ(sampler.stats().collections, 2u);
+  EXPECT_EQ(sampler.stats().reuses, 0u);
+
+  // Now an hour's max_age was asked for: the last snapshot is kept.
+  EXPECT_FALSE(sampler.ReleaseStale());
+  again = Status(StatusCode::kUnavailable, "released");
+  EXPECT_FALSE(sampler.ReleaseStale());
+
+  // The container's rate needs nothing of a released snapshot.
+  Sampler fresh_only([&] {
+    auto cc = Collector::Create(o);
+    return std::move(*cc);
+  }(), nullptr, nullptr);
+  auto a = fresh_only.Get(std::chrono::nanoseconds(0));
+  ASSERT_TRUE(a.ok());
+  const int64_t a_ns = (*a)->monotonic_ns;
+  a = Status(StatusCode::kUnavailable, "released");
+  EXPECT_TRUE(fresh_only.ReleaseStale()) << "its only holder: freed";
+  WriteFile(ctr, "usage_usec 1500000\nuser_usec 0\nsystem_usec 0\n");
+  auto b = fresh_only.Get(std::chrono::nanoseconds(0));
+  ASSERT_TRUE(b.ok());
+  const CgroupStats* rated = (*b)->FindByContainerId(Hex64('a'));
+  ASSERT_NE(rated, nullptr);
+  ASSERT_TRUE(rated->cpu.usage_nano_cores.has_value());
+  EXPECT_EQ(*rated->cpu.usage_nano_cores,
+            static_cast<uint64_t>(500'000'000.0 * 1e9 / static_cast<double>((*b)->monotonic_ns - a_ns)));
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, FixtureTree, ::testing::Values("systemd", "cgroupfs"));

@@ -521,7 +521,7 @@ TEST(E2e, ContainerStatsAgreeWithContainerd) {
   });
   ASSERT_EQ(why, "");
   // Names come with the runtime client's first listing after the stage started (a test run
-  // alone may come before it); this is also the previous snapshot usage_nano_cores needs.
+  // alone may come before it); this is also the previous reading usage_nano_cores needs.
   why = Eventually(milliseconds(5000), [&] {
     auto r = ListContainerStats(g_stage->statlet());
     for (const auto& c : r.stats()) {
