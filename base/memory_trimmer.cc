@@ -66,7 +66,7 @@ void MemoryTrimmer::Run() {
       std::unique_lock<std::mutex> lock(mu_);
       if (cv_.wait_for(lock, period_ * backoff, [this] { return stop_; })) return;
     }
-    const bool released = release_ && release_();
+    const bool released = release_ && release_() >= slack_ / 4;
     const size_t now = ResidentBytes();
     if (!released && now <= settled + slack_) {
       settled = std::min(settled, now);

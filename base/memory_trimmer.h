@@ -26,9 +26,10 @@ class MemoryTrimmer {
   MemoryTrimmer& operator=(const MemoryTrimmer&) = delete;
 
   // Runs `release` at every look, before it: an owner drops there what nobody can use any
-  // more (the Sampler's stale snapshot). When it says it dropped something, that look trims
-  // whatever the resident set is. Set before Start.
-  void SetRelease(std::function<bool()> release) { release_ = std::move(release); }
+  // more (the Sampler's stale snapshot) and says how many bytes that freed. When that is a
+  // quarter of the slack or more, the look trims whatever the resident set is (a small
+  // release is left to malloc's free lists: a trim takes the heaps' locks). Set before Start.
+  void SetRelease(std::function<size_t()> release) { release_ = std::move(release); }
   void Start();
   void Stop();
   uint64_t trims() const;
@@ -38,7 +39,7 @@ class MemoryTrimmer {
 
   std::chrono::milliseconds period_;
   size_t slack_;
-  std::function<bool()> release_;
+  std::function<size_t()> release_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

@@ -115,12 +115,13 @@ StatusOr<SnapshotPtr> Sampler::Get(std::chrono::nanoseconds max_age, CollectPart
   return result;
 }
 
-bool Sampler::ReleaseStale() {
+size_t Sampler::ReleaseStale() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!last_ || MonotonicNs() - last_->monotonic_ns <= reuse_window_ns_) return false;
+  if (!last_ || MonotonicNs() - last_->monotonic_ns <= reuse_window_ns_) return 0;
   const bool last_holder = last_.use_count() == 1;  // else a call still sends from it
+  const size_t bytes = last_->cgroups.capacity() * sizeof(CgroupStats);
   last_.reset();
-  return last_holder;
+  return last_holder ? bytes : 0;
 }
 
 StatusOr<SnapshotPtr> Sampler::CollectOnce(CollectParts parts) {
