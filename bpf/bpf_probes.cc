@@ -127,6 +127,11 @@ void BpfProbes::Collect(const std::vector<uint64_t>& live_cgroup_ids,
   for (auto& probe : loaded_) probe->Collect(ctx);
 }
 
+void BpfProbes::ReleaseMappings() {
+  std::lock_guard<std::mutex> lock(collect_mu_);
+  for (auto& probe : loaded_) probe->ReleaseMappings();
+}
+
 const std::vector<uint64_t>* BpfProbes::PerCpuNs(uint64_t cgroup_id) const {
   auto it = per_cpu_ns_.find(cgroup_id);
   return it == per_cpu_ns_.end() ? nullptr : &it->second;

@@ -103,6 +103,7 @@ class BpfProbes final : public BpfSource {
   // One entry per probe, in the order above, whether up or down.
   std::vector<BpfProbeStatus> ProbeStatus() const;
   std::vector<SourceState> ProbeStates() const override;
+  void ReleaseMappings() override;
   bool AnyUp() const;
 
   // The cgroup_stats probe as the collector's file source (CollectorOptions::file_source),

@@ -82,6 +82,11 @@ class CgroupCpuProbe final : public Probe {
     }
   }
 
+  void ReleaseMappings() override {
+    entries_.Unmap();
+    times_.Unmap();
+  }
+
   // Cgroups the last walk could not store (more than max_cgroups), plus failed walks.
   uint64_t LostEvents() const override {
     return unstored_.load(std::memory_order_relaxed) + failed_walks_.load(std::memory_order_relaxed);

@@ -130,6 +130,12 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
 
   void Collect(CollectContext&) override {}
   CgroupFileSource* file_source() override { return this; }
+  // The next Refresh walks and maps again; until then nothing renders.
+  void ReleaseMappings() override {
+    index_.clear();
+    entries_.Unmap();
+    v1_.ReleaseMappings();
+  }
 
   uint64_t LostEvents() const override {
     return unstored_.load(std::memory_order_relaxed) + failed_walks_.load(std::memory_order_relaxed);

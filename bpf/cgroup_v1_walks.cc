@@ -144,6 +144,15 @@ uint64_t CgroupV1Walks::Refresh(uint32_t hierarchies) {
   return failed;
 }
 
+void CgroupV1Walks::ReleaseMappings() {
+  for (auto& w : walks_) {
+    w->fresh = false;
+    w->index.clear();
+    w->entries.Unmap();
+    w->cpu_usage.Unmap();
+  }
+}
+
 bool CgroupV1Walks::Render(uint64_t cgroup_id, int index, ReadBuffer* buf) const {
   if (index < 0 || static_cast<size_t>(index / kFiles) >= walks_.size()) return false;
   const Walk& w = *walks_[static_cast<size_t>(index / kFiles)];

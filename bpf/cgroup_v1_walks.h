@@ -31,6 +31,8 @@ class CgroupV1Walks {
   // run, renders nothing until it runs again; the number of failed walks is returned.
   uint64_t Refresh(uint32_t hierarchies);
   bool Render(uint64_t cgroup_id, int index, ReadBuffer* buf) const;
+  // Unmaps the walks' arrays; nothing renders until the next Refresh maps them again.
+  void ReleaseMappings();
   // Cgroups the walks visited beyond their maps, in the last Refresh.
   uint64_t unstored() const { return unstored_; }
 

@@ -65,6 +65,13 @@ Status MappedArray::Map(const bpf_map* map) {
   return Status::Ok();
 }
 
+void MappedArray::Unmap() {
+  if (data_) munmap(data_, len_);
+  data_ = nullptr;
+  len_ = 0;
+  covered_ = 0;
+}
+
 Status MappedArray::Cover(uint32_t n) {
   if (n <= covered_) return Status::Ok();
   if (n > entries_) return Internal("map has " + std::to_string(entries_) + " entries, " + std::to_string(n) + " asked for");

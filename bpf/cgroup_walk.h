@@ -51,6 +51,8 @@ class MappedArray {
   // shorter, by at least a quarter, in 64 KiB steps; never shrinks it. A failure keeps
   // the mapping as it was.
   Status Cover(uint32_t n);
+  // Unmaps it all (Cover maps again).
+  void Unmap();
   const uint8_t* data() const { return data_; }
   uint32_t entries() const { return entries_; }
   uint32_t covered() const { return covered_; }

@@ -49,6 +49,8 @@ class Probe {
   virtual uint64_t LostEvents() const = 0;
   // The collector's file source this probe provides (cgroup_stats), else null.
   virtual CgroupFileSource* file_source() { return nullptr; }
+  // Unmaps the arrays its walks fill (BpfSource::ReleaseMappings); the next walk maps them.
+  virtual void ReleaseMappings() {}
 };
 
 // The scheduler probes share one sched_switch program; these say which of them count.

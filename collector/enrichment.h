@@ -42,6 +42,10 @@ class BpfSource {
                        std::vector<OomEvent>* new_ooms, bool per_cpu_wanted) = 0;
   // One entry per probe, loaded or not.
   virtual std::vector<SourceState> ProbeStates() const = 0;
+  // Between collections (never while one runs, nor the file source's Refresh/Render):
+  // unmaps the arrays the kernel walks fill, which the next walk maps again. Every page of
+  // a mapped BPF array is resident, so an idle daemon holds none.
+  virtual void ReleaseMappings() {}
 };
 
 }  // namespace statlet

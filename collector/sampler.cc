@@ -121,6 +121,9 @@ size_t Sampler::ReleaseStale() {
   const bool last_holder = last_.use_count() == 1;  // else a call still sends from it
   const size_t bytes = last_->cgroups.capacity() * sizeof(CgroupStats);
   last_.reset();
+  // No collection runs while mu_ is held and none is in flight: the walks' arrays are
+  // nobody's until the next one, which maps them again.
+  if (bpf_ != nullptr && !in_flight_) bpf_->ReleaseMappings();
   return last_holder ? bytes : 0;
 }
 

@@ -1,6 +1,7 @@
 // The cgroup_stats probe against cgroupfs on this host: every file it renders, for real
 // cgroups with known work, read both ways at the same moment (files, walk, files), and
 // through the collector, which must give the same snapshot either way.
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "bpf/probe_abi.h"
 #include "collector/cgroup_file_source.h"
 #include "collector/collector.h"
+#include "collector/kept_file.h"
 #include "tests/bpf/iter_file_compare.h"
 #include "tests/bpf/probe_test_support.h"
 #include "tests/support/workloads.h"
@@ -170,6 +172,21 @@ TEST(CgroupStatsIterator, MapsOnlyTheEntriesItsWalksFill) {
   const size_t after = BpfMapsMappedKiB();
   EXPECT_GE(after, before + kMore * sizeof(statlet_cgroup_stats) / 1024 - 64) << "before " << before << " KiB";
   EXPECT_LT(after, whole_kib);
+
+  // Between collections the arrays are unmapped; nothing renders until the next walk, which
+  // maps them again.
+  probes->ReleaseMappings();
+  const size_t released = BpfMapsMappedKiB();
+  EXPECT_LE(released + kMore * sizeof(statlet_cgroup_stats) / 1024, after) << "after " << after << " KiB";
+  struct stat st;
+  ASSERT_EQ(stat((UnifiedRoot() + more.back()->path()).c_str(), &st), 0);
+  ReadBuffer buf;
+  EXPECT_FALSE(probes->FileSource()->Render(st.st_ino, probes->FileSource()->FileIndex(kUnified, "cpu.stat"), &buf));
+  const Comparison again = CompareWithFiles(*probes->FileSource(), UnifiedRoot(), {more.back()->path()});
+  EXPECT_TRUE(again.errors.empty()) << again.errors.front();
+  EXPECT_TRUE(again.not_rendered.empty()) << again.not_rendered.front();
+  EXPECT_GE(again.rendered, 1u);
+  EXPECT_GE(BpfMapsMappedKiB(), released + kMore * sizeof(statlet_cgroup_stats) / 1024);
 }
 
 // The collector with the iterator as its file source and without it: the same values,

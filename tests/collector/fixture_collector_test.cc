@@ -314,15 +314,27 @@ TEST_P(FixtureTree, ARemovedCgroupIsAmongTheVanishedOnce) {
   EXPECT_TRUE(third->vanished.empty());
 }
 
+// Counts the Sampler's requests to unmap the eBPF walks' arrays.
+class MappingsCounter : public BpfSource {
+ public:
+  void Collect(const std::vector<uint64_t>&, std::unordered_map<uint64_t, BpfCgroupStats>*, std::vector<OomEvent>*,
+               bool) override {}
+  std::vector<SourceState> ProbeStates() const override { return {}; }
+  void ReleaseMappings() override { ++releases; }
+  int releases = 0;
+};
+
 // The Sampler keeps its last snapshot only while a caller could reuse it (the largest
-// max_age asked for); the rates it serves need nothing of a released one.
+// max_age asked for), and unmaps the eBPF walks' arrays with it; the rates it serves need
+// nothing of a released one.
 TEST_P(FixtureTree, SamplerReleasesAStaleSnapshotAndRatesOutliveIt) {
   CollectorOptions o;
   o.cgroup_mount = root_;
   o.proc_root = tmp_.path() + "/noproc";
   auto c = Collector::Create(o);
   ASSERT_TRUE(c.ok());
-  Sampler sampler(std::move(*c), nullptr, nullptr);
+  MappingsCounter bpf;
+  Sampler sampler(std::move(*c), nullptr, &bpf);
   const std::string ctr = root_ + layout_.ctr_dir(kPodA, Hex64('a')) + "/cpu.stat";
   WriteFile(ctr, "usage_usec 1000000\nuser_usec 0\nsystem_usec 0\n");
 
@@ -332,6 +344,7 @@ TEST_P(FixtureTree, SamplerReleasesAStaleSnapshotAndRatesOutliveIt) {
   const size_t cgroups = (*held)->cgroups.size();
   ASSERT_GT(cgroups, 0u);
   EXPECT_EQ(sampler.ReleaseStale(), 0u) << "dropped, but a caller still holds it: nothing freed";
+  EXPECT_EQ(bpf.releases, 1) << "no collection runs: the walks' arrays are unmapped";
   EXPECT_EQ((*held)->cgroups.size(), cgroups) << "the caller's snapshot is intact";
   const SnapshotPtr first = *held;
   held = Status(StatusCode::kUnavailable, "released");
@@ -345,6 +358,7 @@ TEST_P(FixtureTree, SamplerReleasesAStaleSnapshotAndRatesOutliveIt) {
   EXPECT_EQ(sampler.ReleaseStale(), 0u);
   again = Status(StatusCode::kUnavailable, "released");
   EXPECT_EQ(sampler.ReleaseStale(), 0u);
+  EXPECT_EQ(bpf.releases, 1) << "a snapshot kept for reuse keeps the arrays mapped";
 
   // The container's rate needs nothing of a released snapshot.
   Sampler fresh_only([&] {
