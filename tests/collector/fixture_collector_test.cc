@@ -75,13 +75,18 @@ class FixtureTree : public ::testing::TestWithParam<std::string> {
     for (const auto& [file, content] : rec_.at(recorded)) WriteFile(d + "/" + file, content);
   }
 
-  SnapshotPtr Collect() {
+  // A collector of the fixture's tree (no /proc: no processes).
+  std::unique_ptr<Collector> NewCollector() {
     CollectorOptions o;
     o.cgroup_mount = root_;
     o.proc_root = tmp_.path() + "/noproc";
     auto c = Collector::Create(o);
     EXPECT_TRUE(c.ok()) << c.status().ToString();
-    sampler_ = std::make_unique<Sampler>(std::move(*c), nullptr, nullptr);
+    return c.ok() ? std::move(*c) : nullptr;
+  }
+
+  SnapshotPtr Collect() {
+    sampler_ = std::make_unique<Sampler>(NewCollector(), nullptr, nullptr);
     auto s = sampler_->Get(std::chrono::nanoseconds(0));
     EXPECT_TRUE(s.ok());
     return *s;
@@ -218,45 +223,39 @@ TEST_P(FixtureTree, MalformedFileCostsOnlyItsField) {
 }
 
 TEST_P(FixtureTree, NewContainerSeenAtNextCollectionWithoutFullWalk) {
-  CollectorOptions o;
-  o.cgroup_mount = root_;
-  o.proc_root = tmp_.path() + "/noproc";
-  auto c = Collector::Create(o);
-  ASSERT_TRUE(c.ok());
-  auto first = (*c)->Collect();
+  auto c = NewCollector();
+  ASSERT_TRUE(c);
+  auto first = c->Collect();
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->FindByContainerId(Hex64('f')), nullptr);
   Populate(layout_.ctr_dir(kPodB, Hex64('f')), kRec + "pod1/ctr_cpu");
-  auto second = (*c)->Collect();
+  auto second = c->Collect();
   ASSERT_TRUE(second.ok());
   const CgroupStats* added = second->FindByContainerId(Hex64('f'));
   ASSERT_NE(added, nullptr);
   EXPECT_EQ(*added->cpu.usage_ns, 1823703000u);
   EXPECT_EQ(second->collection.discovery_rescans, 1u);  // only the new directory was read
-  auto third = (*c)->Collect();
+  auto third = c->Collect();
   EXPECT_EQ(third->collection.discovery_rescans, 0u);
 }
 
 // usage_nano_cores comes from the collector's own last reading of each cgroup: a
 // collection that reads containers only leaves the pod's reading for the next full one.
 TEST_P(FixtureTree, RatesAgainstTheLastReadingOfEachCgroup) {
-  CollectorOptions o;
-  o.cgroup_mount = root_;
-  o.proc_root = tmp_.path() + "/noproc";
-  auto c = Collector::Create(o);
-  ASSERT_TRUE(c.ok());
+  auto c = NewCollector();
+  ASSERT_TRUE(c);
   const std::string ctr = root_ + layout_.ctr_dir(kPodA, Hex64('a')) + "/cpu.stat";
   const std::string pod = root_ + layout_.pod_dir(kPodA) + "/cpu.stat";
   auto usage = [](uint64_t us) { return "usage_usec " + std::to_string(us) + "\nuser_usec 0\nsystem_usec 0\n"; };
   WriteFile(ctr, usage(1'000'000));
   WriteFile(pod, usage(5'000'000));
-  auto first = (*c)->Collect(CollectParts::All());
+  auto first = c->Collect(CollectParts::All());
   ASSERT_TRUE(first.ok());
   EXPECT_FALSE(first->FindByContainerId(Hex64('a'))->cpu.usage_nano_cores.has_value()) << "one reading: no rate";
 
   WriteFile(ctr, usage(1'250'000));
   WriteFile(pod, usage(5'400'000));
-  auto lean = (*c)->Collect(CollectParts::None());
+  auto lean = c->Collect(CollectParts::None());
   ASSERT_TRUE(lean.ok());
   const CgroupStats* lean_ctr = lean->FindByContainerId(Hex64('a'));
   ASSERT_TRUE(lean_ctr->cpu.usage_nano_cores.has_value());
@@ -265,7 +264,7 @@ TEST_P(FixtureTree, RatesAgainstTheLastReadingOfEachCgroup) {
   EXPECT_FALSE(lean->FindByPath(layout_.pod_dir(kPodA))->cpu.usage_nano_cores.has_value()) << "the pod was not read";
 
   WriteFile(pod, usage(5'900'000));
-  auto full = (*c)->Collect(CollectParts::All());
+  auto full = c->Collect(CollectParts::All());
   ASSERT_TRUE(full.ok());
   const CgroupStats* full_pod = full->FindByPath(layout_.pod_dir(kPodA));
   ASSERT_TRUE(full_pod->cpu.usage_nano_cores.has_value());
@@ -277,7 +276,7 @@ TEST_P(FixtureTree, RatesAgainstTheLastReadingOfEachCgroup) {
                                                                              << dt3;
 
   WriteFile(ctr, usage(10));  // the counter went back: the cgroup was made again
-  auto reset = (*c)->Collect(CollectParts::All());
+  auto reset = c->Collect(CollectParts::All());
   ASSERT_TRUE(reset.ok());
   EXPECT_FALSE(reset->FindByContainerId(Hex64('a'))->cpu.usage_nano_cores.has_value());
 }
@@ -285,19 +284,16 @@ TEST_P(FixtureTree, RatesAgainstTheLastReadingOfEachCgroup) {
 // A removed container is named once, in the collection that finds it gone: what an event
 // drained then (an OOM kill) knows of it.
 TEST_P(FixtureTree, ARemovedCgroupIsAmongTheVanishedOnce) {
-  CollectorOptions o;
-  o.cgroup_mount = root_;
-  o.proc_root = tmp_.path() + "/noproc";
-  auto c = Collector::Create(o);
-  ASSERT_TRUE(c.ok());
-  auto first = (*c)->Collect(CollectParts::All());
+  auto c = NewCollector();
+  ASSERT_TRUE(c);
+  auto first = c->Collect(CollectParts::All());
   ASSERT_TRUE(first.ok());
   ASSERT_NE(first->FindByContainerId(Hex64('e')), nullptr);
   EXPECT_TRUE(first->vanished.empty());
   const Identity before = first->FindByContainerId(Hex64('e'))->id;
 
   std::filesystem::remove_all(root_ + layout_.ctr_dir(kPodB, Hex64('e')));
-  auto second = (*c)->Collect(CollectParts::None());
+  auto second = c->Collect(CollectParts::None());
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(second->FindByContainerId(Hex64('e')), nullptr);
   ASSERT_EQ(second->vanished.size(), 1u);
@@ -309,7 +305,7 @@ TEST_P(FixtureTree, ARemovedCgroupIsAmongTheVanishedOnce) {
   EXPECT_EQ(gone.parent_path, layout_.pod_dir(kPodB));
   EXPECT_EQ(gone.created_ns, before.created_ns);
 
-  auto third = (*c)->Collect(CollectParts::None());
+  auto third = c->Collect(CollectParts::None());
   ASSERT_TRUE(third.ok());
   EXPECT_TRUE(third->vanished.empty());
 }
@@ -328,13 +324,10 @@ class MappingsCounter : public BpfSource {
 // max_age asked for), and unmaps the eBPF walks' arrays with it; the rates it serves need
 // nothing of a released one.
 TEST_P(FixtureTree, SamplerReleasesAStaleSnapshotAndRatesOutliveIt) {
-  CollectorOptions o;
-  o.cgroup_mount = root_;
-  o.proc_root = tmp_.path() + "/noproc";
-  auto c = Collector::Create(o);
-  ASSERT_TRUE(c.ok());
+  auto c = NewCollector();
+  ASSERT_TRUE(c);
   MappingsCounter bpf;
-  Sampler sampler(std::move(*c), nullptr, &bpf);
+  Sampler sampler(std::move(c), nullptr, &bpf);
   const std::string ctr = root_ + layout_.ctr_dir(kPodA, Hex64('a')) + "/cpu.stat";
   WriteFile(ctr, "usage_usec 1000000\nuser_usec 0\nsystem_usec 0\n");
 
@@ -361,10 +354,7 @@ TEST_P(FixtureTree, SamplerReleasesAStaleSnapshotAndRatesOutliveIt) {
   EXPECT_EQ(bpf.releases, 1) << "a snapshot kept for reuse keeps the arrays mapped";
 
   // The container's rate needs nothing of a released snapshot.
-  Sampler fresh_only([&] {
-    auto cc = Collector::Create(o);
-    return std::move(*cc);
-  }(), nullptr, nullptr);
+  Sampler fresh_only(NewCollector(), nullptr, nullptr);
   auto a = fresh_only.Get(std::chrono::nanoseconds(0));
   ASSERT_TRUE(a.ok());
   const int64_t a_ns = (*a)->monotonic_ns;
