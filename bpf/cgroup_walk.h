@@ -55,8 +55,6 @@ class MappedArray {
   void Unmap();
   const uint8_t* data() const { return data_; }
   uint32_t entries() const { return entries_; }
-  uint32_t covered() const { return covered_; }
-  size_t mapped_bytes() const { return len_; }
 
   template <typename T>
   const T& at(uint32_t i) const {

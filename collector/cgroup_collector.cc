@@ -82,8 +82,7 @@ struct Node {
 
   std::string path;
   size_t parent_len = 0;  // the parent's path is path's first parent_len bytes; 0: the root
-  // For openat on a hierarchy root: "a/b" for "/a/b", "." for the root.
-  const char* rel() const { return path.size() <= 1 ? "." : path.c_str() + 1; }
+  const char* rel() const { return CgroupDiscovery::RelPath(path); }  // for openat on a root fd
   std::string_view parent_path() const { return std::string_view(path).substr(0, parent_len); }
   CgroupDiscovery::HierarchyMask mask = 0;
   PathClass cls;

@@ -51,9 +51,9 @@ CgroupDiscovery::~CgroupDiscovery() {
   if (inotify_fd_ >= 0) ::close(inotify_fd_);
 }
 
-std::string CgroupDiscovery::RelPath(const std::string& path) {
-  if (path == "/" || path.empty()) return ".";
-  return path.substr(1);
+const char* CgroupDiscovery::RelPath(const std::string& path) {
+  if (path.size() <= 1) return ".";
+  return path.c_str() + 1;
 }
 
 Status CgroupDiscovery::Init() {
@@ -214,7 +214,7 @@ CgroupDiscovery::Changes CgroupDiscovery::Poll() {
         ForgetWatch(ev->wd);
         struct stat st;
         if (std::find(subtrees_.begin(), subtrees_.end(), gone_path) != subtrees_.end() &&
-            ::fstatat(root_fd_[gone_h], RelPath(gone_path).c_str(), &st, 0) != 0) {
+            ::fstatat(root_fd_[gone_h], RelPath(gone_path), &st, 0) != 0) {
           RemoveSubtree(gone_h, gone_path, &masks);
           Unwatch(gone_h, gone_path);
         }
@@ -256,7 +256,7 @@ CgroupDiscovery::Changes CgroupDiscovery::Poll() {
       HierarchyMask m = pending != masks.end() ? pending->second : known != paths_.end() ? known->second : 0u;
       if (m & (1u << h)) continue;
       struct stat st;
-      if (::fstatat(root_fd_[h], RelPath(root).c_str(), &st, 0) != 0) continue;
+      if (::fstatat(root_fd_[h], RelPath(root), &st, 0) != 0) continue;
       std::map<std::string, HierarchyMask> found;
       Walk(static_cast<Hierarchy>(h), root, &found);
       for (const auto& [fp, bit] : found) {

@@ -54,8 +54,8 @@ class CgroupDiscovery {
   uint64_t full_walks() const { return full_walks_; }
   size_t watches() const { return wd_.size(); }
 
-  // "/a/b" → "a/b", "/" → "." (a path usable with openat on a root fd).
-  static std::string RelPath(const std::string& path);
+  // "/a/b" → "a/b", "/" → "." (a path usable with openat on a root fd): a view into `path`.
+  static const char* RelPath(const std::string& path);
 
  private:
   void WalkAll(std::map<std::string, HierarchyMask>* out);

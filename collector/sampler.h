@@ -32,8 +32,8 @@ class Sampler : public SnapshotSource {
   // (self metrics: collection durations). Set before the first Get.
   void SetCollectionObserver(std::function<void(const Snapshot&)> observer) { observer_ = std::move(observer); }
   // Drops the last snapshot once it is older than the largest max_age any caller has asked
-  // with: no caller can reuse it then, and it is ~2 KB a cgroup; with it, when no
-  // collection runs, the eBPF walks' mapped arrays (BpfSource::ReleaseMappings). Returns the bytes of its
+  // with (no caller can reuse it then; ~2 KB a cgroup) and, when no collection runs, the
+  // eBPF walks' mapped arrays (BpfSource::ReleaseMappings). Returns the bytes of its
   // entries when that freed it, 0 otherwise (none, still reusable, or a call still
   // answering from it, which frees it once sent). Called periodically (the daemon's
   // memory trimmer).
