@@ -10,7 +10,7 @@
 
 #include "base/status.h"
 #include "bpf/cgroup_pruner.h"
-#include "collector/snapshot.h"
+#include "snapshot/snapshot.h"
 
 struct bpf_map;
 

@@ -15,7 +15,7 @@
 #include "collector/collector.h"
 #include "collector/sampler.h"
 #include "cri/daemon_hooks.h"
-#include "cri/pull/image_pulls.h"
+#include "pulls/image_pulls.h"
 #include "bpf/bpf_probes.h"
 #include "cmd/daemon_options.h"
 #include "exporters/metrics_http_server.h"
@@ -79,7 +79,7 @@ int RunDaemonCommand(int argc, char** argv) {
     return 1;
   }
   // The runtime's metadata joins the snapshots; absent or down, stats are still served.
-  std::unique_ptr<cri::RuntimeClient> runtime = cri::StartRuntimeClient(opts.cri);
+  std::unique_ptr<RuntimeClient> runtime = cri::StartRuntimeClient(opts.cri);
   SelfMetrics self_metrics(STATLET_VERSION_STRING, STATLET_REVISION_STRING);
   Sampler sampler(std::move(*collector), runtime.get(), probes->get());
   // Freed memory goes back to the kernel within a period of a burst (large answers,
@@ -101,16 +101,16 @@ int RunDaemonCommand(int argc, char** argv) {
   }
   // Image pulls (the CRI socket's ImageService, over the runtime's own pull), their
   // per-node view on /imagepulls and their families on /metrics.
-  std::unique_ptr<cri::pull::ImagePulls> pulls;
+  std::unique_ptr<pulls::ImagePulls> pulls;
   if (!opts.cri.listen.empty() && opts.pulls.enabled && opts.cri.runtime_endpoint != "none") {
-    auto started = cri::pull::ImagePulls::Start(opts.pulls, opts.cri.runtime_endpoint);
+    auto started = pulls::ImagePulls::Start(opts.pulls, opts.cri.runtime_endpoint);
     if (!started.ok()) {
       log::Error("cannot start image pulls: " + started.status().ToString());
       return 1;
     }
     pulls = std::move(*started);
     (*server)->AddFamilies(pulls->metrics());
-    cri::pull::ImagePulls* p = pulls.get();
+    pulls::ImagePulls* p = pulls.get();
     (*server)->AddRoute("/imagepulls", [p] {
       return MetricsHttpServer::RouteBody{200, "application/json", *p->NodeObject()};
     });

@@ -1,6 +1,6 @@
 #include "cmd/daemon_options.h"
 
-#include "cri/socket_path.h"
+#include "base/unix_socket.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -330,7 +330,7 @@ const std::vector<Option>& Options() {
        "Serve CRI runtime.v1 stats on this unix socket (mode 0660); \"\" disables.", false,
        [](DaemonOptions* o, const std::string& v) {
          if (!v.empty()) {
-           auto p = cri::ParseUnixEndpoint(v);
+           auto p = ParseUnixEndpoint(v);
            if (!p.ok()) return InvalidArgument("cri.listen: " + p.status().message());
          }
          o->cri.listen = v;
@@ -360,7 +360,7 @@ const std::vector<Option>& Options() {
        false,
        [](DaemonOptions* o, const std::string& v) {
          if (!v.empty() && v != "none") {
-           auto p = cri::ParseUnixEndpoint(v);
+           auto p = ParseUnixEndpoint(v);
            if (!p.ok()) return InvalidArgument("runtime.endpoint: " + p.status().message());
          }
          o->cri.runtime_endpoint = v;
@@ -392,7 +392,7 @@ const std::vector<Option>& Options() {
        "containerd's socket, whose content service shows pull progress; empty: the runtime endpoint.", false,
        [](DaemonOptions* o, const std::string& v) {
          if (!v.empty()) {
-           auto p = cri::ParseUnixEndpoint(v);
+           auto p = ParseUnixEndpoint(v);
            if (!p.ok()) return InvalidArgument("pull.containerd-endpoint: " + p.status().message());
          }
          o->pulls.containerd_endpoint = v;

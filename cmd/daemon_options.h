@@ -17,7 +17,7 @@
 #include "metrics/snapshot_samples.h"
 #include "bpf/bpf_probes.h"
 #include "cri/daemon_hooks.h"
-#include "cri/pull/image_pulls.h"
+#include "pulls/image_pulls.h"
 
 namespace statlet {
 
@@ -35,7 +35,7 @@ struct DaemonOptions {
   MemoryQosPolicy memory_qos;
   MemoryHighStallOptions memory_high_stall;
   cri::CriDaemonOptions cri;
-  cri::pull::ImagePullOptions pulls;
+  pulls::ImagePullOptions pulls;
   otlp::OtlpOptions otlp;
   BpfOptions bpf;
   std::string web_config_file;

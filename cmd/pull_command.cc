@@ -20,8 +20,8 @@
 #include "cmd/flag_parser.h"
 #include "cmd/pull_display.h"
 #include "cri/cri_server.h"
-#include "cri/proto/image_service.grpc.pb.h"
-#include "cri/socket_path.h"
+#include "proto/image_service.grpc.pb.h"
+#include "base/unix_socket.h"
 
 namespace statlet {
 namespace {
@@ -165,7 +165,7 @@ int RunPullCommand(int argc, char** argv) {
       return 2;
     }
   }
-  auto path = cri::ParseUnixEndpoint(endpoint);
+  auto path = ParseUnixEndpoint(endpoint);
   if (!path.ok()) {
     std::fprintf(stderr, "statlet: --endpoint: %s\n", path.status().message().c_str());
     return 2;

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "cri/pull/pull_view.h"
+#include "pulls/pull_view.h"
 
 namespace statlet {
 namespace {

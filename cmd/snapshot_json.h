@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "collector/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace statlet {
 std::string SnapshotToJson(const Snapshot& snap, int indent);

@@ -15,7 +15,7 @@
 #include "cmd/snapshot_json.h"
 #include "collector/collector.h"
 #include "collector/sampler.h"
-#include "cri/stats_view.h"
+#include "cmd/cri_stats_view.h"
 #include "metrics/snapshot_samples.h"
 
 namespace statlet {
@@ -80,8 +80,8 @@ void PrintTable(const Snapshot& s) {
 }  // namespace
 
 int RunStatsCommand(int argc, char** argv) {
-  // --- CRI: with --cri.endpoint, read a CRI endpoint instead (cri/stats_view.h) ---
-  if (cri::WantsCriStatsView(argc, argv)) return cri::RunCriStatsCommand(argc, argv);
+  // --- CRI: with --cri.endpoint, read a CRI endpoint instead (cmd/cri_stats_view.h) ---
+  if (WantsCriStatsView(argc, argv)) return RunCriStatsCommand(argc, argv);
   // --- end CRI ---
   CollectorOptions opts;
   std::string output = "table";

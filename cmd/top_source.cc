@@ -3,9 +3,9 @@
 #include <grpcpp/grpcpp.h>
 
 #include "collector/sampler.h"
-#include "cri/proto/api.grpc.pb.h"
-#include "cri/socket_path.h"
-#include "cri/stats_view.h"
+#include "proto/api.grpc.pb.h"
+#include "base/unix_socket.h"
+#include "cmd/cri_stats_view.h"
 #include "metrics/snapshot_samples.h"
 
 namespace statlet::top {
@@ -84,7 +84,7 @@ void FillFromCri(const v1::CpuUsage& cpu, const v1::MemoryUsage& mem, Entry* e) 
 }
 
 void FillFromCri(const v1::NetworkUsage& n, Entry* e) {
-  const cri::NetworkTotals t = cri::SumNetworkUsage(n);
+  const NetworkTotals t = SumNetworkUsage(n);
   e->rx_bytes = t.rx_bytes;
   e->tx_bytes = t.tx_bytes;
 }
@@ -219,9 +219,9 @@ StatusOr<std::unique_ptr<SampleSource>> OpenSource(const SourceOptions& options,
   why->clear();
   if (options.socket.empty()) {
     // Asked for: nothing to explain.
-  } else if (auto path = cri::ParseUnixEndpoint(options.socket); !path.ok()) {
+  } else if (auto path = ParseUnixEndpoint(options.socket); !path.ok()) {
     return path.status();
-  } else if (!cri::SocketIsLive(*path)) {
+  } else if (!SocketIsLive(*path)) {
     *why = "no daemon on " + *path;
   } else {
     auto daemon = std::make_unique<DaemonSource>(*path, options.timeout);

@@ -10,7 +10,7 @@
 #include "base/status.h"
 #include "cmd/top_model.h"
 #include "collector/collector.h"
-#include "collector/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace runtime::v1 {
 class ListPodSandboxStatsResponse;

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "collector/cgroup_hierarchies.h"
-#include "collector/collect_parts.h"
-#include "collector/snapshot.h"
+#include "snapshot/collect_parts.h"
+#include "snapshot/snapshot.h"
 
 namespace statlet {
 

@@ -9,7 +9,7 @@
 
 #include "base/status.h"
 #include "collector/cgroup_file_source.h"
-#include "collector/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace statlet {
 

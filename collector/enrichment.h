@@ -1,4 +1,4 @@
-// Optional sources that enrich a collection: runtime metadata (cri/) and eBPF maps (bpf/).
+// Optional sources that enrich a collection: runtime metadata (runtime/) and eBPF maps (bpf/).
 // The Sampler calls them once per collection; each may be absent. Implementations must be
 // cheap to call (read caches / kernel maps), never block on the network per collection.
 #pragma once
@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "collector/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace statlet {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "collector/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace statlet {
 

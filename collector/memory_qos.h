@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-#include "collector/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace statlet {
 

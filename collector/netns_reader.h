@@ -9,7 +9,7 @@
 #include <unordered_map>
 
 #include "collector/kept_file.h"
-#include "collector/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace statlet {
 

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "collector/parse/cgroup_parsers.h"
-#include "collector/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace statlet {
 namespace {

@@ -16,7 +16,7 @@
 #include "collector/enrichment.h"
 #include "collector/memory_high_stall.h"
 #include "collector/memory_qos.h"
-#include "collector/snapshot_source.h"
+#include "snapshot/snapshot_source.h"
 
 namespace statlet {
 

@@ -10,8 +10,8 @@
 #include <grpcpp/resource_quota.h>
 
 #include "base/log.h"
-#include "cri/proto/image_service.grpc.pb.h"
-#include "cri/socket_path.h"
+#include "proto/image_service.grpc.pb.h"
+#include "base/unix_socket.h"
 
 namespace statlet::cri {
 namespace {

@@ -1,5 +1,5 @@
 // CriServer: serves CriStatsService and an ImageService on a unix socket. The daemon
-// starts one with its SnapshotSource (and its image service, cri/pull/) and stops it at
+// starts one with its SnapshotSource (and its image service, pulls/) and stops it at
 // shutdown.
 #pragma once
 
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "base/status.h"
-#include "collector/snapshot_source.h"
+#include "snapshot/snapshot_source.h"
 #include "cri/stats_service.h"
 #include "exporters/self_metrics.h"
 

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "base/status.h"
-#include "collector/snapshot_source.h"
+#include "snapshot/snapshot_source.h"
 #include "cri/cri_server.h"
-#include "cri/runtime_client.h"
+#include "runtime/runtime_client.h"
 
 namespace statlet::cri {
 

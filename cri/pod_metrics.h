@@ -5,7 +5,7 @@
 // namespace. A family whose value the snapshot lacks has no series (never a zero).
 #pragma once
 
-#include "cri/proto/api.pb.h"
+#include "proto/api.pb.h"
 #include "cri/stats_selection.h"
 #include "metrics/snapshot_samples.h"
 

@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "collector/snapshot.h"
-#include "cri/proto/api.pb.h"
+#include "snapshot/snapshot.h"
+#include "proto/api.pb.h"
 #include "cri/stats_selection.h"
 
 namespace statlet::cri {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "collector/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace statlet::cri {
 

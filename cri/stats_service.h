@@ -7,8 +7,8 @@
 #include <chrono>
 #include <cstddef>
 
-#include "collector/snapshot_source.h"
-#include "cri/proto/api.grpc.pb.h"
+#include "snapshot/snapshot_source.h"
+#include "proto/api.grpc.pb.h"
 #include "metrics/snapshot_samples.h"
 
 namespace statlet::cri {

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "base/status.h"
-#include "collector/snapshot_source.h"
+#include "snapshot/snapshot_source.h"
 #include "exporters/extra_families.h"
 #include "exporters/gzip_compressor.h"
 #include "exporters/prometheus_encoder.h"

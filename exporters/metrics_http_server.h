@@ -19,7 +19,7 @@
 #include <string>
 
 #include "base/status.h"
-#include "collector/snapshot_source.h"
+#include "snapshot/snapshot_source.h"
 #include "exporters/exposition_builder.h"
 #include "exporters/extra_families.h"
 #include "exporters/http_server.h"

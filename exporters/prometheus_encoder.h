@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collector/snapshot.h"
+#include "snapshot/snapshot.h"
 #include "exporters/exposition_text.h"
 #include "metrics/families.h"
 #include "metrics/sample.h"

@@ -20,8 +20,8 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
-#include "collector/snapshot.h"
-#include "collector/snapshot_source.h"
+#include "snapshot/snapshot.h"
+#include "snapshot/snapshot_source.h"
 #include "exporters/exposition_text.h"
 
 namespace statlet {

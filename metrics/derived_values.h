@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "collector/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace statlet::metrics {
 

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collector/snapshot.h"
+#include "snapshot/snapshot.h"
 #include "metrics/device_names.h"
 #include "metrics/families.h"
 #include "metrics/sample.h"

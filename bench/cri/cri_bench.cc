@@ -64,7 +64,7 @@
 #include "bench/support/bench_tree.h"
 #include "bench/support/read_floor.h"
 #include "bpf/bpf_probes.h"
-#include "cri/proto/api.grpc.pb.h"
+#include "proto/api.grpc.pb.h"
 #include "tests/cri/server_process.h"  // ScratchDir
 #include "tests/support/child_process.h"
 #include "tests/support/live_cgroup.h"

@@ -28,7 +28,7 @@
 
 #include "collector/cgroup_file_source.h"
 #include "collector/cgroup_hierarchies.h"
-#include "collector/collect_parts.h"
+#include "snapshot/collect_parts.h"
 #include "collector/collector.h"
 #include "collector/kept_file.h"
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collector/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace statlet::parse {
 

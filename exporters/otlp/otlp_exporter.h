@@ -18,7 +18,7 @@
 #include <random>
 #include <thread>
 
-#include "collector/snapshot_source.h"
+#include "snapshot/snapshot_source.h"
 #include "exporters/otlp/otlp_encoder.h"
 #include "exporters/otlp/otlp_options.h"
 #include "exporters/otlp/otlp_transport.h"

@@ -8,7 +8,7 @@
 #include "cmd/top_model.h"
 #include "cmd/top_render.h"
 #include "cmd/top_source.h"
-#include "cri/proto/api.pb.h"
+#include "proto/api.pb.h"
 
 namespace statlet::top {
 namespace {

@@ -1,4 +1,4 @@
-#include "collector/snapshot.h"
+#include "snapshot/snapshot.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,4 @@
-// In-process checks of the CRI edge: the metric table, socket path handling and the CLI's
-// argument parsing.
+// In-process checks of the CRI edge: the metric table and socket path handling.
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -14,8 +13,7 @@
 #include "cri/metric_table.h"
 #include "cri/pod_metrics.h"
 #include "cri/snapshot_to_cri.h"
-#include "cri/socket_path.h"
-#include "cri/stats_view.h"
+#include "base/unix_socket.h"
 #include "tests/cri/fixture_snapshot.h"
 #include "tests/cri/server_process.h"
 
@@ -158,28 +156,6 @@ TEST(SocketPath, ReplacesOnlyStaleSockets) {
   std::ofstream(path) << "not a socket";
   EXPECT_EQ(PrepareListenPath(path).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(stat(path.c_str(), &st), 0);
-}
-
-StatusOr<CriStatsViewOptions> Parse(std::vector<std::string> args) {
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  return ParseCriStatsViewArgs(static_cast<int>(argv.size()), argv.data());
-}
-
-TEST(StatsView, ParsesArguments) {
-  auto o = Parse({"stats", "--cri.endpoint=unix:///run/s.sock", "-o", "yaml", "--label", "app=web", "--label",
-                  "tier=front", "--pod", "abc", "--pods"});
-  ASSERT_TRUE(o.ok()) << o.status().message();
-  EXPECT_EQ(o->endpoint, "unix:///run/s.sock");
-  EXPECT_EQ(o->output, "yaml");
-  EXPECT_EQ(o->labels.size(), 2u);
-  EXPECT_EQ(o->pod, "abc");
-  EXPECT_TRUE(o->pods);
-  EXPECT_FALSE(Parse({"--cri.endpoint", "unix:///x", "-o", "xml"}).ok());
-  EXPECT_FALSE(Parse({"--cri.endpoint", "unix:///x", "--label", "novalue"}).ok());
-  EXPECT_FALSE(Parse({"--cri.endpoint", "tcp://x"}).ok());
-  EXPECT_FALSE(Parse({"-o", "json"}).ok());  // no endpoint
-  EXPECT_FALSE(Parse({"--cri.endpoint"}).ok());
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "collector/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace statlet::testing {
 

@@ -9,8 +9,8 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
-#include "cri/proto/api.grpc.pb.h"
-#include "cri/runtime_client.h"
+#include "proto/api.grpc.pb.h"
+#include "runtime/runtime_client.h"
 #include "tests/cri/server_process.h"
 
 namespace statlet::cri {

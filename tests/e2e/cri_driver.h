@@ -13,8 +13,8 @@
 #include <grpcpp/grpcpp.h>
 
 #include "base/status.h"
-#include "cri/proto/api.grpc.pb.h"
-#include "cri/proto/image_service.grpc.pb.h"
+#include "proto/api.grpc.pb.h"
+#include "proto/image_service.grpc.pb.h"
 #include "tests/e2e/cri_lifecycle.pb.h"
 
 namespace statlet::e2e {

@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <string>
 
-#include "cri/pull/content_source.h"
-#include "cri/pull/image_name.h"
+#include "pulls/content_source.h"
+#include "pulls/image_name.h"
 
-using namespace statlet::cri::pull;
+using namespace statlet::pulls;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <memory>
 
-#include "collector/snapshot.h"
+#include "snapshot/snapshot.h"
 
 namespace statlet::testing {
 

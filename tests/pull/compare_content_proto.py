@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Checks statlet's cri/proto/containerd_content.proto against containerd's own
+"""Checks statlet's proto/containerd_content.proto against containerd's own
 api/services/content/v1/content.proto: every message and field statlet declares exists
 upstream with the same number, name, type and label, and every RPC with the same request,
 response and streaming.

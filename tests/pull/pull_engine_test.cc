@@ -8,10 +8,10 @@
 
 #include <gtest/gtest.h>
 
-#include "cri/pull/pull_engine.h"
+#include "pulls/pull_engine.h"
 #include "tests/support/wait_for.h"
 
-namespace statlet::cri::pull {
+namespace statlet::pulls {
 namespace {
 
 using std::chrono::milliseconds;
@@ -365,4 +365,4 @@ TEST(PullEngine, StopEndsEveryClientWithUnavailable) {
 }
 
 }  // namespace
-}  // namespace statlet::cri::pull
+}  // namespace statlet::pulls

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cri/socket_path.h"
+#include "base/unix_socket.h"
 #include "tests/support/child_process.h"
 #include "tests/support/wait_for.h"
 
@@ -260,7 +260,7 @@ StatusOr<ExtraAgent> PullStage::StartAgent(const std::string& name, const std::v
       [&] {
         int status;
         if (waitpid(a.pid, &status, WNOHANG) == a.pid) return true;
-        return cri::SocketIsLive(a.socket);
+        return SocketIsLive(a.socket);
       },
       std::chrono::seconds(30));
   // The port the agent picked, from its log ("serving http on 127.0.0.1:0 (port PORT)/metrics").
@@ -271,7 +271,7 @@ StatusOr<ExtraAgent> PullStage::StartAgent(const std::string& name, const std::v
     size_t at = line.find("(port ");
     if (at != std::string::npos) a.metrics_port = std::atoi(line.c_str() + at + 6);
   }
-  if (!up || !cri::SocketIsLive(a.socket)) return Unavailable("agent " + name + " did not start:\n" + e2e::Tail(a.log, 10));
+  if (!up || !SocketIsLive(a.socket)) return Unavailable("agent " + name + " did not start:\n" + e2e::Tail(a.log, 10));
   return a;
 }
 

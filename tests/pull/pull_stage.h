@@ -20,8 +20,8 @@
 #include <grpcpp/grpcpp.h>
 
 #include "base/status.h"
-#include "cri/proto/containerd_content.grpc.pb.h"
-#include "cri/proto/image_service.grpc.pb.h"
+#include "proto/containerd_content.grpc.pb.h"
+#include "proto/image_service.grpc.pb.h"
 #include "tests/e2e/e2e_stage.h"
 #include "tests/pull/rate_limited_proxy.h"
 

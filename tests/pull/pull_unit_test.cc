@@ -3,13 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "cmd/pull_display.h"
-#include "cri/pull/containerd_content.h"
-#include "cri/pull/image_name.h"
-#include "cri/pull/layer_tracker.h"
-#include "cri/pull/manifest_match.h"
-#include "cri/pull/report_schedule.h"
+#include "pulls/containerd_content.h"
+#include "pulls/image_name.h"
+#include "pulls/layer_tracker.h"
+#include "pulls/manifest_match.h"
+#include "pulls/report_schedule.h"
 
-namespace statlet::cri::pull {
+namespace statlet::pulls {
 namespace {
 
 using std::chrono::milliseconds;
@@ -263,7 +263,7 @@ TEST(DescribeUnfinishedLayers, NamesWhatHasNotArrived) {
 }
 
 }  // namespace
-}  // namespace statlet::cri::pull
+}  // namespace statlet::pulls
 
 namespace statlet {
 namespace {

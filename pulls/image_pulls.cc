@@ -1,0 +1,113 @@
+#include "pulls/image_pulls.h"
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/codegen/service_type.h>
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+
+#include "base/log.h"
+#include "pulls/containerd_content.h"
+#include "pulls/image_service.h"
+#include "pulls/node_pulls.h"
+#include "pulls/pull_engine.h"
+#include "pulls/pull_metrics.h"
+#include "pulls/runtime_puller.h"
+#include "pulls/status_writer.h"
+#include "runtime/runtime_client.h"
+
+namespace statlet::pulls {
+
+StatusOr<std::string> ResolveNodeName(const std::string& configured, bool strict) {
+  std::string name = configured;
+  if (name.empty()) {
+    const char* env = std::getenv("NODE_NAME");
+    if (env != nullptr) name = env;
+  }
+  if (name.empty()) {
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) != 0) return ErrnoStatus(errno, "gethostname");
+    name = host;
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    // A host name is only a default: a bare host whose name Kubernetes would refuse (a
+    // guest's "(none)") still pulls images; only the object's name is then unusable.
+    if (!strict) {
+      if (Status s = ValidateNodeName(name); !s.ok()) log::Warn("image pulls: the host name is no node name: " + s.message());
+      return name;
+    }
+  }
+  if (Status s = ValidateNodeName(name); !s.ok()) return s;
+  return name;
+}
+
+StatusOr<std::unique_ptr<ImagePulls>> ImagePulls::Start(const ImagePullOptions& o, const std::string& runtime_endpoint) {
+  // The name must be valid where it names an object on the API server, or was given.
+  auto node = ResolveNodeName(o.node_name, /*strict=*/!o.apiserver.empty());
+  if (!node.ok()) return InvalidArgument("pull.node-name: " + node.status().message());
+  std::unique_ptr<StatusWriter> writer;
+  if (!o.apiserver.empty()) {
+    StatusWriterOptions wo;
+    if (o.apiserver == "in-cluster") {
+      auto url = InClusterApiServer();
+      if (!url.ok()) return url.status();
+      wo.url = *url;
+    } else {
+      wo.url = o.apiserver;
+    }
+    if (!o.apiserver_token_file.empty()) wo.token_file = o.apiserver_token_file;
+    if (!o.apiserver_ca_file.empty()) wo.ca_file = o.apiserver_ca_file;
+    wo.node_name = *node;
+    wo.min_interval = o.status_period;
+    auto w = StatusWriter::Create(wo);
+    if (!w.ok()) return w.status();
+    writer = std::move(*w);
+  }
+  std::unique_ptr<ImagePulls> self(new ImagePulls());
+  self->runtime_ = std::make_unique<RuntimeChannel>(runtime_endpoint, DefaultRuntimeSockets());
+  RuntimeChannel* containerd = self->runtime_.get();
+  if (!o.containerd_endpoint.empty()) {
+    self->containerd_ = std::make_unique<RuntimeChannel>(o.containerd_endpoint, std::vector<std::string>());
+    containerd = self->containerd_.get();
+  }
+  ContainerdContentOptions co;
+  co.namespace_ = o.containerd_namespace;
+  PullEngineOptions eo;
+  eo.poll_interval = o.poll_interval;
+  eo.abandoned_no_progress_timeout = o.no_progress_timeout;
+  eo.keep_abandoned = o.keep_abandoned;
+  eo.max_pulls = o.max_pulls;
+  eo.max_subscribers = o.max_subscribers;
+  self->engine_ = std::make_unique<PullEngine>(eo, std::make_unique<ContainerdContent>(containerd, co),
+                                               NewCriRuntimePuller(self->runtime_.get()));
+  self->engine_->Start();
+  ImageServiceOptions so;
+  so.default_no_progress_timeout = o.no_progress_timeout;
+  self->service_ = NewImageService(self->engine_.get(), self->runtime_.get(), so);
+  self->writer_ = std::move(writer);
+  StatusWriter* w = self->writer_.get();
+  NodePullsView::Listener listener;
+  if (w != nullptr) {
+    listener = [w](std::shared_ptr<const std::string> object, const std::string& content) { w->Offer(object, content); };
+    w->Start();
+  }
+  self->view_ = std::make_unique<NodePullsView>(self->engine_.get(), NodePullsOptions{*node, o.status_period}, listener);
+  self->view_->Start();
+  self->metrics_ = std::make_unique<PullMetrics>(self->engine_.get(), self->writer_.get());
+  return self;
+}
+
+ImagePulls::~ImagePulls() { Stop(); }
+
+void ImagePulls::Stop() {
+  if (engine_) engine_->Stop();
+  if (view_) view_->Stop();
+  if (writer_) writer_->Stop();
+}
+
+std::shared_ptr<const std::string> ImagePulls::NodeObject() const { return view_->Current(); }
+
+const ExtraFamilies* ImagePulls::metrics() const { return metrics_.get(); }
+
+}  // namespace statlet::pulls

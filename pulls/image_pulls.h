@@ -1,0 +1,84 @@
+// ImagePulls: everything the daemon runs for image pulls, started and stopped as one:
+// the channel to the runtime, the content store client, the PullEngine, the gRPC image
+// service the CRI server registers, the per-node NodeImagePulls view (and its optional
+// writer to the API server) and the /metrics families.
+//
+// The flags that set ImagePullOptions live with the daemon's other options
+// (cmd/daemon_options.cc, section "pull").
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+
+namespace grpc {
+class Service;
+}
+
+namespace statlet {
+class ExtraFamilies;
+}
+
+namespace statlet::pulls {
+
+class PullEngine;
+class RuntimeChannel;
+class NodePullsView;
+class StatusWriter;
+class PullMetrics;
+
+struct ImagePullOptions {
+  bool enabled = true;
+  // containerd's socket for the content service; empty: the runtime endpoint's.
+  std::string containerd_endpoint;
+  std::string containerd_namespace = "k8s.io";
+  std::chrono::seconds no_progress_timeout{0};
+  std::chrono::milliseconds poll_interval{250};
+  bool keep_abandoned = true;
+  size_t max_pulls = 32;
+  size_t max_subscribers = 256;
+  // The NodeImagePulls object: rebuilt every status_period (1s..1m) for node_name (empty:
+  // $NODE_NAME, else the host name).
+  std::chrono::seconds status_period{5};
+  std::string node_name;
+  // Server-side apply to the API server: "" (off), "in-cluster", or https://host:port.
+  std::string apiserver;
+  std::string apiserver_token_file;  // empty: the service account's
+  std::string apiserver_ca_file;
+};
+
+// The node name for the NodeImagePulls object: `configured`, else $NODE_NAME, else the
+// host name in lower case. A configured or $NODE_NAME name must be a valid node name; the
+// host name must be too when `strict` (the object goes to an API server).
+StatusOr<std::string> ResolveNodeName(const std::string& configured, bool strict = true);
+
+class ImagePulls {
+ public:
+  // `runtime_endpoint`: the daemon's --runtime.endpoint (empty: auto-detect).
+  static StatusOr<std::unique_ptr<ImagePulls>> Start(const ImagePullOptions& options,
+                                                     const std::string& runtime_endpoint);
+  ~ImagePulls();
+  // Ends every pull call (UNAVAILABLE) and cancels the runtime's pulls. Call before the
+  // CRI server stops; idempotent.
+  void Stop();
+
+  grpc::Service* service() { return service_.get(); }
+  PullEngine* engine() { return engine_.get(); }
+  // The NodeImagePulls object as JSON (what /imagepulls serves).
+  std::shared_ptr<const std::string> NodeObject() const;
+  const ExtraFamilies* metrics() const;
+
+ private:
+  ImagePulls() = default;
+  std::unique_ptr<RuntimeChannel> runtime_;
+  std::unique_ptr<RuntimeChannel> containerd_;
+  std::unique_ptr<PullEngine> engine_;
+  std::unique_ptr<grpc::Service> service_;
+  std::unique_ptr<StatusWriter> writer_;
+  std::unique_ptr<NodePullsView> view_;
+  std::unique_ptr<PullMetrics> metrics_;
+};
+
+}  // namespace statlet::pulls

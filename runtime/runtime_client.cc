@@ -1,0 +1,481 @@
+#include "runtime/runtime_client.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include <grpcpp/grpcpp.h>
+
+#include "base/log.h"
+#include "runtime/filesystem_stats.h"
+#include "proto/api.grpc.pb.h"
+#include "proto/image_service.grpc.pb.h"
+#include "base/unix_socket.h"
+
+namespace statlet {
+namespace v1 = ::runtime::v1;
+
+const char* RuntimeStateName(RuntimeState s) {
+  switch (s) {
+    case RuntimeState::kUnknown: return "unknown";
+    case RuntimeState::kAbsent: return "absent";
+    case RuntimeState::kDown: return "down";
+    case RuntimeState::kUp: return "up";
+  }
+  return "unknown";
+}
+
+std::vector<std::string> DefaultRuntimeSockets() {
+  return {"/run/containerd/containerd.sock", "/run/crio/crio.sock",
+          "/var/run/containerd/containerd.sock", "/var/run/crio/crio.sock",
+          "/run/k3s/containerd/containerd.sock"};
+}
+
+struct RuntimeClient::Conn {
+  std::string path;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1::RuntimeService::Stub> stub;
+  std::unique_ptr<v1::ImageService::Stub> images;
+  bool versioned = false;
+};
+
+struct RuntimeClient::Lists {
+  v1::ListPodSandboxResponse sandboxes;
+  v1::ListContainersResponse containers;
+};
+
+namespace {
+
+bool IsSocket(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+std::string Describe(const grpc::Status& s) {
+  return "code " + std::to_string(static_cast<int>(s.error_code())) + ": " + s.error_message();
+}
+
+void SetDeadline(grpc::ClientContext* ctx, std::chrono::milliseconds timeout) {
+  ctx->set_deadline(std::chrono::system_clock::now() + timeout);
+}
+
+// Which sandbox names a pod: a ready one before a stopped one, then the newest.
+bool Better(const v1::PodSandbox& a, const v1::PodSandbox& b) {
+  bool ar = a.state() == v1::SANDBOX_READY, br = b.state() == v1::SANDBOX_READY;
+  if (ar != br) return ar;
+  return a.created_at() > b.created_at();
+}
+
+// A cgroup v2 knob's value as the kubelet writes it into `unified`: bytes or "max".
+Opt<uint64_t> UnifiedBytes(const google::protobuf::Map<std::string, std::string>& unified, const char* key) {
+  auto it = unified.find(key);
+  if (it == unified.end()) return std::nullopt;
+  const std::string& v = it->second;
+  if (v == "max") return kUnlimited;
+  uint64_t n = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || end != v.data() + v.size() || v.empty()) return std::nullopt;
+  return n;
+}
+
+// The memory part of the resources the runtime reports for a container.
+ContainerMetadata::MemoryResources MemoryResourcesOf(const v1::LinuxContainerResources& r) {
+  ContainerMetadata::MemoryResources m;
+  m.reported = true;
+  if (r.memory_limit_in_bytes() > 0) m.limit_bytes = static_cast<uint64_t>(r.memory_limit_in_bytes());
+  m.unified_min_bytes = UnifiedBytes(r.unified(), "memory.min");
+  m.unified_high_bytes = UnifiedBytes(r.unified(), "memory.high");
+  return m;
+}
+
+}  // namespace
+
+// Registers the call in flight (with its deadline) so that Stop() can cancel it: a hung
+// runtime must not hold the daemon's exit for a call timeout.
+class RuntimeClient::ActiveCall {
+ public:
+  ActiveCall(RuntimeClient* client, grpc::ClientContext* ctx) : client_(client) {
+    SetDeadline(ctx, client->options_.call_timeout);
+    std::lock_guard<std::mutex> lock(client->call_mu_);
+    client->call_ = ctx;
+    if (client->cancelled_) ctx->TryCancel();
+  }
+  ~ActiveCall() {
+    std::lock_guard<std::mutex> lock(client_->call_mu_);
+    client_->call_ = nullptr;
+  }
+
+ private:
+  RuntimeClient* client_;
+};
+
+RuntimeClient::RuntimeClient(RuntimeClientOptions options)
+    : options_(std::move(options)), lists_(std::make_unique<Lists>()), current_(std::make_shared<MetadataMap>()) {}
+
+RuntimeClient::~RuntimeClient() { Stop(); }
+
+void RuntimeClient::Start() {
+  std::lock_guard<std::mutex> lock(loop_mu_);
+  if (thread_.joinable()) return;
+  stop_ = false;
+  {
+    std::lock_guard<std::mutex> call_lock(call_mu_);
+    cancelled_ = false;
+  }
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void RuntimeClient::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(loop_mu_);
+    stop_ = true;
+  }
+  {
+    std::lock_guard<std::mutex> lock(call_mu_);
+    cancelled_ = true;
+    if (call_ != nullptr) call_->TryCancel();
+  }
+  loop_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void RuntimeClient::Loop() {
+  const auto first_backoff = std::min(options_.refresh_period, std::chrono::milliseconds(1000));
+  auto backoff = first_backoff;
+  std::chrono::steady_clock::time_point last_stats{};
+  bool stats_asked = false;
+  while (true) {
+    Status s = Refresh();
+    std::chrono::milliseconds wait = options_.refresh_period;
+    if (s.ok()) {
+      auto now = std::chrono::steady_clock::now();
+      if (options_.stats_period.count() > 0 && (!stats_asked || now - last_stats >= options_.stats_period)) {
+        // A failure is counted in the status and retried at the next period, not sooner:
+        // a runtime without ListContainerStats must not be asked on every round.
+        (void)RefreshStats();
+        last_stats = now;
+        stats_asked = true;
+      }
+      backoff = first_backoff;
+    } else {
+      wait = std::min(backoff, options_.max_backoff);
+      backoff = std::min(backoff * 2, options_.max_backoff);
+    }
+    std::unique_lock<std::mutex> lock(loop_mu_);
+    if (loop_cv_.wait_for(lock, wait, [this] { return stop_; })) return;
+  }
+}
+
+std::shared_ptr<const MetadataMap> RuntimeClient::Current() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return current_;
+}
+
+RuntimeClientStatus RuntimeClient::status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+void RuntimeClient::SetState(RuntimeState s, const std::string& endpoint, const std::string& error) {
+  RuntimeState before;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    before = status_.state;
+    status_.state = s;
+    status_.endpoint = endpoint;
+    status_.last_error = error;
+    if (s != RuntimeState::kUp) ++status_.failures;
+  }
+  if (before == s) return;  // log transitions only: once per outage
+  switch (s) {
+    case RuntimeState::kAbsent:
+      log::Warn("no container runtime found (" + error +
+                "); serving cgroup-derived stats with ids from cgroup paths, still looking");
+      break;
+    case RuntimeState::kDown:
+      log::Warn("container runtime at " + endpoint + " is unavailable (" + error +
+                "); keeping the last metadata, reconnecting with backoff");
+      break;
+    case RuntimeState::kUp: {
+      RuntimeClientStatus st = status();
+      log::Info("container runtime at " + endpoint + " connected: " + st.runtime_name + " " + st.runtime_version);
+      break;
+    }
+    case RuntimeState::kUnknown: break;
+  }
+}
+
+Status RuntimeClient::Refresh() {
+  std::lock_guard<std::mutex> lock(refresh_mu_);
+  return RefreshLocked();
+}
+
+Status RuntimeClient::RefreshLocked() {
+  // Resolve the socket each round while none is connected: the runtime may start later.
+  std::string path;
+  if (!options_.endpoint.empty()) {
+    auto p = ParseUnixEndpoint(options_.endpoint);
+    if (!p.ok()) {
+      SetState(RuntimeState::kAbsent, options_.endpoint, p.status().message());
+      return p.status();
+    }
+    path = *p;
+  } else if (conn_ != nullptr && IsSocket(conn_->path)) {
+    path = conn_->path;
+  } else {
+    for (const auto& c : options_.candidates) {
+      if (IsSocket(c)) {
+        path = c;
+        break;
+      }
+    }
+  }
+  if (path.empty() || !IsSocket(path)) {
+    std::string tried = path;
+    if (tried.empty()) {
+      for (const auto& c : options_.candidates) tried += (tried.empty() ? "tried " : ", ") + c;
+    } else {
+      tried = "no socket at " + tried;
+    }
+    conn_.reset();
+    SetState(RuntimeState::kAbsent, path, tried);
+    return Unavailable(tried);
+  }
+  if (conn_ == nullptr || conn_->path != path) {
+    conn_ = std::make_unique<Conn>();
+    conn_->path = path;
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(64 << 20);
+    conn_->channel = grpc::CreateCustomChannel("unix:" + path, grpc::InsecureChannelCredentials(), args);
+    conn_->stub = v1::RuntimeService::NewStub(conn_->channel);
+    conn_->images = v1::ImageService::NewStub(conn_->channel);
+  }
+  auto fail = [&](const char* call, const grpc::Status& s) {
+    conn_->versioned = false;
+    std::string err = std::string(call) + " failed: " + Describe(s);
+    SetState(RuntimeState::kDown, path, err);
+    return Unavailable(err);
+  };
+  if (!conn_->versioned) {
+    grpc::ClientContext ctx;
+    ActiveCall active(this, &ctx);
+    v1::VersionRequest req;
+    req.set_version("v1");
+    v1::VersionResponse resp;
+    grpc::Status s = conn_->stub->Version(&ctx, req, &resp);
+    if (!s.ok()) return fail("Version", s);
+    std::lock_guard<std::mutex> lock(mu_);
+    status_.runtime_name = resp.runtime_name();
+    status_.runtime_version = resp.runtime_version();
+    conn_->versioned = true;
+  }
+  v1::ListPodSandboxResponse& sandboxes = lists_->sandboxes;
+  sandboxes.Clear();
+  {
+    grpc::ClientContext ctx;
+    ActiveCall active(this, &ctx);
+    grpc::Status s = conn_->stub->ListPodSandbox(&ctx, v1::ListPodSandboxRequest(), &sandboxes);
+    if (!s.ok()) return fail("ListPodSandbox", s);
+  }
+  v1::ListContainersResponse& containers = lists_->containers;
+  containers.Clear();
+  {
+    grpc::ClientContext ctx;
+    ActiveCall active(this, &ctx);
+    grpc::Status s = conn_->stub->ListContainers(&ctx, v1::ListContainersRequest(), &containers);
+    if (!s.ok()) return fail("ListContainers", s);
+  }
+
+  // ContainerStatus only for containers new to us, or not started when last asked.
+  std::unordered_map<std::string, Known> known;
+  for (const auto& c : containers.containers()) {
+    auto it = known_.find(c.id());
+    bool ask = it == known_.end() || (it->second.started_at == 0 && c.state() == v1::CONTAINER_RUNNING);
+    if (!ask) {
+      known.emplace(c.id(), it->second);
+      continue;
+    }
+    grpc::ClientContext ctx;
+    ActiveCall active(this, &ctx);
+    v1::ContainerStatusRequest req;
+    req.set_container_id(c.id());
+    v1::ContainerStatusResponse resp;
+    grpc::Status s = conn_->stub->ContainerStatus(&ctx, req, &resp);
+    if (s.error_code() == grpc::StatusCode::NOT_FOUND) continue;  // removed meanwhile
+    if (!s.ok()) return fail("ContainerStatus", s);
+    Known k;
+    k.started_at = resp.status().started_at();
+    const auto& img = resp.status().image();
+    k.image = !img.user_specified_image().empty() ? img.user_specified_image() : img.image();
+    k.image_ref = resp.status().image_ref();
+    if (resp.status().has_resources() && resp.status().resources().has_linux()) {
+      k.memory = MemoryResourcesOf(resp.status().resources().linux());
+    }
+    known.emplace(c.id(), std::move(k));
+  }
+  known_ = std::move(known);
+
+  // Rebuild only when something changed: ids, states, start times.
+  std::string fp;
+  for (const auto& p : sandboxes.items()) fp += p.id() + ":" + std::to_string(p.state()) + ";";
+  for (const auto& c : containers.containers()) {
+    auto it = known_.find(c.id());
+    fp += c.id() + ":" + std::to_string(c.state()) + ":" +
+          std::to_string(it == known_.end() ? 0 : it->second.started_at) + ";";
+  }
+  if (fp != last_fingerprint_) {
+    last_fingerprint_ = std::move(fp);
+    PublishLocked();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++status_.refreshes;
+    status_.sandboxes = static_cast<uint64_t>(sandboxes.items_size());
+    status_.containers = static_cast<uint64_t>(containers.containers_size());
+  }
+  SetState(RuntimeState::kUp, path, "");
+  return Status::Ok();
+}
+
+// Rebuilds the published map from the last lists, ContainerStatus answers and layers.
+void RuntimeClient::PublishLocked() {
+  const v1::ListPodSandboxResponse& sandboxes = lists_->sandboxes;
+  const v1::ListContainersResponse& containers = lists_->containers;
+  auto map = std::make_shared<MetadataMap>();
+  std::unordered_map<std::string, const v1::PodSandbox*> sandbox_by_id;
+  std::unordered_map<std::string, const v1::PodSandbox*> best_by_uid;
+  for (const auto& p : sandboxes.items()) {
+    sandbox_by_id[p.id()] = &p;
+    auto& best = best_by_uid[p.metadata().uid()];
+    if (best == nullptr || Better(p, *best)) best = &p;
+    auto m = std::make_shared<ContainerMetadata>();
+    m->container_id = p.id();
+    m->pod_sandbox_id = p.id();
+    m->pod_name = p.metadata().name();
+    m->pod_namespace = p.metadata().namespace_();
+    m->pod_uid = p.metadata().uid();
+    m->pod_attempt = p.metadata().attempt();
+    m->labels.insert(p.labels().begin(), p.labels().end());
+    m->annotations.insert(p.annotations().begin(), p.annotations().end());
+    m->pod_labels = m->labels;
+    m->pod_annotations = m->annotations;
+    m->created_at_ns = p.created_at();
+    m->started_at_ns = p.created_at();
+    m->is_sandbox = true;
+    map->by_container_id[p.id()] = std::move(m);
+  }
+  for (const auto& [uid, p] : best_by_uid) {
+    if (!uid.empty()) map->sandbox_by_pod_uid[uid] = map->by_container_id[p->id()];
+  }
+  for (const auto& c : containers.containers()) {
+    auto m = std::make_shared<ContainerMetadata>();
+    m->container_id = c.id();
+    m->container_name = c.metadata().name();
+    m->attempt = c.metadata().attempt();
+    m->pod_sandbox_id = c.pod_sandbox_id();
+    if (auto it = sandbox_by_id.find(c.pod_sandbox_id()); it != sandbox_by_id.end()) {
+      const v1::PodSandbox& p = *it->second;
+      m->pod_name = p.metadata().name();
+      m->pod_namespace = p.metadata().namespace_();
+      m->pod_uid = p.metadata().uid();
+      m->pod_attempt = p.metadata().attempt();
+      m->pod_labels.insert(p.labels().begin(), p.labels().end());
+      m->pod_annotations.insert(p.annotations().begin(), p.annotations().end());
+    }
+    const Known* k = nullptr;
+    if (auto it = known_.find(c.id()); it != known_.end()) k = &it->second;
+    m->image = k != nullptr && !k->image.empty() ? k->image : c.image().image();
+    m->image_ref = k != nullptr && !k->image_ref.empty() ? k->image_ref : c.image_ref();
+    m->labels.insert(c.labels().begin(), c.labels().end());
+    m->annotations.insert(c.annotations().begin(), c.annotations().end());
+    m->created_at_ns = c.created_at();
+    m->started_at_ns = k != nullptr ? k->started_at : 0;
+    if (auto it = layers_.find(c.id()); it != layers_.end()) m->writable_layer = it->second;
+    if (k != nullptr) m->memory_resources = k->memory;
+    map->by_container_id[c.id()] = std::move(m);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  current_ = std::move(map);
+}
+
+Status RuntimeClient::RefreshStats() {
+  std::lock_guard<std::mutex> lock(refresh_mu_);
+  Status st = RefreshStatsLocked();
+  std::lock_guard<std::mutex> l(mu_);
+  if (st.ok()) {
+    ++status_.stats_refreshes;
+    status_.last_stats_error.clear();
+  } else {
+    ++status_.stats_failures;
+    status_.last_stats_error = st.message();
+  }
+  return st;
+}
+
+Status RuntimeClient::RefreshStatsLocked() {
+  if (conn_ == nullptr || !conn_->versioned) return Unavailable("runtime not connected");
+  v1::ListContainerStatsResponse resp;
+  {
+    grpc::ClientContext ctx;
+    ActiveCall active(this, &ctx);
+    grpc::Status s = conn_->stub->ListContainerStats(&ctx, v1::ListContainerStatsRequest(), &resp);
+    if (!s.ok()) return Unavailable("ListContainerStats failed: " + Describe(s));
+  }
+  // A runtime that names no mountpoint: its container filesystem from ImageFsInfo, asked
+  // at most once per round.
+  bool asked_fs_info = false;
+  std::string fs_info_mountpoint;
+  auto fallback_mountpoint = [&]() -> const std::string& {
+    if (asked_fs_info) return fs_info_mountpoint;
+    asked_fs_info = true;
+    grpc::ClientContext ctx;
+    ActiveCall active(this, &ctx);
+    v1::ImageFsInfoResponse info;
+    if (conn_->images->ImageFsInfo(&ctx, v1::ImageFsInfoRequest(), &info).ok()) {
+      for (const auto* list : {&info.container_filesystems(), &info.image_filesystems()}) {
+        for (const auto& fs : *list) {
+          if (fs_info_mountpoint.empty()) fs_info_mountpoint = fs.fs_id().mountpoint();
+        }
+      }
+    }
+    return fs_info_mountpoint;
+  };
+  std::unordered_map<std::string, FilesystemStats> by_mountpoint;  // statvfs once per filesystem
+  std::unordered_map<std::string, ContainerMetadata::WritableLayer> layers;
+  for (const auto& cs : resp.stats()) {
+    if (!cs.has_writable_layer() || cs.attributes().id().empty()) continue;
+    const v1::FilesystemUsage& fu = cs.writable_layer();
+    ContainerMetadata::WritableLayer l;
+    l.timestamp_ns = fu.timestamp();
+    l.mountpoint = fu.fs_id().mountpoint();
+    if (l.mountpoint.empty()) l.mountpoint = fallback_mountpoint();
+    if (fu.has_used_bytes()) l.used_bytes = fu.used_bytes().value();
+    if (fu.has_inodes_used()) l.inodes_used = fu.inodes_used().value();
+    if (l.timestamp_ns == 0) l.timestamp_ns = 1;  // reported, without a time of its own
+    if (!l.mountpoint.empty()) {
+      auto [it, fresh] = by_mountpoint.try_emplace(l.mountpoint);
+      if (fresh && !StatFilesystem(l.mountpoint, &it->second)) it->second.device.clear();
+      const FilesystemStats& fs = it->second;
+      l.capacity_bytes = fs.capacity_bytes;
+      l.inodes_total = fs.inodes_total;
+      l.inodes_free = fs.inodes_free;
+      l.device = fs.device;
+    }
+    layers.emplace(cs.attributes().id(), std::move(l));
+  }
+  layers_ = std::move(layers);
+  PublishLocked();
+  return Status::Ok();
+}
+
+SourceState RuntimeClient::State() const {
+  RuntimeClientStatus st = status();
+  SourceState out;
+  out.name = st.endpoint;
+  out.up = st.state == RuntimeState::kUp;
+  out.detail = out.up ? st.runtime_name + " " + st.runtime_version : RuntimeStateName(st.state);
+  return out;
+}
+
+}  // namespace statlet

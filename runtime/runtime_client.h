@@ -1,0 +1,130 @@
+// RuntimeClient: the node's container runtime (containerd, CRI-O) as statlet's metadata
+// source. A background thread lists sandboxes and containers over the runtime's CRI
+// socket (ContainerStatus only for containers it has not seen yet, for start time and
+// image) and publishes an immutable MetadataMap; Current() only reads that map, so a
+// collection never waits on the network. While the runtime is absent or down the last
+// map stays published, the outage is logged once, and reconnects back off up to
+// max_backoff.
+//
+// The runtime's own ListContainerStats is asked at a slower cadence (stats_period, 10 s by
+// default; never per scrape) for what only the runtime knows: each container's writable
+// layer (used bytes and inodes, and where it lives). The filesystem under it is measured
+// with statvfs when statlet can reach the reported mountpoint; a runtime that reports no
+// mountpoint is asked ImageFsInfo for its container filesystem instead.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "collector/enrichment.h"
+
+namespace grpc {
+class ClientContext;
+}
+
+namespace statlet {
+
+enum class RuntimeState : uint8_t {
+  kUnknown,  // not tried yet
+  kAbsent,   // no runtime socket found
+  kDown,     // the socket is there but calls fail
+  kUp,
+};
+const char* RuntimeStateName(RuntimeState s);
+
+// The usual runtime sockets, tried in order when no endpoint is given.
+std::vector<std::string> DefaultRuntimeSockets();
+
+struct RuntimeClientOptions {
+  std::string endpoint;  // "unix:///run/containerd/containerd.sock"; empty: auto-detect
+  std::vector<std::string> candidates = DefaultRuntimeSockets();
+  std::chrono::milliseconds refresh_period{2000};
+  std::chrono::milliseconds max_backoff{30000};
+  std::chrono::milliseconds call_timeout{5000};
+  // ListContainerStats cadence for the writable layers; 0 never asks.
+  std::chrono::milliseconds stats_period{10000};
+};
+
+// For the self-metric (statlet_runtime_up and friends) and the logs.
+struct RuntimeClientStatus {
+  RuntimeState state = RuntimeState::kUnknown;
+  std::string endpoint;         // the socket in use or last tried
+  std::string runtime_name;     // from Version, e.g. "containerd"
+  std::string runtime_version;
+  uint64_t refreshes = 0;       // successful list rounds
+  uint64_t failures = 0;        // failed rounds
+  uint64_t sandboxes = 0, containers = 0;
+  uint64_t stats_refreshes = 0;   // successful ListContainerStats rounds
+  uint64_t stats_failures = 0;
+  std::string last_error;
+  std::string last_stats_error;
+};
+
+class RuntimeClient : public MetadataSource {
+ public:
+  explicit RuntimeClient(RuntimeClientOptions options);
+  ~RuntimeClient() override;
+
+  // Starts the background refresher (the first round runs at once).
+  void Start();
+  // Stops the refresher; a call in flight is cancelled, not waited for.
+  void Stop();
+  // One synchronous round: resolve the socket, list, publish. For tests and start-up.
+  Status Refresh();
+  // One synchronous ListContainerStats round (after a successful Refresh): the writable
+  // layers, published with the metadata.
+  Status RefreshStats();
+
+  std::shared_ptr<const MetadataMap> Current() override;
+  RuntimeClientStatus status() const;
+  SourceState State() const override;
+
+ private:
+  struct Conn;
+  void Loop();
+  Status RefreshLocked();
+  Status RefreshStatsLocked();
+  void PublishLocked();
+  void SetState(RuntimeState s, const std::string& endpoint, const std::string& error);
+
+  RuntimeClientOptions options_;
+  std::mutex refresh_mu_;  // serialises rounds
+  std::unique_ptr<Conn> conn_;  // guarded by refresh_mu_
+  // ContainerStatus answers by container id, kept across rounds (guarded by refresh_mu_).
+  struct Known {
+    int64_t started_at = 0;
+    std::string image, image_ref;
+    ContainerMetadata::MemoryResources memory;
+  };
+  std::unordered_map<std::string, Known> known_;
+  std::string last_fingerprint_;  // guarded by refresh_mu_
+  // The last lists and writable layers (guarded by refresh_mu_): the map is rebuilt from
+  // them when either changes.
+  struct Lists;
+  std::unique_ptr<Lists> lists_;
+  std::unordered_map<std::string, ContainerMetadata::WritableLayer> layers_;
+
+  mutable std::mutex mu_;
+  std::shared_ptr<const MetadataMap> current_;  // guarded by mu_
+  RuntimeClientStatus status_;                  // guarded by mu_
+
+  class ActiveCall;
+  std::mutex call_mu_;
+  grpc::ClientContext* call_ = nullptr;  // guarded by call_mu_
+  bool cancelled_ = false;               // guarded by call_mu_: set by Stop()
+
+  std::mutex loop_mu_;
+  std::condition_variable loop_cv_;
+  bool stop_ = false;  // guarded by loop_mu_
+  std::thread thread_;
+};
+
+}  // namespace statlet

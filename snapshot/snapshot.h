@@ -1,0 +1,335 @@
+// The snapshot model: what statlet knows about every tracked cgroup at one instant.
+//
+// Plain C++ value types only (no protobuf, no fds). Collectors fill it, servers and
+// exporters read it. A value that is unknown on this kernel or could not be read is
+// an empty std::optional (or an empty vector), never a zero. Counters are raw, in base
+// units: nanoseconds, bytes, counts. Rates that need two samples (usage_nano_cores) are
+// filled by the collector, against what its last reading of each cgroup kept.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "snapshot/collect_parts.h"
+
+namespace statlet {
+
+template <typename T>
+using Opt = std::optional<T>;
+
+// "max" in a cgroup limit file (no limit). Kept distinct from absent (file missing).
+inline constexpr uint64_t kUnlimited = UINT64_MAX;
+
+// ---------------------------------------------------------------------------- identity
+enum class CgroupKind : uint8_t {
+  kRoot,       // the hierarchy root "/" (node totals, as cAdvisor's id="/")
+  kKubepods,   // kubepods / kubepods.slice (node allocatable)
+  kQos,        // burstable / besteffort slices
+  kPod,        // pod<uid> cgroup
+  kContainer,  // a container of a pod, or a bare runtime container (docker-<id>.scope)
+  kOther,      // any other non-empty cgroup (bare host: services, sessions)
+};
+enum class QosClass : uint8_t { kUnknown, kGuaranteed, kBurstable, kBestEffort };
+enum class RuntimeKind : uint8_t { kUnknown, kContainerd, kCrio, kDocker };
+enum class CgroupDriver : uint8_t { kUnknown, kSystemd, kCgroupfs };
+
+const char* CgroupKindName(CgroupKind k);
+const char* QosClassName(QosClass q);
+const char* RuntimeKindName(RuntimeKind r);
+
+// Names from the node's runtime (CRI). Shared and immutable; absent on a bare host.
+struct ContainerMetadata {
+  std::string container_id;
+  std::string container_name;   // CRI ContainerMetadata.name ("POD" never appears here)
+  uint32_t attempt = 0;
+  std::string pod_sandbox_id;
+  std::string pod_name;
+  std::string pod_namespace;
+  std::string pod_uid;
+  uint32_t pod_attempt = 0;
+  std::string image;            // as the user wrote it (ImageSpec.image)
+  std::string image_ref;        // resolved digest reference
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+  std::map<std::string, std::string> pod_labels;
+  std::map<std::string, std::string> pod_annotations;
+  int64_t created_at_ns = 0;
+  int64_t started_at_ns = 0;
+  bool is_sandbox = false;      // the pause container
+  // The writable layer as the runtime last reported it (CRI ContainerStats.writable_layer);
+  // only the runtime knows where it lives. timestamp 0 = never reported.
+  struct WritableLayer {
+    int64_t timestamp_ns = 0;
+    std::string mountpoint;
+    std::string device;  // the filesystem's source as cAdvisor's `device` label ("/dev/sda1")
+    Opt<uint64_t> used_bytes, inodes_used;
+    Opt<uint64_t> capacity_bytes, inodes_total, inodes_free;  // of the filesystem holding it
+  } writable_layer;
+  // Memory resources the runtime reports for the container (CRI ContainerStatus
+  // resources.linux): the limit, and the unified cgroup v2 knobs the kubelet passed (its
+  // Memory QoS writes the request as memory.min and its throttle as memory.high).
+  // reported = false: the runtime said nothing about resources.
+  struct MemoryResources {
+    bool reported = false;
+    Opt<uint64_t> limit_bytes;        // memory_limit_in_bytes; absent when 0 (no limit)
+    Opt<uint64_t> unified_min_bytes;  // unified["memory.min"]
+    Opt<uint64_t> unified_high_bytes; // unified["memory.high"]; kUnlimited for "max"
+  } memory_resources;
+};
+
+struct Identity {
+  std::string cgroup_path;       // relative to the hierarchy root, "/" for the root
+  uint64_t cgroup_id = 0;        // inode of the cgroup v2 directory; 0 when there is none
+  CgroupKind kind = CgroupKind::kOther;
+  QosClass qos = QosClass::kUnknown;
+  RuntimeKind runtime = RuntimeKind::kUnknown;
+  CgroupDriver driver = CgroupDriver::kUnknown;
+  std::string container_id;      // 64-hex id parsed from the path; empty for non-containers
+  std::string pod_uid;           // with dashes, as Kubernetes writes it; empty if unknown
+  std::string parent_path;       // the pod's cgroup path for a container; "" otherwise
+  Opt<int64_t> created_ns;       // cgroup directory change time at discovery (wall clock)
+  std::shared_ptr<const ContainerMetadata> meta;  // joined from the runtime, may be null
+};
+
+// ---------------------------------------------------------------------------- resources
+struct PsiLine {
+  double avg10 = 0, avg60 = 0, avg300 = 0;
+  uint64_t total_us = 0;  // cumulative stall time, microseconds (the kernel's unit)
+};
+struct Psi {
+  Opt<PsiLine> some;
+  Opt<PsiLine> full;
+  bool present() const { return some.has_value() || full.has_value(); }
+};
+
+struct CpuStats {
+  Opt<uint64_t> usage_ns;
+  Opt<uint64_t> user_ns;
+  Opt<uint64_t> system_ns;
+  std::vector<uint64_t> per_cpu_ns;   // index = CPU number; empty when unknown
+  bool per_cpu_from_bpf = false;      // filled by the cpu probe (v2 hosts)
+  Opt<uint64_t> usage_nano_cores;     // rate over the previous sample (Sampler)
+  // CFS bandwidth
+  Opt<uint64_t> nr_periods;
+  Opt<uint64_t> nr_throttled;
+  Opt<uint64_t> throttled_ns;
+  Opt<uint64_t> nr_bursts;
+  Opt<uint64_t> burst_ns;
+  // limits
+  Opt<uint64_t> quota_us;             // kUnlimited for "max" / -1
+  Opt<uint64_t> period_us;
+  Opt<uint64_t> shares;               // v1 cpu.shares, or v2 weight converted to shares
+  Opt<uint64_t> weight;               // v2 cpu.weight, or v1 shares converted to weight
+  Psi psi;
+};
+
+struct MemoryEvents {
+  Opt<uint64_t> low, high, max, oom, oom_kill, oom_group_kill;
+};
+
+struct MemoryStats {
+  Opt<uint64_t> usage_bytes;          // v2 memory.current, v1 memory.usage_in_bytes
+  Opt<uint64_t> max_usage_bytes;      // v2 memory.peak, v1 memory.max_usage_in_bytes
+  Opt<uint64_t> working_set_bytes;    // usage - inactive_file, floored at 0 (as the kubelet)
+  Opt<uint64_t> rss_bytes;            // v2 anon, v1 total_rss
+  Opt<uint64_t> cache_bytes;          // v2 file, v1 total_cache
+  Opt<uint64_t> mapped_file_bytes;    // v2 file_mapped, v1 total_mapped_file
+  Opt<uint64_t> shmem_bytes;
+  Opt<uint64_t> swap_bytes;           // v2 memory.swap.current, v1 total_swap
+  Opt<uint64_t> kernel_bytes;         // v2 memory.stat kernel, v1 memory.kmem.usage_in_bytes
+  Opt<uint64_t> file_dirty_bytes;     // v2 file_dirty, v1 total_dirty
+  Opt<uint64_t> file_writeback_bytes; // v2 file_writeback, v1 total_writeback
+  Opt<uint64_t> slab_bytes;
+  Opt<uint64_t> active_anon, inactive_anon, active_file, inactive_file, unevictable;
+  Opt<uint64_t> failcnt;              // v1 memory.failcnt, v2 memory.events max
+  Opt<uint64_t> pgfault, pgmajfault;
+  // reclaim (v2 memory.stat)
+  Opt<uint64_t> pgscan, pgsteal, pgscan_direct, pgsteal_direct, pgscan_kswapd, pgsteal_kswapd;
+  Opt<uint64_t> workingset_refault_anon, workingset_refault_file;
+  Opt<uint64_t> workingset_activate_anon, workingset_activate_file;
+  Opt<uint64_t> workingset_restore_anon, workingset_restore_file;
+  // limits (kUnlimited for "max")
+  Opt<uint64_t> min_bytes, low_bytes, high_bytes, max_bytes;
+  Opt<uint64_t> swap_max_bytes;
+  Opt<uint64_t> soft_limit_bytes;     // v1 memory.soft_limit_in_bytes
+  struct Hugetlb {
+    std::string page_size;            // as the kernel names it: "2MB", "1GB"
+    Opt<uint64_t> usage_bytes, max_usage_bytes, limit_bytes, failcnt;
+  };
+  std::vector<Hugetlb> hugetlb;       // v2 hugetlb.<size>.*, v1 hugetlb.<size>.*_in_bytes
+  MemoryEvents events;                // hierarchical (memory.events)
+  MemoryEvents events_local;          // this cgroup only (memory.events.local)
+  Psi psi;
+};
+
+struct ProcessStats {
+  Opt<uint64_t> processes;            // lines of cgroup.procs
+  Opt<uint64_t> threads;              // lines of cgroup.threads (v1: tasks)
+  Opt<uint64_t> pids_current;
+  Opt<uint64_t> pids_max;             // kUnlimited for "max"
+  Opt<uint64_t> pids_events_max;      // forks refused at pids.max
+  // Per-process scans (/proc/<pid>/fd of every process; optional, costly on big cgroups)
+  Opt<uint64_t> file_descriptors;     // open fds over all processes
+  Opt<uint64_t> sockets;              // of which sockets
+  Opt<uint64_t> max_open_files_soft;  // RLIMIT_NOFILE soft limit of the first process
+};
+
+struct IoDeviceStats {
+  uint32_t major = 0, minor = 0;
+  Opt<uint64_t> read_bytes, write_bytes, read_ios, write_ios, discard_bytes, discard_ios;
+  // The iocost controller's account (v2 io.stat cost.*, when io.cost is enabled), in us.
+  Opt<uint64_t> cost_usage_us, cost_wait_us, cost_indebt_us, cost_indelay_us;
+};
+struct IoStats {
+  std::vector<IoDeviceStats> devices;  // sorted by (major, minor)
+  Psi psi;
+};
+
+struct NetInterfaceStats {
+  std::string name;
+  uint64_t rx_bytes = 0, rx_packets = 0, rx_errors = 0, rx_dropped = 0;
+  uint64_t tx_bytes = 0, tx_packets = 0, tx_errors = 0, tx_dropped = 0;
+};
+// One network namespace; shared by all containers of a pod.
+struct NetNamespaceStats {
+  uint64_t netns_inode = 0;
+  std::vector<NetInterfaceStats> interfaces;  // in /proc/net/dev order, "lo" included
+};
+
+// Filled by the optional eBPF probes; keyed by cgroup id in the kernel.
+struct BpfCgroupStats {
+  std::vector<uint64_t> per_cpu_ns;   // running time per CPU (the cpu probe: rstat)
+  Opt<uint64_t> minor_faults, major_faults;
+  Opt<uint64_t> oom_kills;
+  Opt<uint64_t> tcp_retransmits;
+  Opt<uint64_t> tcp_drops;
+  std::map<std::string, uint64_t> tcp_drop_reasons;
+  // run-queue latency: bucket i counts waits in [2^i, 2^(i+1)) microseconds; the last
+  // bucket also holds every longer wait
+  std::vector<uint64_t> runq_latency_log2_us;
+  Opt<uint64_t> runq_latency_sum_ns;
+};
+
+struct OomEvent {
+  int64_t timestamp_ns = 0;   // wall clock
+  uint32_t pid = 0;
+  std::string comm;
+  uint64_t cgroup_id = 0;     // the victim's memcg (cgroup v2 id)
+  std::string cgroup_path;    // resolved at collection when still known
+  bool constraint_memcg = false;  // true: the cgroup's limit; false: global OOM
+  // The victim's cgroup as the collection that resolved cgroup_path knew it (kind,
+  // container id, runtime names): labels the event after the cgroup is gone. Null when
+  // unresolved.
+  std::shared_ptr<const Identity> cgroup;
+};
+
+// Memory QoS (KEP-2570) as statlet sees it for one container; filled by the Sampler
+// (collector/memory_qos.h, collector/memory_high_stall.h).
+enum class MemoryZone : uint8_t {
+  kUnknown,       // no usage or nothing to compare it with
+  kBelowRequest,  // usage < memory.min (the request): protected from reclaim
+  kAboveRequest,  // memory.min <= usage < memory.high
+  kThrottling,    // usage >= memory.high: reclaimed and throttled on every charge
+  kAtLimit,       // usage >= memory.max - a margin: the OOM killer is next
+};
+struct MemoryQosView {
+  // What the kubelet's Memory QoS would set from the runtime's resources; absent when the
+  // node does not apply Memory QoS or the runtime reports no resources. high: kUnlimited
+  // for "max" (requests = limits).
+  Opt<uint64_t> expected_min_bytes, expected_high_bytes;
+  MemoryZone zone = MemoryZone::kUnknown;
+  // The memory.high livelock detector: usage pinned at memory.high, memory PSI full high
+  // and memory.events high rising, for the dwell time. since: wall clock of entry.
+  bool high_stalled = false;
+  int64_t high_stalled_since_ns = 0;
+  bool high_stall_evaluated = false;  // the detector looked at this cgroup (a container with memory.high)
+};
+
+// Node-wide Memory QoS facts of one snapshot.
+struct NodeMemoryQos {
+  Opt<uint64_t> allocatable_bytes;  // the kubepods cgroup's memory.max (limit)
+  // Whether the node applies Memory QoS: cgroup v2 knobs present and the runtime reports
+  // the kubelet's unified memory.min/memory.high on some container.
+  bool applied = false;
+};
+
+// Everything about one cgroup at snapshot time.
+struct CgroupStats {
+  Identity id;
+  CpuStats cpu;
+  MemoryStats memory;
+  ProcessStats process;
+  IoStats io;
+  // Network: the pod's namespace, or none. host_network: in the host's namespace.
+  Opt<uint64_t> netns_inode;
+  bool host_network = false;
+  BpfCgroupStats bpf;
+  MemoryQosView memory_qos;  // containers only
+  bool populated = false;  // some process in this cgroup or below
+};
+
+// Self-observation of one collection, for statlet_* self metrics.
+struct CollectionStats {
+  int64_t duration_ns = 0;
+  uint64_t cgroups_tracked = 0;
+  uint64_t cgroups_reported = 0;
+  uint64_t cgroups_vanished = 0;     // disappeared during this collection (normal)
+  uint64_t cgroups_dropped = 0;      // over the cardinality cap (CollectorOptions::max_cgroups)
+  uint64_t cgroups_merged = 0;       // further paths of a container or pod, read into its entry
+  uint64_t discovery_rescans = 0;    // directories re-read by discovery
+  uint64_t fds_kept = 0;             // files kept open across collections
+  uint64_t files_read = 0;           // cgroup files read (or rendered by the eBPF iterator)
+  uint64_t files_cached = 0;         // limits served from memory, unwritten since read (limit_watch.h)
+};
+
+// The state of an optional source, for statlet_bpf_probe_up / statlet_runtime_up.
+struct SourceState {
+  std::string name;      // probe name ("cpu", "oom"...), or the runtime endpoint
+  bool up = false;
+  std::string detail;    // why it is down; the runtime's name and version when up
+  uint64_t lost_events = 0;  // eBPF: updates the kernel side could not record
+};
+
+// A labelled error counter (field/file, reason) kept across collections.
+struct ReadErrorCount {
+  std::string file;    // e.g. "memory.stat"
+  std::string reason;  // "parse", "io", "permission"
+  uint64_t count = 0;
+};
+
+struct Snapshot {
+  int64_t timestamp_ns = 0;          // wall clock (CLOCK_REALTIME) at collection start
+  int64_t monotonic_ns = 0;          // CLOCK_MONOTONIC, for rates
+  uint64_t sequence = 0;             // increases by one per collection
+  std::vector<CgroupStats> cgroups;  // sorted by id.cgroup_path
+  std::map<uint64_t, NetNamespaceStats> netns;  // by netns inode
+  std::vector<OomEvent> recent_ooms;            // newest last, bounded
+  // Cgroups the collector knew that are gone since the collection before: what an event
+  // drained now (an OOM kill) knows of a cgroup removed in between. Not reported.
+  std::vector<Identity> vanished;
+  std::vector<ReadErrorCount> read_errors;      // cumulative since start
+  std::vector<SourceState> bpf_probes;          // one per probe when eBPF is configured
+  Opt<SourceState> runtime;                     // the node runtime's CRI, when configured
+  CollectionStats collection;
+  NodeMemoryQos memory_qos;
+  uint32_t num_cpus = 0;
+  // The optional parts this snapshot answers: read, or turned off by the collector's
+  // options (then no collection would read them). A part not read leaves its fields absent.
+  CollectParts parts = CollectParts::All();
+
+  const CgroupStats* FindByPath(const std::string& path) const;
+  const CgroupStats* FindByContainerId(const std::string& id) const;
+  const NetNamespaceStats* Netns(const CgroupStats& c) const;
+  // For each entry of `cgroups`, the index of its nearest ancestor that is also in the
+  // snapshot, or -1. One pass over the sorted paths, no allocation per cgroup.
+  std::vector<int32_t> NearestAncestors() const;
+};
+
+using SnapshotPtr = std::shared_ptr<const Snapshot>;
+
+}  // namespace statlet
