@@ -125,12 +125,14 @@ class OtlpEncoder::PointSink final : public metrics::SampleSink {
 };
 
 OtlpEncoder::OtlpEncoder(NodeResource node, metrics::SampleRules rules, size_t max_request_bytes,
-                         std::string scope_version)
+                         std::string scope_version, metrics::DeviceNames::Namer namer)
     : node_(std::move(node)),
-      samples_([&] {
-        rules.per_cpu = false;  // k8s.pod.cpu.time reads the cpu="total" series
-        return std::move(rules);
-      }()),
+      samples_(
+          [&] {
+            rules.per_cpu = false;  // k8s.pod.cpu.time reads the cpu="total" series
+            return std::move(rules);
+          }(),
+          std::move(namer)),
       max_request_bytes_(max_request_bytes),
       scope_version_(std::move(scope_version)) {}
 
