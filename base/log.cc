@@ -28,10 +28,14 @@ const char* Name(Level l) {
 void AppendQuoted(std::string& out, std::string_view s, bool json) {
   out.push_back('"');
   for (char c : s) {
-    if (c == '"' || c == '\\') { out.push_back('\\'); out.push_back(c); }
-    else if (c == '\n') out += "\\n";
-    else if (static_cast<unsigned char>(c) < 0x20) { if (json) out += "\\u0020"; else out.push_back(' '); }
-    else out.push_back(c);
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (c == '\n') out += "\\n";
+    else if (static_cast<unsigned char>(c) < 0x20) {
+      if (json) out += "\\u0020";
+      else out.push_back(' ');
+    } else out.push_back(c);
   }
   out.push_back('"');
 }
@@ -65,16 +69,26 @@ void Write(Level level, std::string_view msg) {
   std::tm tm{};
   gmtime_r(&t, &tm);
   char ts[64];
-  std::snprintf(ts, sizeof ts, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
+  std::snprintf(ts, sizeof ts, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
   std::string line;
   line.reserve(msg.size() + 64);
   if (g_format.load() == static_cast<int>(Format::kJson)) {
-    line += "{\"ts\":\""; line += ts; line += "\",\"level\":\""; line += Name(level);
-    line += "\",\"msg\":"; AppendQuoted(line, msg, true); line += "}\n";
+    line += "{\"ts\":\"";
+    line += ts;
+    line += "\",\"level\":\"";
+    line += Name(level);
+    line += "\",\"msg\":";
+    AppendQuoted(line, msg, true);
+    line += "}\n";
   } else {
-    line += "ts="; line += ts; line += " level="; line += Name(level); line += " msg=";
-    AppendQuoted(line, msg, false); line += "\n";
+    line += "ts=";
+    line += ts;
+    line += " level=";
+    line += Name(level);
+    line += " msg=";
+    AppendQuoted(line, msg, false);
+    line += "\n";
   }
   std::lock_guard<std::mutex> lock(g_mu);
   std::fwrite(line.data(), 1, line.size(), stderr);

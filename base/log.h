@@ -20,7 +20,9 @@ void Write(Level level, std::string_view msg);
 // Logs `msg` only the first time `key` is seen in this process.
 void Once(Level level, std::string_view key, std::string_view msg);
 
-inline void Debug(std::string_view m) { if (Enabled(Level::kDebug)) Write(Level::kDebug, m); }
+inline void Debug(std::string_view m) {
+  if (Enabled(Level::kDebug)) Write(Level::kDebug, m);
+}
 inline void Info(std::string_view m) { Write(Level::kInfo, m); }
 inline void Warn(std::string_view m) { Write(Level::kWarn, m); }
 inline void Error(std::string_view m) { Write(Level::kError, m); }

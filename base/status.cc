@@ -26,9 +26,14 @@ std::string Status::ToString() const {
 Status ErrnoStatus(int err, const std::string& what) {
   StatusCode code = StatusCode::kInternal;
   switch (err) {
-    case ENOENT: case ENODEV: case ESRCH: code = StatusCode::kGone; break;
+    case ENOENT:
+    case ENODEV:
+    case ESRCH: code = StatusCode::kGone; break;
     case EINVAL: code = StatusCode::kInvalidArgument; break;
-    case EACCES: case EPERM: case EAGAIN: case ECONNREFUSED: code = StatusCode::kUnavailable; break;
+    case EACCES:
+    case EPERM:
+    case EAGAIN:
+    case ECONNREFUSED: code = StatusCode::kUnavailable; break;
     default: break;
   }
   return {code, what + ": " + std::strerror(err)};

@@ -14,7 +14,7 @@ enum class StatusCode {
   kUnavailable,
   kUnimplemented,
   kInternal,
-  kGone,  // the object (cgroup, process, namespace) disappeared while we looked
+  kGone,      // the object (cgroup, process, namespace) disappeared while we looked
   kDataLoss,  // a file had content we could not parse
 };
 
@@ -48,8 +48,8 @@ Status ErrnoStatus(int err, const std::string& what);
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(T value) : v_(std::move(value)) {}            // NOLINT(implicit)
-  StatusOr(Status status) : v_(std::move(status)) {}     // NOLINT(implicit)
+  StatusOr(T value) : v_(std::move(value)) {}         // NOLINT(implicit)
+  StatusOr(Status status) : v_(std::move(status)) {}  // NOLINT(implicit)
 
   bool ok() const { return std::holds_alternative<T>(v_); }
   const Status& status() const {

@@ -72,10 +72,8 @@ StatusOr<std::unique_ptr<BpfProbes>> BpfProbes::Create(const BpfOptions& options
     std::function<std::unique_ptr<bpf::Probe>()> make;
   };
   const Program programs[] = {
-      {{0}, bpf::NewCgroupCpuProbe},
-      {{1, 2}, [&] { return bpf::NewSchedSwitchProbe(sched); }},
-      {{3}, bpf::NewOomKillProbe},
-      {{4}, bpf::NewTcpEventsProbe},
+      {{0}, bpf::NewCgroupCpuProbe},   {{1, 2}, [&] { return bpf::NewSchedSwitchProbe(sched); }},
+      {{3}, bpf::NewOomKillProbe},     {{4}, bpf::NewTcpEventsProbe},
       {{5}, bpf::NewCgroupStatsProbe},
   };
   bpf::InstallLibbpfLogger();
@@ -113,8 +111,8 @@ StatusOr<std::unique_ptr<BpfProbes>> BpfProbes::Create(const BpfOptions& options
 }
 
 void BpfProbes::Collect(const std::vector<uint64_t>& live_cgroup_ids,
-                        std::unordered_map<uint64_t, BpfCgroupStats>* by_cgroup_id,
-                        std::vector<OomEvent>* new_ooms, bool per_cpu_wanted) {
+                        std::unordered_map<uint64_t, BpfCgroupStats>* by_cgroup_id, std::vector<OomEvent>* new_ooms,
+                        bool per_cpu_wanted) {
   std::lock_guard<std::mutex> lock(collect_mu_);
   per_cpu_ns_.clear();
   bpf::CgroupPruner pruner(live_cgroup_ids, cgroup2_root_fd_);

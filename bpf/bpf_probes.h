@@ -78,9 +78,9 @@ struct BpfOptions {
 };
 
 struct BpfProbeStatus {
-  std::string probe;     // "cpu", "runqlat", "faults", "oom", "tcp", "cgroup_stats"
+  std::string probe;  // "cpu", "runqlat", "faults", "oom", "tcp", "cgroup_stats"
   bool up = false;
-  std::string error;     // why it is down ("disabled" in off mode)
+  std::string error;  // why it is down ("disabled" in off mode)
   // Kernel side: updates refused by a full map / ring buffer (cpu, runqlat and faults
   // share one count).
   uint64_t lost_events = 0;
@@ -91,8 +91,7 @@ class BpfProbes final : public BpfSource {
   static StatusOr<std::unique_ptr<BpfProbes>> Create(const BpfOptions& options);
   ~BpfProbes() override;
 
-  void Collect(const std::vector<uint64_t>& live_cgroup_ids,
-               std::unordered_map<uint64_t, BpfCgroupStats>* by_cgroup_id,
+  void Collect(const std::vector<uint64_t>& live_cgroup_ids, std::unordered_map<uint64_t, BpfCgroupStats>* by_cgroup_id,
                std::vector<OomEvent>* new_ooms, bool per_cpu_wanted) override;
 
   // Nanoseconds the cgroup's tasks ran on each CPU (index = CPU number, one per possible

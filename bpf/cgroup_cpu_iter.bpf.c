@@ -33,14 +33,14 @@ struct {
 } cpu_times SEC(".maps");
 
 // The address of this cgroup's per-CPU base stats and of sum_exec_runtime within them.
-static __always_inline __u64 rstat_percpu_ptr(struct cgroup *cgrp, __u64 *field_offset) {
+static __always_inline __u64 rstat_percpu_ptr(struct cgroup* cgrp, __u64* field_offset) {
   __u64 ptr = 0;
   if (bpf_core_field_exists(struct cgroup___rstat_base_cpu, rstat_base_cpu)) {
-    struct cgroup___rstat_base_cpu *c = (void *)cgrp;
+    struct cgroup___rstat_base_cpu* c = (void*)cgrp;
     bpf_core_read(&ptr, sizeof(ptr), &c->rstat_base_cpu);
     *field_offset = bpf_core_field_offset(struct cgroup_rstat_base_cpu, bstat.cputime.sum_exec_runtime);
   } else {
-    struct cgroup___rstat_cpu *c = (void *)cgrp;
+    struct cgroup___rstat_cpu* c = (void*)cgrp;
     bpf_core_read(&ptr, sizeof(ptr), &c->rstat_cpu);
     *field_offset = bpf_core_field_offset(struct cgroup_rstat_cpu, bstat.cputime.sum_exec_runtime);
   }
@@ -48,8 +48,8 @@ static __always_inline __u64 rstat_percpu_ptr(struct cgroup *cgrp, __u64 *field_
 }
 
 SEC("iter/cgroup")
-int statlet_cgroup_cpu(struct bpf_iter__cgroup *ctx) {
-  struct cgroup *cgrp = ctx->cgroup;
+int statlet_cgroup_cpu(struct bpf_iter__cgroup* ctx) {
+  struct cgroup* cgrp = ctx->cgroup;
   if (!cgrp) {
     statlet_end_walk(ctx->meta);
     return 0;
@@ -59,7 +59,7 @@ int statlet_cgroup_cpu(struct bpf_iter__cgroup *ctx) {
     if (!statlet_learn_cpu_offsets()) return statlet_fail_walk();
   }
   __u32 index = walk_count++;
-  struct statlet_cgroup_entry *e = bpf_map_lookup_elem(&entries, &index);
+  struct statlet_cgroup_entry* e = bpf_map_lookup_elem(&entries, &index);
   if (!e) return 0;  // more cgroups than entries: counted by the trailer
   e->cgroup_id = cgrp->kn->id;
   e->level = cgrp->level;
@@ -68,7 +68,7 @@ int statlet_cgroup_cpu(struct bpf_iter__cgroup *ctx) {
   __u64 percpu = cgrp->level > 0 ? rstat_percpu_ptr(cgrp, &field_offset) : 0;
   for (__u32 cpu = 0; cpu < STATLET_ITER_MAX_CPUS && cpu < nr_cpus; cpu++) {
     __u32 slot = index * nr_cpus + cpu;
-    __u64 *out = bpf_map_lookup_elem(&cpu_times, &slot);
+    __u64* out = bpf_map_lookup_elem(&cpu_times, &slot);
     if (!out) break;
     *out = percpu ? statlet_read_percpu_u64(percpu, field_offset, cpu) : 0;
   }

@@ -26,7 +26,8 @@ class CgroupCpuProbe final : public Probe {
 
   Status Start(const ProbeConfig& config) override {
     cpus_ = PossibleCpus();
-    if (cpus_ <= 0 || cpus_ > STATLET_ITER_MAX_CPUS) return Unavailable("cpu: unsupported number of CPUs " + std::to_string(cpus_));
+    if (cpus_ <= 0 || cpus_ > STATLET_ITER_MAX_CPUS)
+      return Unavailable("cpu: unsupported number of CPUs " + std::to_string(cpus_));
     skel_ = statlet_cgroup_cpu_iter__open_opts(ProbeOpenOpts());
     if (!skel_) return LibbpfError(errno, "open cgroup_cpu_iter");
     skel_->rodata->nr_cpus = static_cast<__u32>(cpus_);
@@ -78,7 +79,8 @@ class CgroupCpuProbe final : public Probe {
     // either, since it is not in the unified hierarchy.
     for (uint64_t id : ctx.pruner->live()) {
       auto it = ctx.by_cgroup_id->find(id);
-      if (it != ctx.by_cgroup_id->end() && !it->second.per_cpu_ns.empty()) (*ctx.per_cpu_ns)[id] = it->second.per_cpu_ns;
+      if (it != ctx.by_cgroup_id->end() && !it->second.per_cpu_ns.empty())
+        (*ctx.per_cpu_ns)[id] = it->second.per_cpu_ns;
     }
   }
 

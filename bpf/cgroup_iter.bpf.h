@@ -33,10 +33,10 @@ __u64 cpu_offset[STATLET_ITER_MAX_CPUS];
 
 // The address a pointer holds, as a number the verifier lets us add to (it forbids
 // arithmetic between map pointers and unknown scalars).
-static __always_inline __u64 statlet_address_of(void *p) {
-  void *volatile slot = p;
+static __always_inline __u64 statlet_address_of(void* p) {
+  void* volatile slot = p;
   __u64 addr = 0;
-  bpf_probe_read_kernel(&addr, sizeof(addr), (void *)&slot);
+  bpf_probe_read_kernel(&addr, sizeof(addr), (void*)&slot);
   return addr;
 }
 
@@ -44,12 +44,12 @@ static __always_inline __u64 statlet_address_of(void *p) {
 static __always_inline int statlet_learn_cpu_offsets(void) {
   __u64 map_addr = statlet_address_of(&percpu_anchor);
   __u64 base = 0;
-  if (bpf_probe_read_kernel(&base, sizeof(base),
-                            (void *)(map_addr + bpf_core_field_offset(struct bpf_array, pptrs))) != 0)
+  if (bpf_probe_read_kernel(&base, sizeof(base), (void*)(map_addr + bpf_core_field_offset(struct bpf_array, pptrs))) !=
+      0)
     return 0;
   __u32 zero = 0;
   for (__u32 cpu = 0; cpu < STATLET_ITER_MAX_CPUS && cpu < nr_cpus; cpu++) {
-    void *value = bpf_map_lookup_percpu_elem(&percpu_anchor, &zero, cpu);
+    void* value = bpf_map_lookup_percpu_elem(&percpu_anchor, &zero, cpu);
     if (!value) return 0;
     cpu_offset[cpu] = statlet_address_of(value) - base;
   }
@@ -60,7 +60,7 @@ static __always_inline int statlet_learn_cpu_offsets(void) {
 static __always_inline __u64 statlet_read_percpu_u64(__u64 percpu_ptr, __u64 field_offset, __u32 cpu) {
   __u64 v = 0;
   if (cpu < STATLET_ITER_MAX_CPUS)
-    bpf_probe_read_kernel(&v, sizeof(v), (void *)(percpu_ptr + field_offset + cpu_offset[cpu]));
+    bpf_probe_read_kernel(&v, sizeof(v), (void*)(percpu_ptr + field_offset + cpu_offset[cpu]));
   return v;
 }
 
@@ -75,7 +75,7 @@ static __always_inline int statlet_fail_walk(void) {
 }
 
 // The NULL call after the walk: the trailer.
-static __always_inline void statlet_end_walk(struct bpf_iter_meta *meta) {
+static __always_inline void statlet_end_walk(struct bpf_iter_meta* meta) {
   struct statlet_iter_trailer t = {.magic = walk_failed ? 0 : STATLET_ITER_MAGIC, .cgroups = walk_count};
   bpf_seq_write(meta->seq, &t, sizeof(t));
 }
@@ -88,10 +88,10 @@ static __always_inline void statlet_begin_walk(void) {
 
 // The cgroup's state of controller `id` (enum cgroup_subsys_id, resolved by CO-RE); null
 // when the controller is not attached to this cgroup's hierarchy.
-static __always_inline struct cgroup_subsys_state *statlet_controller(struct cgroup *cgrp, int id) {
-  struct cgroup_subsys_state *css = 0;
+static __always_inline struct cgroup_subsys_state* statlet_controller(struct cgroup* cgrp, int id) {
+  struct cgroup_subsys_state* css = 0;
   if (id < 0 || id >= 16) return 0;
-  struct cgroup_subsys_state **slots = __builtin_preserve_access_index(&cgrp->subsys[0]);
+  struct cgroup_subsys_state** slots = __builtin_preserve_access_index(&cgrp->subsys[0]);
   bpf_probe_read_kernel(&css, sizeof(css), slots + id);
   return css;
 }
@@ -99,9 +99,8 @@ static __always_inline struct cgroup_subsys_state *statlet_controller(struct cgr
 // The cpu controller's CFS bandwidth counters (what cpu.stat prints on v1 and v2), in the
 // order of the entries' fields: nr_periods, nr_throttled, throttled_ns, nr_bursts,
 // burst_ns. False without the cpu controller.
-static __always_inline int statlet_read_cfs(struct cgroup *cgrp, __u64 *out) {
-  struct task_group *tg =
-      (void *)statlet_controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, cpu_cgrp_id));
+static __always_inline int statlet_read_cfs(struct cgroup* cgrp, __u64* out) {
+  struct task_group* tg = (void*)statlet_controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, cpu_cgrp_id));
   if (!tg) return 0;
   out[0] = (__u32)BPF_CORE_READ(tg, cfs_bandwidth.nr_periods);
   out[1] = (__u32)BPF_CORE_READ(tg, cfs_bandwidth.nr_throttled);

@@ -26,10 +26,10 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #if STATLET_FLUSH_CSS
-extern void css_rstat_flush(struct cgroup_subsys_state *css) __ksym;  // 6.16 on
+extern void css_rstat_flush(struct cgroup_subsys_state* css) __ksym;  // 6.16 on
 #define STATLET_RSTAT_FLUSH(cgrp) css_rstat_flush(&(cgrp)->self)
 #else
-extern void cgroup_rstat_flush(struct cgroup *cgrp) __ksym;  // up to 6.15
+extern void cgroup_rstat_flush(struct cgroup* cgrp) __ksym;  // up to 6.15
 #define STATLET_RSTAT_FLUSH(cgrp) cgroup_rstat_flush(cgrp)
 #endif
 extern const void mem_cgroup_events_index __ksym __weak;
@@ -90,14 +90,12 @@ static __always_inline void learn_memcg_layout(void) {
     // Up to four bytes per vm_event_item (the kernel's element type is not in its BTF).
     __u32 n = (__u32)setup.nr_event_items * 4;
     if (n > STATLET_INDEX_TABLE_BYTES) n = STATLET_INDEX_TABLE_BYTES;
-    if (n > 0 && bpf_probe_read_kernel(setup.events_table, n, &mem_cgroup_events_index) == 0)
-      setup.events_table_ok = 1;
+    if (n > 0 && bpf_probe_read_kernel(setup.events_table, n, &mem_cgroup_events_index) == 0) setup.events_table_ok = 1;
   }
   setup.done = 1;
 }
 
-
-static __always_inline void read_cpu(struct cgroup *cgrp, struct statlet_cgroup_stats *e) {
+static __always_inline void read_cpu(struct cgroup* cgrp, struct statlet_cgroup_stats* e) {
   if (cgrp->level == 0) return;  // the root's cpu.stat is built from system-wide counters
   e->sum_exec_ns = BPF_CORE_READ(cgrp, bstat.cputime.sum_exec_runtime);
   e->utime_ns = BPF_CORE_READ(cgrp, bstat.cputime.utime);
@@ -111,12 +109,13 @@ static __always_inline void read_cpu(struct cgroup *cgrp, struct statlet_cgroup_
 
 static __always_inline __u64 read_u64_at(__u64 addr) {
   __u64 v = 0;
-  bpf_probe_read_kernel(&v, sizeof(v), (void *)addr);
+  bpf_probe_read_kernel(&v, sizeof(v), (void*)addr);
   return v;
 }
 
-static __always_inline void read_memory(struct cgroup *cgrp, struct statlet_cgroup_stats *e) {
-  struct mem_cgroup *memcg = (void *)statlet_controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id));
+static __always_inline void read_memory(struct cgroup* cgrp, struct statlet_cgroup_stats* e) {
+  struct mem_cgroup* memcg =
+      (void*)statlet_controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id));
   if (!memcg) return;
   e->memory_pages = BPF_CORE_READ(memcg, memory.usage.counter);
   e->memory_peak_pages = BPF_CORE_READ(memcg, memory.watermark);
@@ -124,9 +123,12 @@ static __always_inline void read_memory(struct cgroup *cgrp, struct statlet_cgro
   const __u64 events = (__u64)memcg + bpf_core_field_offset(struct mem_cgroup, memory_events);
   const __u64 local = (__u64)memcg + bpf_core_field_offset(struct mem_cgroup, memory_events_local);
   const __s32 ids[STATLET_MEMORY_EVENTS] = {
-      ENUM_OR_NONE(enum memcg_memory_event, MEMCG_LOW),      ENUM_OR_NONE(enum memcg_memory_event, MEMCG_HIGH),
-      ENUM_OR_NONE(enum memcg_memory_event, MEMCG_MAX),      ENUM_OR_NONE(enum memcg_memory_event, MEMCG_OOM),
-      ENUM_OR_NONE(enum memcg_memory_event, MEMCG_OOM_KILL), ENUM_OR_NONE(enum memcg_memory_event, MEMCG_OOM_GROUP_KILL),
+      ENUM_OR_NONE(enum memcg_memory_event, MEMCG_LOW),
+      ENUM_OR_NONE(enum memcg_memory_event, MEMCG_HIGH),
+      ENUM_OR_NONE(enum memcg_memory_event, MEMCG_MAX),
+      ENUM_OR_NONE(enum memcg_memory_event, MEMCG_OOM),
+      ENUM_OR_NONE(enum memcg_memory_event, MEMCG_OOM_KILL),
+      ENUM_OR_NONE(enum memcg_memory_event, MEMCG_OOM_GROUP_KILL),
   };
   // Loops are unrolled: 6.1's verifier refuses a loop whose back edge lands on a helper
   // call ("back-edge from insn N to N+1").
@@ -156,21 +158,21 @@ static __always_inline void read_memory(struct cgroup *cgrp, struct statlet_cgro
   e->parts |= STATLET_PART_MEMSTAT;
 }
 
-static __always_inline void read_pids(struct cgroup *cgrp, struct statlet_cgroup_stats *e) {
-  struct pids_cgroup *pids = (void *)statlet_controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, pids_cgrp_id));
+static __always_inline void read_pids(struct cgroup* cgrp, struct statlet_cgroup_stats* e) {
+  struct pids_cgroup* pids = (void*)statlet_controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, pids_cgrp_id));
   if (!pids) return;
   e->pids_current = BPF_CORE_READ(pids, counter.counter);
   e->parts |= STATLET_PART_PIDS;
   if (bpf_core_field_exists(struct pids_cgroup___events_limit, events_limit)) {
-    struct pids_cgroup___events_limit *p = (void *)pids;
+    struct pids_cgroup___events_limit* p = (void*)pids;
     e->pids_events_max = BPF_CORE_READ(p, events_limit.counter);
     e->parts |= STATLET_PART_PIDS_EVENTS;
   }
 }
 
 // The walk's body; `css_flush` picks the flush kfunc (a constant in each program).
-static __always_inline int visit(struct bpf_iter__cgroup *ctx) {
-  struct cgroup *cgrp = ctx->cgroup;
+static __always_inline int visit(struct bpf_iter__cgroup* ctx) {
+  struct cgroup* cgrp = ctx->cgroup;
   if (!cgrp) {
     statlet_end_walk(ctx->meta);
     return 0;
@@ -185,7 +187,7 @@ static __always_inline int visit(struct bpf_iter__cgroup *ctx) {
     STATLET_RSTAT_FLUSH(cgrp);
   }
   __u32 index = walk_count++;
-  struct statlet_cgroup_stats *e = bpf_map_lookup_elem(&entries, &index);
+  struct statlet_cgroup_stats* e = bpf_map_lookup_elem(&entries, &index);
   if (!e) return 0;  // more cgroups than entries: counted by the trailer
   __builtin_memset(e, 0, sizeof(*e));
   e->cgroup_id = cgrp->kn->id;
@@ -197,4 +199,4 @@ static __always_inline int visit(struct bpf_iter__cgroup *ctx) {
 }
 
 SEC("iter.s/cgroup")
-int statlet_cgroup_stats(struct bpf_iter__cgroup *ctx) { return visit(ctx); }
+int statlet_cgroup_stats(struct bpf_iter__cgroup* ctx) { return visit(ctx); }

@@ -95,7 +95,8 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
       skel_css_ = statlet_cgroup_stats_iter_css__open_opts(ProbeOpenOpts());
       if (!skel_css_) return LibbpfError(errno, "open cgroup_stats_iter_css");
       bpf_map__set_max_entries(skel_css_->maps.entries, config.max_cgroups);
-      if (int err = statlet_cgroup_stats_iter_css__load(skel_css_)) return LibbpfError(err, "load cgroup_stats_iter_css");
+      if (int err = statlet_cgroup_stats_iter_css__load(skel_css_))
+        return LibbpfError(err, "load cgroup_stats_iter_css");
       prog = skel_css_->progs.statlet_cgroup_stats;
       entries = skel_css_->maps.entries;
       bss_ = reinterpret_cast<Bss*>(skel_css_->bss);
@@ -195,7 +196,7 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
   statlet_cgroup_stats_iter* skel_ = nullptr;          // up to 6.15
   statlet_cgroup_stats_iter_css* skel_css_ = nullptr;  // 6.16 on
   using Bss = std::remove_pointer_t<decltype(statlet_cgroup_stats_iter::bss)>;
-  Bss* bss_ = nullptr;                                 // the loaded one's globals
+  Bss* bss_ = nullptr;  // the loaded one's globals
   std::unique_ptr<CgroupWalk> walk_;
   MappedArray entries_;
   uint64_t page_size_ = 4096;

@@ -60,7 +60,8 @@ class Lines {
   bool overflow_ = false;
 };
 
-constexpr const char* kMemoryEventKeys[STATLET_MEMORY_EVENTS] = {"low", "high", "max", "oom", "oom_kill", "oom_group_kill"};
+constexpr const char* kMemoryEventKeys[STATLET_MEMORY_EVENTS] = {"low", "high",     "max",
+                                                                 "oom", "oom_kill", "oom_group_kill"};
 
 struct StateItem {
   const char* key;  // nullptr: not printed on its own (the slab parts)
@@ -68,12 +69,24 @@ struct StateItem {
 };
 // Indexed by enum statlet_memstat_state.
 constexpr StateItem kStateItems[STATLET_MS_STATE_ITEMS] = {
-    {"anon", false},          {"file", false},          {"kernel", false},       {"shmem", false},
-    {"file_mapped", false},   {"inactive_anon", false}, {"active_anon", false},  {"inactive_file", false},
-    {"active_file", false},   {"unevictable", false},   {nullptr, true},         {nullptr, true},
-    {"workingset_refault_anon", true},  {"workingset_refault_file", true},
-    {"workingset_activate_anon", true}, {"workingset_activate_file", true},
-    {"workingset_restore_anon", true},  {"workingset_restore_file", true},
+    {"anon", false},
+    {"file", false},
+    {"kernel", false},
+    {"shmem", false},
+    {"file_mapped", false},
+    {"inactive_anon", false},
+    {"active_anon", false},
+    {"inactive_file", false},
+    {"active_file", false},
+    {"unevictable", false},
+    {nullptr, true},
+    {nullptr, true},
+    {"workingset_refault_anon", true},
+    {"workingset_refault_file", true},
+    {"workingset_activate_anon", true},
+    {"workingset_activate_file", true},
+    {"workingset_restore_anon", true},
+    {"workingset_restore_file", true},
 };
 
 // memcg_page_state: a negative sum (per-CPU deltas not yet folded in) reads as 0.
@@ -249,13 +262,15 @@ std::optional<MemstatSlots> ResolveMemstatSlots(const statlet_memstat_setup& set
     event_slot.emplace(setup.nr_event_items);
     for (uint32_t i = 0; i < setup.nr_event_items; i++) (*event_slot)[i] = static_cast<int32_t>(i);
   } else if (setup.events_table_ok) {
-    event_slot = DecodeIndexTable(setup.events_table, sizeof(setup.events_table), setup.nr_event_items, setup.events_len);
+    event_slot =
+        DecodeIndexTable(setup.events_table, sizeof(setup.events_table), setup.nr_event_items, setup.events_len);
     if (!event_slot) {
       *why_not = "the kernel's memcg event index (mem_cgroup_events_index) did not validate";
       return std::nullopt;
     }
   } else {
-    *why_not = "memcg events are compactly indexed and mem_cgroup_events_index is not in kallsyms (CONFIG_KALLSYMS_ALL)";
+    *why_not =
+        "memcg events are compactly indexed and mem_cgroup_events_index is not in kallsyms (CONFIG_KALLSYMS_ALL)";
     return std::nullopt;
   }
   for (int i = 0; i < STATLET_ME_EVENT_ITEMS; i++) {

@@ -42,7 +42,7 @@ enum class V1IterFile : int {
   kCpuacctUsagePercpu,  // of the cpuacct hierarchy
   kCpuacctUsageUser,
   kCpuacctUsageSys,
-  kMemoryUsage,         // the rest of the memory hierarchy
+  kMemoryUsage,  // the rest of the memory hierarchy
   kMemoryMaxUsage,
   kMemoryFailcnt,
   kKmemUsage,

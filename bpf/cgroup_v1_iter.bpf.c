@@ -37,7 +37,8 @@ struct {
 // cpuacct.usage_user and .usage_sys as cpuacct_cpuusage_read sums them: user is USER +
 // NICE, system is SYSTEM + IRQ + SOFTIRQ of each possible CPU's kernel_cpustat, in ns. The
 // root's cpustat is the host's own (kernel_cpustat): left to cgroupfs.
-static __always_inline void read_cpuacct_times(struct cgroup *cgrp, struct cpuacct *ca, struct statlet_cgroup_v1_stats *e) {
+static __always_inline void read_cpuacct_times(struct cgroup* cgrp, struct cpuacct* ca,
+                                               struct statlet_cgroup_v1_stats* e) {
   if (cgrp->level == 0 || !bpf_core_field_exists(ca->cpustat) ||
       !bpf_core_enum_value_exists(enum cpu_usage_stat, CPUTIME_USER) ||
       !bpf_core_enum_value_exists(enum cpu_usage_stat, CPUTIME_NICE) ||
@@ -64,24 +65,25 @@ static __always_inline void read_cpuacct_times(struct cgroup *cgrp, struct cpuac
   e->parts |= STATLET_V1_CPUACCT_TIMES;
 }
 
-static __always_inline void read_cpuacct(struct cgroup *cgrp, __u32 index, struct statlet_cgroup_v1_stats *e) {
+static __always_inline void read_cpuacct(struct cgroup* cgrp, __u32 index, struct statlet_cgroup_v1_stats* e) {
   if (!bpf_core_enum_value_exists(enum cgroup_subsys_id, cpuacct_cgrp_id)) return;
-  struct cpuacct *ca = (void *)statlet_controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, cpuacct_cgrp_id));
+  struct cpuacct* ca = (void*)statlet_controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, cpuacct_cgrp_id));
   if (!ca) return;
   read_cpuacct_times(cgrp, ca, e);
   __u64 percpu = (__u64)BPF_CORE_READ(ca, cpuusage);
   if (!percpu) return;
   for (__u32 cpu = 0; cpu < STATLET_ITER_MAX_CPUS && cpu < nr_cpus; cpu++) {
     __u32 slot = index * nr_cpus + cpu;
-    __u64 *out = bpf_map_lookup_elem(&cpu_usage, &slot);
+    __u64* out = bpf_map_lookup_elem(&cpu_usage, &slot);
     if (!out) return;  // the map is not sized for this hierarchy: no cpuacct part
     *out = statlet_read_percpu_u64(percpu, 0, cpu);
   }
   e->parts |= STATLET_V1_CPUACCT;
 }
 
-static __always_inline void read_memory(struct cgroup *cgrp, struct statlet_cgroup_v1_stats *e) {
-  struct mem_cgroup *memcg = (void *)statlet_controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id));
+static __always_inline void read_memory(struct cgroup* cgrp, struct statlet_cgroup_v1_stats* e) {
+  struct mem_cgroup* memcg =
+      (void*)statlet_controller(cgrp, bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id));
   if (!memcg) return;
   if (cgrp->level > 0) {  // the root's usage is summed from its statistics (mem_cgroup_usage)
     e->memory_pages = BPF_CORE_READ(memcg, memory.usage.counter);
@@ -97,8 +99,8 @@ static __always_inline void read_memory(struct cgroup *cgrp, struct statlet_cgro
       bpf_core_enum_value_exists(enum memcg_memory_event, MEMCG_OOM_KILL)) {
     const __u64 events = (__u64)memcg + bpf_core_field_offset(struct mem_cgroup, memory_events);
     long v = 0;
-    bpf_probe_read_kernel(&v, sizeof(v),
-                          (void *)(events + bpf_core_enum_value(enum memcg_memory_event, MEMCG_OOM_KILL) * sizeof(long)));
+    bpf_probe_read_kernel(
+        &v, sizeof(v), (void*)(events + bpf_core_enum_value(enum memcg_memory_event, MEMCG_OOM_KILL) * sizeof(long)));
     e->oom_kill = (__u64)v;
     e->oom_kill_disable = (__u32)BPF_CORE_READ(memcg, oom_kill_disable);
     e->under_oom = BPF_CORE_READ(memcg, under_oom) != 0;
@@ -107,8 +109,8 @@ static __always_inline void read_memory(struct cgroup *cgrp, struct statlet_cgro
 }
 
 SEC("iter/cgroup")
-int statlet_cgroup_v1(struct bpf_iter__cgroup *ctx) {
-  struct cgroup *cgrp = ctx->cgroup;
+int statlet_cgroup_v1(struct bpf_iter__cgroup* ctx) {
+  struct cgroup* cgrp = ctx->cgroup;
   if (!cgrp) {
     statlet_end_walk(ctx->meta);
     return 0;
@@ -118,7 +120,7 @@ int statlet_cgroup_v1(struct bpf_iter__cgroup *ctx) {
     if (!statlet_learn_cpu_offsets()) return statlet_fail_walk();
   }
   __u32 index = walk_count++;
-  struct statlet_cgroup_v1_stats *e = bpf_map_lookup_elem(&entries, &index);
+  struct statlet_cgroup_v1_stats* e = bpf_map_lookup_elem(&entries, &index);
   if (!e) return 0;  // more cgroups than entries: counted by the trailer
   __builtin_memset(e, 0, sizeof(*e));
   e->cgroup_id = cgrp->kn->id;

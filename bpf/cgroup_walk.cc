@@ -47,7 +47,8 @@ StatusOr<uint32_t> CgroupWalk::Run() {
   close(fd);
   if (err != 0) return ErrnoStatus(err, "read cgroup iterator");
   statlet_iter_trailer trailer{};
-  if (have != sizeof(trailer)) return Internal("cgroup iterator: " + std::to_string(have) + " bytes instead of its trailer");
+  if (have != sizeof(trailer))
+    return Internal("cgroup iterator: " + std::to_string(have) + " bytes instead of its trailer");
   std::memcpy(&trailer, buf, sizeof(trailer));
   if (trailer.magic != STATLET_ITER_MAGIC) return Internal("cgroup iterator: the walk did not complete");
   return trailer.cgroups;
@@ -74,7 +75,8 @@ void MappedArray::Unmap() {
 
 Status MappedArray::Cover(uint32_t n) {
   if (n <= covered_) return Status::Ok();
-  if (n > entries_) return Internal("map has " + std::to_string(entries_) + " entries, " + std::to_string(n) + " asked for");
+  if (n > entries_)
+    return Internal("map has " + std::to_string(entries_) + " entries, " + std::to_string(n) + " asked for");
   constexpr size_t kStep = 64 * 1024;
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t whole = (static_cast<size_t>(entries_) * value_size_ + page - 1) / page * page;

@@ -15,8 +15,8 @@ struct kernfs_node {
 } STATLET_CORE;
 
 struct cgroup_subsys_state {
-  struct cgroup *cgroup;
-  struct cgroup_subsys_state *parent;
+  struct cgroup* cgroup;
+  struct cgroup_subsys_state* parent;
 } STATLET_CORE;
 
 // The rstat base statistics: a cgroup's CPU time (ns). Each CPU's copy counts the cgroup's
@@ -51,18 +51,18 @@ struct prev_cputime {
 struct cgroup {
   struct cgroup_subsys_state self;
   int level;  // 0 for the hierarchy root
-  struct kernfs_node *kn;
-  struct cgroup_subsys_state *subsys[16];  // indexed by enum cgroup_subsys_id (CO-RE)
+  struct kernfs_node* kn;
+  struct cgroup_subsys_state* subsys[16];  // indexed by enum cgroup_subsys_id (CO-RE)
   struct cgroup_base_stat bstat;           // hierarchical, as of the last flush
   struct prev_cputime prev_cputime;
 } STATLET_CORE;
 
 // Flavours of struct cgroup: the per-CPU rstat pointer changed name in 6.16.
 struct cgroup___rstat_cpu {
-  struct cgroup_rstat_cpu *rstat_cpu;
+  struct cgroup_rstat_cpu* rstat_cpu;
 } STATLET_CORE;
 struct cgroup___rstat_base_cpu {
-  struct cgroup_rstat_base_cpu *rstat_base_cpu;
+  struct cgroup_rstat_base_cpu* rstat_base_cpu;
 } STATLET_CORE;
 
 // Controller indices in css_set.subsys and cgroup.subsys, read from the kernel's enum
@@ -75,8 +75,8 @@ enum cgroup_subsys_id {
 };
 
 struct css_set {
-  struct cgroup_subsys_state *subsys[16];
-  struct cgroup *dfl_cgrp;  // the task's cgroup on the unified (v2) hierarchy
+  struct cgroup_subsys_state* subsys[16];
+  struct cgroup* dfl_cgrp;  // the task's cgroup on the unified (v2) hierarchy
 } STATLET_CORE;
 
 // CONFIG_SCHED_INFO (Debian: yes, via TASK_DELAY_ACCT): the scheduler's wait accounting.
@@ -99,18 +99,18 @@ struct rq {
 } STATLET_CORE;
 
 struct cfs_rq {
-  struct rq *rq;
+  struct rq* rq;
 } STATLET_CORE;
 
 struct sched_entity {
-  struct cfs_rq *cfs_rq;
+  struct cfs_rq* cfs_rq;
 } STATLET_CORE;
 
 struct task_struct {
   int pid;   // thread id
   int tgid;  // process id
   char comm[16];
-  struct css_set *cgroups;
+  struct css_set* cgroups;
   struct sched_entity se;
   struct sched_info sched_info;
   // Page faults of this thread, bumped only by the thread itself (mm_account_fault on
@@ -147,7 +147,7 @@ struct mem_cgroup {
   struct cgroup_subsys_state css;
   struct page_counter memory;
   struct page_counter swap;
-  struct memcg_vmstats *vmstats;
+  struct memcg_vmstats* vmstats;
   atomic_long_t memory_events[1];
   atomic_long_t memory_events_local[1];
   // cgroup v1 only (under CONFIG_MEMCG_V1 from 6.12)
@@ -170,8 +170,8 @@ enum cpu_usage_stat {
 // and each CPU's split of them by kind (usage_user, usage_sys).
 struct cpuacct {
   struct cgroup_subsys_state css;
-  __u64 *cpuusage;                 // __percpu
-  struct kernel_cpustat *cpustat;  // __percpu
+  __u64* cpuusage;                 // __percpu
+  struct kernel_cpustat* cpustat;  // __percpu
 } STATLET_CORE;
 
 enum memcg_memory_event {
@@ -248,29 +248,29 @@ struct pids_cgroup___events_limit {
 // array's first value (see cgroup_iter.bpf.h).
 struct bpf_array {
   __u32 elem_size;
-  void *pptrs[0];
+  void* pptrs[0];
 } STATLET_CORE;
 
 struct bpf_iter_meta {
-  struct seq_file *seq;
+  struct seq_file* seq;
   __u64 session_id;
   __u64 seq_num;
 } STATLET_CORE;
 
 // The context of an iter/task program; task is NULL once, after the walk.
 struct bpf_iter__task {
-  struct bpf_iter_meta *meta;
-  struct task_struct *task;
+  struct bpf_iter_meta* meta;
+  struct task_struct* task;
 } STATLET_CORE;
 
 // The context of an iter/cgroup program; cgroup is NULL once, after the walk.
 struct bpf_iter__cgroup {
-  struct bpf_iter_meta *meta;
-  struct cgroup *cgroup;
+  struct bpf_iter_meta* meta;
+  struct cgroup* cgroup;
 } STATLET_CORE;
 
 struct sock_cgroup_data {
-  struct cgroup *cgroup;  // the creating task's v2 cgroup (5.15+)
+  struct cgroup* cgroup;  // the creating task's v2 cgroup (5.15+)
 } STATLET_CORE;
 
 struct sock_common {
@@ -284,7 +284,7 @@ struct sock {
 } STATLET_CORE;
 
 struct sk_buff {
-  struct sock *sk;
+  struct sock* sk;
   char cb[48];  // control buffer; TCP keeps struct tcp_skb_cb in it
 } STATLET_CORE;
 

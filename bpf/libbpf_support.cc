@@ -21,7 +21,8 @@ thread_local std::vector<std::string> t_warnings;
 constexpr size_t kKeptWarnings = 3;
 
 bool IsNoise(const std::string& line) {
-  return line.rfind("-- ", 0) == 0 || line.rfind("processed ", 0) == 0 || line.find("failed to load BPF skeleton") != std::string::npos;
+  return line.rfind("-- ", 0) == 0 || line.rfind("processed ", 0) == 0 ||
+         line.find("failed to load BPF skeleton") != std::string::npos;
 }
 
 int PrintToLog(enum libbpf_print_level level, const char* format, va_list args) {

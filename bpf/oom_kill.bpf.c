@@ -20,8 +20,8 @@ struct {
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
   __uint(max_entries, STATLET_BPF_MAX_CGROUPS);
-  __type(key, __u64);   // the victim's cgroup id
-  __type(value, __u64); // kills
+  __type(key, __u64);    // the victim's cgroup id
+  __type(value, __u64);  // kills
 } oom_kills SEC(".maps");
 
 STATLET_LOST_MAP;
@@ -29,15 +29,15 @@ STATLET_LOST_MAP;
 #define MEMCG_WALK_MAX 8
 #define CHARGE_SLACK_PAGES 512  // a failed charge leaves usage at most this far below max
 
-static __always_inline __u32 memcg_at_limit(struct task_struct *t) {
+static __always_inline __u32 memcg_at_limit(struct task_struct* t) {
   int id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
-  struct css_set *cset = BPF_CORE_READ(t, cgroups);
-  struct cgroup_subsys_state **slots = __builtin_preserve_access_index(&cset->subsys[0]);
-  struct cgroup_subsys_state *css = NULL;
+  struct css_set* cset = BPF_CORE_READ(t, cgroups);
+  struct cgroup_subsys_state** slots = __builtin_preserve_access_index(&cset->subsys[0]);
+  struct cgroup_subsys_state* css = NULL;
   if (id < 0 || id >= 16) return 0;
   bpf_probe_read_kernel(&css, sizeof(css), slots + id);
   for (int i = 0; i < MEMCG_WALK_MAX && css; i++) {
-    struct mem_cgroup *memcg = (struct mem_cgroup *)css;  // css is the first member
+    struct mem_cgroup* memcg = (struct mem_cgroup*)css;  // css is the first member
     long usage = BPF_CORE_READ(memcg, memory.usage.counter);
     unsigned long max = BPF_CORE_READ(memcg, memory.max);
     if (usage > 0 && (unsigned long)usage + CHARGE_SLACK_PAGES >= max) return 1;
@@ -47,14 +47,14 @@ static __always_inline __u32 memcg_at_limit(struct task_struct *t) {
 }
 
 SEC("tp_btf/mark_victim")
-int BPF_PROG(statlet_oom_mark_victim, struct task_struct *victim) {
+int BPF_PROG(statlet_oom_mark_victim, struct task_struct* victim) {
   __u64 cgid = statlet_task_cgroup_id(victim);
   statlet_percpu_add(&oom_kills, &cgid, 1, &lost);
 
-  struct statlet_oom_event *ev = bpf_ringbuf_reserve(&oom_events, sizeof(*ev), 0);
+  struct statlet_oom_event* ev = bpf_ringbuf_reserve(&oom_events, sizeof(*ev), 0);
   if (!ev) {
     __u32 zero = 0;
-    __u64 *n = bpf_map_lookup_elem(&lost, &zero);
+    __u64* n = bpf_map_lookup_elem(&lost, &zero);
     if (n) *n += 1;
     return 0;
   }

@@ -14,8 +14,7 @@ constexpr uint32_t kBatchEntries = 256;
 constexpr int kKernelENOTSUPP = 524;
 
 // Returns false when the kernel has no batch operations for this map (caller falls back).
-bool ForEachBatched(int fd, size_t key_size, size_t stride, int cpus, const PerCpuVisitor& visit,
-                    Status* status) {
+bool ForEachBatched(int fd, size_t key_size, size_t stride, int cpus, const PerCpuVisitor& visit, Status* status) {
   std::vector<uint8_t> keys(key_size * kBatchEntries);
   std::vector<uint8_t> values(stride * cpus * kBatchEntries);
   // Hash maps use a bucket index as the opaque batch token; give it room for any key.
@@ -24,8 +23,8 @@ bool ForEachBatched(int fd, size_t key_size, size_t stride, int cpus, const PerC
   for (;;) {
     uint32_t count = kBatchEntries;
     LIBBPF_OPTS(bpf_map_batch_opts, opts);
-    int err = bpf_map_lookup_batch(fd, first ? nullptr : in_token.data(), out_token.data(),
-                                   keys.data(), values.data(), &count, &opts);
+    int err = bpf_map_lookup_batch(fd, first ? nullptr : in_token.data(), out_token.data(), keys.data(), values.data(),
+                                   &count, &opts);
     int e = err < 0 ? errno : 0;
     if (err < 0 && e != ENOENT) {
       if (first && (e == EINVAL || e == ENOTSUP || e == EOPNOTSUPP || e == kKernelENOTSUPP)) return false;
@@ -86,8 +85,8 @@ Status ForEachPerCpuSlot(int map_fd, size_t value_size, uint32_t end, const PerC
   while (done < end) {
     uint32_t count = std::min(kBatchEntries, end - done);
     LIBBPF_OPTS(bpf_map_batch_opts, opts);
-    int err = bpf_map_lookup_batch(map_fd, done == 0 ? nullptr : &token_in, &token_out, keys.data(),
-                                   values.data(), &count, &opts);
+    int err = bpf_map_lookup_batch(map_fd, done == 0 ? nullptr : &token_in, &token_out, keys.data(), values.data(),
+                                   &count, &opts);
     int e = err < 0 ? errno : 0;
     if (err < 0 && e != ENOENT) {
       if (done == 0 && (e == EINVAL || e == ENOTSUP || e == EOPNOTSUPP || e == kKernelENOTSUPP)) break;

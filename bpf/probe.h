@@ -67,8 +67,8 @@ std::unique_ptr<Probe> NewTcpEventsProbe();
 // Walks a per-cgroup per-CPU hash map (keys start with the u64 cgroup id): calls
 // visit(cgroup_id, key, values) for live cgroups and deletes entries the pruner rejects.
 template <typename Visit>
-void ScanCgroupMap(int fd, size_t key_size, size_t value_size, uint32_t max_entries,
-                   CollectContext& ctx, Visit&& visit);
+void ScanCgroupMap(int fd, size_t key_size, size_t value_size, uint32_t max_entries, CollectContext& ctx,
+                   Visit&& visit);
 
 // The last libbpf warnings of this thread, for error messages ("" if none).
 std::string LastLibbpfMessage();

@@ -16,7 +16,7 @@
 struct statlet_sched_counters {
   __u64 minor_faults;  // faults: page faults of tasks switching out of this CPU
   __u64 major_faults;
-  __u64 runq_sum_ns;   // runqlat: total wait of tasks switching out, and its histogram
+  __u64 runq_sum_ns;  // runqlat: total wait of tasks switching out, and its histogram
   __u64 runq_slots[STATLET_RUNQ_SLOTS];
 };
 
@@ -36,7 +36,7 @@ struct statlet_task_marks {
   __u64 arrivals;      // sched_info.pcount
   __u64 min_flt;
   __u64 maj_flt;
-  __u64 seen;          // 0 on creation, until the marks are set
+  __u64 seen;  // 0 on creation, until the marks are set
 };
 
 // ---------------------------------------------------------------- cgroup iterators
@@ -46,8 +46,8 @@ struct statlet_task_marks {
 #define STATLET_ITER_MAX_CPUS 1024
 
 struct statlet_iter_trailer {
-  __u32 magic;     // STATLET_ITER_MAGIC: the walk completed
-  __u32 cgroups;   // cgroups visited; entries beyond the maps' size were not stored
+  __u32 magic;    // STATLET_ITER_MAGIC: the walk completed
+  __u32 cgroups;  // cgroups visited; entries beyond the maps' size were not stored
 };
 #define STATLET_ITER_MAGIC 0x73746174u
 
@@ -96,7 +96,8 @@ enum statlet_memstat_event {
 #define STATLET_MEMORY_EVENTS 6  // low high max oom oom_kill oom_group_kill
 
 // Which parts of a statlet_cgroup_stats entry hold values.
-#define STATLET_PART_CPU (1u << 0)          // rstat CPU time (not for the root, whose
+#define STATLET_PART_CPU \
+  (1u << 0)                                 // rstat CPU time (not for the root, whose
                                             // cpu.stat comes from system-wide counters)
 #define STATLET_PART_CFS (1u << 1)          // the cpu controller's bandwidth counters
 #define STATLET_PART_MEMORY (1u << 2)       // memcg page counters and memory.events
@@ -125,19 +126,21 @@ struct statlet_cgroup_stats {
 
 // cgroup_v1_iter: one per cgroup of a v1 hierarchy (cpu, cpuacct or memory, alone or
 // co-mounted), raw kernel values; cpuacct's per-CPU times are cpu_usage[index * nr_cpus + cpu].
-#define STATLET_V1_CFS (1u << 0)          // the cpu controller's bandwidth counters (cpu.stat)
-#define STATLET_V1_CPUACCT (1u << 1)      // cpuacct.usage_percpu in cpu_usage
-#define STATLET_V1_MEMORY (1u << 2)       // memory page counters (not for the root, whose
+#define STATLET_V1_CFS (1u << 0)      // the cpu controller's bandwidth counters (cpu.stat)
+#define STATLET_V1_CPUACCT (1u << 1)  // cpuacct.usage_percpu in cpu_usage
+#define STATLET_V1_MEMORY \
+  (1u << 2)                               // memory page counters (not for the root, whose
                                           // usage the kernel sums from its statistics)
 #define STATLET_V1_KMEM (1u << 3)         // memory.kmem.usage_in_bytes
 #define STATLET_V1_OOM_CONTROL (1u << 4)  // memory.oom_control
-#define STATLET_V1_CPUACCT_TIMES (1u << 5)  // cpuacct.usage_user and .usage_sys (not for the
-                                            // root, whose times are the whole host's)
+#define STATLET_V1_CPUACCT_TIMES \
+  (1u << 5)  // cpuacct.usage_user and .usage_sys (not for the
+             // root, whose times are the whole host's)
 struct statlet_cgroup_v1_stats {
   __u64 cgroup_id;
   __u32 level;
   __u32 parts;
-  __u64 nr_periods, nr_throttled, throttled_ns, nr_bursts, burst_ns;  // in statlet_read_cfs's order
+  __u64 nr_periods, nr_throttled, throttled_ns, nr_bursts, burst_ns;       // in statlet_read_cfs's order
   __u64 memory_pages, memory_watermark_pages, memory_failcnt, kmem_pages;  // pages; failcnt a count
   __u64 oom_kill;
   __u32 oom_kill_disable, under_oom;
@@ -149,11 +152,11 @@ struct statlet_cgroup_v1_stats {
 #define STATLET_INDEX_TABLE_BYTES 1024
 struct statlet_memstat_setup {
   __u32 done;
-  __u32 state_len;        // entries of memcg_vmstats.state
-  __u32 events_len;       // entries of memcg_vmstats.events
-  __u32 nr_stat_items;    // MEMCG_NR_STAT: state is indexed by the enums when equal to state_len
-  __u32 nr_event_items;   // NR_VM_EVENT_ITEMS: likewise for events
-  __u32 events_table_ok;  // mem_cgroup_events_index was found and copied
+  __u32 state_len;                           // entries of memcg_vmstats.state
+  __u32 events_len;                          // entries of memcg_vmstats.events
+  __u32 nr_stat_items;                       // MEMCG_NR_STAT: state is indexed by the enums when equal to state_len
+  __u32 nr_event_items;                      // NR_VM_EVENT_ITEMS: likewise for events
+  __u32 events_table_ok;                     // mem_cgroup_events_index was found and copied
   __s32 state_enum[STATLET_MS_STATE_ITEMS];  // kernel enum values (-1: not in this kernel)
   __s32 event_enum[STATLET_ME_EVENT_ITEMS];
   __u8 events_table[STATLET_INDEX_TABLE_BYTES];  // the kernel's events index table, raw
@@ -167,10 +170,10 @@ struct statlet_drop_key {
 };
 
 struct statlet_oom_event {
-  __u64 boot_ns;        // CLOCK_BOOTTIME of the kill decision
-  __u64 cgroup_id;      // the victim's cgroup v2 id
-  __u32 pid;            // the victim process (tgid)
-  __u32 tid;            // the victim thread chosen by the OOM killer
+  __u64 boot_ns;           // CLOCK_BOOTTIME of the kill decision
+  __u64 cgroup_id;         // the victim's cgroup v2 id
+  __u32 pid;               // the victim process (tgid)
+  __u32 tid;               // the victim thread chosen by the OOM killer
   __u32 constraint_memcg;  // 1: a memory cgroup at its limit; 0: global memory pressure
   __u32 pad;
   char comm[16];

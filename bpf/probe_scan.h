@@ -8,8 +8,8 @@
 namespace statlet::bpf {
 
 template <typename Visit>
-void ScanCgroupMap(int fd, size_t key_size, size_t value_size, uint32_t max_entries,
-                   CollectContext& ctx, Visit&& visit) {
+void ScanCgroupMap(int fd, size_t key_size, size_t value_size, uint32_t max_entries, CollectContext& ctx,
+                   Visit&& visit) {
   std::vector<uint8_t> dead_keys;
   std::vector<uint8_t> other_keys;  // neither live nor known dead
   size_t entries = 0;

@@ -84,12 +84,12 @@ STATLET_LOST_MAP;
 
 static __always_inline void count_lost(void) {
   __u32 zero = 0;
-  __u64 *n = bpf_map_lookup_elem(&lost, &zero);
+  __u64* n = bpf_map_lookup_elem(&lost, &zero);
   if (n) *n += 1;
 }
 
 // The slot of a cgroup seen for the first time on any CPU.
-static __noinline __u32 *new_slot(__u64 cgid) {
+static __noinline __u32* new_slot(__u64 cgid) {
   __u32 slot;
   if (bpf_map_pop_elem(&free_slots, &slot) != 0) {
     count_lost();  // every slot is taken
@@ -106,13 +106,13 @@ static __noinline __u32 *new_slot(__u64 cgid) {
   return bpf_map_lookup_elem(&slot_of, &cgid);
 }
 
-static __always_inline struct statlet_sched_counters *counters_of(struct statlet_sched_cpu *st, __u64 cgid) {
-  __u32 epoch = *(volatile __u32 *)&slot_epoch;  // read before slot_of (see the loader)
+static __always_inline struct statlet_sched_counters* counters_of(struct statlet_sched_cpu* st, __u64 cgid) {
+  __u32 epoch = *(volatile __u32*)&slot_epoch;  // read before slot_of (see the loader)
   __u32 slot;
   if (st->cache_cgroup_id == cgid && st->cache_epoch == epoch) {
     slot = st->cache_slot;
   } else {
-    __u32 *s = bpf_map_lookup_elem(&slot_of, &cgid);
+    __u32* s = bpf_map_lookup_elem(&slot_of, &cgid);
     if (!s) s = new_slot(cgid);
     if (!s) return 0;
     slot = *s;
@@ -129,27 +129,44 @@ static __always_inline __u32 us_log2_slot(__u64 ns) {
   if (ns < 2000) return 0;
   __u64 v = ns;
   __u32 b = 0;
-  if (v >> 32) { b += 32; v >>= 32; }
-  if (v >> 16) { b += 16; v >>= 16; }
-  if (v >> 8) { b += 8; v >>= 8; }
-  if (v >> 4) { b += 4; v >>= 4; }
-  if (v >> 2) { b += 2; v >>= 2; }
-  if (v >> 1) { b += 1; }
+  if (v >> 32) {
+    b += 32;
+    v >>= 32;
+  }
+  if (v >> 16) {
+    b += 16;
+    v >>= 16;
+  }
+  if (v >> 8) {
+    b += 8;
+    v >>= 8;
+  }
+  if (v >> 4) {
+    b += 4;
+    v >>= 4;
+  }
+  if (v >> 2) {
+    b += 2;
+    v >>= 2;
+  }
+  if (v >> 1) {
+    b += 1;
+  }
   __u32 slot = ns >= (1000ULL << (b - 9)) ? b - 9 : b - 10;
   return slot < STATLET_RUNQ_SLOTS ? slot : STATLET_RUNQ_SLOTS - 1;
 }
 
 // The program body for a fixed choice of probes; inlined into each program below with
 // constants or the load-time flags, so each copy has only the code it runs.
-static __always_inline int on_switch(struct task_struct *prev, __u32 count_faults, __u32 count_runq) {
-  struct statlet_task_marks *m = bpf_task_storage_get(&task_marks, prev, 0, 0);
+static __always_inline int on_switch(struct task_struct* prev, __u32 count_faults, __u32 count_runq) {
+  struct statlet_task_marks* m = bpf_task_storage_get(&task_marks, prev, 0, 0);
   if (!m) return 0;  // the idle task, or a task that existed before the marks
   const __u64 min_flt = prev->min_flt, maj_flt = prev->maj_flt;
   const __u64 delay = prev->sched_info.run_delay, arrivals = prev->sched_info.pcount;
   __u32 zero = 0;
-  struct statlet_sched_cpu *st = bpf_map_lookup_elem(&cpu_state, &zero);
+  struct statlet_sched_cpu* st = bpf_map_lookup_elem(&cpu_state, &zero);
   if (!st) return 0;
-  struct statlet_sched_counters *c = counters_of(st, prev->cgroups->dfl_cgrp->kn->id);
+  struct statlet_sched_counters* c = counters_of(st, prev->cgroups->dfl_cgrp->kn->id);
   if (!c) return 0;  // counted as lost; the marks stay, so the next switch-out retries
   if (count_faults) {
     c->minor_faults += min_flt - m->min_flt;
@@ -173,8 +190,8 @@ static __always_inline int on_switch(struct task_struct *prev, __u32 count_fault
 
 // A new task (process or thread): its counters start at zero (copy_process / sched_fork).
 SEC("tp_btf/sched_process_fork")
-int BPF_PROG(statlet_task_fork, struct task_struct *parent, struct task_struct *child) {
-  struct statlet_task_marks *m = bpf_task_storage_get(&task_marks, child, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+int BPF_PROG(statlet_task_fork, struct task_struct* parent, struct task_struct* child) {
+  struct statlet_task_marks* m = bpf_task_storage_get(&task_marks, child, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
   if (m) m->seen = 1;
   else count_lost();
   return 0;
@@ -182,10 +199,10 @@ int BPF_PROG(statlet_task_fork, struct task_struct *parent, struct task_struct *
 
 // Run once by the loader after attach: the tasks that already exist are counted from now.
 SEC("iter/task")
-int statlet_task_marks_init(struct bpf_iter__task *ctx) {
-  struct task_struct *t = ctx->task;
+int statlet_task_marks_init(struct bpf_iter__task* ctx) {
+  struct task_struct* t = ctx->task;
   if (!t) return 0;
-  struct statlet_task_marks *m = bpf_task_storage_get(&task_marks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+  struct statlet_task_marks* m = bpf_task_storage_get(&task_marks, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
   if (!m) {
     count_lost();
     return 0;
@@ -206,7 +223,7 @@ int statlet_task_marks_init(struct bpf_iter__task *ctx) {
 // tracepoint does not show loses that one wait (the storage-based program above would count
 // it at the task's next switch-out instead).
 SEC("tp_btf/sched_switch")
-int BPF_PROG(statlet_sched_switch_runq, _Bool preempt, struct task_struct *prev, struct task_struct *next) {
+int BPF_PROG(statlet_sched_switch_runq, _Bool preempt, struct task_struct* prev, struct task_struct* next) {
   const __u64 queued = next->sched_info.last_queued;
   if (queued == 0) return 0;  // not coming off a run queue wait (or the idle task)
   const __u64 now = next->se.cfs_rq->rq->clock;
@@ -214,9 +231,9 @@ int BPF_PROG(statlet_sched_switch_runq, _Bool preempt, struct task_struct *prev,
   // now == queued: the run queue's clock was not updated in between; the kernel counts that
   // arrival with no wait, and so does this (slot 0), as the storage-based program does.
   __u32 zero = 0;
-  struct statlet_sched_cpu *st = bpf_map_lookup_elem(&cpu_state, &zero);
+  struct statlet_sched_cpu* st = bpf_map_lookup_elem(&cpu_state, &zero);
   if (!st) return 0;
-  struct statlet_sched_counters *c = counters_of(st, next->cgroups->dfl_cgrp->kn->id);
+  struct statlet_sched_counters* c = counters_of(st, next->cgroups->dfl_cgrp->kn->id);
   if (!c) return 0;
   const __u64 wait_ns = now - queued;
   c->runq_slots[us_log2_slot(wait_ns)] += 1;
@@ -226,12 +243,12 @@ int BPF_PROG(statlet_sched_switch_runq, _Bool preempt, struct task_struct *prev,
 
 // Both probes: no flag tests on the hot path.
 SEC("tp_btf/sched_switch")
-int BPF_PROG(statlet_sched_switch_all, _Bool preempt, struct task_struct *prev, struct task_struct *next) {
+int BPF_PROG(statlet_sched_switch_all, _Bool preempt, struct task_struct* prev, struct task_struct* next) {
   return on_switch(prev, 1, 1);
 }
 
 // One of them, from the .rodata flags (the verifier drops the code of the unset one).
 SEC("tp_btf/sched_switch")
-int BPF_PROG(statlet_sched_switch, _Bool preempt, struct task_struct *prev, struct task_struct *next) {
+int BPF_PROG(statlet_sched_switch, _Bool preempt, struct task_struct* prev, struct task_struct* next) {
   return on_switch(prev, count_faults, count_runq);
 }

@@ -68,20 +68,20 @@ class SchedSwitchProbe final : public Probe {
   }
 
  public:
-
   void Collect(CollectContext& ctx) override {
     ReturnQuarantinedSlots();
     const int slot_of_fd = bpf_map__fd(skel_->maps.slot_of);
 
     // Which slot holds which live cgroup; unmap the dead ones.
     std::vector<std::pair<uint64_t, uint32_t>> mapped;
-    Status st = ForEachEntry(slot_of_fd, sizeof(uint64_t), sizeof(uint32_t), [&](const uint8_t* key, const uint8_t* value) {
-      uint64_t id;
-      uint32_t slot;
-      std::memcpy(&id, key, sizeof(id));
-      std::memcpy(&slot, value, sizeof(slot));
-      mapped.emplace_back(id, slot);
-    });
+    Status st =
+        ForEachEntry(slot_of_fd, sizeof(uint64_t), sizeof(uint32_t), [&](const uint8_t* key, const uint8_t* value) {
+          uint64_t id;
+          uint32_t slot;
+          std::memcpy(&id, key, sizeof(id));
+          std::memcpy(&slot, value, sizeof(slot));
+          mapped.emplace_back(id, slot);
+        });
     if (!st.ok()) mapped.clear();  // this collection goes without the scheduler values
     const bool crowded = mapped.size() * 4 > static_cast<size_t>(max_entries_) * 3;
     std::vector<uint64_t> slot_owner;  // by slot: the live cgroup id, 0 for none
@@ -103,12 +103,12 @@ class SchedSwitchProbe final : public Probe {
     const int cpus = PossibleCpus();
     const size_t stride = PerCpuStride(sizeof(statlet_sched_counters));
     Status read = ForEachPerCpuSlot(bpf_map__fd(skel_->maps.counters), sizeof(statlet_sched_counters), end,
-                      [&](uint32_t slot, const uint8_t* values) {
-                        if (slot >= slot_owner.size() || slot_owner[slot] == 0) return;
-                        BpfCgroupStats& out = (*ctx.by_cgroup_id)[slot_owner[slot]];
-                        Fill(values, cpus, stride, &out);
-                      });
-    (void)read;  // a failed read leaves the live cgroups with zeros below
+                                    [&](uint32_t slot, const uint8_t* values) {
+                                      if (slot >= slot_owner.size() || slot_owner[slot] == 0) return;
+                                      BpfCgroupStats& out = (*ctx.by_cgroup_id)[slot_owner[slot]];
+                                      Fill(values, cpus, stride, &out);
+                                    });
+    (void)read;                               // a failed read leaves the live cgroups with zeros below
     for (uint64_t id : ctx.pruner->live()) {  // no slot yet: nothing happened since the probe started
       BpfCgroupStats& out = (*ctx.by_cgroup_id)[id];
       if (counts_.faults && !out.minor_faults) out.minor_faults = out.major_faults = 0;

@@ -20,8 +20,8 @@ const volatile __u32 kfree_skb_has_rx_sk = 0;
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
   __uint(max_entries, STATLET_BPF_MAX_CGROUPS);
-  __type(key, __u64);   // cgroup id
-  __type(value, __u64); // retransmitted segments
+  __type(key, __u64);    // cgroup id
+  __type(value, __u64);  // retransmitted segments
 } retransmits SEC(".maps");
 
 struct {
@@ -53,14 +53,14 @@ struct {
 // as one. A socket seen for the first time adds this skb's segments only: what it
 // retransmitted before the probe loaded is not the probe's to count.
 SEC("tp_btf/tcp_retransmit_skb")
-int BPF_PROG(statlet_tcp_retransmit, struct sock *sk, struct sk_buff *skb) {
+int BPF_PROG(statlet_tcp_retransmit, struct sock* sk, struct sk_buff* skb) {
   __u64 cgid = statlet_sock_cgroup_id(sk);
   if (cgid == 0) return 0;
-  __u32 total = BPF_CORE_READ((struct tcp_sock *)sk, total_retrans);
+  __u32 total = BPF_CORE_READ((struct tcp_sock*)sk, total_retrans);
   __u16 segs = 0;
-  bpf_core_read(&segs, sizeof(segs), &((struct tcp_skb_cb *)&skb->cb[0])->tcp_gso_segs);
+  bpf_core_read(&segs, sizeof(segs), &((struct tcp_skb_cb*)&skb->cb[0])->tcp_gso_segs);
   __u64 delta = segs > 1 ? segs : 1;
-  struct retrans_seen *seen = bpf_sk_storage_get(&retrans_seen, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+  struct retrans_seen* seen = bpf_sk_storage_get(&retrans_seen, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
   if (seen) {
     if (seen->valid) delta = total - seen->total;
     seen->total = total;
@@ -71,9 +71,9 @@ int BPF_PROG(statlet_tcp_retransmit, struct sock *sk, struct sk_buff *skb) {
 }
 
 SEC("tp_btf/kfree_skb")
-int BPF_PROG(statlet_kfree_skb, struct sk_buff *skb, void *location, unsigned int reason) {
-  struct sock *sk = BPF_CORE_READ(skb, sk);
-  if (!sk && kfree_skb_has_rx_sk) sk = (struct sock *)ctx[3];
+int BPF_PROG(statlet_kfree_skb, struct sk_buff* skb, void* location, unsigned int reason) {
+  struct sock* sk = BPF_CORE_READ(skb, sk);
+  if (!sk && kfree_skb_has_rx_sk) sk = (struct sock*)ctx[3];
   if (!sk) return 0;
   // Request and time-wait minisocks have no sk_protocol / cgroup data.
   unsigned char state = BPF_CORE_READ(sk, __sk_common.skc_state);

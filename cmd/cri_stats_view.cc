@@ -11,8 +11,8 @@
 #include <grpcpp/grpcpp.h>
 #include <yaml-cpp/yaml.h>
 
-#include "proto/api.grpc.pb.h"
 #include "base/unix_socket.h"
+#include "proto/api.grpc.pb.h"
 
 namespace statlet {
 namespace v1 = ::runtime::v1;
@@ -144,8 +144,7 @@ int Fail(std::ostream& err, const char* call, const grpc::Status& s) {
   return 1;
 }
 
-int ContainersView(v1::RuntimeService::Stub& stub, const CriStatsViewOptions& o, std::ostream& out,
-                   std::ostream& err) {
+int ContainersView(v1::RuntimeService::Stub& stub, const CriStatsViewOptions& o, std::ostream& out, std::ostream& err) {
   v1::ListContainerStatsRequest req;
   req.mutable_filter()->set_id(o.id);
   req.mutable_filter()->set_pod_sandbox_id(o.pod);
@@ -178,13 +177,16 @@ int ContainersView(v1::RuntimeService::Stub& stub, const CriStatsViewOptions& o,
   Table t(header);
   for (const auto& c : resp.stats()) {
     std::vector<std::string> row = {
-        Short(c.attributes().id()), c.attributes().metadata().name(), CpuPercent(c.cpu(), fallback, id_of(c)),
+        Short(c.attributes().id()),
+        c.attributes().metadata().name(),
+        CpuPercent(c.cpu(), fallback, id_of(c)),
         c.memory().has_working_set_bytes() ? Human(c.memory().working_set_bytes().value()) : "-",
         c.writable_layer().has_used_bytes() ? Human(c.writable_layer().used_bytes().value()) : "-",
         c.writable_layer().has_inodes_used() ? std::to_string(c.writable_layer().inodes_used().value()) : "-",
         c.swap().has_swap_usage_bytes() ? Human(c.swap().swap_usage_bytes().value()) : "-"};
     if (enhanced) {
-      row.push_back(c.cpu().has_usage_kernel_nano_seconds() ? Seconds(c.cpu().usage_kernel_nano_seconds().value()) : "-");
+      row.push_back(c.cpu().has_usage_kernel_nano_seconds() ? Seconds(c.cpu().usage_kernel_nano_seconds().value())
+                                                            : "-");
       row.push_back(c.cpu().has_usage_user_nano_seconds() ? Seconds(c.cpu().usage_user_nano_seconds().value()) : "-");
       row.push_back(c.process().has_process_count() ? std::to_string(c.process().process_count().value()) : "-");
       row.push_back(c.has_network() ? NetColumn(c.network(), true) : "-");
@@ -230,12 +232,16 @@ int PodsView(v1::RuntimeService::Stub& stub, const CriStatsViewOptions& o, std::
     std::string name = p.attributes().metadata().name();
     if (!p.attributes().metadata().namespace_().empty()) name = p.attributes().metadata().namespace_() + "/" + name;
     std::vector<std::string> row = {
-        name.empty() ? "-" : name, Short(p.attributes().id()), CpuPercent(l.cpu(), fallback, id_of(p)),
+        name.empty() ? "-" : name,
+        Short(p.attributes().id()),
+        CpuPercent(l.cpu(), fallback, id_of(p)),
         l.memory().has_working_set_bytes() ? Human(l.memory().working_set_bytes().value()) : "-",
         l.process().has_process_count() ? std::to_string(l.process().process_count().value()) : "-",
-        l.has_network() ? NetColumn(l.network(), true) : "-", l.has_network() ? NetColumn(l.network(), false) : "-"};
+        l.has_network() ? NetColumn(l.network(), true) : "-",
+        l.has_network() ? NetColumn(l.network(), false) : "-"};
     if (enhanced) {
-      row.push_back(l.cpu().has_usage_kernel_nano_seconds() ? Seconds(l.cpu().usage_kernel_nano_seconds().value()) : "-");
+      row.push_back(l.cpu().has_usage_kernel_nano_seconds() ? Seconds(l.cpu().usage_kernel_nano_seconds().value())
+                                                            : "-");
       row.push_back(l.cpu().has_usage_user_nano_seconds() ? Seconds(l.cpu().usage_user_nano_seconds().value()) : "-");
     }
     t.Add(std::move(row));

@@ -26,11 +26,11 @@ struct NetworkTotals {
 NetworkTotals SumNetworkUsage(const runtime::v1::NetworkUsage& n);
 
 struct CriStatsViewOptions {
-  std::string endpoint;            // unix:///path
-  bool pods = false;               // pod sandboxes (statsp) instead of containers
-  std::string output = "table";    // table | json | yaml
-  std::string id;                  // container (or pod with --pods) id or prefix
-  std::string pod;                 // pod sandbox id or prefix (containers)
+  std::string endpoint;          // unix:///path
+  bool pods = false;             // pod sandboxes (statsp) instead of containers
+  std::string output = "table";  // table | json | yaml
+  std::string id;                // container (or pod with --pods) id or prefix
+  std::string pod;               // pod sandbox id or prefix (containers)
   std::map<std::string, std::string> labels;
   std::chrono::milliseconds timeout{10000};
 };

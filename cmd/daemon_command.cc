@@ -11,16 +11,16 @@
 
 #include "base/log.h"
 #include "base/memory_trimmer.h"
+#include "bpf/bpf_probes.h"
 #include "cmd/commands.h"
+#include "cmd/daemon_options.h"
 #include "collector/collector.h"
 #include "collector/sampler.h"
 #include "cri/daemon_hooks.h"
-#include "pulls/image_pulls.h"
-#include "bpf/bpf_probes.h"
-#include "cmd/daemon_options.h"
 #include "exporters/metrics_http_server.h"
 #include "exporters/otlp/otlp_exporter.h"
 #include "exporters/self_metrics.h"
+#include "pulls/image_pulls.h"
 
 #ifndef STATLET_VERSION_STRING
 #define STATLET_VERSION_STRING "unknown"
@@ -128,7 +128,8 @@ int RunDaemonCommand(int argc, char** argv) {
   }
 
   // CRI runtime.v1 stats on a unix socket, from the same Sampler.
-  auto cri_server = cri::StartCriServer(&sampler, opts.cri, opts.metrics, &self_metrics, pulls ? pulls->service() : nullptr);
+  auto cri_server =
+      cri::StartCriServer(&sampler, opts.cri, opts.metrics, &self_metrics, pulls ? pulls->service() : nullptr);
   if (!cri_server.ok()) {
     log::Error("cannot start the CRI stats service: " + cri_server.status().ToString());
     (*server)->Stop();
@@ -154,7 +155,7 @@ int RunDaemonCommand(int argc, char** argv) {
   sigwait(&stop_signals, &sig);
   log::Info(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ", shutting down");
   if (otlp_exporter) otlp_exporter->Stop();  // aborts a request in flight
-  if (pulls) pulls->Stop();  // pull calls end before the server waits for its calls
+  if (pulls) pulls->Stop();                  // pull calls end before the server waits for its calls
   // Within Kubernetes' grace period whatever the clients do: calls still running after a
   // second are cancelled, HTTP answers in flight get a second too, a runtime call in
   // flight is cancelled.

@@ -651,7 +651,9 @@ Status ApplyConfigYaml(const std::string& yaml_text, DaemonOptions* out) {
   try {
     YAML::Node root = YAML::Load(yaml_text);
     if (root.IsNull()) return Status::Ok();
-    if (!root.IsMap()) return InvalidArgument("config: expected a mapping of sections (web, log, collector, metrics, cri, runtime, pull, otlp, bpf)");
+    if (!root.IsMap())
+      return InvalidArgument(
+          "config: expected a mapping of sections (web, log, collector, metrics, cri, runtime, pull, otlp, bpf)");
     for (const auto& section : root) {
       std::string sname = section.first.as<std::string>();
       if (!section.second.IsMap()) return InvalidArgument("config: section " + sname + " must be a mapping");
@@ -664,7 +666,8 @@ Status ApplyConfigYaml(const std::string& yaml_text, DaemonOptions* out) {
         if (opt == nullptr) return InvalidArgument("config: unknown key " + key);
         if (kv.second.IsSequence()) {
           for (const auto& item : kv.second) {
-            if (Status s = opt->set(out, item.as<std::string>()); !s.ok()) return InvalidArgument("config: " + s.message());
+            if (Status s = opt->set(out, item.as<std::string>()); !s.ok())
+              return InvalidArgument("config: " + s.message());
           }
         } else if (Status s = opt->set(out, kv.second.as<std::string>()); !s.ok()) {
           return InvalidArgument("config: " + s.message());
@@ -683,8 +686,14 @@ Status ParseDaemonOptions(const std::vector<std::string>& args, DaemonOptions* o
   std::vector<std::pair<const Option*, std::string>> flags;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "-h" || a == "--help") { out->help = true; continue; }
-    if (a == "--version") { out->version = true; continue; }
+    if (a == "-h" || a == "--help") {
+      out->help = true;
+      continue;
+    }
+    if (a == "--version") {
+      out->version = true;
+      continue;
+    }
     if (a.rfind("--", 0) != 0) return InvalidArgument("unexpected argument \"" + a + "\" (see --help)");
     std::string name = a.substr(2), value;
     bool has_value = false;

@@ -9,14 +9,14 @@
 #include "base/duration.h"
 #include "base/log.h"
 #include "base/status.h"
+#include "bpf/bpf_probes.h"
 #include "collector/collector.h"
 #include "collector/memory_high_stall.h"
 #include "collector/memory_qos.h"
+#include "cri/daemon_hooks.h"
 #include "exporters/metrics_http_server.h"
 #include "exporters/otlp/otlp_options.h"
 #include "metrics/snapshot_samples.h"
-#include "bpf/bpf_probes.h"
-#include "cri/daemon_hooks.h"
 #include "pulls/image_pulls.h"
 
 namespace statlet {

@@ -16,12 +16,12 @@
 #include <grpcpp/grpcpp.h>
 
 #include "base/duration.h"
+#include "base/unix_socket.h"
 #include "cmd/commands.h"
 #include "cmd/flag_parser.h"
 #include "cmd/pull_display.h"
 #include "cri/cri_server.h"
 #include "proto/image_service.grpc.pb.h"
-#include "base/unix_socket.h"
 
 namespace statlet {
 namespace {
@@ -128,7 +128,8 @@ int RunPullCommand(int argc, char** argv) {
       interval_text = flags.Value();
     } else if (flags.Is("--no-progress-timeout")) {
       std::chrono::nanoseconds d;
-      if (Status s = ParseDuration(flags.Value(), &d); !s.ok()) return flags.Fail("--no-progress-timeout: " + s.message());
+      if (Status s = ParseDuration(flags.Value(), &d); !s.ok())
+        return flags.Fail("--no-progress-timeout: " + s.message());
       if (d.count() % 1000000000 != 0 || d.count() < 0 || d > std::chrono::hours(24 * 365)) {
         return flags.Fail("--no-progress-timeout: whole seconds");
       }

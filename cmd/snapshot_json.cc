@@ -25,8 +25,12 @@ Json PsiJson(const Psi& p) {
 
 Json EventsJson(const MemoryEvents& e) {
   Json j = Json::object();
-  Put(j, "low", e.low); Put(j, "high", e.high); Put(j, "max", e.max);
-  Put(j, "oom", e.oom); Put(j, "oom_kill", e.oom_kill); Put(j, "oom_group_kill", e.oom_group_kill);
+  Put(j, "low", e.low);
+  Put(j, "high", e.high);
+  Put(j, "max", e.max);
+  Put(j, "oom", e.oom);
+  Put(j, "oom_kill", e.oom_kill);
+  Put(j, "oom_group_kill", e.oom_group_kill);
   return j;
 }
 
@@ -64,7 +68,8 @@ Json CgroupJson(const CgroupStats& c) {
   id["kind"] = CgroupKindName(c.id.kind);
   if (c.id.qos != QosClass::kUnknown) id["qos"] = QosClassName(c.id.qos);
   if (c.id.runtime != RuntimeKind::kUnknown) id["runtime"] = RuntimeKindName(c.id.runtime);
-  if (c.id.driver != CgroupDriver::kUnknown) id["driver"] = c.id.driver == CgroupDriver::kSystemd ? "systemd" : "cgroupfs";
+  if (c.id.driver != CgroupDriver::kUnknown)
+    id["driver"] = c.id.driver == CgroupDriver::kSystemd ? "systemd" : "cgroupfs";
   if (!c.id.container_id.empty()) id["container_id"] = c.id.container_id;
   if (!c.id.pod_uid.empty()) id["pod_uid"] = c.id.pod_uid;
   if (!c.id.parent_path.empty()) id["pod_cgroup_path"] = c.id.parent_path;
@@ -75,42 +80,64 @@ Json CgroupJson(const CgroupStats& c) {
 
   const CpuStats& cpu = c.cpu;
   Json jc = Json::object();
-  Put(jc, "usage_ns", cpu.usage_ns); Put(jc, "user_ns", cpu.user_ns); Put(jc, "system_ns", cpu.system_ns);
+  Put(jc, "usage_ns", cpu.usage_ns);
+  Put(jc, "user_ns", cpu.user_ns);
+  Put(jc, "system_ns", cpu.system_ns);
   if (!cpu.per_cpu_ns.empty()) {
     jc["per_cpu_ns"] = cpu.per_cpu_ns;
     jc["per_cpu_source"] = cpu.per_cpu_from_bpf ? "bpf" : "cgroupfs";
   }
   Put(jc, "usage_nano_cores", cpu.usage_nano_cores);
-  Put(jc, "nr_periods", cpu.nr_periods); Put(jc, "nr_throttled", cpu.nr_throttled);
-  Put(jc, "throttled_ns", cpu.throttled_ns); Put(jc, "nr_bursts", cpu.nr_bursts); Put(jc, "burst_ns", cpu.burst_ns);
-  Put(jc, "quota_us", cpu.quota_us); Put(jc, "period_us", cpu.period_us);
-  Put(jc, "shares", cpu.shares); Put(jc, "weight", cpu.weight);
+  Put(jc, "nr_periods", cpu.nr_periods);
+  Put(jc, "nr_throttled", cpu.nr_throttled);
+  Put(jc, "throttled_ns", cpu.throttled_ns);
+  Put(jc, "nr_bursts", cpu.nr_bursts);
+  Put(jc, "burst_ns", cpu.burst_ns);
+  Put(jc, "quota_us", cpu.quota_us);
+  Put(jc, "period_us", cpu.period_us);
+  Put(jc, "shares", cpu.shares);
+  Put(jc, "weight", cpu.weight);
   if (cpu.psi.present()) jc["psi"] = PsiJson(cpu.psi);
   j["cpu"] = jc;
 
   const MemoryStats& m = c.memory;
   Json jm = Json::object();
-  Put(jm, "usage_bytes", m.usage_bytes); Put(jm, "max_usage_bytes", m.max_usage_bytes);
-  Put(jm, "working_set_bytes", m.working_set_bytes); Put(jm, "rss_bytes", m.rss_bytes);
-  Put(jm, "cache_bytes", m.cache_bytes); Put(jm, "mapped_file_bytes", m.mapped_file_bytes);
-  Put(jm, "shmem_bytes", m.shmem_bytes); Put(jm, "swap_bytes", m.swap_bytes);
-  Put(jm, "kernel_bytes", m.kernel_bytes); Put(jm, "slab_bytes", m.slab_bytes);
-  Put(jm, "active_anon", m.active_anon); Put(jm, "inactive_anon", m.inactive_anon);
-  Put(jm, "active_file", m.active_file); Put(jm, "inactive_file", m.inactive_file);
-  Put(jm, "unevictable", m.unevictable); Put(jm, "failcnt", m.failcnt);
-  Put(jm, "pgfault", m.pgfault); Put(jm, "pgmajfault", m.pgmajfault);
-  Put(jm, "pgscan", m.pgscan); Put(jm, "pgsteal", m.pgsteal);
-  Put(jm, "pgscan_direct", m.pgscan_direct); Put(jm, "pgsteal_direct", m.pgsteal_direct);
-  Put(jm, "pgscan_kswapd", m.pgscan_kswapd); Put(jm, "pgsteal_kswapd", m.pgsteal_kswapd);
+  Put(jm, "usage_bytes", m.usage_bytes);
+  Put(jm, "max_usage_bytes", m.max_usage_bytes);
+  Put(jm, "working_set_bytes", m.working_set_bytes);
+  Put(jm, "rss_bytes", m.rss_bytes);
+  Put(jm, "cache_bytes", m.cache_bytes);
+  Put(jm, "mapped_file_bytes", m.mapped_file_bytes);
+  Put(jm, "shmem_bytes", m.shmem_bytes);
+  Put(jm, "swap_bytes", m.swap_bytes);
+  Put(jm, "kernel_bytes", m.kernel_bytes);
+  Put(jm, "slab_bytes", m.slab_bytes);
+  Put(jm, "active_anon", m.active_anon);
+  Put(jm, "inactive_anon", m.inactive_anon);
+  Put(jm, "active_file", m.active_file);
+  Put(jm, "inactive_file", m.inactive_file);
+  Put(jm, "unevictable", m.unevictable);
+  Put(jm, "failcnt", m.failcnt);
+  Put(jm, "pgfault", m.pgfault);
+  Put(jm, "pgmajfault", m.pgmajfault);
+  Put(jm, "pgscan", m.pgscan);
+  Put(jm, "pgsteal", m.pgsteal);
+  Put(jm, "pgscan_direct", m.pgscan_direct);
+  Put(jm, "pgsteal_direct", m.pgsteal_direct);
+  Put(jm, "pgscan_kswapd", m.pgscan_kswapd);
+  Put(jm, "pgsteal_kswapd", m.pgsteal_kswapd);
   Put(jm, "workingset_refault_anon", m.workingset_refault_anon);
   Put(jm, "workingset_refault_file", m.workingset_refault_file);
   Put(jm, "workingset_activate_anon", m.workingset_activate_anon);
   Put(jm, "workingset_activate_file", m.workingset_activate_file);
   Put(jm, "workingset_restore_anon", m.workingset_restore_anon);
   Put(jm, "workingset_restore_file", m.workingset_restore_file);
-  Put(jm, "min_bytes", m.min_bytes); Put(jm, "low_bytes", m.low_bytes);
-  Put(jm, "high_bytes", m.high_bytes); Put(jm, "max_bytes", m.max_bytes);
-  Put(jm, "swap_max_bytes", m.swap_max_bytes); Put(jm, "soft_limit_bytes", m.soft_limit_bytes);
+  Put(jm, "min_bytes", m.min_bytes);
+  Put(jm, "low_bytes", m.low_bytes);
+  Put(jm, "high_bytes", m.high_bytes);
+  Put(jm, "max_bytes", m.max_bytes);
+  Put(jm, "swap_max_bytes", m.swap_max_bytes);
+  Put(jm, "soft_limit_bytes", m.soft_limit_bytes);
   Json ev = EventsJson(m.events);
   if (!ev.empty()) jm["events"] = ev;
   Json evl = EventsJson(m.events_local);
@@ -129,8 +156,10 @@ Json CgroupJson(const CgroupStats& c) {
   }
 
   Json jp = Json::object();
-  Put(jp, "processes", c.process.processes); Put(jp, "threads", c.process.threads);
-  Put(jp, "pids_current", c.process.pids_current); Put(jp, "pids_max", c.process.pids_max);
+  Put(jp, "processes", c.process.processes);
+  Put(jp, "threads", c.process.threads);
+  Put(jp, "pids_current", c.process.pids_current);
+  Put(jp, "pids_max", c.process.pids_max);
   Put(jp, "pids_events_max", c.process.pids_events_max);
   j["process"] = jp;
 
@@ -139,9 +168,12 @@ Json CgroupJson(const CgroupStats& c) {
   for (const auto& d : c.io.devices) {
     Json jd;
     jd["device"] = std::to_string(d.major) + ":" + std::to_string(d.minor);
-    Put(jd, "read_bytes", d.read_bytes); Put(jd, "write_bytes", d.write_bytes);
-    Put(jd, "read_ios", d.read_ios); Put(jd, "write_ios", d.write_ios);
-    Put(jd, "discard_bytes", d.discard_bytes); Put(jd, "discard_ios", d.discard_ios);
+    Put(jd, "read_bytes", d.read_bytes);
+    Put(jd, "write_bytes", d.write_bytes);
+    Put(jd, "read_ios", d.read_ios);
+    Put(jd, "write_ios", d.write_ios);
+    Put(jd, "discard_bytes", d.discard_bytes);
+    Put(jd, "discard_ios", d.discard_ios);
     devs.push_back(jd);
   }
   ji["devices"] = devs;
@@ -155,8 +187,10 @@ Json CgroupJson(const CgroupStats& c) {
 
   const BpfCgroupStats& b = c.bpf;
   Json jb = Json::object();
-  Put(jb, "minor_faults", b.minor_faults); Put(jb, "major_faults", b.major_faults);
-  Put(jb, "oom_kills", b.oom_kills); Put(jb, "tcp_retransmits", b.tcp_retransmits);
+  Put(jb, "minor_faults", b.minor_faults);
+  Put(jb, "major_faults", b.major_faults);
+  Put(jb, "oom_kills", b.oom_kills);
+  Put(jb, "tcp_retransmits", b.tcp_retransmits);
   Put(jb, "tcp_drops", b.tcp_drops);
   if (!b.tcp_drop_reasons.empty()) jb["tcp_drop_reasons"] = b.tcp_drop_reasons;
   if (!b.runq_latency_log2_us.empty()) jb["runq_latency_log2_us"] = b.runq_latency_log2_us;
@@ -188,10 +222,14 @@ std::string SnapshotToJson(const Snapshot& snap, int indent) {
     Json ifs = Json::array();
     for (const auto& i : ns.interfaces) {
       ifs.push_back(Json{{"name", i.name},
-                         {"rx_bytes", i.rx_bytes}, {"rx_packets", i.rx_packets},
-                         {"rx_errors", i.rx_errors}, {"rx_dropped", i.rx_dropped},
-                         {"tx_bytes", i.tx_bytes}, {"tx_packets", i.tx_packets},
-                         {"tx_errors", i.tx_errors}, {"tx_dropped", i.tx_dropped}});
+                         {"rx_bytes", i.rx_bytes},
+                         {"rx_packets", i.rx_packets},
+                         {"rx_errors", i.rx_errors},
+                         {"rx_dropped", i.rx_dropped},
+                         {"tx_bytes", i.tx_bytes},
+                         {"tx_packets", i.tx_packets},
+                         {"tx_errors", i.tx_errors},
+                         {"tx_dropped", i.tx_dropped}});
     }
     jn["interfaces"] = std::move(ifs);
     netns.push_back(std::move(jn));
@@ -199,18 +237,25 @@ std::string SnapshotToJson(const Snapshot& snap, int indent) {
   j["netns"] = std::move(netns);
   Json ooms = Json::array();
   for (const auto& e : snap.recent_ooms) {
-    ooms.push_back(Json{{"timestamp_ns", e.timestamp_ns}, {"pid", e.pid}, {"comm", e.comm},
-                        {"cgroup_id", e.cgroup_id}, {"cgroup_path", e.cgroup_path},
+    ooms.push_back(Json{{"timestamp_ns", e.timestamp_ns},
+                        {"pid", e.pid},
+                        {"comm", e.comm},
+                        {"cgroup_id", e.cgroup_id},
+                        {"cgroup_path", e.cgroup_path},
                         {"constraint", e.constraint_memcg ? "memcg" : "global"}});
   }
   j["recent_ooms"] = std::move(ooms);
   Json errs = Json::array();
-  for (const auto& e : snap.read_errors) errs.push_back(Json{{"file", e.file}, {"reason", e.reason}, {"count", e.count}});
+  for (const auto& e : snap.read_errors)
+    errs.push_back(Json{{"file", e.file}, {"reason", e.reason}, {"count", e.count}});
   j["read_errors"] = std::move(errs);
   const CollectionStats& cs = snap.collection;
-  j["collection"] = Json{{"duration_ns", cs.duration_ns}, {"cgroups_tracked", cs.cgroups_tracked},
-                         {"cgroups_reported", cs.cgroups_reported}, {"cgroups_vanished", cs.cgroups_vanished},
-                         {"cgroups_dropped", cs.cgroups_dropped}, {"discovery_rescans", cs.discovery_rescans},
+  j["collection"] = Json{{"duration_ns", cs.duration_ns},
+                         {"cgroups_tracked", cs.cgroups_tracked},
+                         {"cgroups_reported", cs.cgroups_reported},
+                         {"cgroups_vanished", cs.cgroups_vanished},
+                         {"cgroups_dropped", cs.cgroups_dropped},
+                         {"discovery_rescans", cs.discovery_rescans},
                          {"fds_kept", cs.fds_kept}};
   // Invalid UTF-8 in a path or comm must not abort the dump.
   return j.dump(indent, ' ', false, Json::error_handler_t::replace);

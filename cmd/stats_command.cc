@@ -11,11 +11,11 @@
 #include "base/human_bytes.h"
 #include "base/log.h"
 #include "cmd/commands.h"
+#include "cmd/cri_stats_view.h"
 #include "cmd/flag_parser.h"
 #include "cmd/snapshot_json.h"
 #include "collector/collector.h"
 #include "collector/sampler.h"
-#include "cmd/cri_stats_view.h"
 #include "metrics/snapshot_samples.h"
 
 namespace statlet {
@@ -37,7 +37,6 @@ Flags:
   -h, --help              this text
 )";
 
-
 std::string DisplayName(const CgroupStats& c) {
   if (c.id.meta) {
     if (c.id.kind == CgroupKind::kPod) return c.id.meta->pod_namespace + "/" + c.id.meta->pod_name;
@@ -49,8 +48,8 @@ std::string DisplayName(const CgroupStats& c) {
 }
 
 void PrintTable(const Snapshot& s) {
-  std::printf("%-24s %-9s %7s %10s %10s %10s %6s  %s\n", "NAME", "KIND", "CPU %", "MEM", "NET RX", "NET TX",
-              "PIDS", "CGROUP");
+  std::printf("%-24s %-9s %7s %10s %10s %10s %6s  %s\n", "NAME", "KIND", "CPU %", "MEM", "NET RX", "NET TX", "PIDS",
+              "CGROUP");
   for (const auto& c : s.cgroups) {
     std::string cpu = "-";
     if (c.cpu.usage_nano_cores) {
@@ -64,12 +63,17 @@ void PrintTable(const Snapshot& s) {
     if (const NetNamespaceStats* ns = s.Netns(c)) {
       static const metrics::SampleRules kRules;  // the interfaces container_network_* counts
       uint64_t r = 0, t = 0;
-      for (const auto& i : ns->interfaces) if (metrics::CountsInterface(kRules, i.name)) { r += i.rx_bytes; t += i.tx_bytes; }
+      for (const auto& i : ns->interfaces)
+        if (metrics::CountsInterface(kRules, i.name)) {
+          r += i.rx_bytes;
+          t += i.tx_bytes;
+        }
       rx = HumanBytes(static_cast<double>(r));
       tx = HumanBytes(static_cast<double>(t));
     }
     std::string pids = c.process.pids_current ? std::to_string(*c.process.pids_current)
-                       : c.process.processes ? std::to_string(*c.process.processes) : "-";
+                       : c.process.processes  ? std::to_string(*c.process.processes)
+                                              : "-";
     std::string name = DisplayName(c);
     if (name.size() > 24) name = "…" + name.substr(name.size() - 23);
     std::printf("%-24s %-9s %7s %10s %10s %10s %6s  %s\n", name.c_str(), CgroupKindName(c.id.kind), cpu.c_str(),

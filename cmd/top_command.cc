@@ -303,7 +303,10 @@ class TopLoop {
     int64_t to = now_ms;
     if (direction > 0) {
       for (int64_t s : kIntervalStepsMs) {
-        if (s > now_ms) { to = s; break; }
+        if (s > now_ms) {
+          to = s;
+          break;
+        }
       }
     } else {
       for (int64_t s : kIntervalStepsMs) {
@@ -344,18 +347,30 @@ class TopLoop {
         continue;
       }
       switch (k) {
-        case 'q': case 'Q': return false;
+        case 'q':
+        case 'Q': return false;
         case 'c': view_.sort = top::Column::kCpu; break;
         case 'm': view_.sort = top::Column::kMemory; break;
         case 'n': view_.sort = top::Column::kName; break;
         case 't': view_.sort = top::Column::kThrottled; break;
         case 'r': view_.reverse = !view_.reverse; break;
-        case '<': case ',': MoveSort(-1); break;
-        case '>': case '.': MoveSort(+1); break;
-        case '+': case '=': Step(+1); break;
-        case '-': case '_': Step(-1); break;
-        case '/': editing_ = Editing::kFilter; edit_ = view_.filter; break;
-        case 'd': case 's': editing_ = Editing::kInterval; edit_.clear(); break;
+        case '<':
+        case ',': MoveSort(-1); break;
+        case '>':
+        case '.': MoveSort(+1); break;
+        case '+':
+        case '=': Step(+1); break;
+        case '-':
+        case '_': Step(-1); break;
+        case '/':
+          editing_ = Editing::kFilter;
+          edit_ = view_.filter;
+          break;
+        case 'd':
+        case 's':
+          editing_ = Editing::kInterval;
+          edit_.clear();
+          break;
         default: break;
       }
     }

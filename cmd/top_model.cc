@@ -129,8 +129,8 @@ std::vector<Row> Arrange(std::vector<Row> rows, const View& view) {
     const std::string needle = Lower(view.filter);
     std::vector<bool> match(n, false);
     for (size_t i = 0; i < n; ++i) {
-      match[i] = Lower(rows[i].name).find(needle) != std::string::npos ||
-                 Lower(rows[i].key).find(needle) != std::string::npos;
+      match[i] =
+          Lower(rows[i].name).find(needle) != std::string::npos || Lower(rows[i].key).find(needle) != std::string::npos;
     }
     std::fill(keep.begin(), keep.end(), false);
     for (size_t i = 0; i < n; ++i) {

@@ -16,8 +16,8 @@ struct ColumnSpec {
 };
 // Indexed by Column.
 constexpr ColumnSpec kSpecs[kColumnCount] = {
-    {"NAME", 0},      {"CPU%", 7},    {"USR%", 6},    {"SYS%", 6},        {"MEM", 9},         {"LIMIT", 9},
-    {"THR%", 6},      {"RX/s", 9},    {"TX/s", 9},    {"CPU-PSI", 8},     {"MEM-PSI", 8},
+    {"NAME", 0}, {"CPU%", 7}, {"USR%", 6}, {"SYS%", 6},    {"MEM", 9},     {"LIMIT", 9},
+    {"THR%", 6}, {"RX/s", 9}, {"TX/s", 9}, {"CPU-PSI", 8}, {"MEM-PSI", 8},
 };
 // Dropped first to last when the screen is narrow.
 constexpr Column kDropOrder[] = {Column::kMemoryPsi, Column::kCpuPsi, Column::kTx,   Column::kRx,
@@ -116,7 +116,6 @@ std::string TableLine(const std::vector<std::string>& cells, const std::vector<C
 
 }  // namespace
 
-
 std::vector<Column> VisibleColumns(int width) {
   std::vector<Column> cols;
   for (int i = 0; i < kColumnCount; ++i) cols.push_back(static_cast<Column>(i));
@@ -171,9 +170,8 @@ Screen Render(const std::vector<Row>& rows, const Frame& frame, int width, int h
     // NAME: indented under its parent; a long name keeps its end, the telling part of a path.
     std::string indent(static_cast<size_t>(std::min(r.depth, 8)) * 2, ' ');
     std::string name = r.name;
-    const size_t room_for_name = static_cast<size_t>(name_width) > indent.size() + 1
-                                     ? static_cast<size_t>(name_width) - indent.size() - 1
-                                     : 1;
+    const size_t room_for_name =
+        static_cast<size_t>(name_width) > indent.size() + 1 ? static_cast<size_t>(name_width) - indent.size() - 1 : 1;
     if (Width(name) > room_for_name) name = ".." + Tail(name, room_for_name > 2 ? room_for_name - 2 : 0);
     cells[0] = indent + name;
     add(TableLine(cells, cols, static_cast<size_t>(name_width)));

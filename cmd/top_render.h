@@ -11,12 +11,12 @@ namespace statlet::top {
 
 // What the two lines above the table say.
 struct Frame {
-  std::string source;       // where the numbers come from: "in-process", "daemon /run/…"
-  std::string clock;        // when the last sample was taken, "15:04:05"
-  std::string interval;     // the refresh interval, "1s"
+  std::string source;    // where the numbers come from: "in-process", "daemon /run/…"
+  std::string clock;     // when the last sample was taken, "15:04:05"
+  std::string interval;  // the refresh interval, "1s"
   View view;
-  std::string prompt;       // the line being typed ("filter: ab"); shown instead of the help
-  std::string message;      // a note or the last error; "" for none
+  std::string prompt;   // the line being typed ("filter: ab"); shown instead of the help
+  std::string message;  // a note or the last error; "" for none
 };
 
 struct Screen {

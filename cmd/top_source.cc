@@ -2,11 +2,11 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "collector/sampler.h"
-#include "proto/api.grpc.pb.h"
 #include "base/unix_socket.h"
 #include "cmd/cri_stats_view.h"
+#include "collector/sampler.h"
 #include "metrics/snapshot_samples.h"
+#include "proto/api.grpc.pb.h"
 
 namespace statlet::top {
 namespace v1 = ::runtime::v1;
@@ -49,9 +49,7 @@ void FillFromCgroup(const Snapshot& s, const CgroupStats& c, Entry* e) {
   e->memory_psi_some_avg10 = SomeAvg10(c.memory.psi);
 }
 
-std::string PodKey(const CgroupStats& c) {
-  return c.id.pod_uid.empty() ? c.id.cgroup_path : "pod/" + c.id.pod_uid;
-}
+std::string PodKey(const CgroupStats& c) { return c.id.pod_uid.empty() ? c.id.cgroup_path : "pod/" + c.id.pod_uid; }
 
 std::string ShortId(const std::string& id) { return id.substr(0, 13); }
 
@@ -197,7 +195,7 @@ Sample SampleFromPodSandboxStats(const v1::ListPodSandboxStatsResponse& response
     pod.key = !p.attributes().id().empty() ? p.attributes().id() : p.statlet_cgroup_path();
     const auto& md = p.attributes().metadata();
     // Without the runtime's names, as the in-process view names a pod: "pod<uid>".
-    pod.name = !md.name().empty()      ? (md.namespace_().empty() ? "" : md.namespace_() + "/") + md.name()
+    pod.name = !md.name().empty()  ? (md.namespace_().empty() ? "" : md.namespace_() + "/") + md.name()
                : !md.uid().empty() ? "pod" + md.uid()
                                    : "pod" + ShortId(pod.key);
     FillFromCri(p.linux().cpu(), p.linux().memory(), &pod);

@@ -66,7 +66,7 @@ struct CachedLimit {
   bool valid = false;        // data holds the file's current content
   bool unwatchable = false;  // the watch was refused (e.g. no watches left): read every time
   uint8_t len = 0;
-  char data[23];             // "18446744073709551615\n" and every shorter limit fit
+  char data[23];  // "18446744073709551615\n" and every shorter limit fit
 };
 
 // Per-cgroup state kept across collections.
@@ -94,20 +94,20 @@ struct Node {
   // a file beyond the kept budget is then opened by its name alone, not by a path walk
   // from the hierarchy root (-1: none, the root and `rel` are used).
   std::array<int, kNumHierarchies> dir_fds;
-  std::vector<KeptFile> files;  // parallel to the read plan
+  std::vector<KeptFile> files;      // parallel to the read plan
   std::vector<CachedLimit> limits;  // one per written_only plan entry (limit_slot_)
   KeptFile procs, threads;
   // The CPU counter as the last collection that read it saw it, for usage_nano_cores: a
   // collection that skips this cgroup (containers only) leaves it for the next that reads.
   Opt<uint64_t> mark_usage_ns;
   int64_t mark_at_ns = 0;  // that collection's CLOCK_MONOTONIC start
-  uint32_t net_pid = 0;        // a process whose netns stands for this cgroup's
-  uint64_t netns = 0;          // its namespace inode (0 = unknown)
+  uint32_t net_pid = 0;    // a process whose netns stands for this cgroup's
+  uint64_t netns = 0;      // its namespace inode (0 = unknown)
   // Per-collection scratch.
   uint64_t own_procs = 0, own_threads = 0;
   uint64_t tree_procs = 0, tree_threads = 0;
   uint32_t first_pid = 0;
-  std::vector<uint32_t> pids;  // own processes, kept only for the per-process scans
+  std::vector<uint32_t> pids;     // own processes, kept only for the per-process scans
   int procs_h = kNumHierarchies;  // the hierarchy the process lists were read from
   bool gone = false;
   bool procs_known = false, threads_known = false;
@@ -121,7 +121,12 @@ void ShareNamespacesWithParents(Snapshot* snap) {
     uint64_t netns = 0;
     bool host = false, mixed = false, any = false;
     void Merge(uint64_t ns, bool h) {
-      if (!any) { netns = ns; host = h; any = true; return; }
+      if (!any) {
+        netns = ns;
+        host = h;
+        any = true;
+        return;
+      }
       if (ns != netns || h != host) mixed = true;
     }
   };
@@ -149,17 +154,22 @@ void ShareNamespacesWithParents(Snapshot* snap) {
 class CgroupCollector : public Collector {
  public:
   CgroupCollector(const CollectorOptions& o, CgroupHierarchies h)
-      : opts_(o), discovery_(h, o.subtrees), plan_(BuildReadPlan(h, HugePageSizes(o.hugepages_dir))),
-        netns_(o.proc_root), fd_scanner_(o.proc_root),
+      : opts_(o),
+        discovery_(h, o.subtrees),
+        plan_(BuildReadPlan(h, HugePageSizes(o.hugepages_dir))),
+        netns_(o.proc_root),
+        fd_scanner_(o.proc_root),
         budget_(FdBudget::ForKeptFiles(o.max_kept_files)),
         dir_budget_(FdBudget::FromRlimit(512) - budget_.limit()),
-        mounts_(h.mount), workers_(ReadThreads(o.read_threads)), pool_(workers_.size()) {
+        mounts_(h.mount),
+        workers_(ReadThreads(o.read_threads)),
+        pool_(workers_.size()) {
     num_cpus_ = static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_CONF));
     SetUpFileSource();
     SetUpLimitWatch();
   }
 
-  Status Init() { 
+  Status Init() {
     Status s = discovery_.Init();
     if (!s.ok()) return s;
     for (const auto& [path, mask] : discovery_.paths()) AddNode(path, mask);
@@ -199,9 +209,9 @@ class CgroupCollector : public Collector {
   // collection's walk succeeded.
   CgroupFileSource* source_ = nullptr;
   std::vector<int> source_index_;
-  uint32_t source_hierarchies_ = 0;  // bit h: the source renders files of hierarchy h
+  uint32_t source_hierarchies_ = 0;                     // bit h: the source renders files of hierarchy h
   std::array<size_t, kNumHierarchies> source_files_{};  // files it renders per cgroup there
-  std::array<size_t, kNumHierarchies> cgroups_in_{};     // tracked cgroups in each hierarchy
+  std::array<size_t, kNumHierarchies> cgroups_in_{};    // tracked cgroups in each hierarchy
   uint32_t walking_ = 0;  // hierarchies whose files are taken from the source (min_walked_files)
   uint32_t walked_ = 0;   // of those, the ones this collection's walk covered
   bool source_failure_logged_ = false;
@@ -228,9 +238,9 @@ class CgroupCollector : public Collector {
   uint64_t sequence_ = 0;
   // Guards errors_, watched_ and limits_ while the reading threads run.
   std::mutex shared_mu_;
-  std::vector<Node*> order_;     // this collection's nodes, in path order
-  std::vector<Node*> reported_;  // the node of each snapshot entry
-  std::vector<Identity> vanished_;  // this collection's Snapshot::vanished
+  std::vector<Node*> order_;         // this collection's nodes, in path order
+  std::vector<Node*> reported_;      // the node of each snapshot entry
+  std::vector<Identity> vanished_;   // this collection's Snapshot::vanished
   std::vector<ReadWorker> workers_;  // one per reading thread; [0] is the collecting one
   ParallelFor pool_;                 // last: its threads stop before the rest goes
 };
@@ -355,13 +365,16 @@ void CgroupCollector::ReadProcesses(Node* n, ReadWorker* w) {
   // controllers), else the first v1 hierarchy holding it.
   Hierarchy procs_h = kNumHierarchies;
   for (int h = 0; h < kNumHierarchies; ++h) {
-    if (n->mask & (1u << h)) { procs_h = static_cast<Hierarchy>(h); break; }
+    if (n->mask & (1u << h)) {
+      procs_h = static_cast<Hierarchy>(h);
+      break;
+    }
   }
   n->procs_h = procs_h;
   if (procs_h == kNumHierarchies) return;
   int err = 0;
-  const auto [fd, dir] = n->procs.is_open() && n->threads.is_open() ? std::pair<int, std::string_view>(-1, "")
-                                                                     : OpenAt(n, procs_h);
+  const auto [fd, dir] =
+      n->procs.is_open() && n->threads.is_open() ? std::pair<int, std::string_view>(-1, "") : OpenAt(n, procs_h);
   ReadOutcome r = n->procs.Read(fd, dir, "cgroup.procs", &budget_, &w->buf, &err);
   // Every cgroup of every hierarchy has cgroup.procs: when it cannot be found, the
   // directory is gone (whatever discovery has heard so far).
@@ -370,18 +383,28 @@ void CgroupCollector::ReadProcesses(Node* n, ReadWorker* w) {
     n->gone = true;
     return;
   }
-  if (r == ReadOutcome::kError) { CountError("cgroup.procs", "io"); return; }
+  if (r == ReadOutcome::kError) {
+    CountError("cgroup.procs", "io");
+    return;
+  }
   if (r == ReadOutcome::kOk) {
     ++w->files_read;
     bool has_net_pid = false;
     const bool keep_pids = scan_fds_ && n->cls.kind == CgroupKind::kContainer;
-    n->own_procs = parse::CountIds(w->buf.view(), n->net_pid, &has_net_pid, &n->first_pid, keep_pids ? &n->pids : nullptr);
+    n->own_procs =
+        parse::CountIds(w->buf.view(), n->net_pid, &has_net_pid, &n->first_pid, keep_pids ? &n->pids : nullptr);
     n->procs_known = true;
     if (!has_net_pid) n->net_pid = 0;  // pick again below
   }
   r = n->threads.Read(fd, dir, procs_h == kUnified ? "cgroup.threads" : "tasks", &budget_, &w->buf, &err);
-  if (r == ReadOutcome::kGone) { n->gone = true; return; }
-  if (r == ReadOutcome::kError) { CountError(procs_h == kUnified ? "cgroup.threads" : "tasks", "io"); return; }
+  if (r == ReadOutcome::kGone) {
+    n->gone = true;
+    return;
+  }
+  if (r == ReadOutcome::kError) {
+    CountError(procs_h == kUnified ? "cgroup.threads" : "tasks", "io");
+    return;
+  }
   if (r == ReadOutcome::kOk) {
     ++w->files_read;
     bool unused;
@@ -407,10 +430,14 @@ void CgroupCollector::SetUpFileSource() {
     if (r.hierarchy != kUnified) names += std::string(" (") + HierarchyName(r.hierarchy) + ")";
   }
   if (names.empty()) {
-    log::Info("collector: the eBPF cgroup iterator renders none of the files this host's read plan has; all read from cgroupfs");
+    log::Info(
+        "collector: the eBPF cgroup iterator renders none of the files this host's read plan has; all read from "
+        "cgroupfs");
     source_ = nullptr;  // no walk per collection for nothing
   } else {
-    log::Info("collector: " + names + " from the eBPF cgroup iterator (one kernel walk per hierarchy and collection, where at least " + std::to_string(opts_.min_walked_files) + " of its files are read), the other files from cgroupfs");
+    log::Info("collector: " + names +
+              " from the eBPF cgroup iterator (one kernel walk per hierarchy and collection, where at least " +
+              std::to_string(opts_.min_walked_files) + " of its files are read), the other files from cgroupfs");
   }
 }
 
@@ -486,7 +513,7 @@ bool CgroupCollector::RenderFromSource(Node* n, size_t i, CgroupStats* out, Read
   if (!(walked_ & (1u << r.hierarchy)) || source_index_[i] < 0 || n->ids[r.hierarchy] == 0) return false;
   int err = 0;
   switch (n->files[i].Check(discovery_.root_fd(r.hierarchy), n->rel(), r.name, &err)) {  // once
-    case ReadOutcome::kAbsent: return true;  // nothing to fill
+    case ReadOutcome::kAbsent: return true;                                              // nothing to fill
     case ReadOutcome::kGone: n->gone = true; return true;
     case ReadOutcome::kError: return false;
     case ReadOutcome::kOk: break;
@@ -528,14 +555,9 @@ void CgroupCollector::ReadFiles(Node* n, CgroupDiscovery::HierarchyMask mask, Cg
           n->files[i].Close(&budget_);  // its fd is better spent on a file read every time
         }
         break;
-      case ReadOutcome::kGone:
-        n->gone = true;
-        break;
-      case ReadOutcome::kError:
-        CountError(r.name, err == EACCES || err == EPERM ? "permission" : "io");
-        break;
-      case ReadOutcome::kAbsent:
-        break;
+      case ReadOutcome::kGone: n->gone = true; break;
+      case ReadOutcome::kError: CountError(r.name, err == EACCES || err == EPERM ? "permission" : "io"); break;
+      case ReadOutcome::kAbsent: break;
     }
   }
 }
@@ -589,8 +611,8 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
   walked_ = 0;
   if (source_ != nullptr) {
     for (int h = 0; h < kNumHierarchies; ++h) {
-      const bool walk = CgroupFileSource::WalkPays(cgroups_in_[h] * source_files_[h], walking_ & (1u << h),
-                                                   opts_.min_walked_files);
+      const bool walk =
+          CgroupFileSource::WalkPays(cgroups_in_[h] * source_files_[h], walking_ & (1u << h), opts_.min_walked_files);
       walking_ = walk ? walking_ | (1u << h) : walking_ & ~(1u << h);
     }
   }
@@ -620,7 +642,8 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
     if (!walk_status.ok()) {
       CountError("cgroup iterator", "io");
       if (!source_failure_logged_) {
-        log::Warn("collector: the eBPF cgroup iterator failed, reading its files from cgroupfs: " + walk_status.message());
+        log::Warn("collector: the eBPF cgroup iterator failed, reading its files from cgroupfs: " +
+                  walk_status.message());
         source_failure_logged_ = true;
       }
     }
@@ -659,7 +682,10 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
   reported_.clear();
   snap.cgroups.reserve(nodes_.size());
   for (Node* n : order_) {
-    if (n->gone) { gone.push_back(n->path); continue; }
+    if (n->gone) {
+      gone.push_back(n->path);
+      continue;
+    }
     bool populated = n->tree_procs > 0;
     bool k8s = n->cls.kind != CgroupKind::kOther;
     if (!(k8s || populated || opts_.include_empty)) continue;
@@ -673,33 +699,42 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
       ++merged;
       continue;
     }
-    if (opts_.max_cgroups != 0 && snap.cgroups.size() >= opts_.max_cgroups) { ++dropped; continue; }
+    if (opts_.max_cgroups != 0 && snap.cgroups.size() >= opts_.max_cgroups) {
+      ++dropped;
+      continue;
+    }
     snap.cgroups.emplace_back();
     reported_.push_back(n);
     if (!key.empty()) entries.emplace(key, Entry{snap.cgroups.size() - 1, n->mask});
   }
   pool_.Run(reported_.size(), kCgroupsPerTake, opts_.min_parallel_cgroups, [&](size_t w, size_t i) {
     Node* n = reported_[i];
-    if (parts.ReadsFilesOf(n->cls.kind == CgroupKind::kContainer)) ReadFiles(n, n->mask, &snap.cgroups[i], &workers_[w]);
+    if (parts.ReadsFilesOf(n->cls.kind == CgroupKind::kContainer))
+      ReadFiles(n, n->mask, &snap.cgroups[i], &workers_[w]);
   });
   std::vector<bool> alias_populated(reported_.size());
   for (const Alias& a : aliases) {
     const bool read = parts.ReadsFilesOf(a.n->cls.kind == CgroupKind::kContainer);
-    if (read && a.extra != 0 && !reported_[a.index]->gone) ReadFiles(a.n, a.extra, &snap.cgroups[a.index], &workers_[0]);
+    if (read && a.extra != 0 && !reported_[a.index]->gone)
+      ReadFiles(a.n, a.extra, &snap.cgroups[a.index], &workers_[0]);
     if (a.n->tree_procs > 0) alias_populated[a.index] = true;
     if (a.n->gone) gone.push_back(a.n->path);
   }
   size_t kept = 0;
   for (size_t i = 0; i < reported_.size(); ++i) {
     Node* n = reported_[i];
-    if (n->gone) { gone.push_back(n->path); continue; }
+    if (n->gone) {
+      gone.push_back(n->path);
+      continue;
+    }
     CgroupStats& s = snap.cgroups[i];
     Identity& id = s.id;
     FillIdentity(*n, &id);
     if (n->cls.kind == CgroupKind::kContainer) {
       // The pod's entry, which may sit at another of its paths.
       auto pod = n->cls.pod_uid.empty() ? entries.end() : entries.find("p/" + n->cls.pod_uid);
-      if (pod != entries.end() && !reported_[pod->second.index]->gone) id.parent_path = reported_[pod->second.index]->path;
+      if (pod != entries.end() && !reported_[pod->second.index]->gone)
+        id.parent_path = reported_[pod->second.index]->path;
     }
     s.populated = n->tree_procs > 0 || alias_populated[i];
     if (n->procs_known) s.process.processes = n->tree_procs;

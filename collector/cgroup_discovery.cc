@@ -47,7 +47,8 @@ CgroupDiscovery::CgroupDiscovery(CgroupHierarchies hierarchies, std::vector<std:
 }
 
 CgroupDiscovery::~CgroupDiscovery() {
-  for (int fd : root_fd_) if (fd >= 0) ::close(fd);
+  for (int fd : root_fd_)
+    if (fd >= 0) ::close(fd);
   if (inotify_fd_ >= 0) ::close(inotify_fd_);
 }
 
@@ -174,8 +175,7 @@ void CgroupDiscovery::FullRescan(Changes* changes) {
   paths_ = std::move(fresh);
 }
 
-void CgroupDiscovery::RemoveSubtree(Hierarchy h, const std::string& path,
-                                    std::map<std::string, HierarchyMask>* masks) {
+void CgroupDiscovery::RemoveSubtree(Hierarchy h, const std::string& path, std::map<std::string, HierarchyMask>* masks) {
   // A path removed from several hierarchies gets one event per hierarchy: each clears its
   // bit in the pending mask, which starts from the known one.
   for (auto it = paths_.lower_bound(path); it != paths_.end() && IsUnder(it->first, path); ++it) {
@@ -201,7 +201,10 @@ CgroupDiscovery::Changes CgroupDiscovery::Poll() {
     for (char* p = buf; p < buf + n;) {
       auto* ev = reinterpret_cast<struct inotify_event*>(p);
       p += sizeof(struct inotify_event) + ev->len;
-      if (ev->mask & IN_Q_OVERFLOW) { overflow = true; continue; }
+      if (ev->mask & IN_Q_OVERFLOW) {
+        overflow = true;
+        continue;
+      }
       auto it = wd_.find(ev->wd);
       if (it == wd_.end()) continue;
       if (ev->mask & IN_IGNORED) {

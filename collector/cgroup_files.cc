@@ -21,10 +21,10 @@ constexpr bool kWritten = true;
 
 // ------------------------------------------------------------------ cpu (v2)
 const FlatKeyField<CpuStats> kV2CpuStat[] = {
-    {"usage_usec", &CpuStats::usage_ns, 1000},     {"user_usec", &CpuStats::user_ns, 1000},
-    {"system_usec", &CpuStats::system_ns, 1000},   {"nr_periods", &CpuStats::nr_periods},
-    {"nr_throttled", &CpuStats::nr_throttled},     {"throttled_usec", &CpuStats::throttled_ns, 1000},
-    {"nr_bursts", &CpuStats::nr_bursts},           {"burst_usec", &CpuStats::burst_ns, 1000},
+    {"usage_usec", &CpuStats::usage_ns, 1000},   {"user_usec", &CpuStats::user_ns, 1000},
+    {"system_usec", &CpuStats::system_ns, 1000}, {"nr_periods", &CpuStats::nr_periods},
+    {"nr_throttled", &CpuStats::nr_throttled},   {"throttled_usec", &CpuStats::throttled_ns, 1000},
+    {"nr_bursts", &CpuStats::nr_bursts},         {"burst_usec", &CpuStats::burst_ns, 1000},
 };
 bool ApplyV2CpuStat(std::string_view c, CgroupStats* s) {
   return parse::ParseFlatKeyedInto(c, kV2CpuStat, &s->cpu) == 0;
@@ -52,7 +52,7 @@ bool ApplyV2CpuWeight(std::string_view c, CgroupStats* s) {
 
 // ------------------------------------------------------------------ cpu (v1)
 const FlatKeyField<CpuStats> kV1CpuStat[] = {
-    {"nr_periods", &CpuStats::nr_periods},   {"nr_throttled", &CpuStats::nr_throttled},
+    {"nr_periods", &CpuStats::nr_periods},       {"nr_throttled", &CpuStats::nr_throttled},
     {"throttled_time", &CpuStats::throttled_ns}, {"nr_bursts", &CpuStats::nr_bursts},
     {"burst_time", &CpuStats::burst_ns},
 };
@@ -126,8 +126,8 @@ bool ApplyV2MemoryStat(std::string_view c, CgroupStats* s) {
   return parse::ParseFlatKeyedInto(c, kV2MemoryStat, &s->memory) == 0;
 }
 const FlatKeyField<MemoryEvents> kMemoryEvents[] = {
-    {"low", &MemoryEvents::low},   {"high", &MemoryEvents::high},
-    {"max", &MemoryEvents::max},   {"oom", &MemoryEvents::oom},
+    {"low", &MemoryEvents::low},           {"high", &MemoryEvents::high},
+    {"max", &MemoryEvents::max},           {"oom", &MemoryEvents::oom},
     {"oom_kill", &MemoryEvents::oom_kill}, {"oom_group_kill", &MemoryEvents::oom_group_kill},
 };
 bool ApplyV2MemoryEvents(std::string_view c, CgroupStats* s) {
@@ -222,9 +222,10 @@ struct HugetlbFile {
 };
 constexpr HugetlbFile kV2HugetlbFiles[] = {
     {"current", ApplyHugetlbUsage}, {"max", ApplyV2HugetlbMax}, {"events", ApplyV2HugetlbEvents}};
-constexpr HugetlbFile kV1HugetlbFiles[] = {
-    {"usage_in_bytes", ApplyHugetlbUsage}, {"max_usage_in_bytes", ApplyHugetlbMaxUsage},
-    {"limit_in_bytes", ApplyV1HugetlbLimit}, {"failcnt", ApplyHugetlbFailcnt}};
+constexpr HugetlbFile kV1HugetlbFiles[] = {{"usage_in_bytes", ApplyHugetlbUsage},
+                                           {"max_usage_in_bytes", ApplyHugetlbMaxUsage},
+                                           {"limit_in_bytes", ApplyV1HugetlbLimit},
+                                           {"failcnt", ApplyHugetlbFailcnt}};
 
 // Readers for file names known only at run time, built once per (hierarchy, name) and kept
 // for the life of the process so that plans can point at them like at the static tables.

@@ -43,10 +43,17 @@ std::string Unescape(std::string_view s) {
       bool ok = true;
       for (int k = 1; k <= 3; ++k) {
         char c = s[i + k];
-        if (c < '0' || c > '7') { ok = false; break; }
+        if (c < '0' || c > '7') {
+          ok = false;
+          break;
+        }
         v = v * 8 + (c - '0');
       }
-      if (ok) { out.push_back(static_cast<char>(v)); i += 3; continue; }
+      if (ok) {
+        out.push_back(static_cast<char>(v));
+        i += 3;
+        continue;
+      }
     }
     out.push_back(s[i]);
   }
@@ -136,8 +143,8 @@ StatusOr<CgroupHierarchies> DetectHierarchies(const std::string& cgroup_mount, c
       h.mount[kUnified] = cgroup_mount;
     } else {
       const std::pair<Hierarchy, const char*> dirs[] = {
-          {kUnified, "unified"}, {kV1Cpu, "cpu"}, {kV1Cpuacct, "cpuacct"},
-          {kV1Memory, "memory"}, {kV1Pids, "pids"}, {kV1Blkio, "blkio"}, {kV1Hugetlb, "hugetlb"}};
+          {kUnified, "unified"}, {kV1Cpu, "cpu"},     {kV1Cpuacct, "cpuacct"}, {kV1Memory, "memory"},
+          {kV1Pids, "pids"},     {kV1Blkio, "blkio"}, {kV1Hugetlb, "hugetlb"}};
       for (auto [which, name] : dirs) {
         std::string p = cgroup_mount + "/" + name;
         if (Exists(p + "/cgroup.procs")) h.mount[which] = p;

@@ -11,9 +11,7 @@
 namespace statlet {
 
 // The hierarchies statlet reads. kUnified is the cgroup2 mount (with or without controllers).
-enum Hierarchy : int {
-  kUnified = 0, kV1Cpu, kV1Cpuacct, kV1Memory, kV1Pids, kV1Blkio, kV1Hugetlb, kNumHierarchies
-};
+enum Hierarchy : int { kUnified = 0, kV1Cpu, kV1Cpuacct, kV1Memory, kV1Pids, kV1Blkio, kV1Hugetlb, kNumHierarchies };
 const char* HierarchyName(Hierarchy h);
 
 struct CgroupHierarchies {

@@ -45,7 +45,8 @@ bool ParsePodComponent(std::string_view c, std::string* uid, CgroupDriver* drive
     s.remove_prefix(p + 4);
     if (s.empty()) return false;
     uid->assign(s);
-    for (char& ch : *uid) if (ch == '_') ch = '-';
+    for (char& ch : *uid)
+      if (ch == '_') ch = '-';
     *driver = CgroupDriver::kSystemd;
     return true;
   }
@@ -88,7 +89,10 @@ PathClass ClassifyCgroupPath(std::string_view path) {
   }
   size_t k = comps.size();
   for (size_t i = 0; i < comps.size(); ++i) {
-    if (comps[i] == "kubepods" || comps[i] == "kubepods.slice") { k = i; break; }
+    if (comps[i] == "kubepods" || comps[i] == "kubepods.slice") {
+      k = i;
+      break;
+    }
   }
   if (k == comps.size()) {
     // Outside Kubernetes: a runtime's container scope, or /docker/<id>, /<namespace>/<id>.
@@ -96,7 +100,7 @@ PathClass ClassifyCgroupPath(std::string_view path) {
     if (ParseContainerScope(last, &pc.runtime, &pc.container_id)) {
       pc.kind = CgroupKind::kContainer;
       pc.driver = last.size() > 6 && last.substr(last.size() - 6) == ".scope" ? CgroupDriver::kSystemd
-                                                                                 : CgroupDriver::kCgroupfs;
+                                                                              : CgroupDriver::kCgroupfs;
       if (comps.size() >= 2 && comps[comps.size() - 2] == "docker") pc.runtime = RuntimeKind::kDocker;
     }
     return pc;

@@ -18,8 +18,8 @@ struct PathClass {
   RuntimeKind runtime = RuntimeKind::kUnknown;
   CgroupDriver driver = CgroupDriver::kUnknown;
   std::string container_id;
-  std::string pod_uid;     // dashes restored for the systemd driver's underscores
-  std::string pod_path;    // the pod cgroup's path, for containers
+  std::string pod_uid;   // dashes restored for the systemd driver's underscores
+  std::string pod_path;  // the pod cgroup's path, for containers
 };
 
 PathClass ClassifyCgroupPath(std::string_view path);

@@ -38,8 +38,8 @@ class BpfSource {
   // `per_cpu_wanted` false: no live cgroup needs BpfCgroupStats::per_cpu_ns (cgroupfs gave
   // each its per-CPU time, as v1 cpuacct.usage_percpu does), so the per-CPU walk is skipped.
   virtual void Collect(const std::vector<uint64_t>& live_cgroup_ids,
-                       std::unordered_map<uint64_t, BpfCgroupStats>* by_cgroup_id,
-                       std::vector<OomEvent>* new_ooms, bool per_cpu_wanted) = 0;
+                       std::unordered_map<uint64_t, BpfCgroupStats>* by_cgroup_id, std::vector<OomEvent>* new_ooms,
+                       bool per_cpu_wanted) = 0;
   // One entry per probe, loaded or not.
   virtual std::vector<SourceState> ProbeStates() const = 0;
   // Between collections (never while one runs, nor the file source's Refresh/Render):

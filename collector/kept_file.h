@@ -65,8 +65,9 @@ class KeptFile {
   ~KeptFile();
 
   // Reads the whole file into *buf. `dir_fd`, `dir` and `name` locate it (openat of
-  // "dir/name", of "name" when `dir` is empty), used only when the file is not open yet. A file that does not exist is remembered as absent (this
-  // kernel or controller does not have it) and not looked up again. *err gets errno on kError.
+  // "dir/name", of "name" when `dir` is empty), used only when the file is not open yet. A file that does not exist is
+  // remembered as absent (this kernel or controller does not have it) and not looked up again. *err gets errno on
+  // kError.
   ReadOutcome Read(int dir_fd, std::string_view dir, const char* name, FdBudget* budget, ReadBuffer* buf, int* err);
   // Whether the file exists, for a file whose content comes from elsewhere (a
   // CgroupFileSource): looked up once, then remembered like Read's absent files. kOk,

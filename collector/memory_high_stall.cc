@@ -51,10 +51,10 @@ void MemoryHighStallDetector::Update(Snapshot* snap) {
 
     if (!holds) {
       if (st.stalled) {
-        log::Info("memory.high stall: exit cgroup=" + c.id.cgroup_path + " stalled_for=" +
-                  Fixed(static_cast<double>(now - st.onset_mono) / 1e9) + "s usage=" + Mib(*m.usage_bytes) +
-                  " high=" + Mib(*m.high_bytes) + " psi_full_avg10=" + Fixed(full10) +
-                  " high_events_rising=" + (rising ? "true" : "false"));
+        log::Info("memory.high stall: exit cgroup=" + c.id.cgroup_path +
+                  " stalled_for=" + Fixed(static_cast<double>(now - st.onset_mono) / 1e9) +
+                  "s usage=" + Mib(*m.usage_bytes) + " high=" + Mib(*m.high_bytes) +
+                  " psi_full_avg10=" + Fixed(full10) + " high_events_rising=" + (rising ? "true" : "false"));
       }
       st.onset_mono = 0;
       st.onset_wall = 0;
@@ -67,12 +67,12 @@ void MemoryHighStallDetector::Update(Snapshot* snap) {
     }
     if (!st.stalled && now - st.onset_mono >= options_.dwell.count()) {
       st.stalled = true;
-      log::Info("memory.high stall: enter cgroup=" + c.id.cgroup_path + " since=" +
-                Fixed(static_cast<double>(now - st.onset_mono) / 1e9) + "s usage=" + Mib(*m.usage_bytes) +
-                " high=" + Mib(*m.high_bytes) + " max=" +
-                (m.max_bytes && *m.max_bytes != kUnlimited ? Mib(*m.max_bytes) : std::string("max")) +
-                " psi_full_avg10=" + Fixed(full10) + " high_events=" + std::to_string(events) +
-                " (+" + std::to_string(events - prev_events) + ")");
+      log::Info("memory.high stall: enter cgroup=" + c.id.cgroup_path +
+                " since=" + Fixed(static_cast<double>(now - st.onset_mono) / 1e9) + "s usage=" + Mib(*m.usage_bytes) +
+                " high=" + Mib(*m.high_bytes) +
+                " max=" + (m.max_bytes && *m.max_bytes != kUnlimited ? Mib(*m.max_bytes) : std::string("max")) +
+                " psi_full_avg10=" + Fixed(full10) + " high_events=" + std::to_string(events) + " (+" +
+                std::to_string(events - prev_events) + ")");
     }
     c.memory_qos.high_stalled = st.stalled;
     c.memory_qos.high_stalled_since_ns = st.stalled ? st.onset_wall : 0;

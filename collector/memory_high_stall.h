@@ -43,13 +43,13 @@ class MemoryHighStallDetector {
 
  private:
   struct State {
-    Opt<int64_t> created_ns;       // the cgroup's identity: a new cgroup at a path starts over
-    uint64_t high_events = 0;      // memory.events high at the last collection
-    int64_t last_rise_mono = 0;    // when high events last rose (0: not seen rising)
-    int64_t onset_mono = 0;        // conditions hold since (0: they do not)
+    Opt<int64_t> created_ns;     // the cgroup's identity: a new cgroup at a path starts over
+    uint64_t high_events = 0;    // memory.events high at the last collection
+    int64_t last_rise_mono = 0;  // when high events last rose (0: not seen rising)
+    int64_t onset_mono = 0;      // conditions hold since (0: they do not)
     int64_t onset_wall = 0;
     bool stalled = false;
-    uint64_t seen = 0;             // the last Update that saw the cgroup
+    uint64_t seen = 0;  // the last Update that saw the cgroup
   };
   MemoryHighStallOptions options_;
   std::unordered_map<std::string, State> by_path_;

@@ -4,9 +4,7 @@
 
 namespace statlet {
 
-const char* MemoryHighFormulaName(MemoryHighFormula f) {
-  return f == MemoryHighFormula::kV1_22 ? "v1.22" : "v1.27";
-}
+const char* MemoryHighFormulaName(MemoryHighFormula f) { return f == MemoryHighFormula::kV1_22 ? "v1.22" : "v1.27"; }
 
 bool ParseMemoryHighFormula(std::string_view s, MemoryHighFormula* out) {
   if (s == "v1.22") *out = MemoryHighFormula::kV1_22;

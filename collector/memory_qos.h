@@ -29,8 +29,8 @@ struct MemoryQosPolicy {
 
 // What the kubelet's Memory QoS would write into a container's cgroup.
 struct ExpectedMemoryQos {
-  uint64_t min_bytes = 0;           // memory.min: the request (0: not set)
-  uint64_t high_bytes = kUnlimited; // memory.high: kUnlimited when left at "max"
+  uint64_t min_bytes = 0;            // memory.min: the request (0: not set)
+  uint64_t high_bytes = kUnlimited;  // memory.high: kUnlimited when left at "max"
 };
 
 // request, limit: bytes, 0 when the container sets none. node_allocatable: the kubepods

@@ -34,7 +34,8 @@ NetnsReader::NetnsReader(std::string proc_root) : proc_root_(std::move(proc_root
 }
 
 NetnsReader::~NetnsReader() {
-  for (auto& [ino, e] : entries_) if (e.fd >= 0) ::close(e.fd);
+  for (auto& [ino, e] : entries_)
+    if (e.fd >= 0) ::close(e.fd);
 }
 
 uint64_t NetnsReader::NetnsOf(uint32_t pid) const {

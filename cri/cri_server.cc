@@ -10,8 +10,8 @@
 #include <grpcpp/resource_quota.h>
 
 #include "base/log.h"
-#include "proto/image_service.grpc.pb.h"
 #include "base/unix_socket.h"
+#include "proto/image_service.grpc.pb.h"
 
 namespace statlet::cri {
 namespace {
@@ -74,7 +74,6 @@ void Bound(grpc::ServerBuilder* builder) {
   builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, kKeepaliveMs);
   builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
 }
-
 
 // Every image call answers UNIMPLEMENTED (a server without a runtime behind it).
 class UnimplementedImageService final : public ::runtime::v1::ImageService::Service {};

@@ -10,14 +10,14 @@
 #include <string>
 
 #include "base/status.h"
-#include "snapshot/snapshot_source.h"
 #include "cri/stats_service.h"
 #include "exporters/self_metrics.h"
+#include "snapshot/snapshot_source.h"
 
 namespace grpc {
 class Server;
 class Service;
-}
+}  // namespace grpc
 
 namespace statlet::cri {
 

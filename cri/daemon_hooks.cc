@@ -1,6 +1,5 @@
 #include "cri/daemon_hooks.h"
 
-
 namespace statlet::cri {
 std::unique_ptr<RuntimeClient> StartRuntimeClient(const CriDaemonOptions& o) {
   if (o.runtime_endpoint == "none") return nullptr;

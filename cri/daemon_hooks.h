@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "base/status.h"
-#include "snapshot/snapshot_source.h"
 #include "cri/cri_server.h"
 #include "runtime/runtime_client.h"
+#include "snapshot/snapshot_source.h"
 
 namespace statlet::cri {
 
@@ -23,7 +23,7 @@ struct CriDaemonOptions {
   std::chrono::milliseconds runtime_stats_period{10000};
   std::chrono::milliseconds runtime_refresh_period{2000};
   std::chrono::nanoseconds max_age = std::chrono::seconds(1);  // snapshot reuse for CRI calls
-  size_t max_unary_metrics_bytes = size_t{16} << 20;            // see CriServiceOptions
+  size_t max_unary_metrics_bytes = size_t{16} << 20;           // see CriServiceOptions
 };
 
 // A started RuntimeClient, or null when disabled.

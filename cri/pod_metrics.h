@@ -5,9 +5,9 @@
 // namespace. A family whose value the snapshot lacks has no series (never a zero).
 #pragma once
 
-#include "proto/api.pb.h"
 #include "cri/stats_selection.h"
 #include "metrics/snapshot_samples.h"
+#include "proto/api.pb.h"
 
 namespace statlet::cri {
 

@@ -65,9 +65,7 @@ void FillMemoryQos(const CgroupStats& cg, bool applied, v1::MemoryUsage* out) {
   SetIf(cg.memory.min_bytes, m, &Q::mutable_min_bytes);
 }
 
-bool AnyEvent(const MemoryEvents& e) {
-  return e.low || e.high || e.max || e.oom || e.oom_kill || e.oom_group_kill;
-}
+bool AnyEvent(const MemoryEvents& e) { return e.low || e.high || e.max || e.oom || e.oom_kill || e.oom_group_kill; }
 
 // The pod's processes as containerd (1.6 to 2.x) and the kubelet's CRI stats provider count
 // them: the app containers' only, the sandbox's pause process left out. The collector

@@ -5,9 +5,9 @@
 
 #include <cstdint>
 
-#include "snapshot/snapshot.h"
-#include "proto/api.pb.h"
 #include "cri/stats_selection.h"
+#include "proto/api.pb.h"
+#include "snapshot/snapshot.h"
 
 namespace statlet::cri {
 

@@ -11,8 +11,7 @@ bool IdMatches(const std::string& filter, const std::string& id) {
   return filter.empty() || id.compare(0, filter.size(), filter) == 0;
 }
 
-bool LabelsMatch(const std::map<std::string, std::string>& selector,
-                 const std::map<std::string, std::string>* labels) {
+bool LabelsMatch(const std::map<std::string, std::string>& selector, const std::map<std::string, std::string>* labels) {
   if (selector.empty()) return true;
   if (labels == nullptr) return false;
   for (const auto& [k, v] : selector) {
@@ -40,8 +39,8 @@ std::string Quoted(const std::string& id) {
 }
 
 template <typename Entry, typename Pred>
-StatusOr<const Entry*> FindUnique(const std::vector<Entry>& entries, const std::string& id,
-                                  const char* what, Pred&& matches) {
+StatusOr<const Entry*> FindUnique(const std::vector<Entry>& entries, const std::string& id, const char* what,
+                                  Pred&& matches) {
   if (id.empty()) return InvalidArgument(std::string(what) + " id is empty");
   const Entry* found = nullptr;
   int prefix_matches = 0;
@@ -196,8 +195,7 @@ bool Matches(const CriView& view, const PodEntry& p, const PodFilter& f) {
 }
 
 StatusOr<const ContainerEntry*> FindContainer(const CriView& view, const std::string& id) {
-  return FindUnique(view.containers, id, "container",
-                    [&](const ContainerEntry& e) { return IdMatches(id, e.id); });
+  return FindUnique(view.containers, id, "container", [&](const ContainerEntry& e) { return IdMatches(id, e.id); });
 }
 
 StatusOr<const PodEntry*> FindPod(const CriView& view, const std::string& id) {

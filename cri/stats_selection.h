@@ -17,15 +17,15 @@ struct ContainerEntry {
   const CgroupStats* cgroup = nullptr;
   const ContainerMetadata* meta = nullptr;  // null without runtime metadata
   std::string id;
-  std::string pod_sandbox_id;               // empty for a container outside any pod
-  int pod_index = -1;                       // into CriView::pods, -1 when none
+  std::string pod_sandbox_id;  // empty for a container outside any pod
+  int pod_index = -1;          // into CriView::pods, -1 when none
 };
 
 struct PodEntry {
   const CgroupStats* cgroup = nullptr;
   const ContainerMetadata* meta = nullptr;  // the sandbox's (or a container's) metadata
   std::string id;
-  std::vector<int> containers;              // into CriView::containers
+  std::vector<int> containers;               // into CriView::containers
   const NetNamespaceStats* netns = nullptr;  // the pod's network namespace, if known
 };
 

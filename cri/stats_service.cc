@@ -82,8 +82,8 @@ std::vector<const Entry*> Select(const CriView& view, const std::vector<Entry>& 
 
 // Writes `items` in messages of at most `chunk` items; none when there are no items.
 template <typename Resp, typename Entry, typename Fill, typename Add>
-grpc::Status StreamChunks(grpc::ServerWriter<Resp>* writer, const std::vector<const Entry*>& items,
-                          size_t chunk, Fill&& fill, Add&& add) {
+grpc::Status StreamChunks(grpc::ServerWriter<Resp>* writer, const std::vector<const Entry*>& items, size_t chunk,
+                          Fill&& fill, Add&& add) {
   if (chunk == 0) chunk = 1;
   for (size_t i = 0; i < items.size(); i += chunk) {
     Resp resp;
@@ -129,9 +129,8 @@ grpc::Status CriStatsService::ListContainerStats(Ctx*, const v1::ListContainerSt
   return grpc::Status::OK;
 }
 
-grpc::Status CriStatsService::StreamContainerStats(
-    Ctx*, const v1::StreamContainerStatsRequest* req,
-    grpc::ServerWriter<v1::StreamContainerStatsResponse>* writer) {
+grpc::Status CriStatsService::StreamContainerStats(Ctx*, const v1::StreamContainerStatsRequest* req,
+                                                   grpc::ServerWriter<v1::StreamContainerStatsResponse>* writer) {
   ContainerFilter filter = FromProto(req->filter());
   if (statlet::Status s = ValidateLabelSelector(filter.label_selector); !s.ok()) return ToGrpc(s);
   auto frame = Load(source_, options_.max_age, kContainerStatsParts);
@@ -166,9 +165,8 @@ grpc::Status CriStatsService::ListPodSandboxStats(Ctx*, const v1::ListPodSandbox
   return grpc::Status::OK;
 }
 
-grpc::Status CriStatsService::StreamPodSandboxStats(
-    Ctx*, const v1::StreamPodSandboxStatsRequest* req,
-    grpc::ServerWriter<v1::StreamPodSandboxStatsResponse>* writer) {
+grpc::Status CriStatsService::StreamPodSandboxStats(Ctx*, const v1::StreamPodSandboxStatsRequest* req,
+                                                    grpc::ServerWriter<v1::StreamPodSandboxStatsResponse>* writer) {
   PodFilter filter = FromProto(req->filter());
   if (statlet::Status s = ValidateLabelSelector(filter.label_selector); !s.ok()) return ToGrpc(s);
   auto frame = Load(source_, options_.max_age, kPodStatsParts);
@@ -211,9 +209,8 @@ grpc::Status CriStatsService::ListPodSandboxMetrics(Ctx*, const v1::ListPodSandb
   return grpc::Status::OK;
 }
 
-grpc::Status CriStatsService::StreamPodSandboxMetrics(
-    Ctx*, const v1::StreamPodSandboxMetricsRequest*,
-    grpc::ServerWriter<v1::StreamPodSandboxMetricsResponse>* writer) {
+grpc::Status CriStatsService::StreamPodSandboxMetrics(Ctx*, const v1::StreamPodSandboxMetricsRequest*,
+                                                      grpc::ServerWriter<v1::StreamPodSandboxMetricsResponse>* writer) {
   auto frame = Load(source_, options_.max_age, kMetricsParts);
   if (!frame.ok()) return ToGrpc(frame.status());
   const CriView& view = frame->view;

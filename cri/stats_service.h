@@ -7,9 +7,9 @@
 #include <chrono>
 #include <cstddef>
 
-#include "snapshot/snapshot_source.h"
-#include "proto/api.grpc.pb.h"
 #include "metrics/snapshot_samples.h"
+#include "proto/api.grpc.pb.h"
+#include "snapshot/snapshot_source.h"
 
 namespace statlet::cri {
 
@@ -48,13 +48,13 @@ class CriStatsService final : public ::runtime::v1::RuntimeService::Service {
                                        ::runtime::v1::ListMetricDescriptorsResponse*) override;
   ::grpc::Status ListPodSandboxMetrics(Ctx*, const ::runtime::v1::ListPodSandboxMetricsRequest*,
                                        ::runtime::v1::ListPodSandboxMetricsResponse*) override;
-  ::grpc::Status StreamPodSandboxMetrics(Ctx*, const ::runtime::v1::StreamPodSandboxMetricsRequest*,
-                                         ::grpc::ServerWriter<::runtime::v1::StreamPodSandboxMetricsResponse>*) override;
+  ::grpc::Status StreamPodSandboxMetrics(
+      Ctx*, const ::runtime::v1::StreamPodSandboxMetricsRequest*,
+      ::grpc::ServerWriter<::runtime::v1::StreamPodSandboxMetricsResponse>*) override;
 
  private:
   SnapshotSource* source_;
   CriServiceOptions options_;
 };
-
 
 }  // namespace statlet::cri

@@ -11,11 +11,11 @@
 #include <string>
 
 #include "base/status.h"
-#include "snapshot/snapshot_source.h"
 #include "exporters/extra_families.h"
 #include "exporters/gzip_compressor.h"
 #include "exporters/prometheus_encoder.h"
 #include "exporters/self_metrics.h"
+#include "snapshot/snapshot_source.h"
 
 namespace statlet {
 
@@ -53,7 +53,7 @@ class ExpositionBuilder {
   SelfMetrics* self_;
   std::vector<const ExtraFamilies*> extras_;
   PrometheusEncoder encoder_;
-  GzipCompressor gzip_[2];      // per format: keeps the state after its head
+  GzipCompressor gzip_[2];     // per format: keeps the state after its head
   std::string plain_scratch_;  // an uncompressed head before gzip
   std::string tail_scratch_;
   Cached heads_[2][2];  // [format][gzip]

@@ -47,7 +47,10 @@ char* WriteScaledUint(char* p, uint64_t units, int decimals) {
   if (frac == 0) return p;
   char digits[20];
   int n = decimals;
-  for (int i = n - 1; i >= 0; --i) { digits[i] = static_cast<char>('0' + frac % 10); frac /= 10; }
+  for (int i = n - 1; i >= 0; --i) {
+    digits[i] = static_cast<char>('0' + frac % 10);
+    frac /= 10;
+  }
   while (n > 0 && digits[n - 1] == '0') --n;
   *p++ = '.';
   return std::copy(digits, digits + n, p);
@@ -63,7 +66,9 @@ void AppendWith(std::string* out, Write write, Args... args) {
 
 void AppendUint(std::string* out, uint64_t v) { AppendWith(out, WriteUint, v); }
 void AppendDouble(std::string* out, double v) { AppendWith(out, WriteDouble, v); }
-void AppendScaledUint(std::string* out, uint64_t units, int decimals) { AppendWith(out, WriteScaledUint, units, decimals); }
+void AppendScaledUint(std::string* out, uint64_t units, int decimals) {
+  AppendWith(out, WriteScaledUint, units, decimals);
+}
 
 void AppendCanonicalFloat(std::string* out, double v) {
   if (std::isnan(v) || std::isinf(v)) {

@@ -5,6 +5,9 @@
 // Boost 1.74's asio uses std::exchange without including <utility> in C++20 mode.
 #include <utility>
 
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
@@ -13,9 +16,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include <pthread.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <map>
@@ -42,10 +42,10 @@ namespace {
 
 enum class Listener { kMain, kHealth };
 
-constexpr size_t kHealthConnections = 32;       // the probe port: the kubelet, a few at a time
-constexpr size_t kAuthQueue = 16;               // credentials waiting for bcrypt
-constexpr size_t kDiscardBytes = 4096;          // scratch for request bodies that are dropped
-constexpr size_t kLingerBytes = 1 << 20;        // read and dropped after an error answer
+constexpr size_t kHealthConnections = 32;  // the probe port: the kubelet, a few at a time
+constexpr size_t kAuthQueue = 16;          // credentials waiting for bcrypt
+constexpr size_t kDiscardBytes = 4096;     // scratch for request bodies that are dropped
+constexpr size_t kLingerBytes = 1 << 20;   // read and dropped after an error answer
 constexpr milliseconds kLingerTime{2000};
 constexpr milliseconds kStopGrace{1000};
 constexpr milliseconds kAcceptRetry{100};
@@ -154,11 +154,8 @@ class SessionBase : public std::enable_shared_from_this<SessionBase> {
     }
     if (which_ == Listener::kMain && s_->auth.enabled()) {
       switch (s_->auth.Remembered(authorization)) {
-        case BasicAuthenticator::Verdict::kAllowed:
-          break;
-        case BasicAuthenticator::Verdict::kDenied:
-          Unauthorized();
-          return;
+        case BasicAuthenticator::Verdict::kAllowed: break;
+        case BasicAuthenticator::Verdict::kDenied: Unauthorized(); return;
         case BasicAuthenticator::Verdict::kUnknown: {
           state_ = State::kWorking;
           auto self = shared_from_this();
@@ -200,7 +197,8 @@ class SessionBase : public std::enable_shared_from_this<SessionBase> {
     auto self = shared_from_this();
     bool queued = s_->workers.TrySubmit([self, &route, req = std::move(req), keep_alive] {
       HttpResponse r = route.handler(req);
-      asio::post(self->s_->io, [self, r = std::move(r), keep_alive]() mutable { self->Respond(std::move(r), keep_alive); });
+      asio::post(self->s_->io,
+                 [self, r = std::move(r), keep_alive]() mutable { self->Respond(std::move(r), keep_alive); });
     });
     if (!queued) Fail(503, "busy: too many requests waiting", {{"Retry-After", "1"}});
   }
@@ -474,8 +472,7 @@ void HttpServer::Impl::OnAccepted(Listener which, tcp::socket socket) {
   bool over;
   if (which == Listener::kMain) {
     auto it = per_address.find(address);
-    over = open_main >= o.max_connections ||
-           (it != per_address.end() && it->second >= o.max_connections_per_address);
+    over = open_main >= o.max_connections || (it != per_address.end() && it->second >= o.max_connections_per_address);
   } else {
     over = open_health >= kHealthConnections;
   }
@@ -499,8 +496,8 @@ void HttpServer::Impl::OnAccepted(Listener which, tcp::socket socket) {
   }
   std::shared_ptr<SessionBase> session;
   if (which == Listener::kMain && tls) {
-    session = std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(this, which, address, std::move(socket),
-                                                                              *tls);
+    session =
+        std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(this, which, address, std::move(socket), *tls);
   } else {
     session = std::make_shared<Session<beast::tcp_stream>>(this, which, address, std::move(socket));
   }

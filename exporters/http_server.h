@@ -78,18 +78,18 @@ struct HttpTransportOptions {
   // A second plain-HTTP address for the routes marked on_health_listener, served without
   // TLS or auth (for probes; bind it to loopback). Empty: none.
   std::string health_listen_address;
-  WebConfig web;                                    // TLS, basic auth, extra headers
-  std::chrono::seconds read_timeout{10};            // a whole request, from its first byte
-  std::chrono::seconds write_timeout{30};           // a whole answer
-  std::chrono::seconds keep_alive_timeout{5};       // waiting for a request (idle)
+  WebConfig web;                               // TLS, basic auth, extra headers
+  std::chrono::seconds read_timeout{10};       // a whole request, from its first byte
+  std::chrono::seconds write_timeout{30};      // a whole answer
+  std::chrono::seconds keep_alive_timeout{5};  // waiting for a request (idle)
   size_t keep_alive_max_requests = 1000;
-  size_t max_request_bytes = 64 * 1024;             // a request body (read and dropped)
-  size_t max_header_bytes = 16 * 1024;              // request line and headers
+  size_t max_request_bytes = 64 * 1024;  // a request body (read and dropped)
+  size_t max_header_bytes = 16 * 1024;   // request line and headers
   size_t max_connections = 512;
   size_t max_connections_per_address = 64;
   int listen_backlog = 128;
-  size_t threads = 2;                               // workers for on_worker routes
-  size_t max_queued_requests = 64;                  // waiting for a worker
+  size_t threads = 2;               // workers for on_worker routes
+  size_t max_queued_requests = 64;  // waiting for a worker
 };
 
 class HttpServer {
@@ -114,7 +114,7 @@ class HttpServer {
     uint64_t connections_accepted = 0;
     uint64_t connections_refused = 0;  // over a connection cap
     uint64_t requests = 0;
-    uint64_t rejected = 0;             // answered 4xx/5xx by the server itself (limits, parse errors, auth)
+    uint64_t rejected = 0;  // answered 4xx/5xx by the server itself (limits, parse errors, auth)
   };
   Counters counters() const;
 

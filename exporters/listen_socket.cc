@@ -55,7 +55,8 @@ StatusOr<ListenSocket> OpenListenSocket(const std::string& address, int backlog)
       const int err = errno;
       ::close(fd);
       if (err == EADDRINUSE) {
-        last = Unavailable("cannot listen on " + address + ": address already in use (another statlet, or another "
+        last = Unavailable("cannot listen on " + address +
+                           ": address already in use (another statlet, or another "
                            "program, serves it; stop it or choose --web.listen-address)");
       } else if (err == EACCES) {
         last = Unavailable("cannot listen on " + address + ": permission denied (ports below 1024 need privileges)");

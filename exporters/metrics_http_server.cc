@@ -57,10 +57,9 @@ Status MetricsHttpServer::Start() {
   if (Status st = http_->Start(); !st.ok()) return st;
   log::Info("serving " + std::string(options_.web.tls() ? "https" : "http") + " on " + options_.listen_address +
             " (port " + std::to_string(http_->port()) + ")" + options_.telemetry_path +
-            (options_.health_listen_address.empty()
-                 ? std::string()
-                 : ", probes on http://" + options_.health_listen_address + " (port " +
-                       std::to_string(http_->health_port()) + ")"));
+            (options_.health_listen_address.empty() ? std::string()
+                                                    : ", probes on http://" + options_.health_listen_address +
+                                                          " (port " + std::to_string(http_->health_port()) + ")"));
   return Status::Ok();
 }
 

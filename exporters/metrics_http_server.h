@@ -19,7 +19,6 @@
 #include <string>
 
 #include "base/status.h"
-#include "snapshot/snapshot_source.h"
 #include "exporters/exposition_builder.h"
 #include "exporters/extra_families.h"
 #include "exporters/http_server.h"
@@ -27,6 +26,7 @@
 #include "exporters/self_metrics.h"
 #include "exporters/web_config.h"
 #include "metrics/snapshot_samples.h"
+#include "snapshot/snapshot_source.h"
 
 namespace statlet {
 
@@ -70,7 +70,7 @@ class MetricsHttpServer {
 
   struct Counters {
     uint64_t scrapes = 0;
-    uint64_t encodes = 0;        // expositions actually encoded (others reused bytes)
+    uint64_t encodes = 0;  // expositions actually encoded (others reused bytes)
     uint64_t failed_scrapes = 0;
   };
   Counters counters() const;

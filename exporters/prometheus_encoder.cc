@@ -97,12 +97,26 @@ constexpr char kDigitPairs[] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-constexpr uint64_t kPow10[20] = {
-    1ull,           10ull,           100ull,           1000ull,           10000ull,
-    100000ull,      1000000ull,      10000000ull,      100000000ull,      1000000000ull,
-    10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull, 100000000000000ull,
-    1000000000000000ull, 10000000000000000ull, 100000000000000000ull, 1000000000000000000ull,
-    10000000000000000000ull};
+constexpr uint64_t kPow10[20] = {1ull,
+                                 10ull,
+                                 100ull,
+                                 1000ull,
+                                 10000ull,
+                                 100000ull,
+                                 1000000ull,
+                                 10000000ull,
+                                 100000000ull,
+                                 1000000000ull,
+                                 10000000000ull,
+                                 100000000000ull,
+                                 1000000000000ull,
+                                 10000000000000ull,
+                                 100000000000000ull,
+                                 1000000000000000ull,
+                                 10000000000000000ull,
+                                 100000000000000000ull,
+                                 1000000000000000000ull,
+                                 10000000000000000000ull};
 
 STATLET_ALWAYS_INLINE inline int DecimalDigits(uint64_t v) {
   // log10 from the bit length (1233 / 4096 ~ log10(2)), then one comparison to correct it.
@@ -270,7 +284,8 @@ class PrometheusEncoder::Writer final : public metrics::SampleSink {
       }
       const size_t position = position_++;
       const Extra* e = position < extras_->size() ? &(*extras_)[position] : nullptr;
-      if (e == nullptr || !SameValues(*e, labels)) [[unlikely]] e = &enc_.ExtraFor(*family_, position, labels);
+      if (e == nullptr || !SameValues(*e, labels)) [[unlikely]]
+        e = &enc_.ExtraFor(*family_, position, labels);
       extra = e->rendered.data();
       extra_size = e->size;
     }
@@ -401,8 +416,8 @@ bool PrometheusEncoder::SyncLabelCache(const Snapshot& s, size_t count) {
     while (old < scratch_.size() && scratch_[old].path < c.id.cgroup_path) ++old;
     if (kept == cache_.size()) cache_.emplace_back();
     CgroupLabels& slot = cache_[kept++];
-    if (old < scratch_.size() && scratch_[old].path == c.id.cgroup_path &&
-        scratch_[old].cgroup_id == c.id.cgroup_id && scratch_[old].created_ns == c.id.created_ns.value_or(0) &&
+    if (old < scratch_.size() && scratch_[old].path == c.id.cgroup_path && scratch_[old].cgroup_id == c.id.cgroup_id &&
+        scratch_[old].created_ns == c.id.created_ns.value_or(0) &&
         SameLabels(scratch_[old].meta.get(), c.id.meta.get())) {
       std::swap(slot, scratch_[old]);
       slot.meta = c.id.meta;
@@ -475,9 +490,7 @@ void PrometheusEncoder::Encode(const Snapshot& s, ExpositionFormat format, std::
   for (const MetricFamily& f : AllMetricFamilies()) {
     w.StartFamily(f, headers[static_cast<size_t>(f.id)]);
     switch (f.scope) {
-      case MetricScope::kCgroup:
-        samples_.ForEachSampleIn(f.id, 0, count, w);
-        break;
+      case MetricScope::kCgroup: samples_.ForEachSampleIn(f.id, 0, count, w); break;
       case MetricScope::kEvent: samples_.ForEachEventSample(f.id, w); break;
     }
   }

@@ -23,11 +23,11 @@
 #include <string_view>
 #include <vector>
 
-#include "snapshot/snapshot.h"
 #include "exporters/exposition_text.h"
 #include "metrics/families.h"
 #include "metrics/sample.h"
 #include "metrics/snapshot_samples.h"
+#include "snapshot/snapshot.h"
 
 namespace statlet {
 
@@ -92,9 +92,9 @@ class PrometheusEncoder {
   // Packed again only when the cache changed.
   std::string blocks_;
   std::vector<size_t> block_starts_;
-  std::vector<std::string> le_labels_;  // ",le=\"2e-06\"" for bucket i
+  std::vector<std::string> le_labels_;   // ",le=\"2e-06\"" for bucket i
   std::unique_ptr<DoubleMemo> doubles_;  // text of the doubles seen, across encodes
-  std::string event_line_;              // an event-scope sample's head (capacity reused)
+  std::string event_line_;               // an event-scope sample's head (capacity reused)
 
   uint64_t series_ = 0;
   uint64_t blocks_rendered_ = 0;

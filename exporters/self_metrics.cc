@@ -13,8 +13,8 @@ using prometheus::BuildHistogram;
 
 // Collections and scrapes take from microseconds (a few cgroups) to seconds (thousands).
 const prometheus::Histogram::BucketBoundaries& DurationBuckets() {
-  static const auto* b = new prometheus::Histogram::BucketBoundaries{
-      0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+  static const auto* b = new prometheus::Histogram::BucketBoundaries{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                                     0.1,    0.25,  0.5,    1,     2.5,  5,     10};
   return *b;
 }
 
@@ -53,9 +53,31 @@ namespace {
 
 // Names and help of every self-metric family, in exposition order (also docs/metrics.md).
 enum Self : size_t {
-  kBuildInfo, kCollectionDuration, kScrapeDuration, kScrapeError, kCgroupsTracked, kCgroupsReported,
-  kFilesRead, kFilesCached, kCollections, kJoins, kReuses, kReadErrors, kDropped, kProbeUp, kProbeLost, kRuntimeUp, kRuntimeInfo,
-  kCriCalls, kCriDuration, kOtlpRequests, kOtlpFailures, kOtlpDropped, kOtlpRejected, kOtlpQueueBytes, kSelfCount,
+  kBuildInfo,
+  kCollectionDuration,
+  kScrapeDuration,
+  kScrapeError,
+  kCgroupsTracked,
+  kCgroupsReported,
+  kFilesRead,
+  kFilesCached,
+  kCollections,
+  kJoins,
+  kReuses,
+  kReadErrors,
+  kDropped,
+  kProbeUp,
+  kProbeLost,
+  kRuntimeUp,
+  kRuntimeInfo,
+  kCriCalls,
+  kCriDuration,
+  kOtlpRequests,
+  kOtlpFailures,
+  kOtlpDropped,
+  kOtlpRejected,
+  kOtlpQueueBytes,
+  kSelfCount,
 };
 constexpr SelfMetricDescription kSelf[kSelfCount] = {
     {"statlet_build_info", "gauge", "A constant 1 labelled with statlet's version and revision."},

@@ -20,9 +20,9 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include "exporters/exposition_text.h"
 #include "snapshot/snapshot.h"
 #include "snapshot/snapshot_source.h"
-#include "exporters/exposition_text.h"
 
 namespace statlet {
 

@@ -28,7 +28,8 @@ class StagedText {
 
   // Room for n bytes at the returned cursor; Commit() the new end.
   char* Reserve(size_t n) {
-    if (n > static_cast<size_t>(end_ - p_)) [[unlikely]] Grow(n);
+    if (n > static_cast<size_t>(end_ - p_)) [[unlikely]]
+      Grow(n);
     return p_;
   }
   void Commit(char* end) { p_ = end; }

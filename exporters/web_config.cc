@@ -15,8 +15,7 @@
 namespace statlet {
 namespace {
 
-Status CheckKeys(const YAML::Node& node, const std::string& where,
-                 std::initializer_list<const char*> supported) {
+Status CheckKeys(const YAML::Node& node, const std::string& where, std::initializer_list<const char*> supported) {
   if (!node.IsMap()) return InvalidArgument(where + ": expected a mapping");
   for (const auto& kv : node) {
     std::string key = kv.first.as<std::string>();
@@ -100,7 +99,8 @@ StatusOr<WebConfig> ParseWebConfig(const std::string& yaml_text) {
       return s;
     }
     if (YAML::Node tls = root["tls_server_config"]; tls && !tls.IsNull()) {
-      if (Status s = CheckKeys(tls, "tls_server_config", {"cert_file", "key_file", "client_ca_file", "client_auth_type"});
+      if (Status s =
+              CheckKeys(tls, "tls_server_config", {"cert_file", "key_file", "client_ca_file", "client_auth_type"});
           !s.ok()) {
         return s;
       }

@@ -15,7 +15,7 @@ struct WebConfig {
   // tls_server_config
   std::string cert_file;
   std::string key_file;
-  std::string client_ca_file;   // set: clients must present a certificate signed by this CA
+  std::string client_ca_file;  // set: clients must present a certificate signed by this CA
   // http_server_config.headers: added to every response
   std::map<std::string, std::string> headers;
   // basic_auth_users: user -> bcrypt hash

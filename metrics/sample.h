@@ -4,7 +4,6 @@
 // `_nanoseconds` sibling, OTLP doubles.
 #pragma once
 
-#include "base/attributes.h"
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -12,6 +11,7 @@
 #include <span>
 #include <string_view>
 #include <type_traits>
+#include "base/attributes.h"
 
 namespace statlet {
 struct OomEvent;
@@ -61,8 +61,9 @@ struct LabelValues {
   // The count is known where the rule names its labels: no loop over an initializer list
   // per sample, and more than kMax labels does not compile.
   template <class... S>
-    requires(sizeof...(S) >= 1 && sizeof...(S) <= kMax && (std::is_convertible_v<const S&, std::string_view> && ...))
-  STATLET_ALWAYS_INLINE LabelValues(const S&... values)
+  requires(sizeof...(S) >= 1 && sizeof...(S) <= kMax &&
+           (std::is_convertible_v<const S&, std::string_view> && ...)) STATLET_ALWAYS_INLINE
+      LabelValues(const S&... values)
       : v{std::string_view(values)...}, n(static_cast<uint8_t>(sizeof...(S))) {}
   std::span<const std::string_view> values() const { return {v.data(), n}; }
 };

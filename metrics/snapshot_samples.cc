@@ -41,8 +41,8 @@ namespace {
 // Whether two OOM events would carry the same labels (same victim cgroup, pid, comm and
 // constraint); the older one is then left out, so that no two series share a label set.
 bool SameOomSeries(const OomEvent& a, const OomEvent& b) {
-  return a.cgroup_id == b.cgroup_id && a.pid == b.pid && a.constraint_memcg == b.constraint_memcg &&
-         a.comm == b.comm && a.cgroup_path == b.cgroup_path;
+  return a.cgroup_id == b.cgroup_id && a.pid == b.pid && a.constraint_memcg == b.constraint_memcg && a.comm == b.comm &&
+         a.cgroup_path == b.cgroup_path;
 }
 
 // The pod's network namespace: its own, or the one its containers share (they follow the
@@ -101,7 +101,8 @@ void SnapshotSamples::Bind(const Snapshot& s) {
   dropped_interfaces_ = 0;
   if (rules_.max_interfaces) {
     for (const auto& [inode, ns] : s.netns) {
-      if (ns.interfaces.size() > rules_.max_interfaces) dropped_interfaces_ += ns.interfaces.size() - rules_.max_interfaces;
+      if (ns.interfaces.size() > rules_.max_interfaces)
+        dropped_interfaces_ += ns.interfaces.size() - rules_.max_interfaces;
     }
   }
   container_net_.assign(count_, nullptr);
@@ -113,9 +114,7 @@ void SnapshotSamples::Bind(const Snapshot& s) {
       case CgroupKind::kRoot:
         container_net_[i] = s.Netns(c);  // the host's interfaces
         break;
-      case CgroupKind::kPod:
-        pod_net_[i] = PodNamespace(s, i);
-        break;
+      case CgroupKind::kPod: pod_net_[i] = PodNamespace(s, i); break;
       case CgroupKind::kContainer:
         if (c.host_network) break;
         if (c.id.pod_uid.empty() && !c.id.meta) {
@@ -153,9 +152,7 @@ void SnapshotSamples::Bind(const Snapshot& s) {
   }
 }
 
-void SnapshotSamples::ForEachSample(FamilyId id, size_t cgroup, SampleSink& sink) {
-  VisitCgroup(id, cgroup, sink);
-}
+void SnapshotSamples::ForEachSample(FamilyId id, size_t cgroup, SampleSink& sink) { VisitCgroup(id, cgroup, sink); }
 
 void SnapshotSamples::ForEachEventSample(FamilyId id, SampleSink& sink) {
   if (id != FamilyId::kStatletOomKillTimestampSeconds) return;

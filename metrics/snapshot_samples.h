@@ -17,10 +17,10 @@
 #include <string_view>
 #include <vector>
 
-#include "snapshot/snapshot.h"
 #include "metrics/device_names.h"
 #include "metrics/families.h"
 #include "metrics/sample.h"
+#include "snapshot/snapshot.h"
 
 namespace statlet::metrics {
 

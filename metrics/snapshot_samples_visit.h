@@ -122,7 +122,8 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
       sink.Add(i, {}, Value::Count(static_cast<uint64_t>(std::max<int64_t>(0, s.timestamp_ns) / 1000000000)));
       return;
     case F::kContainerCreationTimeSeconds:
-      if (c.id.created_ns && *c.id.created_ns > 0) sink.Add(i, {}, Value::Nanos(static_cast<uint64_t>(*c.id.created_ns)));
+      if (c.id.created_ns && *c.id.created_ns > 0)
+        sink.Add(i, {}, Value::Nanos(static_cast<uint64_t>(*c.id.created_ns)));
       return;
     case F::kContainerStartTimeSeconds:
       if (std::optional<int64_t> start = StartTimeNs(c)) sink.Add(i, {}, Value::Nanos(static_cast<uint64_t>(*start)));
@@ -139,15 +140,29 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
     case F::kContainerCpuUserSecondsTotal: nanos(cpu.user_ns); return;
     case F::kContainerCpuSystemSecondsTotal: nanos(cpu.system_ns); return;
     // CFS counters mean something only with a quota.
-    case F::kContainerCpuCfsPeriodsTotal: if (cfs_set()) count(cpu.nr_periods); return;
-    case F::kContainerCpuCfsThrottledPeriodsTotal: if (cfs_set()) count(cpu.nr_throttled); return;
-    case F::kContainerCpuCfsThrottledSecondsTotal: if (cfs_set()) nanos(cpu.throttled_ns); return;
-    case F::kContainerCpuCfsBurstPeriodsTotal: if (cfs_set()) count(cpu.nr_bursts); return;
-    case F::kContainerCpuCfsBurstSecondsTotal: if (cfs_set()) nanos(cpu.burst_ns); return;
+    case F::kContainerCpuCfsPeriodsTotal:
+      if (cfs_set()) count(cpu.nr_periods);
+      return;
+    case F::kContainerCpuCfsThrottledPeriodsTotal:
+      if (cfs_set()) count(cpu.nr_throttled);
+      return;
+    case F::kContainerCpuCfsThrottledSecondsTotal:
+      if (cfs_set()) nanos(cpu.throttled_ns);
+      return;
+    case F::kContainerCpuCfsBurstPeriodsTotal:
+      if (cfs_set()) count(cpu.nr_bursts);
+      return;
+    case F::kContainerCpuCfsBurstSecondsTotal:
+      if (cfs_set()) nanos(cpu.burst_ns);
+      return;
     case F::kContainerSpecCpuPeriod: count(cpu.period_us); return;
-    case F::kContainerSpecCpuQuota: if (cfs_set()) count(cpu.quota_us); return;
+    case F::kContainerSpecCpuQuota:
+      if (cfs_set()) count(cpu.quota_us);
+      return;
     case F::kContainerSpecCpuShares: count(cpu.shares); return;
-    case F::kContainerSpecMemoryLimitBytes: if (mem.max_bytes) sink.Add(i, {}, CadvisorLimit(*mem.max_bytes)); return;
+    case F::kContainerSpecMemoryLimitBytes:
+      if (mem.max_bytes) sink.Add(i, {}, CadvisorLimit(*mem.max_bytes));
+      return;
     case F::kContainerSpecMemorySwapLimitBytes:
       if (mem.swap_max_bytes) sink.Add(i, {}, CadvisorLimit(*mem.swap_max_bytes));
       return;
@@ -191,7 +206,8 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
     case F::kContainerProcesses: count(c.process.processes); return;
     case F::kContainerThreads: count(c.process.threads ? c.process.threads : c.process.pids_current); return;
     case F::kContainerThreadsMax:
-      if (c.process.pids_max) sink.Add(i, {}, Value::Count(*c.process.pids_max == kUnlimited ? 0 : *c.process.pids_max));
+      if (c.process.pids_max)
+        sink.Add(i, {}, Value::Count(*c.process.pids_max == kUnlimited ? 0 : *c.process.pids_max));
       return;
     case F::kContainerFsReadsBytesTotal: per_device(&IoDeviceStats::read_bytes); return;
     case F::kContainerFsWritesBytesTotal: per_device(&IoDeviceStats::write_bytes); return;
@@ -241,13 +257,20 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
       static_assert(std::size(kMemoryEventNames) == 6);
       for (int scope = 0; scope < 2; ++scope) {
         const MemoryEvents& e = scope == 0 ? mem.events : mem.events_local;
-        for (size_t k = 0; k < 6; ++k) count(MemoryEvent(e, k), {kMemoryEventNames[k], scope == 0 ? "hierarchy" : "local"});
+        for (size_t k = 0; k < 6; ++k)
+          count(MemoryEvent(e, k), {kMemoryEventNames[k], scope == 0 ? "hierarchy" : "local"});
       }
       return;
     }
-    case F::kStatletMemoryMinBytes: if (mem.min_bytes) sink.Add(i, {}, StatletLimit(*mem.min_bytes)); return;
-    case F::kStatletMemoryLowBytes: if (mem.low_bytes) sink.Add(i, {}, StatletLimit(*mem.low_bytes)); return;
-    case F::kStatletMemoryHighBytes: if (mem.high_bytes) sink.Add(i, {}, StatletLimit(*mem.high_bytes)); return;
+    case F::kStatletMemoryMinBytes:
+      if (mem.min_bytes) sink.Add(i, {}, StatletLimit(*mem.min_bytes));
+      return;
+    case F::kStatletMemoryLowBytes:
+      if (mem.low_bytes) sink.Add(i, {}, StatletLimit(*mem.low_bytes));
+      return;
+    case F::kStatletMemoryHighBytes:
+      if (mem.high_bytes) sink.Add(i, {}, StatletLimit(*mem.high_bytes));
+      return;
     case F::kStatletMemoryReclaimScannedPagesTotal:
       count(mem.pgscan_direct, {"direct"});
       count(mem.pgscan_kswapd, {"kswapd"});
@@ -273,13 +296,19 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
       return;
     }
     case F::kStatletPidsCurrent: count(c.process.pids_current); return;
-    case F::kStatletPidsMax: if (c.process.pids_max) sink.Add(i, {}, StatletLimit(*c.process.pids_max)); return;
+    case F::kStatletPidsMax:
+      if (c.process.pids_max) sink.Add(i, {}, StatletLimit(*c.process.pids_max));
+      return;
     case F::kStatletPidsLimitHitsTotal: count(c.process.pids_events_max); return;
-    case F::kStatletPodNetworkBytesTotal: pod_network(&NetInterfaceStats::rx_bytes, &NetInterfaceStats::tx_bytes); return;
+    case F::kStatletPodNetworkBytesTotal:
+      pod_network(&NetInterfaceStats::rx_bytes, &NetInterfaceStats::tx_bytes);
+      return;
     case F::kStatletPodNetworkPacketsTotal:
       pod_network(&NetInterfaceStats::rx_packets, &NetInterfaceStats::tx_packets);
       return;
-    case F::kStatletPodNetworkErrorsTotal: pod_network(&NetInterfaceStats::rx_errors, &NetInterfaceStats::tx_errors); return;
+    case F::kStatletPodNetworkErrorsTotal:
+      pod_network(&NetInterfaceStats::rx_errors, &NetInterfaceStats::tx_errors);
+      return;
     case F::kStatletPodNetworkDroppedPacketsTotal:
       pod_network(&NetInterfaceStats::rx_dropped, &NetInterfaceStats::tx_dropped);
       return;
@@ -355,7 +384,8 @@ void SnapshotSamples::ForEachSampleIn(FamilyId id, size_t begin, size_t end, Sin
   using Loop = void (*)(SnapshotSamples&, size_t, size_t, Sink&);
   static constexpr auto kLoops = []<size_t... I>(std::index_sequence<I...>) {
     return std::array<Loop, sizeof...(I)>{&FamilyLoop<static_cast<FamilyId>(I), Sink>...};
-  }(std::make_index_sequence<kFamilyCount>{});
+  }
+  (std::make_index_sequence<kFamilyCount>{});
   const size_t k = static_cast<size_t>(id);
   if (k < kLoops.size()) kLoops[k](*this, begin, end, sink);
 }

@@ -13,9 +13,7 @@ struct ContainerdContent::Stub {
 
 namespace {
 
-int64_t UnixNanos(const google::protobuf::Timestamp& t) {
-  return t.seconds() * 1000000000 + t.nanos();
-}
+int64_t UnixNanos(const google::protobuf::Timestamp& t) { return t.seconds() * 1000000000 + t.nanos(); }
 
 BlobInfo ToBlob(const content::Info& info) {
   BlobInfo b;

@@ -16,7 +16,7 @@
 namespace statlet::pulls {
 
 struct ContainerdContentOptions {
-  std::string namespace_ = "k8s.io";   // the CRI plugin's namespace
+  std::string namespace_ = "k8s.io";  // the CRI plugin's namespace
   std::chrono::milliseconds call_timeout{5000};
   size_t max_manifest_bytes = 4 << 20;
 };

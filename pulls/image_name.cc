@@ -108,9 +108,10 @@ StatusOr<ImageName> ParseImageName(std::string_view reference) {
   }
   if (rest.size() > kMaxNameLength) return bad("name longer than 255 characters");  // early out
   std::string_view first = rest.substr(0, rest.find('/'));
-  bool has_domain = rest.find('/') != std::string_view::npos &&
-                    (first.find('.') != std::string_view::npos || first.find(':') != std::string_view::npos ||
-                     first == "localhost" || first.find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") != std::string_view::npos);
+  bool has_domain =
+      rest.find('/') != std::string_view::npos &&
+      (first.find('.') != std::string_view::npos || first.find(':') != std::string_view::npos || first == "localhost" ||
+       first.find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") != std::string_view::npos);
   std::string_view path = rest;
   if (has_domain) {
     if (!ValidDomain(first)) return bad("bad registry host");

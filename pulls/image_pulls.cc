@@ -34,7 +34,8 @@ StatusOr<std::string> ResolveNodeName(const std::string& configured, bool strict
     // A host name is only a default: a bare host whose name Kubernetes would refuse (a
     // guest's "(none)") still pulls images; only the object's name is then unusable.
     if (!strict) {
-      if (Status s = ValidateNodeName(name); !s.ok()) log::Warn("image pulls: the host name is no node name: " + s.message());
+      if (Status s = ValidateNodeName(name); !s.ok())
+        log::Warn("image pulls: the host name is no node name: " + s.message());
       return name;
     }
   }
@@ -42,7 +43,8 @@ StatusOr<std::string> ResolveNodeName(const std::string& configured, bool strict
   return name;
 }
 
-StatusOr<std::unique_ptr<ImagePulls>> ImagePulls::Start(const ImagePullOptions& o, const std::string& runtime_endpoint) {
+StatusOr<std::unique_ptr<ImagePulls>> ImagePulls::Start(const ImagePullOptions& o,
+                                                        const std::string& runtime_endpoint) {
   // The name must be valid where it names an object on the API server, or was given.
   auto node = ResolveNodeName(o.node_name, /*strict=*/!o.apiserver.empty());
   if (!node.ok()) return InvalidArgument("pull.node-name: " + node.status().message());
@@ -89,10 +91,13 @@ StatusOr<std::unique_ptr<ImagePulls>> ImagePulls::Start(const ImagePullOptions& 
   StatusWriter* w = self->writer_.get();
   NodePullsView::Listener listener;
   if (w != nullptr) {
-    listener = [w](std::shared_ptr<const std::string> object, const std::string& content) { w->Offer(object, content); };
+    listener = [w](std::shared_ptr<const std::string> object, const std::string& content) {
+      w->Offer(object, content);
+    };
     w->Start();
   }
-  self->view_ = std::make_unique<NodePullsView>(self->engine_.get(), NodePullsOptions{*node, o.status_period}, listener);
+  self->view_ =
+      std::make_unique<NodePullsView>(self->engine_.get(), NodePullsOptions{*node, o.status_period}, listener);
   self->view_->Start();
   self->metrics_ = std::make_unique<PullMetrics>(self->engine_.get(), self->writer_.get());
   return self;

@@ -236,7 +236,7 @@ class StreamCall final : public grpc::ServerWriteReactor<typename Format::Respon
   uint64_t last_version_ = 0;
   bool reported_ = false;
   bool writing_ = false;
-  bool finishing_ = false;      // no more reports: the status is decided
+  bool finishing_ = false;  // no more reports: the status is decided
   bool finish_called_ = false;
   bool finished_ = false;
   grpc::Status status_;
@@ -320,11 +320,10 @@ class UnaryPullCall final : public grpc::ServerUnaryReactor, public PullSubscrib
 
 // ---------------------------------------------------------------- the service
 
-using Base = v1::ImageService::WithRawCallbackMethod_ListImages<
-    v1::ImageService::WithRawCallbackMethod_ImageStatus<v1::ImageService::WithRawCallbackMethod_RemoveImage<
-        v1::ImageService::WithRawCallbackMethod_ImageFsInfo<v1::ImageService::WithRawCallbackMethod_PullImage<
-            v1::ImageService::WithCallbackMethod_PullImageWithProgress<
-                v1::ImageService::WithCallbackMethod_PullImageProgress<v1::ImageService::Service>>>>>>>;
+using Base = v1::ImageService::WithRawCallbackMethod_ListImages<v1::ImageService::WithRawCallbackMethod_ImageStatus<
+    v1::ImageService::WithRawCallbackMethod_RemoveImage<v1::ImageService::WithRawCallbackMethod_ImageFsInfo<
+        v1::ImageService::WithRawCallbackMethod_PullImage<v1::ImageService::WithCallbackMethod_PullImageWithProgress<
+            v1::ImageService::WithCallbackMethod_PullImageProgress<v1::ImageService::Service>>>>>>>;
 
 class ImageService final : public Base {
  public:
@@ -356,9 +355,9 @@ class ImageService final : public Base {
       for (const auto& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
     }
     v1::PullImageRequest parsed;
-    StatusOr<PullRequest> request = parsed.ParseFromString(bytes) ? MakePullRequest(parsed, bytes)
-                                                                   : StatusOr<PullRequest>(InvalidArgument(
-                                                                         "PullImageRequest does not parse"));
+    StatusOr<PullRequest> request = parsed.ParseFromString(bytes)
+                                        ? MakePullRequest(parsed, bytes)
+                                        : StatusOr<PullRequest>(InvalidArgument("PullImageRequest does not parse"));
     SubscribeOptions o;
     o.no_progress_timeout = options_.default_no_progress_timeout;
     return UnaryPullCall::Start(engine_, std::move(request), o, resp);
@@ -367,8 +366,8 @@ class ImageService final : public Base {
   grpc::ServerWriteReactor<kep::PullImageWithProgressResponse>* PullImageWithProgress(
       grpc::CallbackServerContext* ctx, const kep::PullImageWithProgressRequest* req) override {
     StatusOr<PullRequest> request = MakePullRequest(req->request(), req->request().SerializeAsString());
-    StatusOr<ReportPolicy> policy = InvalidArgument("unknown granularity_type " +
-                                                    std::to_string(static_cast<int>(req->granularity_type())));
+    StatusOr<ReportPolicy> policy =
+        InvalidArgument("unknown granularity_type " + std::to_string(static_cast<int>(req->granularity_type())));
     std::optional<uint64_t> interval;
     if (req->has_interval()) interval = req->interval().value();
     switch (req->granularity_type()) {
@@ -378,9 +377,8 @@ class ImageService final : public Base {
       default: break;
     }
     SubscribeOptions o;
-    o.no_progress_timeout = req->has_no_progress_timeout()
-                                ? std::chrono::seconds(req->no_progress_timeout().value())
-                                : options_.default_no_progress_timeout;
+    o.no_progress_timeout = req->has_no_progress_timeout() ? std::chrono::seconds(req->no_progress_timeout().value())
+                                                           : options_.default_no_progress_timeout;
     return StreamCall<KepFormat>::Start(engine_, std::move(request), std::move(policy), o);
   }
 
@@ -400,20 +398,21 @@ class ImageService final : public Base {
     std::unique_ptr<grpc::GenericStub> stub;
   };
 
-  grpc::ServerUnaryReactor* Forward(grpc::CallbackServerContext* ctx, const char* method,
-                                    const grpc::ByteBuffer* req, grpc::ByteBuffer* resp) {
+  grpc::ServerUnaryReactor* Forward(grpc::CallbackServerContext* ctx, const char* method, const grpc::ByteBuffer* req,
+                                    grpc::ByteBuffer* resp) {
     grpc::ServerUnaryReactor* reactor = ctx->DefaultReactor();
     if (in_flight_.fetch_add(1) >= options_.max_forwarded_calls) {
       in_flight_.fetch_sub(1);
-      reactor->Finish(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                                   "too many image calls in flight (" + std::to_string(options_.max_forwarded_calls) +
-                                       ")"));
+      reactor->Finish(
+          grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                       "too many image calls in flight (" + std::to_string(options_.max_forwarded_calls) + ")"));
       return reactor;
     }
     auto channel = runtime_->Get();
     if (!channel.ok()) {
       in_flight_.fetch_sub(1);
-      reactor->Finish(grpc::Status(grpc::StatusCode::UNAVAILABLE, "no container runtime: " + channel.status().message()));
+      reactor->Finish(
+          grpc::Status(grpc::StatusCode::UNAVAILABLE, "no container runtime: " + channel.status().message()));
       return reactor;
     }
     auto call = std::make_shared<Forwarded>();

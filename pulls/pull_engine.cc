@@ -115,8 +115,7 @@ void PullEngine::Stop() {
   cancelling_.clear();
 }
 
-JoinResult PullEngine::Join(PullRequest request, std::shared_ptr<PullSubscriber> subscriber,
-                            SubscribeOptions options) {
+JoinResult PullEngine::Join(PullRequest request, std::shared_ptr<PullSubscriber> subscriber, SubscribeOptions options) {
   JoinResult out;
   PullViewPtr view;
   {
@@ -186,8 +185,8 @@ void PullEngine::Leave(uint64_t subscription) {
       --subscribers_;
       return true;
     }
-    auto at = std::find_if(p->awaiting.begin(), p->awaiting.end(),
-                           [&](const auto& a) { return a.first.id == subscription; });
+    auto at =
+        std::find_if(p->awaiting.begin(), p->awaiting.end(), [&](const auto& a) { return a.first.id == subscription; });
     if (at != p->awaiting.end()) {
       p->awaiting.erase(at);
       --subscribers_;
@@ -557,13 +556,13 @@ std::vector<PullViewPtr> PullEngine::Pulls() const {
   std::vector<PullViewPtr> out(history_.begin(), history_.end());
   for (const auto& [key, p] : pulls_) out.push_back(p->view);
   for (const auto& p : cancelling_) out.push_back(p->view);
-  std::sort(out.begin(), out.end(), [](const PullViewPtr& a, const PullViewPtr& b) {
-    return a->started_unix_ns < b->started_unix_ns;
-  });
+  std::sort(out.begin(), out.end(),
+            [](const PullViewPtr& a, const PullViewPtr& b) { return a->started_unix_ns < b->started_unix_ns; });
   const auto cutoff = UnixNow() - std::chrono::duration_cast<std::chrono::nanoseconds>(options_.history_ttl).count();
-  out.erase(std::remove_if(out.begin(), out.end(),
-                           [&](const PullViewPtr& v) { return v->finished_unix_ns != 0 && v->finished_unix_ns < cutoff; }),
-            out.end());
+  out.erase(
+      std::remove_if(out.begin(), out.end(),
+                     [&](const PullViewPtr& v) { return v->finished_unix_ns != 0 && v->finished_unix_ns < cutoff; }),
+      out.end());
   return out;
 }
 

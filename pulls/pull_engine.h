@@ -69,8 +69,8 @@ struct PullEngineOptions {
   // Applied to pulls nobody follows any more (0: never).
   std::chrono::seconds abandoned_no_progress_timeout{0};
   bool keep_abandoned = true;
-  size_t max_pulls = 32;          // different images in flight
-  size_t max_subscribers = 256;   // calls following pulls
+  size_t max_pulls = 32;         // different images in flight
+  size_t max_subscribers = 256;  // calls following pulls
   // How long stalled subscribers wait for the runtime to confirm the cancellation.
   std::chrono::milliseconds cancel_grace{2000};
   // Finished pulls kept for the per-node view.
@@ -83,8 +83,8 @@ struct PullCounters {
   uint64_t started = 0;
   uint64_t succeeded = 0, failed = 0, stalled = 0, cancelled = 0;
   uint64_t joins = 0;
-  uint64_t rejected = 0;         // joins refused by max_pulls / max_subscribers
-  uint64_t content_errors = 0;   // polls the content store did not answer
+  uint64_t rejected = 0;        // joins refused by max_pulls / max_subscribers
+  uint64_t content_errors = 0;  // polls the content store did not answer
   // Durations of succeeded pulls, seconds: counts per upper bound in kDurationBuckets.
   std::vector<uint64_t> duration_buckets;
   double duration_sum = 0;
@@ -100,8 +100,7 @@ struct JoinResult {
 
 class PullEngine {
  public:
-  PullEngine(PullEngineOptions options, std::unique_ptr<ContentSource> content,
-             std::unique_ptr<RuntimePuller> runtime);
+  PullEngine(PullEngineOptions options, std::unique_ptr<ContentSource> content, std::unique_ptr<RuntimePuller> runtime);
   ~PullEngine();
 
   void Start();

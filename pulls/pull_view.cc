@@ -32,7 +32,6 @@ const char* PullPhaseName(PullPhase p) {
   return "Started";
 }
 
-
 std::string DescribeUnfinishedLayers(const PullView& view) {
   if (!view.total) return "the image's manifest has not arrived";
   constexpr size_t kMaxNamed = 8;
@@ -48,7 +47,8 @@ std::string DescribeUnfinishedLayers(const PullView& view) {
     if (l.stage == LayerStage::kWaiting) {
       out += "layer " + l.digest + " not started (" + HumanBytes(static_cast<double>(l.size), " ") + ")";
     } else {
-      out += "layer " + l.digest + " at " + HumanBytes(static_cast<double>(l.offset), " ") + " of " + HumanBytes(static_cast<double>(l.size), " ");
+      out += "layer " + l.digest + " at " + HumanBytes(static_cast<double>(l.offset), " ") + " of " +
+             HumanBytes(static_cast<double>(l.size), " ");
     }
     ++named;
   }

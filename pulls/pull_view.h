@@ -24,8 +24,8 @@ const char* LayerStageName(LayerStage s);
 inline bool LayerDone(LayerStage s) { return s == LayerStage::kDownloaded || s == LayerStage::kPresent; }
 
 struct LayerState {
-  std::string digest;  // "sha256:<hex>"
-  uint64_t size = 0;   // from the manifest
+  std::string digest;   // "sha256:<hex>"
+  uint64_t size = 0;    // from the manifest
   uint64_t offset = 0;  // bytes received; never decreases in reports
   LayerStage stage = LayerStage::kWaiting;
 };
@@ -35,9 +35,9 @@ enum class PullPhase : uint8_t {
   kDownloading,  // some layer is not done
   kUnpacking,    // every layer is done; the runtime has not answered yet
   kSucceeded,
-  kFailed,       // the runtime answered with an error
-  kStalled,      // no byte moved for the no-progress timeout: cancelled
-  kCancelled,    // every client left and the pull was cancelled, or statlet stopped
+  kFailed,     // the runtime answered with an error
+  kStalled,    // no byte moved for the no-progress timeout: cancelled
+  kCancelled,  // every client left and the pull was cancelled, or statlet stopped
 };
 const char* PullPhaseName(PullPhase p);
 inline bool PullFinished(PullPhase p) { return p >= PullPhase::kSucceeded; }
@@ -45,19 +45,19 @@ inline bool PullFinished(PullPhase p) { return p >= PullPhase::kSucceeded; }
 struct PullView {
   std::string image;  // normalized reference
   PullPhase phase = PullPhase::kResolving;
-  std::optional<uint64_t> total;  // the manifest's layer sizes; empty until it is known
-  uint64_t offset = 0;            // bytes of the layers received (done layers count in full)
+  std::optional<uint64_t> total;   // the manifest's layer sizes; empty until it is known
+  uint64_t offset = 0;             // bytes of the layers received (done layers count in full)
   std::vector<LayerState> layers;  // manifest order
   Clock::time_point started;
   int64_t started_unix_ns = 0;
-  int64_t finished_unix_ns = 0;      // 0 while running
+  int64_t finished_unix_ns = 0;     // 0 while running
   Clock::time_point last_progress;  // the last moment bytes were seen moving (or the start)
   double bytes_per_second = 0;      // over the last few seconds
   std::optional<double> eta_seconds;
   std::string image_ref;  // the runtime's answer, once succeeded
   std::string reason;     // why it failed, stalled or was cancelled
   int subscribers = 0;
-  uint64_t joins = 0;  // clients that joined this pull after the first
+  uint64_t joins = 0;    // clients that joined this pull after the first
   uint64_t version = 0;  // grows with every change
 };
 using PullViewPtr = std::shared_ptr<const PullView>;

@@ -22,8 +22,7 @@ StatusOr<ReportPolicy> MakeReportPolicy(Granularity granularity, std::optional<u
       }
       p.every_bytes = v == 0 ? kDefaultSizeInterval : v;
       break;
-    case Granularity::kNone:
-      break;
+    case Granularity::kNone: break;
   }
   return p;
 }

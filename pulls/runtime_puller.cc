@@ -7,8 +7,8 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
-#include "proto/api.pb.h"
 #include "base/unix_socket.h"
+#include "proto/api.pb.h"
 
 namespace statlet::pulls {
 namespace {

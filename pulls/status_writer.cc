@@ -87,7 +87,7 @@ StatusWriterCounters StatusWriter::counters() const {
 void StatusWriter::Loop() {
   using Clock = std::chrono::steady_clock;
   std::unique_lock<std::mutex> lock(mu_);
-  Clock::time_point next_allowed{};   // the rate limit
+  Clock::time_point next_allowed{};  // the rate limit
   Clock::time_point last_written{};
   std::string written_content;
   bool ever_written = false;

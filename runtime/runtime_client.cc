@@ -8,10 +8,10 @@
 #include <grpcpp/grpcpp.h>
 
 #include "base/log.h"
-#include "runtime/filesystem_stats.h"
+#include "base/unix_socket.h"
 #include "proto/api.grpc.pb.h"
 #include "proto/image_service.grpc.pb.h"
-#include "base/unix_socket.h"
+#include "runtime/filesystem_stats.h"
 
 namespace statlet {
 namespace v1 = ::runtime::v1;
@@ -27,9 +27,8 @@ const char* RuntimeStateName(RuntimeState s) {
 }
 
 std::vector<std::string> DefaultRuntimeSockets() {
-  return {"/run/containerd/containerd.sock", "/run/crio/crio.sock",
-          "/var/run/containerd/containerd.sock", "/var/run/crio/crio.sock",
-          "/run/k3s/containerd/containerd.sock"};
+  return {"/run/containerd/containerd.sock", "/run/crio/crio.sock", "/var/run/containerd/containerd.sock",
+          "/var/run/crio/crio.sock", "/run/k3s/containerd/containerd.sock"};
 }
 
 struct RuntimeClient::Conn {

@@ -56,13 +56,13 @@ struct RuntimeClientOptions {
 // For the self-metric (statlet_runtime_up and friends) and the logs.
 struct RuntimeClientStatus {
   RuntimeState state = RuntimeState::kUnknown;
-  std::string endpoint;         // the socket in use or last tried
-  std::string runtime_name;     // from Version, e.g. "containerd"
+  std::string endpoint;      // the socket in use or last tried
+  std::string runtime_name;  // from Version, e.g. "containerd"
   std::string runtime_version;
-  uint64_t refreshes = 0;       // successful list rounds
-  uint64_t failures = 0;        // failed rounds
+  uint64_t refreshes = 0;  // successful list rounds
+  uint64_t failures = 0;   // failed rounds
   uint64_t sandboxes = 0, containers = 0;
-  uint64_t stats_refreshes = 0;   // successful ListContainerStats rounds
+  uint64_t stats_refreshes = 0;  // successful ListContainerStats rounds
   uint64_t stats_failures = 0;
   std::string last_error;
   std::string last_stats_error;
@@ -96,7 +96,7 @@ class RuntimeClient : public MetadataSource {
   void SetState(RuntimeState s, const std::string& endpoint, const std::string& error);
 
   RuntimeClientOptions options_;
-  std::mutex refresh_mu_;  // serialises rounds
+  std::mutex refresh_mu_;       // serialises rounds
   std::unique_ptr<Conn> conn_;  // guarded by refresh_mu_
   // ContainerStatus answers by container id, kept across rounds (guarded by refresh_mu_).
   struct Known {

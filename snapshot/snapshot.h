@@ -45,22 +45,22 @@ const char* RuntimeKindName(RuntimeKind r);
 // Names from the node's runtime (CRI). Shared and immutable; absent on a bare host.
 struct ContainerMetadata {
   std::string container_id;
-  std::string container_name;   // CRI ContainerMetadata.name ("POD" never appears here)
+  std::string container_name;  // CRI ContainerMetadata.name ("POD" never appears here)
   uint32_t attempt = 0;
   std::string pod_sandbox_id;
   std::string pod_name;
   std::string pod_namespace;
   std::string pod_uid;
   uint32_t pod_attempt = 0;
-  std::string image;            // as the user wrote it (ImageSpec.image)
-  std::string image_ref;        // resolved digest reference
+  std::string image;      // as the user wrote it (ImageSpec.image)
+  std::string image_ref;  // resolved digest reference
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
   std::map<std::string, std::string> pod_labels;
   std::map<std::string, std::string> pod_annotations;
   int64_t created_at_ns = 0;
   int64_t started_at_ns = 0;
-  bool is_sandbox = false;      // the pause container
+  bool is_sandbox = false;  // the pause container
   // The writable layer as the runtime last reported it (CRI ContainerStats.writable_layer);
   // only the runtime knows where it lives. timestamp 0 = never reported.
   struct WritableLayer {
@@ -76,23 +76,23 @@ struct ContainerMetadata {
   // reported = false: the runtime said nothing about resources.
   struct MemoryResources {
     bool reported = false;
-    Opt<uint64_t> limit_bytes;        // memory_limit_in_bytes; absent when 0 (no limit)
-    Opt<uint64_t> unified_min_bytes;  // unified["memory.min"]
-    Opt<uint64_t> unified_high_bytes; // unified["memory.high"]; kUnlimited for "max"
+    Opt<uint64_t> limit_bytes;         // memory_limit_in_bytes; absent when 0 (no limit)
+    Opt<uint64_t> unified_min_bytes;   // unified["memory.min"]
+    Opt<uint64_t> unified_high_bytes;  // unified["memory.high"]; kUnlimited for "max"
   } memory_resources;
 };
 
 struct Identity {
-  std::string cgroup_path;       // relative to the hierarchy root, "/" for the root
-  uint64_t cgroup_id = 0;        // inode of the cgroup v2 directory; 0 when there is none
+  std::string cgroup_path;  // relative to the hierarchy root, "/" for the root
+  uint64_t cgroup_id = 0;   // inode of the cgroup v2 directory; 0 when there is none
   CgroupKind kind = CgroupKind::kOther;
   QosClass qos = QosClass::kUnknown;
   RuntimeKind runtime = RuntimeKind::kUnknown;
   CgroupDriver driver = CgroupDriver::kUnknown;
-  std::string container_id;      // 64-hex id parsed from the path; empty for non-containers
-  std::string pod_uid;           // with dashes, as Kubernetes writes it; empty if unknown
-  std::string parent_path;       // the pod's cgroup path for a container; "" otherwise
-  Opt<int64_t> created_ns;       // cgroup directory change time at discovery (wall clock)
+  std::string container_id;                       // 64-hex id parsed from the path; empty for non-containers
+  std::string pod_uid;                            // with dashes, as Kubernetes writes it; empty if unknown
+  std::string parent_path;                        // the pod's cgroup path for a container; "" otherwise
+  Opt<int64_t> created_ns;                        // cgroup directory change time at discovery (wall clock)
   std::shared_ptr<const ContainerMetadata> meta;  // joined from the runtime, may be null
 };
 
@@ -111,9 +111,9 @@ struct CpuStats {
   Opt<uint64_t> usage_ns;
   Opt<uint64_t> user_ns;
   Opt<uint64_t> system_ns;
-  std::vector<uint64_t> per_cpu_ns;   // index = CPU number; empty when unknown
-  bool per_cpu_from_bpf = false;      // filled by the cpu probe (v2 hosts)
-  Opt<uint64_t> usage_nano_cores;     // rate over the previous sample (Sampler)
+  std::vector<uint64_t> per_cpu_ns;  // index = CPU number; empty when unknown
+  bool per_cpu_from_bpf = false;     // filled by the cpu probe (v2 hosts)
+  Opt<uint64_t> usage_nano_cores;    // rate over the previous sample (Sampler)
   // CFS bandwidth
   Opt<uint64_t> nr_periods;
   Opt<uint64_t> nr_throttled;
@@ -121,10 +121,10 @@ struct CpuStats {
   Opt<uint64_t> nr_bursts;
   Opt<uint64_t> burst_ns;
   // limits
-  Opt<uint64_t> quota_us;             // kUnlimited for "max" / -1
+  Opt<uint64_t> quota_us;  // kUnlimited for "max" / -1
   Opt<uint64_t> period_us;
-  Opt<uint64_t> shares;               // v1 cpu.shares, or v2 weight converted to shares
-  Opt<uint64_t> weight;               // v2 cpu.weight, or v1 shares converted to weight
+  Opt<uint64_t> shares;  // v1 cpu.shares, or v2 weight converted to shares
+  Opt<uint64_t> weight;  // v2 cpu.weight, or v1 shares converted to weight
   Psi psi;
 };
 
@@ -133,20 +133,20 @@ struct MemoryEvents {
 };
 
 struct MemoryStats {
-  Opt<uint64_t> usage_bytes;          // v2 memory.current, v1 memory.usage_in_bytes
-  Opt<uint64_t> max_usage_bytes;      // v2 memory.peak, v1 memory.max_usage_in_bytes
-  Opt<uint64_t> working_set_bytes;    // usage - inactive_file, floored at 0 (as the kubelet)
-  Opt<uint64_t> rss_bytes;            // v2 anon, v1 total_rss
-  Opt<uint64_t> cache_bytes;          // v2 file, v1 total_cache
-  Opt<uint64_t> mapped_file_bytes;    // v2 file_mapped, v1 total_mapped_file
+  Opt<uint64_t> usage_bytes;        // v2 memory.current, v1 memory.usage_in_bytes
+  Opt<uint64_t> max_usage_bytes;    // v2 memory.peak, v1 memory.max_usage_in_bytes
+  Opt<uint64_t> working_set_bytes;  // usage - inactive_file, floored at 0 (as the kubelet)
+  Opt<uint64_t> rss_bytes;          // v2 anon, v1 total_rss
+  Opt<uint64_t> cache_bytes;        // v2 file, v1 total_cache
+  Opt<uint64_t> mapped_file_bytes;  // v2 file_mapped, v1 total_mapped_file
   Opt<uint64_t> shmem_bytes;
-  Opt<uint64_t> swap_bytes;           // v2 memory.swap.current, v1 total_swap
-  Opt<uint64_t> kernel_bytes;         // v2 memory.stat kernel, v1 memory.kmem.usage_in_bytes
-  Opt<uint64_t> file_dirty_bytes;     // v2 file_dirty, v1 total_dirty
-  Opt<uint64_t> file_writeback_bytes; // v2 file_writeback, v1 total_writeback
+  Opt<uint64_t> swap_bytes;            // v2 memory.swap.current, v1 total_swap
+  Opt<uint64_t> kernel_bytes;          // v2 memory.stat kernel, v1 memory.kmem.usage_in_bytes
+  Opt<uint64_t> file_dirty_bytes;      // v2 file_dirty, v1 total_dirty
+  Opt<uint64_t> file_writeback_bytes;  // v2 file_writeback, v1 total_writeback
   Opt<uint64_t> slab_bytes;
   Opt<uint64_t> active_anon, inactive_anon, active_file, inactive_file, unevictable;
-  Opt<uint64_t> failcnt;              // v1 memory.failcnt, v2 memory.events max
+  Opt<uint64_t> failcnt;  // v1 memory.failcnt, v2 memory.events max
   Opt<uint64_t> pgfault, pgmajfault;
   // reclaim (v2 memory.stat)
   Opt<uint64_t> pgscan, pgsteal, pgscan_direct, pgsteal_direct, pgscan_kswapd, pgsteal_kswapd;
@@ -156,23 +156,23 @@ struct MemoryStats {
   // limits (kUnlimited for "max")
   Opt<uint64_t> min_bytes, low_bytes, high_bytes, max_bytes;
   Opt<uint64_t> swap_max_bytes;
-  Opt<uint64_t> soft_limit_bytes;     // v1 memory.soft_limit_in_bytes
+  Opt<uint64_t> soft_limit_bytes;  // v1 memory.soft_limit_in_bytes
   struct Hugetlb {
-    std::string page_size;            // as the kernel names it: "2MB", "1GB"
+    std::string page_size;  // as the kernel names it: "2MB", "1GB"
     Opt<uint64_t> usage_bytes, max_usage_bytes, limit_bytes, failcnt;
   };
-  std::vector<Hugetlb> hugetlb;       // v2 hugetlb.<size>.*, v1 hugetlb.<size>.*_in_bytes
-  MemoryEvents events;                // hierarchical (memory.events)
-  MemoryEvents events_local;          // this cgroup only (memory.events.local)
+  std::vector<Hugetlb> hugetlb;  // v2 hugetlb.<size>.*, v1 hugetlb.<size>.*_in_bytes
+  MemoryEvents events;           // hierarchical (memory.events)
+  MemoryEvents events_local;     // this cgroup only (memory.events.local)
   Psi psi;
 };
 
 struct ProcessStats {
-  Opt<uint64_t> processes;            // lines of cgroup.procs
-  Opt<uint64_t> threads;              // lines of cgroup.threads (v1: tasks)
+  Opt<uint64_t> processes;  // lines of cgroup.procs
+  Opt<uint64_t> threads;    // lines of cgroup.threads (v1: tasks)
   Opt<uint64_t> pids_current;
-  Opt<uint64_t> pids_max;             // kUnlimited for "max"
-  Opt<uint64_t> pids_events_max;      // forks refused at pids.max
+  Opt<uint64_t> pids_max;         // kUnlimited for "max"
+  Opt<uint64_t> pids_events_max;  // forks refused at pids.max
   // Per-process scans (/proc/<pid>/fd of every process; optional, costly on big cgroups)
   Opt<uint64_t> file_descriptors;     // open fds over all processes
   Opt<uint64_t> sockets;              // of which sockets
@@ -203,7 +203,7 @@ struct NetNamespaceStats {
 
 // Filled by the optional eBPF probes; keyed by cgroup id in the kernel.
 struct BpfCgroupStats {
-  std::vector<uint64_t> per_cpu_ns;   // running time per CPU (the cpu probe: rstat)
+  std::vector<uint64_t> per_cpu_ns;  // running time per CPU (the cpu probe: rstat)
   Opt<uint64_t> minor_faults, major_faults;
   Opt<uint64_t> oom_kills;
   Opt<uint64_t> tcp_retransmits;
@@ -216,11 +216,11 @@ struct BpfCgroupStats {
 };
 
 struct OomEvent {
-  int64_t timestamp_ns = 0;   // wall clock
+  int64_t timestamp_ns = 0;  // wall clock
   uint32_t pid = 0;
   std::string comm;
-  uint64_t cgroup_id = 0;     // the victim's memcg (cgroup v2 id)
-  std::string cgroup_path;    // resolved at collection when still known
+  uint64_t cgroup_id = 0;         // the victim's memcg (cgroup v2 id)
+  std::string cgroup_path;        // resolved at collection when still known
   bool constraint_memcg = false;  // true: the cgroup's limit; false: global OOM
   // The victim's cgroup as the collection that resolved cgroup_path knew it (kind,
   // container id, runtime names): labels the event after the cgroup is gone. Null when
@@ -270,7 +270,7 @@ struct CgroupStats {
   bool host_network = false;
   BpfCgroupStats bpf;
   MemoryQosView memory_qos;  // containers only
-  bool populated = false;  // some process in this cgroup or below
+  bool populated = false;    // some process in this cgroup or below
 };
 
 // Self-observation of one collection, for statlet_* self metrics.
@@ -278,20 +278,20 @@ struct CollectionStats {
   int64_t duration_ns = 0;
   uint64_t cgroups_tracked = 0;
   uint64_t cgroups_reported = 0;
-  uint64_t cgroups_vanished = 0;     // disappeared during this collection (normal)
-  uint64_t cgroups_dropped = 0;      // over the cardinality cap (CollectorOptions::max_cgroups)
-  uint64_t cgroups_merged = 0;       // further paths of a container or pod, read into its entry
-  uint64_t discovery_rescans = 0;    // directories re-read by discovery
-  uint64_t fds_kept = 0;             // files kept open across collections
-  uint64_t files_read = 0;           // cgroup files read (or rendered by the eBPF iterator)
-  uint64_t files_cached = 0;         // limits served from memory, unwritten since read (limit_watch.h)
+  uint64_t cgroups_vanished = 0;   // disappeared during this collection (normal)
+  uint64_t cgroups_dropped = 0;    // over the cardinality cap (CollectorOptions::max_cgroups)
+  uint64_t cgroups_merged = 0;     // further paths of a container or pod, read into its entry
+  uint64_t discovery_rescans = 0;  // directories re-read by discovery
+  uint64_t fds_kept = 0;           // files kept open across collections
+  uint64_t files_read = 0;         // cgroup files read (or rendered by the eBPF iterator)
+  uint64_t files_cached = 0;       // limits served from memory, unwritten since read (limit_watch.h)
 };
 
 // The state of an optional source, for statlet_bpf_probe_up / statlet_runtime_up.
 struct SourceState {
-  std::string name;      // probe name ("cpu", "oom"...), or the runtime endpoint
+  std::string name;  // probe name ("cpu", "oom"...), or the runtime endpoint
   bool up = false;
-  std::string detail;    // why it is down; the runtime's name and version when up
+  std::string detail;        // why it is down; the runtime's name and version when up
   uint64_t lost_events = 0;  // eBPF: updates the kernel side could not record
 };
 
@@ -303,18 +303,18 @@ struct ReadErrorCount {
 };
 
 struct Snapshot {
-  int64_t timestamp_ns = 0;          // wall clock (CLOCK_REALTIME) at collection start
-  int64_t monotonic_ns = 0;          // CLOCK_MONOTONIC, for rates
-  uint64_t sequence = 0;             // increases by one per collection
-  std::vector<CgroupStats> cgroups;  // sorted by id.cgroup_path
+  int64_t timestamp_ns = 0;                     // wall clock (CLOCK_REALTIME) at collection start
+  int64_t monotonic_ns = 0;                     // CLOCK_MONOTONIC, for rates
+  uint64_t sequence = 0;                        // increases by one per collection
+  std::vector<CgroupStats> cgroups;             // sorted by id.cgroup_path
   std::map<uint64_t, NetNamespaceStats> netns;  // by netns inode
   std::vector<OomEvent> recent_ooms;            // newest last, bounded
   // Cgroups the collector knew that are gone since the collection before: what an event
   // drained now (an OOM kill) knows of a cgroup removed in between. Not reported.
   std::vector<Identity> vanished;
-  std::vector<ReadErrorCount> read_errors;      // cumulative since start
-  std::vector<SourceState> bpf_probes;          // one per probe when eBPF is configured
-  Opt<SourceState> runtime;                     // the node runtime's CRI, when configured
+  std::vector<ReadErrorCount> read_errors;  // cumulative since start
+  std::vector<SourceState> bpf_probes;      // one per probe when eBPF is configured
+  Opt<SourceState> runtime;                 // the node runtime's CRI, when configured
   CollectionStats collection;
   NodeMemoryQos memory_qos;
   uint32_t num_cpus = 0;

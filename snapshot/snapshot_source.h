@@ -12,10 +12,10 @@
 namespace statlet {
 
 struct SamplerStats {
-  uint64_t collections = 0;       // collections actually run
-  uint64_t joins = 0;             // callers that joined a collection in flight
-  uint64_t reuses = 0;            // callers served a cached snapshot younger than max_age
-  uint64_t waits = 0;             // callers that waited out a collection lacking their parts
+  uint64_t collections = 0;  // collections actually run
+  uint64_t joins = 0;        // callers that joined a collection in flight
+  uint64_t reuses = 0;       // callers served a cached snapshot younger than max_age
+  uint64_t waits = 0;        // callers that waited out a collection lacking their parts
 };
 
 class SnapshotSource {

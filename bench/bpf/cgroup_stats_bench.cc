@@ -172,7 +172,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   CgroupFileSource* source = (*probes)->FileSource();
-  if (root.empty()) root = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/unified";
+  if (root.empty())
+    root = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/unified";
   // One tree per hierarchy measured (the same relative paths in each).
   std::vector<std::pair<statlet::Hierarchy, std::unique_ptr<Tree>>> trees;
   if (v1) {
@@ -226,7 +227,8 @@ int main(int argc, char** argv) {
   co.min_walked_files = 0;  // the walk is what this bench measures
   auto iter_collector = statlet::Collector::Create(co);
   if (!files_collector.ok() || !iter_collector.ok()) {
-    std::fprintf(stderr, "collector: %s\n", (files_collector.ok() ? iter_collector : files_collector).status().ToString().c_str());
+    std::fprintf(stderr, "collector: %s\n",
+                 (files_collector.ok() ? iter_collector : files_collector).status().ToString().c_str());
     return 1;
   }
 

@@ -54,8 +54,8 @@ bool BuildWorld(World* w) {
     }
     Child child(
         [] {
-          auto* p = static_cast<volatile char*>(mmap(nullptr, 16 * 4096, PROT_READ | PROT_WRITE,
-                                                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+          auto* p = static_cast<volatile char*>(
+              mmap(nullptr, 16 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
           for (int j = 0; j < 16; j++) p[j * 4096] = 1;
           return 0;
         },
@@ -79,9 +79,8 @@ void BM_Collect1000Cgroups(benchmark::State& state) {
   }
   if (filled != g_world->ids.size()) state.SkipWithError("not every live cgroup was filled");
   state.counters["cgroups"] = static_cast<double>(filled);
-  state.counters["per_cgroup_ns"] =
-      benchmark::Counter(static_cast<double>(kCgroups), benchmark::Counter::kIsIterationInvariantRate |
-                                                             benchmark::Counter::kInvert);
+  state.counters["per_cgroup_ns"] = benchmark::Counter(
+      static_cast<double>(kCgroups), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 void BM_PreadCpuStat1000Cgroups(benchmark::State& state) {

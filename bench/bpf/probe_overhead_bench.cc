@@ -8,10 +8,10 @@
 // order: off, the probes on, and the floor — an empty program on sched_switch, what any
 // scheduler probe pays for the tracepoint and BPF dispatch alone. Columns are medians of
 // ns, ratios medians of the per-round ratios (on/floor: what the probes' bodies add to
-// that dispatch). The default probe set has nothing on sched_switch: its on/off is 1. Then, with the kernel's BPF run-time
-// statistics on (they add clock reads of their own, so not during the rounds), one pass
-// of each workload gives each program's mean ns per run: its body without the dispatch,
-// plus the statistics' clock reads, which are what the empty program (statlet_floor) shows.
+// that dispatch). The default probe set has nothing on sched_switch: its on/off is 1. Then, with the kernel's BPF
+// run-time statistics on (they add clock reads of their own, so not during the rounds), one pass of each workload gives
+// each program's mean ns per run: its body without the dispatch, plus the statistics' clock reads, which are what the
+// empty program (statlet_floor) shows.
 //   statlet_bpf_overhead_bench [rounds] [probe,probe,...]   (root; default: the default set)
 #include <bpf/bpf.h>
 #include <sched.h>
@@ -89,7 +89,8 @@ double FaultCostNs() {
   double ns = ChildCpuNs([] {
     const size_t len = kFaultPages * 4096;
     for (int pass = 0; pass < kFaultPasses; pass++) {
-      auto* p = static_cast<volatile char*>(mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+      auto* p =
+          static_cast<volatile char*>(mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
       if (p == MAP_FAILED) return 1;
       madvise(const_cast<char*>(p), len, MADV_NOHUGEPAGE);
       for (size_t i = 0; i < kFaultPages; i++) p[i * 4096] = 1;
@@ -121,8 +122,8 @@ void PrintProgramCosts(const statlet::BpfOptions& options) {
   }
   const double switch_ns = SwitchCostNs();
   const double fault_ns = FaultCostNs();
-  std::printf("%-28s %12s %14s   (stats on: switch %.0f ns/round trip, faults %.0f ns/fault)\n", "program",
-              "runs", "ns/run", switch_ns, fault_ns);
+  std::printf("%-28s %12s %14s   (stats on: switch %.0f ns/round trip, faults %.0f ns/fault)\n", "program", "runs",
+              "ns/run", switch_ns, fault_ns);
   for (uint32_t id = before, next = 0; bpf_prog_get_next_id(id, &next) == 0; id = next) {
     int fd = bpf_prog_get_fd_by_id(next);
     if (fd < 0) continue;
@@ -216,9 +217,10 @@ int main(int argc, char** argv) {
   for (const std::string& p : options.probes.empty() ? statlet::BpfProbes::DefaultProbeNames() : options.probes) {
     loaded += (loaded.empty() ? "" : ",") + p;
   }
-  std::printf("rounds: %d, probes: %s (medians of per-round ratios; targets: default set on/off 1.00, scheduler "
-              "probes on/floor <= 1.015)\n",
-              rounds, loaded.c_str());
+  std::printf(
+      "rounds: %d, probes: %s (medians of per-round ratios; targets: default set on/off 1.00, scheduler "
+      "probes on/floor <= 1.015)\n",
+      rounds, loaded.c_str());
   PrintProgramCosts(options);
   return 0;
 }

@@ -12,8 +12,8 @@
 // Prints each round's lines, then per side the median of the rounds' medians with their
 // [min-max], and the ratios. Exits non-zero when a side failed or printed no figures, or when
 // statlet's collection read fewer files or saw fewer cgroups than the floor (not the same work).
-#include <time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -60,8 +60,8 @@ struct Result {
 };
 
 void Print(const char* side, const Result& r) {
-  std::printf("%s cgroups=%zu files=%zu fds=%zu cpu_us=%.1f wall_us=%.1f rss_kib=%ld poll_us=%.2f walk_us=%.1f\n",
-              side, r.cgroups, r.files, r.fds, r.cpu_us_median, r.wall_us_median, r.rss_kib, r.poll_us, r.walk_us);
+  std::printf("%s cgroups=%zu files=%zu fds=%zu cpu_us=%.1f wall_us=%.1f rss_kib=%ld poll_us=%.2f walk_us=%.1f\n", side,
+              r.cgroups, r.files, r.fds, r.cpu_us_median, r.wall_us_median, r.rss_kib, r.poll_us, r.walk_us);
 }
 
 int MeasureStatlet(const std::string& root, int passes, size_t read_threads) {
@@ -69,7 +69,10 @@ int MeasureStatlet(const std::string& root, int passes, size_t read_threads) {
   o.subtrees = {root};
   o.read_threads = read_threads;
   auto c = Collector::Create(o);
-  if (!c.ok()) { std::fprintf(stderr, "%s\n", c.status().ToString().c_str()); return 1; }
+  if (!c.ok()) {
+    std::fprintf(stderr, "%s\n", c.status().ToString().c_str());
+    return 1;
+  }
   auto warm = (*c)->Collect();  // opens the files
   std::vector<double> cpu, wall;
   Result r;
@@ -80,7 +83,10 @@ int MeasureStatlet(const std::string& root, int passes, size_t read_threads) {
     auto s = (*c)->Collect();
     cpu.push_back((Now(CLOCK_PROCESS_CPUTIME_ID) - c0) / 1e3);
     wall.push_back((Now(CLOCK_MONOTONIC) - w0) / 1e3);
-    if (!s.ok()) { std::fprintf(stderr, "%s\n", s.status().ToString().c_str()); return 1; }
+    if (!s.ok()) {
+      std::fprintf(stderr, "%s\n", s.status().ToString().c_str());
+      return 1;
+    }
     r.cgroups = s->cgroups.size();
     r.fds = s->collection.fds_kept;
     r.files = s->collection.files_read;
@@ -163,7 +169,8 @@ int main(int argc, char** argv) {
                    {"--statlet", "statlet", {}, {}, {}, {}, {}, {}, {}},
                    {"--statlet-1", "statlet-1", {}, {}, {}, {}, {}, {}, {}}};
   {
-    bench::BenchTree tree("/statlet-bench-" + std::to_string(getpid()), static_cast<size_t>(n), bench::BenchTree::kFlat);
+    bench::BenchTree tree("/statlet-bench-" + std::to_string(getpid()), static_cast<size_t>(n),
+                          bench::BenchTree::kFlat);
     if (!tree.ok()) {
       std::fprintf(stderr, "cannot create cgroups (root needed): %s\n", tree.error().c_str());
       return 1;
@@ -189,8 +196,9 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::printf("\n%d cgroups, %d rounds (sides alternating), %d collections timed per round: medians [min-max] over rounds\n",
-              n, rounds, passes);
+  std::printf(
+      "\n%d cgroups, %d rounds (sides alternating), %d collections timed per round: medians [min-max] over rounds\n", n,
+      rounds, passes);
   for (const Side& side : sides) {
     std::printf("%-8s cpu_us %s  wall_us %s  rss_mib %s  files %.0f  cgroups %.0f\n", side.name,
                 bench::MedianRange(side.cpu, 1).c_str(), bench::MedianRange(side.wall, 1).c_str(),
@@ -198,13 +206,15 @@ int main(int argc, char** argv) {
   }
   const Side &floor = sides[0], &stl = sides[1], &one = sides[2];
   const double cg = Median(stl.cgroups);
-  std::printf("per_cgroup_cpu_us statlet=%.2f floor=%.2f ratio_cpu=%.3f ratio_wall=%.3f poll_share_of_collection=%.4f "
-              "full_walk_us=%.1f\n",
-              Median(stl.cpu) / cg, Median(floor.cpu) / cg, Median(stl.cpu) / Median(floor.cpu),
-              Median(stl.wall) / Median(floor.wall), Median(stl.poll) / Median(stl.cpu), Median(stl.walk));
-  std::printf("one reading thread: ratio_cpu=%.3f ratio_wall=%.3f (statlet's %zu threads against one: cpu %.3f, wall %.3f)\n",
-              Median(one.cpu) / Median(floor.cpu), Median(one.wall) / Median(floor.wall), CollectorOptions().read_threads,
-              Median(stl.cpu) / Median(one.cpu), Median(stl.wall) / Median(one.wall));
+  std::printf(
+      "per_cgroup_cpu_us statlet=%.2f floor=%.2f ratio_cpu=%.3f ratio_wall=%.3f poll_share_of_collection=%.4f "
+      "full_walk_us=%.1f\n",
+      Median(stl.cpu) / cg, Median(floor.cpu) / cg, Median(stl.cpu) / Median(floor.cpu),
+      Median(stl.wall) / Median(floor.wall), Median(stl.poll) / Median(stl.cpu), Median(stl.walk));
+  std::printf(
+      "one reading thread: ratio_cpu=%.3f ratio_wall=%.3f (statlet's %zu threads against one: cpu %.3f, wall %.3f)\n",
+      Median(one.cpu) / Median(floor.cpu), Median(one.wall) / Median(floor.wall), CollectorOptions().read_threads,
+      Median(stl.cpu) / Median(one.cpu), Median(stl.wall) / Median(one.wall));
   // The same work: every statlet round read at least the floor's files over its cgroups.
   const double floor_files = *std::max_element(floor.files.begin(), floor.files.end());
   const double stl_files = std::min(*std::min_element(stl.files.begin(), stl.files.end()),
@@ -212,7 +222,8 @@ int main(int argc, char** argv) {
   const double floor_cgroups = *std::max_element(floor.cgroups.begin(), floor.cgroups.end());
   const double stl_cgroups = std::min(*std::min_element(stl.cgroups.begin(), stl.cgroups.end()),
                                       *std::min_element(one.cgroups.begin(), one.cgroups.end()));
-  std::printf("files per collection: floor %.0f, statlet %.0f (fewest of its rounds, either way)\n", floor_files, stl_files);
+  std::printf("files per collection: floor %.0f, statlet %.0f (fewest of its rounds, either way)\n", floor_files,
+              stl_files);
   if (stl_files < floor_files || stl_cgroups < floor_cgroups) {
     std::fprintf(stderr, "not the same work: statlet read %.0f files over %.0f cgroups, the floor %.0f over %.0f\n",
                  stl_files, stl_cgroups, floor_files, floor_cgroups);

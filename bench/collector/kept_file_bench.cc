@@ -36,14 +36,12 @@ struct BenchFile {
   const char* name;
 };
 const std::vector<BenchFile>& Files() {
-  static const std::vector<BenchFile> files = HostHierarchies().has(kV1Memory)
-      ? std::vector<BenchFile>{{kV1Memory, "memory.stat"},
-                               {kV1Memory, "memory.usage_in_bytes"},
-                               {kV1Memory, "cgroup.procs"},
-                               {kV1Cpuacct, "cpuacct.usage_user"},
-                               {kV1Cpuacct, "tasks"},
-                               {kV1Blkio, "blkio.throttle.io_service_bytes_recursive"}}
-      : std::vector<BenchFile>{{kUnified, "cgroup.stat"}, {kUnified, "cgroup.events"}, {kUnified, "cgroup.procs"}};
+  static const std::vector<BenchFile> files =
+      HostHierarchies().has(kV1Memory)
+          ? std::vector<BenchFile>{{kV1Memory, "memory.stat"},  {kV1Memory, "memory.usage_in_bytes"},
+                                   {kV1Memory, "cgroup.procs"}, {kV1Cpuacct, "cpuacct.usage_user"},
+                                   {kV1Cpuacct, "tasks"},       {kV1Blkio, "blkio.throttle.io_service_bytes_recursive"}}
+          : std::vector<BenchFile>{{kUnified, "cgroup.stat"}, {kUnified, "cgroup.events"}, {kUnified, "cgroup.procs"}};
   return files;
 }
 
@@ -62,7 +60,8 @@ struct Tree {
     for (Hierarchy x : in) root_fd[x] = ::open(h.mount[x].c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   }
   ~Tree() {
-    for (int fd : root_fd) if (fd >= 0) ::close(fd);
+    for (int fd : root_fd)
+      if (fd >= 0) ::close(fd);
   }
   std::unique_ptr<LiveCgroup> root;
   std::vector<std::unique_ptr<LiveCgroup>> cgroups;

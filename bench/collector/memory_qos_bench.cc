@@ -22,8 +22,8 @@ Snapshot Node(int n) {
   kp.memory.max_bytes = uint64_t{64} << 30;
   for (int i = 0; i < n; ++i) {
     CgroupStats& c = s.cgroups.emplace_back();
-    c.id.cgroup_path = "/kubepods/burstable/pod" + std::to_string(i / 2) + "/" + std::string(56, 'a') +
-                       std::to_string(1000000 + i);
+    c.id.cgroup_path =
+        "/kubepods/burstable/pod" + std::to_string(i / 2) + "/" + std::string(56, 'a') + std::to_string(1000000 + i);
     c.id.kind = CgroupKind::kContainer;
     c.id.created_ns = i;
     auto meta = std::make_shared<ContainerMetadata>();

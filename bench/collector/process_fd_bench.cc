@@ -93,7 +93,8 @@ void BM_UlimitPrlimit(benchmark::State& state) {
   for (auto _ : state) {
     uint64_t v = 0;
     int err = 0;
-    if (scanner.MaxOpenFilesSoft(static_cast<uint32_t>(pid), &v, &err) != ReadOutcome::kOk) state.SkipWithError("prlimit");
+    if (scanner.MaxOpenFilesSoft(static_cast<uint32_t>(pid), &v, &err) != ReadOutcome::kOk)
+      state.SkipWithError("prlimit");
     benchmark::DoNotOptimize(v);
   }
 }
@@ -105,7 +106,8 @@ void BM_UlimitLimitsFile(benchmark::State& state) {
   for (auto _ : state) {
     uint64_t v = 0;
     int err = 0;
-    if (scanner.MaxOpenFilesSoft(static_cast<uint32_t>(pid), &v, &err) != ReadOutcome::kOk) state.SkipWithError("limits");
+    if (scanner.MaxOpenFilesSoft(static_cast<uint32_t>(pid), &v, &err) != ReadOutcome::kOk)
+      state.SkipWithError("limits");
     benchmark::DoNotOptimize(v);
   }
 }

@@ -34,8 +34,8 @@ class StagePeer final : public ContainerdPeer {
         if (!pod.ok()) return pod.status();
         pods_.push_back(*pod);
       }
-      auto id = stage_->driver().StartContainer(pods_.back(), {"idle-" + std::to_string(running_),
-                                                               {"sh", "-c", "exec sleep 2147483647"}});
+      auto id = stage_->driver().StartContainer(
+          pods_.back(), {"idle-" + std::to_string(running_), {"sh", "-c", "exec sleep 2147483647"}});
       if (!id.ok()) return id.status();
       ++running_;
     }

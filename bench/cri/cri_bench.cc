@@ -230,8 +230,7 @@ struct RoundFigures {
 };
 
 // `calls` back-to-back calls after kWarmupCalls; every one must carry a fresh collection.
-StatusOr<RoundFigures> StatletRound(v1::RuntimeService::Stub* stub, const LiveCgroup& server_cg, Rpc rpc,
-                                    int calls) {
+StatusOr<RoundFigures> StatletRound(v1::RuntimeService::Stub* stub, const LiveCgroup& server_cg, Rpc rpc, int calls) {
   RoundFigures r;
   std::vector<double> ms;
   int64_t last_ts = -1;
@@ -346,19 +345,23 @@ void Print(const SizeReport& r) {
     std::printf("%-8s %-24s containerd/statlet: latency %.1fx, cpu %.1fx\n", "ratio", rpc,
                 Median(theirs->p50) / Median(ours->p50), Median(theirs->cpu) / Median(ours->cpu));
     if (const Series* bound = Find(r, "floor", "files, max kept")) {
-      std::printf("%-8s %-24s containerd/floor with %.0f of the %.0f files it reads kept (%.0f from the walks): latency "
-                  "%.1fx, cpu %.1fx\n",
-                  "bound", rpc, r.files_max_kept, r.files_floor_stats - r.files_rendered, r.files_rendered,
-                  Median(theirs->p50) / Median(bound->p50), Median(theirs->cpu) / Median(bound->cpu));
+      std::printf(
+          "%-8s %-24s containerd/floor with %.0f of the %.0f files it reads kept (%.0f from the walks): latency "
+          "%.1fx, cpu %.1fx\n",
+          "bound", rpc, r.files_max_kept, r.files_floor_stats - r.files_rendered, r.files_rendered,
+          Median(theirs->p50) / Median(bound->p50), Median(theirs->cpu) / Median(bound->cpu));
     }
   }
-  if (!r.series.empty()) std::printf("files    floor %.0f (pod stats calls %.0f, of which %.0f from the eBPF walks; container stats calls %.0f), "
-              "statlet %.0f per collection\n",
-              r.files_floor, r.files_floor_stats, r.files_rendered, r.files_floor_containers, r.files_statlet);
-  std::printf("rss      after %d calls of each stats call: %.1f MiB (anonymous %.1f); after %d ListPodSandboxMetrics "
-              "more: %.1f MiB (anonymous %.1f); peak %.1f MiB\n",
-              kRssCalls, r.rss_stats_kib / 1024.0, r.anon_stats_kib / 1024.0, kRssCalls, r.rss_all_kib / 1024.0,
-              r.anon_all_kib / 1024.0, r.rss_peak_kib / 1024.0);
+  if (!r.series.empty())
+    std::printf(
+        "files    floor %.0f (pod stats calls %.0f, of which %.0f from the eBPF walks; container stats calls %.0f), "
+        "statlet %.0f per collection\n",
+        r.files_floor, r.files_floor_stats, r.files_rendered, r.files_floor_containers, r.files_statlet);
+  std::printf(
+      "rss      after %d calls of each stats call: %.1f MiB (anonymous %.1f); after %d ListPodSandboxMetrics "
+      "more: %.1f MiB (anonymous %.1f); peak %.1f MiB\n",
+      kRssCalls, r.rss_stats_kib / 1024.0, r.anon_stats_kib / 1024.0, kRssCalls, r.rss_all_kib / 1024.0,
+      r.anon_all_kib / 1024.0, r.rss_peak_kib / 1024.0);
   if (!r.rss_by_mapping.empty()) {
     std::printf("rss      by mapping after the stats calls (KiB):");
     long rest = 0;
@@ -386,11 +389,13 @@ void WriteJson(const std::vector<SizeReport>& reports, const std::string& path) 
   for (size_t i = 0; i < reports.size(); ++i) {
     const SizeReport& r = reports[i];
     out << (i ? ", " : "") << "{\"containers\": " << r.containers << ", \"files_floor\": " << r.files_floor
-        << ", \"files_floor_stats\": " << r.files_floor_stats << ", \"files_floor_containers\": " << r.files_floor_containers << ", \"files_max_kept\": " << r.files_max_kept << ", \"files_rendered\": " << r.files_rendered
-        << ", \"cgroup_all_kib\": " << r.cgroup_all_kib << ", \"kernel_all_kib\": " << r.kernel_all_kib
-        << ", \"files_statlet\": " << r.files_statlet << ", \"rss_stats_kib\": " << r.rss_stats_kib
-        << ", \"rss_all_kib\": " << r.rss_all_kib << ", \"rss_peak_kib\": " << r.rss_peak_kib
-        << ", \"anon_stats_kib\": " << r.anon_stats_kib << ", \"anon_all_kib\": " << r.anon_all_kib << ", \"rows\": [";
+        << ", \"files_floor_stats\": " << r.files_floor_stats
+        << ", \"files_floor_containers\": " << r.files_floor_containers << ", \"files_max_kept\": " << r.files_max_kept
+        << ", \"files_rendered\": " << r.files_rendered << ", \"cgroup_all_kib\": " << r.cgroup_all_kib
+        << ", \"kernel_all_kib\": " << r.kernel_all_kib << ", \"files_statlet\": " << r.files_statlet
+        << ", \"rss_stats_kib\": " << r.rss_stats_kib << ", \"rss_all_kib\": " << r.rss_all_kib
+        << ", \"rss_peak_kib\": " << r.rss_peak_kib << ", \"anon_stats_kib\": " << r.anon_stats_kib
+        << ", \"anon_all_kib\": " << r.anon_all_kib << ", \"rows\": [";
     for (size_t j = 0; j < r.series.size(); ++j) {
       const Series& s = r.series[j];
       out << (j ? ", " : "") << "{\"side\": \"" << s.side << "\", \"what\": \"" << s.what << "\", \"ref\": \"" << s.ref
@@ -456,9 +461,11 @@ struct Daemon {
       : cg(root + "-" + tag, DaemonHierarchies()),
         socket(dir + "/" + tag + ".sock"),
         port(testing::FreeLoopbackPort()),
-        process(InCgroup(cg, {STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(port),
-                              "--collector.subtree=" + root, "--collector.max-age=0s", "--cri.max-age=0s",
-                              "--cri.listen=" + socket, "--runtime.endpoint=none"}, extra_flags, wrapper),
+        process(InCgroup(cg,
+                         {STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(port),
+                          "--collector.subtree=" + root, "--collector.max-age=0s", "--cri.max-age=0s",
+                          "--cri.listen=" + socket, "--runtime.endpoint=none"},
+                         extra_flags, wrapper),
                 dir + "/" + tag + ".log") {}
   Status Ready(const std::string& log) {
     if (!cg.Add(process.pid())) return Unavailable("cannot move statlet into a cgroup of its own");
@@ -476,8 +483,8 @@ struct Daemon {
 };
 
 // The timed rounds: floors, statlet's calls and containerd's, alternating.
-void MeasureCalls(const std::string& root, size_t n, const Options& o, ContainerdPeer* peer,
-                  CgroupFileSource* source, SizeReport& report) {
+void MeasureCalls(const std::string& root, size_t n, const Options& o, ContainerdPeer* peer, CgroupFileSource* source,
+                  SizeReport& report) {
   // The stats calls' floor reads what their collections read (no detail files);
   // ListPodSandboxMetrics' reads every file and scans the processes. One floor keeps its fds
   // at a time (each under the daemon's budget), built outside the measured passes.
@@ -549,8 +556,8 @@ void MeasureCalls(const std::string& root, size_t n, const Options& o, Container
   // The same work: a collection of the daemon's read at least the files the floor read.
   report.files_statlet = SelfGauge(daemon.port, "statlet_collection_files_read");
   if (report.files_statlet < report.files_floor) {
-    report.errors.push_back("statlet read " + std::to_string(report.files_statlet) + " files per collection, the floor " +
-                            std::to_string(report.files_floor));
+    report.errors.push_back("statlet read " + std::to_string(report.files_statlet) +
+                            " files per collection, the floor " + std::to_string(report.files_floor));
   }
   daemon.process.Stop();
   report.series = {floor_containers, floor_files, floor_fds, floor_all};
@@ -663,7 +670,8 @@ int main(int argc, char** argv) {
   // The daemon's cgroup_stats probe, loaded here too: the floor walks where the daemon walks.
   std::unique_ptr<statlet::BpfProbes> probes;
   const bool daemon_walks = std::none_of(o.daemon_flags.begin(), o.daemon_flags.end(), [](const std::string& f) {
-    return f.rfind("--bpf=off", 0) == 0 || (f.rfind("--bpf.probes", 0) == 0 && f.find("cgroup_stats") == std::string::npos);
+    return f.rfind("--bpf=off", 0) == 0 ||
+           (f.rfind("--bpf.probes", 0) == 0 && f.find("cgroup_stats") == std::string::npos);
   });
   if (daemon_walks) {
     statlet::BpfOptions bo = statlet::BpfOptions::WithMode(statlet::BpfMode::kAuto);

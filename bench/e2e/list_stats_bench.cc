@@ -77,8 +77,8 @@ int Run(int calls) {
   std::vector<Pod> pods;
   int running = 0;
   bool slower = false;
-  std::printf("%-10s %-10s %12s %12s %16s %10s\n", "containers", "server", "median ms", "mean ms",
-              "CPU ms/100 calls", "listed");
+  std::printf("%-10s %-10s %12s %12s %16s %10s\n", "containers", "server", "median ms", "mean ms", "CPU ms/100 calls",
+              "listed");
   for (int target : {10, 50}) {
     while (running < target) {
       if (running % kPerPod == 0) {
@@ -89,8 +89,8 @@ int Run(int calls) {
         }
         pods.push_back(*pod);
       }
-      auto id = st.driver().StartContainer(pods.back(), {"idle-" + std::to_string(running),
-                                                         {"sh", "-c", "exec sleep 2147483647"}});
+      auto id = st.driver().StartContainer(pods.back(),
+                                           {"idle-" + std::to_string(running), {"sh", "-c", "exec sleep 2147483647"}});
       if (!id.ok()) {
         std::fprintf(stderr, "StartContainer: %s\n", id.status().ToString().c_str());
         return 1;
@@ -105,8 +105,8 @@ int Run(int calls) {
       return 1;
     }
     const double per100 = 100.0 / calls;
-    std::printf("%-10d %-10s %12.3f %12.3f %16.1f %10zu\n", target, "containerd", theirs->median_ms,
-                theirs->mean_ms, theirs->cpu_ms * per100, theirs->containers_seen);
+    std::printf("%-10d %-10s %12.3f %12.3f %16.1f %10zu\n", target, "containerd", theirs->median_ms, theirs->mean_ms,
+                theirs->cpu_ms * per100, theirs->containers_seen);
     std::printf("%-10d %-10s %12.3f %12.3f %16.1f %10zu\n", target, "statlet", ours->median_ms, ours->mean_ms,
                 ours->cpu_ms * per100, ours->containers_seen);
     const double speedup = theirs->median_ms / ours->median_ms;

@@ -29,7 +29,9 @@ namespace statlet::testing {
 namespace {
 
 enum class Attack { kIdle, kSlowloris, kKeepAlive };
-const char* Name(Attack a) { return a == Attack::kIdle ? "idle" : a == Attack::kSlowloris ? "slowloris" : "keep-alive"; }
+const char* Name(Attack a) {
+  return a == Attack::kIdle ? "idle" : a == Attack::kSlowloris ? "slowloris" : "keep-alive";
+}
 
 struct Side {
   double p50_ms = 0;

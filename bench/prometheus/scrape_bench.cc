@@ -115,7 +115,12 @@ void RunAt(size_t n, bool node_exporter) {
     std::exit(1);
   }
   httplib::Client probe("127.0.0.1", port);
-  if (!WaitFor([&] { auto r = probe.Get("/readyz"); return r && r->status == 200; }, std::chrono::seconds(30))) {
+  if (!WaitFor(
+          [&] {
+            auto r = probe.Get("/readyz");
+            return r && r->status == 200;
+          },
+          std::chrono::seconds(30))) {
     std::fprintf(stderr, "statlet did not become ready\n%s", ReadWholeFile(std::string(dir) + "/statlet.log").c_str());
     std::exit(1);
   }
@@ -124,14 +129,16 @@ void RunAt(size_t n, bool node_exporter) {
 
   const double floor_p50 = f.p50_ms;
   const double target_ms = 1.3 * floor_p50 + 150e-6 * static_cast<double>(st.series);
-  std::printf("cgroups=%zu floor files=%zu kept_fds=%zu reopen_ms=%.3f failed_reads=%zu processes=%zu "
-              "fds_listed=%zu p50_ms=%.3f p99_ms=%.3f cpu_ms_per_pass=%.2f\n",
-              n, floor_files, floor_kept_fds, f.reopen_ms, f.failed_reads, floor_processes, f.fds_listed,
-              floor_p50, f.p99_ms, f.cpu_ms);
-  std::printf("cgroups=%zu statlet p50_ms=%.3f p99_ms=%.3f cpu_ms_per_scrape=%.2f bytes=%zu series=%zu rss_mib=%.1f "
-              "p50/floor=%.2f target(1.3*floor+150ns*series)_ms=%.3f p50/target=%.2f cpu/floor_cpu=%.2f\n",
-              n, st.p50_ms, st.p99_ms, st.cpu_ms, st.bytes, st.series, st.rss_kib / 1024.0, st.p50_ms / floor_p50,
-              target_ms, st.p50_ms / target_ms, st.cpu_ms / f.cpu_ms);
+  std::printf(
+      "cgroups=%zu floor files=%zu kept_fds=%zu reopen_ms=%.3f failed_reads=%zu processes=%zu "
+      "fds_listed=%zu p50_ms=%.3f p99_ms=%.3f cpu_ms_per_pass=%.2f\n",
+      n, floor_files, floor_kept_fds, f.reopen_ms, f.failed_reads, floor_processes, f.fds_listed, floor_p50, f.p99_ms,
+      f.cpu_ms);
+  std::printf(
+      "cgroups=%zu statlet p50_ms=%.3f p99_ms=%.3f cpu_ms_per_scrape=%.2f bytes=%zu series=%zu rss_mib=%.1f "
+      "p50/floor=%.2f target(1.3*floor+150ns*series)_ms=%.3f p50/target=%.2f cpu/floor_cpu=%.2f\n",
+      n, st.p50_ms, st.p99_ms, st.cpu_ms, st.bytes, st.series, st.rss_kib / 1024.0, st.p50_ms / floor_p50, target_ms,
+      st.p50_ms / target_ms, st.cpu_ms / f.cpu_ms);
 
   if (node_exporter && ::access("/usr/bin/prometheus-node-exporter", X_OK) == 0) {
     const int ne_port = FreeLoopbackPort();
@@ -139,12 +146,17 @@ void RunAt(size_t n, bool node_exporter) {
     BinaryProcess ne({"/usr/bin/prometheus-node-exporter", "--web.listen-address=127.0.0.1:" + std::to_string(ne_port)},
                      std::string(dir) + "/node_exporter.log");
     httplib::Client ne_probe("127.0.0.1", ne_port);
-    if (ne_cg.Add(ne.pid()) &&
-        WaitFor([&] { auto r = ne_probe.Get("/metrics"); return r && r->status == 200; }, std::chrono::seconds(20))) {
+    if (ne_cg.Add(ne.pid()) && WaitFor(
+                                   [&] {
+                                     auto r = ne_probe.Get("/metrics");
+                                     return r && r->status == 200;
+                                   },
+                                   std::chrono::seconds(20))) {
       ScrapeStats ns = ScrapeLoop(ne_port, ne.pid(), ne_cg, "/metrics");
-      std::printf("reference node_exporter p50_ms=%.3f p99_ms=%.3f cpu_ms_per_scrape=%.2f bytes=%zu series=%zu "
-                  "rss_mib=%.1f\n",
-                  ns.p50_ms, ns.p99_ms, ns.cpu_ms, ns.bytes, ns.series, ns.rss_kib / 1024.0);
+      std::printf(
+          "reference node_exporter p50_ms=%.3f p99_ms=%.3f cpu_ms_per_scrape=%.2f bytes=%zu series=%zu "
+          "rss_mib=%.1f\n",
+          ns.p50_ms, ns.p99_ms, ns.cpu_ms, ns.bytes, ns.series, ns.rss_kib / 1024.0);
     }
     ne.Stop();
   }

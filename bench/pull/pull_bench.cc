@@ -147,7 +147,8 @@ int main(int argc, char** argv) {
         }
         const Cpu after = CpuNow(stage);
         (floor ? ctd_direct : ctd_progress).push_back(static_cast<double>(after.containerd - before.containerd) / 1e6);
-        (floor ? statlet_direct : statlet_progress).push_back(static_cast<double>(after.statlet - before.statlet) / 1e6);
+        (floor ? statlet_direct : statlet_progress)
+            .push_back(static_cast<double>(after.statlet - before.statlet) / 1e6);
       }
     }
     std::printf("\nlink %s:\n", rate == kDefaultRate ? "20 MiB/s (rate-limited proxy)" : "unthrottled proxy");
@@ -171,8 +172,7 @@ int main(int argc, char** argv) {
     threads.emplace_back(client);
     for (double at : {0.3, 0.6}) {
       statlet::testing::WaitFor(
-          [&] { return stage->proxy().delivered_bytes() >= static_cast<uint64_t>(at * img.big().size); },
-          seconds(120));
+          [&] { return stage->proxy().delivered_bytes() >= static_cast<uint64_t>(at * img.big().size); }, seconds(120));
       threads.emplace_back(client);
     }
     for (auto& t : threads) t.join();
@@ -202,6 +202,7 @@ int main(int argc, char** argv) {
   Line("3 clients joined through statlet", Summarize(joined), "MiB");
   Line("3 separate pulls, one after another", Summarize(separate), "MiB");
   Line("3 staggered PullImage calls to containerd", Summarize(direct3), "MiB");
-  std::printf("  %-46s %.2f\n", "separate / joined (median ratio)", Summarize(separate).median / Summarize(joined).median);
+  std::printf("  %-46s %.2f\n", "separate / joined (median ratio)",
+              Summarize(separate).median / Summarize(joined).median);
   return 0;
 }

@@ -17,8 +17,8 @@
 
 #include "collector/cgroup_discovery.h"
 #include "collector/cgroup_files.h"
-#include "collector/collector.h"
 #include "collector/cgroup_path_classifier.h"
+#include "collector/collector.h"
 #include "tests/support/live_cgroup.h"
 
 namespace statlet::bench {
@@ -66,8 +66,8 @@ ReadFloor::ReadFloor(const std::string& root, CollectParts parts, size_t max_kep
     : budget_(FdBudget::ForKeptFiles(max_kept)), source_(source) {
   const CgroupHierarchies& h = testing::HostHierarchies();
   for (int i = 0; i < kNumHierarchies; ++i) {
-    root_fds_[i] = h.has(static_cast<Hierarchy>(i)) ? ::open(h.mount[i].c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-                                                     : -1;
+    root_fds_[i] =
+        h.has(static_cast<Hierarchy>(i)) ? ::open(h.mount[i].c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
   }
   proc_fd_ = ::open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   CgroupDiscovery discovery(h, {root});

@@ -28,9 +28,9 @@
 
 #include "collector/cgroup_file_source.h"
 #include "collector/cgroup_hierarchies.h"
-#include "snapshot/collect_parts.h"
 #include "collector/collector.h"
 #include "collector/kept_file.h"
+#include "snapshot/collect_parts.h"
 
 namespace statlet::bench {
 

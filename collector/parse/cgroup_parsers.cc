@@ -109,16 +109,25 @@ bool ParsePsi(std::string_view s, Psi* out) {
     int seen = 0;
     for (std::string_view tok = NextToken(&line); !tok.empty(); tok = NextToken(&line)) {
       size_t eq = tok.find('=');
-      if (eq == std::string_view::npos) { seen = -100; break; }
+      if (eq == std::string_view::npos) {
+        seen = -100;
+        break;
+      }
       std::string_view k = tok.substr(0, eq), v = tok.substr(eq + 1);
       bool good = true;
       if (k == "avg10") good = ParseDouble(v, &pl.avg10), seen |= 1;
       else if (k == "avg60") good = ParseDouble(v, &pl.avg60), seen |= 2;
       else if (k == "avg300") good = ParseDouble(v, &pl.avg300), seen |= 4;
       else if (k == "total") good = ParseU64(v, &pl.total_us), seen |= 8;
-      if (!good) { seen = -100; break; }
+      if (!good) {
+        seen = -100;
+        break;
+      }
     }
-    if (seen != 15) { ok = false; continue; }
+    if (seen != 15) {
+      ok = false;
+      continue;
+    }
     if (kind == "some") out->some = pl;
     else if (kind == "full") out->full = pl;
     else ok = false;
@@ -132,11 +141,17 @@ bool ParseIoStat(std::string_view s, std::vector<IoDeviceStats>* out) {
     std::string_view line = NextLine(&s);
     if (Trim(line).empty()) continue;
     IoDeviceStats d;
-    if (!ParseDevice(NextToken(&line), &d.major, &d.minor)) { ok = false; continue; }
+    if (!ParseDevice(NextToken(&line), &d.major, &d.minor)) {
+      ok = false;
+      continue;
+    }
     for (std::string_view tok = NextToken(&line); !tok.empty(); tok = NextToken(&line)) {
       size_t eq = tok.find('=');
       uint64_t v;
-      if (eq == std::string_view::npos || !ParseU64(tok.substr(eq + 1), &v)) { ok = false; continue; }
+      if (eq == std::string_view::npos || !ParseU64(tok.substr(eq + 1), &v)) {
+        ok = false;
+        continue;
+      }
       std::string_view k = tok.substr(0, eq);
       if (k == "rbytes") d.read_bytes = v;
       else if (k == "wbytes") d.write_bytes = v;
@@ -166,7 +181,10 @@ bool ParseBlkio(std::string_view s, bool bytes, std::vector<IoDeviceStats>* devi
     uint64_t v;
     if (dev == "Total") continue;  // the grand total line: "Total N"
     uint32_t major, minor;
-    if (!ParseDevice(dev, &major, &minor) || !ParseU64(val, &v)) { ok = false; continue; }
+    if (!ParseDevice(dev, &major, &minor) || !ParseU64(val, &v)) {
+      ok = false;
+      continue;
+    }
     IoDeviceStats* d = FindOrAdd(devices, major, minor);
     if (op == "Read") (bytes ? d->read_bytes : d->read_ios) = v;
     else if (op == "Write") (bytes ? d->write_bytes : d->write_ios) = v;
@@ -184,10 +202,16 @@ bool ParseNetDev(std::string_view s, std::vector<NetInterfaceStats>* out) {
     std::string_view line = NextLine(&s);
     if (Trim(line).empty()) continue;
     size_t colon = line.find(':');
-    if (colon == std::string_view::npos) { ok = false; continue; }
+    if (colon == std::string_view::npos) {
+      ok = false;
+      continue;
+    }
     NetInterfaceStats st;
     std::string_view name = Trim(line.substr(0, colon));
-    if (name.empty()) { ok = false; continue; }
+    if (name.empty()) {
+      ok = false;
+      continue;
+    }
     st.name.assign(name);
     std::string_view rest = line.substr(colon + 1);
     uint64_t f[16];
@@ -196,10 +220,19 @@ bool ParseNetDev(std::string_view s, std::vector<NetInterfaceStats>* out) {
       std::string_view tok = NextToken(&rest);
       if (tok.empty() || !ParseU64(tok, &f[n])) break;
     }
-    if (n != 16) { ok = false; continue; }
+    if (n != 16) {
+      ok = false;
+      continue;
+    }
     // rx: bytes packets errs drop fifo frame compressed multicast; tx: bytes packets errs drop ...
-    st.rx_bytes = f[0]; st.rx_packets = f[1]; st.rx_errors = f[2]; st.rx_dropped = f[3];
-    st.tx_bytes = f[8]; st.tx_packets = f[9]; st.tx_errors = f[10]; st.tx_dropped = f[11];
+    st.rx_bytes = f[0];
+    st.rx_packets = f[1];
+    st.rx_errors = f[2];
+    st.rx_dropped = f[3];
+    st.tx_bytes = f[8];
+    st.tx_packets = f[9];
+    st.tx_errors = f[10];
+    st.tx_dropped = f[11];
     out->push_back(std::move(st));
   }
   return ok;
@@ -221,8 +254,7 @@ bool ParseU64List(std::string_view s, std::vector<uint64_t>* out) {
   return ok;
 }
 
-uint64_t CountIds(std::string_view s, uint32_t wanted, bool* contains, uint32_t* first,
-                  std::vector<uint32_t>* ids) {
+uint64_t CountIds(std::string_view s, uint32_t wanted, bool* contains, uint32_t* first, std::vector<uint32_t>* ids) {
   uint64_t n = 0;
   *contains = false;
   *first = 0;

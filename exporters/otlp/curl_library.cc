@@ -20,7 +20,8 @@ StatusOr<const CurlLibrary*> Load() {
   void* h = ::dlopen(kCurlSoname, RTLD_NOW | RTLD_LOCAL);
   if (h == nullptr) {
     const char* e = ::dlerror();
-    return Unavailable(std::string("OTLP over HTTP needs ") + kCurlSoname + " (Debian: libcurl4): " + (e ? e : "not found"));
+    return Unavailable(std::string("OTLP over HTTP needs ") + kCurlSoname +
+                       " (Debian: libcurl4): " + (e ? e : "not found"));
   }
   static CurlLibrary lib;
   std::string missing;

@@ -78,7 +78,7 @@ class GrpcTransport final : public Transport {
   std::unique_ptr<cm::MetricsService::Stub> stub_;
   OtlpOptions options_;
   std::mutex mu_;
-  bool aborted_ = false;                     // guarded by mu_
+  bool aborted_ = false;                      // guarded by mu_
   grpc::ClientContext* in_flight_ = nullptr;  // guarded by mu_
 };
 

@@ -77,7 +77,8 @@ class HttpTransport final : public Transport {
     if (aborted_.load()) return {SendResult::kPermanent, std::nullopt, 0, "HTTP: stopping"};
     request.SerializeToString(&body_);
     if (options_.gzip) {
-      if (Status s = gzip_.Compress(body_, &compressed_); !s.ok()) return {SendResult::kPermanent, std::nullopt, 0, s.message()};
+      if (Status s = gzip_.Compress(body_, &compressed_); !s.ok())
+        return {SendResult::kPermanent, std::nullopt, 0, s.message()};
       body_.swap(compressed_);
     }
     Answer answer;
@@ -90,8 +91,10 @@ class HttpTransport final : public Transport {
     lib_.easy_setopt(c, CURLOPT_HTTPHEADER, headers_);
     lib_.easy_setopt(c, CURLOPT_USERAGENT, "statlet-otlp-exporter");
     lib_.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    lib_.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::min<int64_t>(options_.timeout.count(), 10000)));
-    if (options_.timeout.count() > 0) lib_.easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.timeout.count()));
+    lib_.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(std::min<int64_t>(options_.timeout.count(), 10000)));
+    if (options_.timeout.count() > 0)
+      lib_.easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.timeout.count()));
     lib_.easy_setopt(c, CURLOPT_WRITEFUNCTION, OnBody);
     lib_.easy_setopt(c, CURLOPT_WRITEDATA, &answer);
     lib_.easy_setopt(c, CURLOPT_HEADERFUNCTION, OnHeader);
@@ -120,7 +123,8 @@ class HttpTransport final : public Transport {
       r.message += ": " + status.message();
     }
     r.retry_after = ParseRetryAfter(answer.retry_after, std::chrono::system_clock::now());
-    r.kind = (code == 429 || code == 502 || code == 503 || code == 504) ? SendResult::kRetryable : SendResult::kPermanent;
+    r.kind =
+        (code == 429 || code == 502 || code == 503 || code == 504) ? SendResult::kRetryable : SendResult::kPermanent;
     return r;
   }
 
@@ -171,7 +175,7 @@ class HttpTransport final : public Transport {
 }  // namespace
 
 std::optional<std::chrono::milliseconds> ParseRetryAfter(const std::string& value,
-                                                          std::chrono::system_clock::time_point now) {
+                                                         std::chrono::system_clock::time_point now) {
   if (value.empty()) return std::nullopt;
   if (value.find_first_not_of("0123456789") == std::string::npos) {
     if (value.size() > 9) return std::nullopt;

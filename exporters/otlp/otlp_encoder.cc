@@ -58,7 +58,8 @@ class OtlpEncoder::PointSink final : public metrics::SampleSink {
       if (part_->filter_label >= labels.n || labels.v[part_->filter_label] != part_->filter_value) return;
     }
     pm::NumberDataPoint* p = NewPoint();
-    for (size_t k = 0; k < labels.n && k < m_.attributes.size(); ++k) AddAttr(p->mutable_attributes(), m_.attributes[k], labels.v[k]);
+    for (size_t k = 0; k < labels.n && k < m_.attributes.size(); ++k)
+      AddAttr(p->mutable_attributes(), m_.attributes[k], labels.v[k]);
     if (part_) AddAttr(p->mutable_attributes(), part_->fixed_key, part_->fixed_value);
     if (m_.is_double) {
       p->set_as_double(v.AsDouble());
@@ -140,9 +141,10 @@ void OtlpEncoder::SetResource(const CgroupStats& c, opentelemetry::proto::resour
   auto* attrs = r->mutable_attributes();
   const ContainerMetadata* m = c.id.meta.get();
   if (c.id.kind != CgroupKind::kPod) {
-    AddAttr(attrs, "container.id", !c.id.container_id.empty() ? std::string_view(c.id.container_id)
-                                   : m                        ? std::string_view(m->container_id)
-                                                              : std::string_view());
+    AddAttr(attrs, "container.id",
+            !c.id.container_id.empty() ? std::string_view(c.id.container_id)
+            : m                        ? std::string_view(m->container_id)
+                                       : std::string_view());
     if (m) {
       AddAttr(attrs, "k8s.container.name", m->container_name);
       auto [name, tag] = SplitImage(!m->image.empty() ? m->image : m->image_ref);
@@ -159,9 +161,10 @@ void OtlpEncoder::SetResource(const CgroupStats& c, opentelemetry::proto::resour
     AddAttr(attrs, "k8s.pod.name", m->pod_name);
     AddAttr(attrs, "k8s.namespace.name", m->pod_namespace);
   }
-  AddAttr(attrs, "k8s.pod.uid", !c.id.pod_uid.empty() ? std::string_view(c.id.pod_uid)
-                                : m                   ? std::string_view(m->pod_uid)
-                                                      : std::string_view());
+  AddAttr(attrs, "k8s.pod.uid",
+          !c.id.pod_uid.empty() ? std::string_view(c.id.pod_uid)
+          : m                   ? std::string_view(m->pod_uid)
+                                : std::string_view());
   AddAttr(attrs, "statlet.cgroup.path", c.id.cgroup_path);
   for (const auto& [k, v] : node_.attributes) {
     bool taken = false;
@@ -199,7 +202,8 @@ void OtlpEncoder::EncodeCgroup(size_t i, int64_t start_ns, pm::ResourceMetrics* 
         if (auto v = metrics::MemoryAvailableBytes(c.memory)) sink.AddInt(*v);
         break;
       case Derived::kUptime:
-        if (auto start = metrics::StartTimeNs(c)) sink.AddDouble(static_cast<double>(std::max<int64_t>(0, now - *start)) / 1e9);
+        if (auto start = metrics::StartTimeNs(c))
+          sink.AddDouble(static_cast<double>(std::max<int64_t>(0, now - *start)) / 1e9);
         break;
       case Derived::kCpuLimit:
         if (auto v = metrics::CpuLimitCores(c.cpu)) sink.AddDouble(*v);

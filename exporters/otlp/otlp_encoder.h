@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include "snapshot/snapshot.h"
 #include "metrics/snapshot_samples.h"
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
+#include "snapshot/snapshot.h"
 
 namespace statlet::otlp {
 
@@ -33,8 +33,8 @@ class OtlpEncoder {
   // `max_request_bytes`: a request's serialized size at most (a single resource with more
   // metrics than fit is split by metric; one metric larger than the limit goes alone).
   // `namer`: block device names (tests give fixed ones).
-  OtlpEncoder(NodeResource node, metrics::SampleRules rules, size_t max_request_bytes,
-              std::string scope_version = "", metrics::DeviceNames::Namer namer = metrics::BlockDeviceName);
+  OtlpEncoder(NodeResource node, metrics::SampleRules rules, size_t max_request_bytes, std::string scope_version = "",
+              metrics::DeviceNames::Namer namer = metrics::BlockDeviceName);
 
   // Appends the requests of `snapshot` to *out.
   void Encode(const Snapshot& snapshot, std::vector<ExportRequest>* out);

@@ -32,7 +32,7 @@ NodeResource MakeNodeResource(const OtlpOptions& o) {
 }  // namespace
 
 StatusOr<std::unique_ptr<OtlpExporter>> OtlpExporter::Create(const OtlpOptions& options, metrics::SampleRules rules,
-                                                              SnapshotSource* source, SelfMetrics* self) {
+                                                             SnapshotSource* source, SelfMetrics* self) {
   auto transport = options.protocol == Protocol::kGrpc ? MakeGrpcTransport(options) : MakeHttpTransport(options);
   if (!transport.ok()) return transport.status();
   return std::make_unique<OtlpExporter>(options, std::move(rules), std::move(*transport), source, self);
@@ -49,7 +49,9 @@ OtlpExporter::OtlpExporter(const OtlpOptions& options, metrics::SampleRules rule
 
 OtlpExporter::~OtlpExporter() { Stop(); }
 
-void OtlpExporter::Start() { thread_ = std::thread([this] { Run(); }); }
+void OtlpExporter::Start() {
+  thread_ = std::thread([this] { Run(); });
+}
 
 void OtlpExporter::Stop() {
   {
@@ -152,8 +154,8 @@ void OtlpExporter::Run() {
   };
   // The first export after a short random delay, not in step with other nodes.
   Clock::time_point next_export =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::min<milliseconds>(options_.interval, milliseconds(1000)) *
-                                                                 (0.5 + jitter(rng_)));
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::min<milliseconds>(options_.interval, milliseconds(1000)) * (0.5 + jitter(rng_)));
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     const Clock::time_point now = Clock::now();

@@ -18,11 +18,11 @@
 #include <random>
 #include <thread>
 
-#include "snapshot/snapshot_source.h"
 #include "exporters/otlp/otlp_encoder.h"
 #include "exporters/otlp/otlp_options.h"
 #include "exporters/otlp/otlp_transport.h"
 #include "exporters/self_metrics.h"
+#include "snapshot/snapshot_source.h"
 
 namespace statlet::otlp {
 

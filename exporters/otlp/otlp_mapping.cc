@@ -49,7 +49,9 @@ constexpr auto kGauge = Instrument::kGauge;
 // The metrics both resources carry, under `prefix` ("container" or "k8s.pod").
 void AddShared(std::vector<OtlpMetric>* v, ResourceKind r) {
   const bool pod = r == kP;
-  auto n = [pod](std::string_view container_name, std::string_view pod_name) { return pod ? pod_name : container_name; };
+  auto n = [pod](std::string_view container_name, std::string_view pod_name) {
+    return pod ? pod_name : container_name;
+  };
   if (pod) {
     v->push_back(Filtered(FromFamily("k8s.pod.cpu.time", "s", kSum, true, r, "CPU time consumed by the pod's cgroup.",
                                      F::kContainerCpuUsageSecondsTotal),
@@ -62,7 +64,8 @@ void AddShared(std::vector<OtlpMetric>* v, ResourceKind r) {
   v->push_back(FromDerived(n("container.cpu.usage", "k8s.pod.cpu.usage"), "{cpu}", kGauge, true, r,
                            "CPUs used over the last collection interval.", Derived::kCpuUsage));
   v->push_back(FromFamily(n("container.memory.usage", "k8s.pod.memory.usage"), "By", kUpDown, false, r,
-                          "Memory usage, all memory regardless of when it was accessed.", F::kContainerMemoryUsageBytes));
+                          "Memory usage, all memory regardless of when it was accessed.",
+                          F::kContainerMemoryUsageBytes));
   v->push_back(FromFamily(n("container.memory.working_set", "k8s.pod.memory.working_set"), "By", kUpDown, false, r,
                           "Memory usage minus inactive file memory.", F::kContainerMemoryWorkingSetBytes));
   v->push_back(FromFamily(n("container.memory.rss", "k8s.pod.memory.rss"), "By", kUpDown, false, r,
@@ -79,8 +82,8 @@ void AddShared(std::vector<OtlpMetric>* v, ResourceKind r) {
                             "Bytes through every interface of the pod's network namespace.",
                             F::kStatletPodNetworkBytesTotal, net));
     v->push_back(FromFamily("k8s.pod.network.errors", "{error}", kSum, false, r,
-                            "Errors on every interface of the pod's network namespace.", F::kStatletPodNetworkErrorsTotal,
-                            net));
+                            "Errors on every interface of the pod's network namespace.",
+                            F::kStatletPodNetworkErrorsTotal, net));
   }
   // Pressure (PSI), as the kubeletstats receiver's PSI metrics name it.
   struct Psi {
@@ -132,14 +135,16 @@ std::vector<OtlpMetric> Build() {
                          "Time the container's tasks waited on a run queue (eBPF runqlat probe).",
                          F::kStatletCpuRunqueueLatencySeconds));
   v.push_back(FromFamily("statlet.cpu.throttled.time", "s", kSum, true, kC,
-                         "Time the container was throttled by its CFS quota.", F::kContainerCpuCfsThrottledSecondsTotal));
+                         "Time the container was throttled by its CFS quota.",
+                         F::kContainerCpuCfsThrottledSecondsTotal));
   v.push_back(FromFamily("statlet.memory.events", "{event}", kSum, false, kC,
                          "memory.events counts by event and scope (hierarchy/local).", F::kStatletMemoryEventsTotal,
                          {"statlet.memory.event", "statlet.memory.event.scope"}));
   v.push_back(FromFamily("statlet.pids.current", "{task}", kUpDown, false, kC, "Tasks charged to the cgroup.",
                          F::kStatletPidsCurrent));
   v.push_back(FromFamily("statlet.tcp.retransmits", "{segment}", kSum, false, kC,
-                         "TCP retransmits of the container's sockets (eBPF tcp probe).", F::kStatletTcpRetransmitsTotal));
+                         "TCP retransmits of the container's sockets (eBPF tcp probe).",
+                         F::kStatletTcpRetransmitsTotal));
   v.push_back(FromFamily("statlet.oom.kills", "{kill}", kSum, false, kC,
                          "Processes of the container chosen by the OOM killer (eBPF oom probe).",
                          F::kStatletOomKillsTotal));
@@ -154,9 +159,7 @@ std::span<const OtlpMetric> OtlpMetrics() {
   return *table;
 }
 
-std::string_view DerivedAttribute(Derived d) {
-  return d == Derived::kPagingFaults ? "system.paging.fault.type" : "";
-}
+std::string_view DerivedAttribute(Derived d) { return d == Derived::kPagingFaults ? "system.paging.fault.type" : ""; }
 
 std::string_view InstrumentName(Instrument i) {
   switch (i) {

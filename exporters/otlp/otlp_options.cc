@@ -44,7 +44,8 @@ Status ParseKeyValueList(const std::string& text, std::vector<std::pair<std::str
     if (eq == std::string::npos) return InvalidArgument("expected key=value, got \"" + item + "\"");
     std::string key = Trim(item.substr(0, eq)), value;
     if (key.empty()) return InvalidArgument("empty key in \"" + item + "\"");
-    if (!PercentDecode(Trim(item.substr(eq + 1)), &value)) return InvalidArgument("bad percent-encoding in \"" + item + "\"");
+    if (!PercentDecode(Trim(item.substr(eq + 1)), &value))
+      return InvalidArgument("bad percent-encoding in \"" + item + "\"");
     parsed.emplace_back(std::move(key), std::move(value));
   }
   for (auto& kv : parsed) out->push_back(std::move(kv));
@@ -84,7 +85,8 @@ Status ApplyEnvironment(const std::function<const char*(const char*)>& getenv, O
     o->endpoint_is_full_url = full;
   }
   if (std::string v = get("OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS"); !v.empty()) {
-    if (Status s = ParseKeyValueList(v, &o->headers); !s.ok()) return InvalidArgument("OTEL_EXPORTER_OTLP_HEADERS: " + s.message());
+    if (Status s = ParseKeyValueList(v, &o->headers); !s.ok())
+      return InvalidArgument("OTEL_EXPORTER_OTLP_HEADERS: " + s.message());
   }
   if (std::string v = get("OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT"); !v.empty()) {
     if (Status s = millis("OTEL_EXPORTER_OTLP_TIMEOUT", v, &o->timeout); !s.ok()) return s;
@@ -107,7 +109,8 @@ Status ApplyEnvironment(const std::function<const char*(const char*)>& getenv, O
   if (const char* v = getenv("OTEL_RESOURCE_ATTRIBUTES"); v && *v) {
     // On any error the whole variable is discarded (the resource SDK's rule).
     std::vector<std::pair<std::string, std::string>> attrs;
-    if (Status s = ParseKeyValueList(v, &attrs); !s.ok()) return InvalidArgument("OTEL_RESOURCE_ATTRIBUTES: " + s.message());
+    if (Status s = ParseKeyValueList(v, &attrs); !s.ok())
+      return InvalidArgument("OTEL_RESOURCE_ATTRIBUTES: " + s.message());
     o->resource_attributes = std::move(attrs);
   }
   if (const char* v = getenv("OTEL_SERVICE_NAME"); v && *v) o->service_name = v;

@@ -41,6 +41,6 @@ std::optional<std::chrono::milliseconds> GrpcRetryDelay(const std::string& error
 
 // Retry-After as delta-seconds or an HTTP-date; none when unparsable.
 std::optional<std::chrono::milliseconds> ParseRetryAfter(const std::string& value,
-                                                          std::chrono::system_clock::time_point now);
+                                                         std::chrono::system_clock::time_point now);
 
 }  // namespace statlet::otlp

@@ -50,9 +50,8 @@ TEST(MemoryTrimmer, ABurstTrimmedWhileInUseIsHandedBackOnceFreed) {
   EXPECT_GT(ResidentBytes(), before + kBurst / 2) << "a trim cannot free memory in use";
   blocks.clear();
   // Then it is handed back by a later trim.
-  EXPECT_TRUE(testing::WaitFor(
-      [&] { return trimmer.trims() > trims_in_use && ResidentBytes() < before + kBurst / 4; },
-      std::chrono::seconds(10)))
+  EXPECT_TRUE(testing::WaitFor([&] { return trimmer.trims() > trims_in_use && ResidentBytes() < before + kBurst / 4; },
+                               std::chrono::seconds(10)))
       << "resident " << ResidentBytes() / kMiB << " MiB, before the burst " << before / kMiB << " MiB, trims "
       << trimmer.trims() << " (" << trims_in_use << " while in use)";
   trimmer.Stop();
@@ -80,8 +79,8 @@ TEST(MemoryTrimmer, WhatAReleaseDropsIsHandedBackAtOnce) {
   ASSERT_TRUE(testing::WaitFor([&] { return looks.load() >= 3; }, std::chrono::seconds(10)));
   EXPECT_EQ(trimmer.trims(), 0u) << "nothing grew, releases below a quarter of the slack: no trim";
   drop = true;
-  EXPECT_TRUE(testing::WaitFor(
-      [&] { return trimmer.trims() >= 1 && ResidentBytes() < with_burst - kBurst / 2; }, std::chrono::seconds(10)))
+  EXPECT_TRUE(testing::WaitFor([&] { return trimmer.trims() >= 1 && ResidentBytes() < with_burst - kBurst / 2; },
+                               std::chrono::seconds(10)))
       << "resident " << ResidentBytes() / kMiB << " MiB, with the burst " << with_burst / kMiB << " MiB, trims "
       << trimmer.trims();
   trimmer.Stop();

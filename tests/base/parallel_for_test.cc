@@ -42,7 +42,10 @@ TEST(ParallelForTest, HelpersRunIterationsAtTheSameTime) {
     pf.Run(2, 1, 0, [&](size_t, size_t i) {
       std::unique_lock<std::mutex> lk(mu);
       threads.insert(std::this_thread::get_id());
-      if (threads.size() == 2) { met = true; cv.notify_all(); }
+      if (threads.size() == 2) {
+        met = true;
+        cv.notify_all();
+      }
       if (i == 0 || i == 1) cv.wait_for(lk, std::chrono::seconds(10), [&] { return met; });
     });
     ASSERT_TRUE(met) << "round " << round;

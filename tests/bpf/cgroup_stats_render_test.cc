@@ -133,7 +133,7 @@ TEST(RenderIterFile, MemoryFilesParseIntoTheCollectorsFields) {
   e.memory_pages = 10;
   e.memory_peak_pages = 12;
   e.memstat_state[STATLET_MS_ANON] = 3;
-  e.memstat_state[STATLET_MS_INACTIVE_FILE] = -2;  // unfolded per-CPU deltas: reads 0
+  e.memstat_state[STATLET_MS_INACTIVE_FILE] = -2;       // unfolded per-CPU deltas: reads 0
   e.memstat_state[STATLET_MS_SLAB_RECLAIMABLE] = 1000;  // bytes
   e.memstat_state[STATLET_MS_SLAB_UNRECLAIMABLE] = 24;
   e.memstat_state[STATLET_MS_WORKINGSET_REFAULT_FILE] = 5;  // events, not pages
@@ -248,9 +248,9 @@ TEST(RenderV1IterFile, MemoryFilesAreTheKernelsAndParseIntoTheCollectorsFields) 
   EXPECT_EQ(RenderV1(V1IterFile::kMemoryUsage, e), "12288\n");
   EXPECT_EQ(ParseV1(kV1Memory, "memory.usage_in_bytes", RenderV1(V1IterFile::kMemoryUsage, e)).memory.usage_bytes,
             12288u);
-  EXPECT_EQ(ParseV1(kV1Memory, "memory.max_usage_in_bytes", RenderV1(V1IterFile::kMemoryMaxUsage, e))
-                .memory.max_usage_bytes,
-            20480u);
+  EXPECT_EQ(
+      ParseV1(kV1Memory, "memory.max_usage_in_bytes", RenderV1(V1IterFile::kMemoryMaxUsage, e)).memory.max_usage_bytes,
+      20480u);
   EXPECT_EQ(ParseV1(kV1Memory, "memory.failcnt", RenderV1(V1IterFile::kMemoryFailcnt, e)).memory.failcnt, 2u);
   EXPECT_EQ(ParseV1(kV1Memory, "memory.kmem.usage_in_bytes", RenderV1(V1IterFile::kKmemUsage, e)).memory.kernel_bytes,
             4096u);

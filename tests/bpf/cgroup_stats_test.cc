@@ -47,7 +47,12 @@ struct Tree {
     pinned = std::make_unique<LiveCgroup>(parent.path() + "/pinned", std::vector<Hierarchy>{kUnified});
     idle = std::make_unique<LiveCgroup>(parent.path() + "/idle", std::vector<Hierarchy>{kUnified});
     if (!busy->ok() || !pinned->ok() || !idle->ok()) return false;
-    Child a([] { BurnCpu(120'000'000); return 0; }, Child::kExits);
+    Child a(
+        [] {
+          BurnCpu(120'000'000);
+          return 0;
+        },
+        Child::kExits);
     Child b([] { return PinToCpu(0) ? (BurnCpu(60'000'000), 0) : 3; }, Child::kExits);
     if (!a.StartIn(*busy) || !b.StartIn(*pinned)) return false;
     if (a.Wait(std::chrono::seconds(30)) != 0 || b.Wait(std::chrono::seconds(30)) != 0) return false;
@@ -107,7 +112,8 @@ TEST(CgroupStatsIterator, RendersTheFilesAsTheKernelShowsThemAtTheSameMoment) {
   EXPECT_TRUE(c.not_rendered.empty()) << c.not_rendered.front();
   std::cout << "files rendered on this kernel:";
   for (const std::string& f : c.files) std::cout << " " << f;
-  std::cout << "\n" << c.rendered << " files of " << tree.paths.size() << " cgroups, " << c.fields.size() << " values\n";
+  std::cout << "\n"
+            << c.rendered << " files of " << tree.paths.size() << " cgroups, " << c.fields.size() << " values\n";
   for (const FieldReading& f : c.fields) {
     EXPECT_TRUE(f.within()) << f.cgroup << " " << f.file << " " << f.key << ": files " << f.before << " then "
                             << f.after << ", iterator " << f.source;
@@ -160,7 +166,8 @@ TEST(CgroupStatsIterator, MapsOnlyTheEntriesItsWalksFill) {
   ASSERT_TRUE(parent.ok()) << parent.error();
   std::vector<std::unique_ptr<LiveCgroup>> more;
   for (int i = 0; i < kMore; ++i) {
-    more.push_back(std::make_unique<LiveCgroup>(parent.path() + "/c" + std::to_string(i), std::vector<Hierarchy>{kUnified}));
+    more.push_back(
+        std::make_unique<LiveCgroup>(parent.path() + "/c" + std::to_string(i), std::vector<Hierarchy>{kUnified}));
     ASSERT_TRUE(more.back()->ok()) << more.back()->error();
   }
   // The last cgroups of the walk are rendered as the kernel shows them.
@@ -249,7 +256,12 @@ struct V1Tree {
         return false;
       }
     }
-    Child burner([] { BurnCpu(80'000'000); return 0; }, Child::kExits);
+    Child burner(
+        [] {
+          BurnCpu(80'000'000);
+          return 0;
+        },
+        Child::kExits);
     holder.emplace([] {
       constexpr size_t kSize = 32 << 20;
       volatile char* block = static_cast<volatile char*>(std::malloc(kSize));  // kept: the child stays
@@ -269,7 +281,8 @@ struct V1Tree {
 TEST(CgroupStatsIterator, RendersTheV1HierarchiesFilesAsTheKernelShowsThem) {
   STATLET_REQUIRE_ROOT();
   const CgroupHierarchies& h = HostHierarchies();
-  if (!h.has(kV1Cpu) || !h.has(kV1Cpuacct) || !h.has(kV1Memory)) GTEST_SKIP() << "no cpu, cpuacct and memory v1 hierarchies here";
+  if (!h.has(kV1Cpu) || !h.has(kV1Cpuacct) || !h.has(kV1Memory))
+    GTEST_SKIP() << "no cpu, cpuacct and memory v1 hierarchies here";
   auto probes = LoadCgroupStats();
   ASSERT_TRUE(probes);
   V1Tree tree;

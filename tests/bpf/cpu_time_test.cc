@@ -6,9 +6,9 @@
 #include <iostream>
 #include <numeric>
 
+#include "bpf/percpu_map.h"
 #include "collector/collector.h"
 #include "collector/sampler.h"
-#include "bpf/percpu_map.h"
 #include "tests/bpf/probe_test_support.h"
 #include "tests/support/workloads.h"
 
@@ -96,7 +96,8 @@ TEST(CpuTimeProbe, UntrackedChildrenCountInTheirLiveParent) {
     return static_cast<int64_t>(SumOf(v.per_cpu_ns) / 1000) == usage_ns / 1000;
   });
   ASSERT_GE(usage_ns, 100'000'000);
-  EXPECT_EQ(static_cast<int64_t>(SumOf(s.per_cpu_ns) / 1000), usage_ns / 1000) << "the child's time is not in its parent";
+  EXPECT_EQ(static_cast<int64_t>(SumOf(s.per_cpu_ns) / 1000), usage_ns / 1000)
+      << "the child's time is not in its parent";
 
   // With both live, the child keeps its own time and the parent has none of its own.
   std::unordered_map<uint64_t, BpfCgroupStats> by_id;
@@ -183,7 +184,7 @@ TEST(CpuTimeProbe, LiveCgroupWithoutTasksReportsZeros) {
   const std::vector<uint64_t>* per_cpu = probes->PerCpuNs(cg.id());
   ASSERT_NE(per_cpu, nullptr);
   EXPECT_EQ(std::accumulate(per_cpu->begin(), per_cpu->end(), uint64_t{0}), 0u);
-  EXPECT_EQ(stats.per_cpu_ns.size(), per_cpu->size());  // zeros, one per CPU
+  EXPECT_EQ(stats.per_cpu_ns.size(), per_cpu->size());            // zeros, one per CPU
   EXPECT_EQ(probes->PerCpuNs(cg.id() + 1'000'000'000), nullptr);  // not live: nothing
 }
 

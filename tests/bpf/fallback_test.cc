@@ -38,8 +38,8 @@ int CountLines(const std::string& text, const std::string& needle) {
 
 // Runs the check tool with the capabilities that allow BPF tracing removed.
 CommandResult RunWithoutBpfCaps(const std::string& mode) {
-  return RunShell("capsh --drop=cap_bpf,cap_perfmon,cap_sys_admin -- -c '" STATLET_BPF_PROBE_CHECK " --bpf=" +
-                  mode + "'");
+  return RunShell("capsh --drop=cap_bpf,cap_perfmon,cap_sys_admin -- -c '" STATLET_BPF_PROBE_CHECK " --bpf=" + mode +
+                  "'");
 }
 
 TEST(BpfFallback, OffModeLoadsNothingAndCollectsNothing) {

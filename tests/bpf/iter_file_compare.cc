@@ -19,13 +19,13 @@ namespace {
 std::vector<const char*> Candidates(Hierarchy h) {
   switch (h) {
     case kUnified:
-      return {"cpu.stat",    "memory.current",      "memory.peak",  "memory.swap.current", "memory.stat",
+      return {"cpu.stat",      "memory.current",      "memory.peak",  "memory.swap.current", "memory.stat",
               "memory.events", "memory.events.local", "pids.current", "pids.events"};
     case kV1Cpu: return {"cpu.stat"};
     case kV1Cpuacct: return {"cpuacct.usage_percpu", "cpuacct.usage_user", "cpuacct.usage_sys"};
     case kV1Memory:
-      return {"memory.usage_in_bytes", "memory.max_usage_in_bytes", "memory.failcnt",
-              "memory.kmem.usage_in_bytes", "memory.oom_control"};
+      return {"memory.usage_in_bytes", "memory.max_usage_in_bytes", "memory.failcnt", "memory.kmem.usage_in_bytes",
+              "memory.oom_control"};
     default: return {};
   }
 }

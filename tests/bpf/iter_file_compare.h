@@ -26,9 +26,9 @@ struct FieldReading {
 
 struct Comparison {
   std::vector<FieldReading> fields;
-  std::vector<std::string> files;   // the files the source renders here
-  std::vector<std::string> errors;  // files that could not be read, keys the file lacks
-  size_t rendered = 0;              // (cgroup, file) pairs the source rendered
+  std::vector<std::string> files;         // the files the source renders here
+  std::vector<std::string> errors;        // files that could not be read, keys the file lacks
+  size_t rendered = 0;                    // (cgroup, file) pairs the source rendered
   std::vector<std::string> not_rendered;  // "cgroup file" it did not render (no value there)
 };
 

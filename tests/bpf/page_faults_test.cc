@@ -62,9 +62,8 @@ TEST(PageFaultsProbe, TouchingFreshPagesCountsOneMinorFaultEach) {
   // The probe counts everything the child did in the cgroup: its work (the kernel's own
   // count above) plus the few faults before it read its counters and after (writing the
   // result, exiting).
-  BpfCgroupStats s = CollectUntil(*probes, cg.id(), [&](const BpfCgroupStats& v) {
-    return v.minor_faults.value_or(0) >= own.minor;
-  });
+  BpfCgroupStats s =
+      CollectUntil(*probes, cg.id(), [&](const BpfCgroupStats& v) { return v.minor_faults.value_or(0) >= own.minor; });
   ASSERT_TRUE(s.minor_faults.has_value());
   ASSERT_TRUE(s.major_faults.has_value());
   EXPECT_GE(*s.minor_faults, own.minor);
@@ -114,9 +113,8 @@ TEST(PageFaultsProbe, ReadingUncachedFilePagesCountsMajorFaults) {
   // counted for the child's work, and that must be most of the pages.
   ASSERT_GE(own.major, kPages / 2);
 
-  BpfCgroupStats s = CollectUntil(*probes, cg.id(), [&](const BpfCgroupStats& v) {
-    return v.major_faults.value_or(0) >= own.major;
-  });
+  BpfCgroupStats s =
+      CollectUntil(*probes, cg.id(), [&](const BpfCgroupStats& v) { return v.major_faults.value_or(0) >= own.major; });
   ASSERT_TRUE(s.major_faults.has_value());
   EXPECT_EQ(*s.major_faults, own.major);
 }

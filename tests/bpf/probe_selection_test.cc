@@ -83,9 +83,8 @@ TEST(SchedProbeSelection, FaultsAloneCountsFaultsAndFillsNothingElse) {
   ASSERT_TRUE(cg.ok()) << cg.error();
   RunWorkload(cg);
 
-  BpfCgroupStats s = CollectUntil(*probes, cg.id(), [](const BpfCgroupStats& v) {
-    return v.minor_faults.value_or(0) >= kPages;
-  });
+  BpfCgroupStats s =
+      CollectUntil(*probes, cg.id(), [](const BpfCgroupStats& v) { return v.minor_faults.value_or(0) >= kPages; });
   ASSERT_TRUE(s.minor_faults.has_value());
   EXPECT_GE(*s.minor_faults, kPages);
   EXPECT_LE(*s.minor_faults, kPages + 1024);

@@ -64,9 +64,9 @@ BpfCgroupStats CollectUntil(BpfProbes& probes, uint64_t id, Settled&& settled,
 
 inline uint64_t SumOf(const std::vector<uint64_t>& v) { return std::accumulate(v.begin(), v.end(), uint64_t{0}); }
 
-#define STATLET_REQUIRE_ROOT()                                       \
-  do {                                                               \
-    if (geteuid() != 0) GTEST_SKIP() << "needs root (real kernel)";  \
+#define STATLET_REQUIRE_ROOT()                                      \
+  do {                                                              \
+    if (geteuid() != 0) GTEST_SKIP() << "needs root (real kernel)"; \
   } while (0)
 
 }  // namespace statlet::testing

@@ -29,8 +29,9 @@ void FaultPagesIn(LiveCgroup& cg, size_t pages = 1000) {
 
 // Minor faults of `id` once at least `pages` are counted (or the deadline passed).
 uint64_t MinorFaults(BpfProbes& probes, uint64_t id, uint64_t pages = 1000) {
-  return *CollectUntil(probes, id, [&](const BpfCgroupStats& v) { return v.minor_faults.value_or(0) >= pages; })
-              .minor_faults;
+  return *CollectUntil(probes, id, [&](const BpfCgroupStats& v) {
+            return v.minor_faults.value_or(0) >= pages;
+          }).minor_faults;
 }
 
 uint64_t CollectNone(BpfProbes& probes) {
@@ -77,16 +78,15 @@ TEST(BpfPruning, SlotOfARemovedCgroupIsReusedFromZero) {
     ASSERT_TRUE(first.ok()) << first.error();
     FaultPagesIn(first, kFirstPages);
     ASSERT_GE(MinorFaults(*probes, first.id(), kFirstPages), kFirstPages);
-  }  // removed
+  }                      // removed
   CollectNone(*probes);  // unmaps it
   CollectNone(*probes);  // zeroes its slot and frees it
 
   ProbeCgroup second("reuse-second");
   ASSERT_TRUE(second.ok()) << second.error();
   FaultPagesIn(second);
-  BpfCgroupStats s = CollectUntil(*probes, second.id(), [](const BpfCgroupStats& v) {
-    return v.minor_faults.value_or(0) >= 1000;
-  });
+  BpfCgroupStats s =
+      CollectUntil(*probes, second.id(), [](const BpfCgroupStats& v) { return v.minor_faults.value_or(0) >= 1000; });
   EXPECT_GE(*s.minor_faults, 1000u);
   EXPECT_LE(*s.minor_faults, 1000u + 1024) << "counts of the removed cgroup leaked into its slot's next owner";
   const double usage_ns = static_cast<double>(second.CpuUsageNs());

@@ -46,9 +46,8 @@ TEST(RunqLatencyProbe, ContendedCpusGivePlausibleHistogram) {
     kernel_arrivals += post->arrivals;
   }
 
-  BpfCgroupStats s = CollectUntil(*probes, cg.id(), [&](const BpfCgroupStats& v) {
-    return v.runq_latency_sum_ns.value_or(0) >= kernel_wait_ns;
-  });
+  BpfCgroupStats s = CollectUntil(
+      *probes, cg.id(), [&](const BpfCgroupStats& v) { return v.runq_latency_sum_ns.value_or(0) >= kernel_wait_ns; });
   ASSERT_EQ(s.runq_latency_log2_us.size(), static_cast<size_t>(STATLET_RUNQ_SLOTS));
   ASSERT_TRUE(s.runq_latency_sum_ns.has_value());
   const uint64_t waits = std::accumulate(s.runq_latency_log2_us.begin(), s.runq_latency_log2_us.end(), uint64_t{0});

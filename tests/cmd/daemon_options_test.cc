@@ -36,7 +36,10 @@ std::string Basic(const std::string& user_pass) {
   for (unsigned char c : user_pass) {
     val = (val << 8) + c;
     bits += 8;
-    while (bits >= 0) { out.push_back(k[(val >> bits) & 0x3F]); bits -= 6; }
+    while (bits >= 0) {
+      out.push_back(k[(val >> bits) & 0x3F]);
+      bits -= 6;
+    }
   }
   if (bits > -6) out.push_back(k[((val << 8) >> (bits + 8)) & 0x3F]);
   while (out.size() % 4) out.push_back('=');
@@ -56,12 +59,12 @@ TEST(DaemonOptions, DefaultsFollowExporterConventions) {
 
 TEST(DaemonOptions, FlagsInBothFormsAndBooleans) {
   DaemonOptions o;
-  Status s = ParseDaemonOptions({"--web.listen-address=127.0.0.1:0", "--web.telemetry-path", "/m",
-                                 "--collector.max-age=1500ms", "--collector.per-cpu", "--no-collector.network",
-                                 "--log.level=debug", "--log.format", "json", "--metrics.max-cgroups=10",
-                                 "--collector.subtree=/kubepods", "--collector.subtree=/system.slice",
-                                 "--collector.max-kept-files=100", "--collector.read-threads=1"},
-                                &o);
+  Status s = ParseDaemonOptions(
+      {"--web.listen-address=127.0.0.1:0", "--web.telemetry-path", "/m", "--collector.max-age=1500ms",
+       "--collector.per-cpu", "--no-collector.network", "--log.level=debug", "--log.format", "json",
+       "--metrics.max-cgroups=10", "--collector.subtree=/kubepods", "--collector.subtree=/system.slice",
+       "--collector.max-kept-files=100", "--collector.read-threads=1"},
+      &o);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(o.http.listen_address, "127.0.0.1:0");
   EXPECT_EQ(o.http.telemetry_path, "/m");
@@ -77,11 +80,17 @@ TEST(DaemonOptions, FlagsInBothFormsAndBooleans) {
 }
 
 TEST(DaemonOptions, BadInputIsAClearError) {
-  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"--nope"}, {"--web.listen-address=nowhere"}, {"--web.telemetry-path=metrics"},
-           {"--collector.max-age=5parsecs"}, {"--log.level=loud"}, {"--web.max-connections=0"},
-           {"positional"}, {"--web.listen-address"}, {"--no-web.listen-address"}, {"--collector.read-threads=0"},
-           {"--collector.read-threads=65"}}) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{{"--nope"},
+                                                                                    {"--web.listen-address=nowhere"},
+                                                                                    {"--web.telemetry-path=metrics"},
+                                                                                    {"--collector.max-age=5parsecs"},
+                                                                                    {"--log.level=loud"},
+                                                                                    {"--web.max-connections=0"},
+                                                                                    {"positional"},
+                                                                                    {"--web.listen-address"},
+                                                                                    {"--no-web.listen-address"},
+                                                                                    {"--collector.read-threads=0"},
+                                                                                    {"--collector.read-threads=65"}}) {
     DaemonOptions o;
     Status s = ParseDaemonOptions(args, &o);
     EXPECT_FALSE(s.ok()) << args[0];
@@ -125,10 +134,10 @@ TEST(DaemonOptions, ImagePullOptionsFromFlagsAndFile) {
 
   std::string path = TempFile("pull:\n  no_progress_timeout: 30s\n  status_period: 2s\n  node_name: n1\n");
   DaemonOptions o;
-  Status s = ParseDaemonOptions({"--config.file", path, "--no-pull.keep-abandoned", "--pull.poll-interval=100ms",
-                                 "--pull.apiserver=in-cluster", "--pull.max-pulls=4", "--pull.max-clients=9",
-                                 "--pull.containerd-endpoint=unix:///run/c.sock"},
-                                &o);
+  Status s = ParseDaemonOptions(
+      {"--config.file", path, "--no-pull.keep-abandoned", "--pull.poll-interval=100ms", "--pull.apiserver=in-cluster",
+       "--pull.max-pulls=4", "--pull.max-clients=9", "--pull.containerd-endpoint=unix:///run/c.sock"},
+      &o);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(o.pulls.no_progress_timeout, std::chrono::seconds(30));
   EXPECT_EQ(o.pulls.status_period, std::chrono::seconds(2));
@@ -143,8 +152,8 @@ TEST(DaemonOptions, ImagePullOptionsFromFlagsAndFile) {
 
   // The seed's 1 s..1 min for the per-node object; whole seconds for timeouts.
   for (const char* bad : {"--pull.status-period=500ms", "--pull.status-period=2m", "--pull.status-period=1500ms",
-                                 "--pull.no-progress-timeout=1.5s", "--pull.poll-interval=1ms",
-                                 "--pull.apiserver=ftp://x", "--pull.max-pulls=0", "--pull.containerd-endpoint=tcp://x"}) {
+                          "--pull.no-progress-timeout=1.5s", "--pull.poll-interval=1ms", "--pull.apiserver=ftp://x",
+                          "--pull.max-pulls=0", "--pull.containerd-endpoint=tcp://x"}) {
     DaemonOptions b;
     EXPECT_FALSE(ParseDaemonOptions({bad}, &b).ok()) << bad;
   }
@@ -173,10 +182,10 @@ TEST(DaemonOptions, MemoryQosFromFlagsAndFile) {
   EXPECT_FALSE(o.memory_high_stall.enabled);
   ::unlink(path.c_str());
 
-  for (const char* bad : {"--memory-qos.formula=1.27", "--memory-qos.throttling-factor=0",
-                          "--memory-qos.throttling-factor=1.5", "--memory-qos.stall-psi-full=101",
-                          "--memory-qos.stall-psi-full=lots", "--memory-qos.stall-usage-margin=-0.1",
-                          "--memory-qos.stall-dwell=soon"}) {
+  for (const char* bad :
+       {"--memory-qos.formula=1.27", "--memory-qos.throttling-factor=0", "--memory-qos.throttling-factor=1.5",
+        "--memory-qos.stall-psi-full=101", "--memory-qos.stall-psi-full=lots", "--memory-qos.stall-usage-margin=-0.1",
+        "--memory-qos.stall-dwell=soon"}) {
     DaemonOptions b;
     Status e = ParseDaemonOptions({bad}, &b);
     EXPECT_EQ(e.code(), StatusCode::kInvalidArgument) << bad;
@@ -186,11 +195,11 @@ TEST(DaemonOptions, MemoryQosFromFlagsAndFile) {
 
 TEST(DaemonOptions, HelpDocumentsEveryFlag) {
   std::string usage = DaemonUsage();
-  for (const char* flag : {"--web.listen-address", "--web.telemetry-path", "--web.config.file", "--log.level",
-                           "--log.format", "--config.file", "--collector.max-age", "--metrics.max-cgroups",
-                           "--metrics.max-interfaces", "--web.read-timeout", "--web.write-timeout",
-                           "--web.max-request-bytes", "10340", "SIGTERM", "--pull.no-progress-timeout",
-                           "--pull.status-period", "--pull.apiserver", "statlet pull"}) {
+  for (const char* flag :
+       {"--web.listen-address", "--web.telemetry-path", "--web.config.file", "--log.level", "--log.format",
+        "--config.file", "--collector.max-age", "--metrics.max-cgroups", "--metrics.max-interfaces",
+        "--web.read-timeout", "--web.write-timeout", "--web.max-request-bytes", "10340", "SIGTERM",
+        "--pull.no-progress-timeout", "--pull.status-period", "--pull.apiserver", "statlet pull"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   }
   DaemonOptions o;
@@ -207,10 +216,11 @@ TEST(WebConfig, ParsesSupportedFieldsAndRejectsTheRest) {
   EXPECT_TRUE(ok->tls());
   EXPECT_EQ(ok->headers.at("X-Frame-Options"), "deny");
   EXPECT_EQ(ok->basic_auth_users.size(), 1u);
-  for (const char* bad : {"tls_server_config:\n  cert_file: /c\n  key_file: /k\n  min_version: TLS13\n",
-                          "tls_server_config:\n  cert_file: /c\n",
-                          "tls_server_config:\n  cert_file: /c\n  key_file: /k\n  client_auth_type: RequestClientCert\n",
-                          "basic_auth_users:\n  u: plaintext\n", "surprise: 1\n", "basic_auth_users: [\n"}) {
+  for (const char* bad :
+       {"tls_server_config:\n  cert_file: /c\n  key_file: /k\n  min_version: TLS13\n",
+        "tls_server_config:\n  cert_file: /c\n",
+        "tls_server_config:\n  cert_file: /c\n  key_file: /k\n  client_auth_type: RequestClientCert\n",
+        "basic_auth_users:\n  u: plaintext\n", "surprise: 1\n", "basic_auth_users: [\n"}) {
     auto r = ParseWebConfig(bad);
     EXPECT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << bad;

@@ -49,14 +49,14 @@ TEST(TopModel, RatesBetweenTwoSamples) {
   a.rx_bytes = 1000;
   a.tx_bytes = 5000;
   Entry b = a;
-  b.timestamp_ns = 12 * kSecond;   // a 2 s window
-  b.cpu_ns = 2'500'000'000;        // 1.5 s of CPU: 75 % of one CPU
-  b.user_ns = 1'600'000'000;       // 1 s: 50 %
-  b.system_ns = 900'000'000;       // 0.5 s: 25 %
+  b.timestamp_ns = 12 * kSecond;  // a 2 s window
+  b.cpu_ns = 2'500'000'000;       // 1.5 s of CPU: 75 % of one CPU
+  b.user_ns = 1'600'000'000;      // 1 s: 50 %
+  b.system_ns = 900'000'000;      // 0.5 s: 25 %
   b.periods = 120;
-  b.throttled_periods = 15;        // 5 of 20 periods: 25 %
-  b.throttled_ns = 300'000'000;    // 0.15 s per s
-  b.rx_bytes = 3000;               // 1000 B/s
+  b.throttled_periods = 15;      // 5 of 20 periods: 25 %
+  b.throttled_ns = 300'000'000;  // 0.15 s per s
+  b.rx_bytes = 3000;             // 1000 B/s
   b.tx_bytes = 5000;
   b.working_set_bytes = 4096;
   Sample s1{{a}}, s2{{b}};
@@ -147,11 +147,11 @@ TEST(TopModel, SortKeepsContainersUnderTheirPod) {
 
 TEST(TopModel, UnknownValuesSortLast) {
   std::vector<Row> rows = PodRows();
-  rows[5].cpu_percent.reset();   // lonely: the busiest by memory, unknown CPU
-  rows[3].cpu_percent.reset();   // kube-system/dns
+  rows[5].cpu_percent.reset();  // lonely: the busiest by memory, unknown CPU
+  rows[3].cpu_percent.reset();  // kube-system/dns
   View v;
-  EXPECT_EQ(Names(Arrange(rows, v)), (std::vector<std::string>{"default/web", "  sidecar", "  nginx",
-                                                               "kube-system/dns", "  coredns", "lonely"}));
+  EXPECT_EQ(Names(Arrange(rows, v)), (std::vector<std::string>{"default/web", "  sidecar", "  nginx", "kube-system/dns",
+                                                               "  coredns", "lonely"}));
   v.reverse = true;  // reversed: still last
   EXPECT_EQ(Names(Arrange(rows, v)).back(), "lonely");
 }

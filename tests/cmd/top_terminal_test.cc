@@ -182,7 +182,8 @@ class TopTerminal : public ::testing::Test {
   // discipline back in canonical mode with echo; then the pane ends with its shell.
   void ExpectRestored(Tmux& tmux, const std::string& exit_line) {
     ASSERT_TRUE(WaitFor([&] { return Status().find("end\n") != std::string::npos; }, milliseconds(10000)))
-        << "top did not exit:\n" << tmux.Capture();
+        << "top did not exit:\n"
+        << tmux.Capture();
     EXPECT_EQ(tmux.Format("alternate_on"), "0");
     EXPECT_EQ(tmux.Format("cursor_flag"), "1");
     const std::string after = tmux.Capture();
@@ -329,11 +330,15 @@ TEST(TopDaemon, ReadsTheDaemonsSocketWhenItListsPods) {
   const std::string socket = "/tmp/" + UniqueName("statlet-top") + ".sock";
   const std::string log = "/tmp/" + UniqueName("statlet-top-daemon") + ".log";
   {
-    testing::BinaryProcess daemon({STATLET_BINARY, "--web.listen-address=127.0.0.1:" +
-                                   std::to_string(testing::FreeLoopbackPort()), "--cri.listen=" + socket, "--bpf=off",
-                                   "--collector.subtree=" + root},
-                                  log);
-    ASSERT_TRUE(WaitFor([&] { return testing::RunCommand({"test", "-S", socket}) == 0; }, milliseconds(20000)))
+    testing::BinaryProcess daemon(
+        {STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(testing::FreeLoopbackPort()),
+         "--cri.listen=" + socket, "--bpf=off", "--collector.subtree=" + root},
+        log);
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          return testing::RunCommand({"test", "-S", socket}) == 0;
+        },
+        milliseconds(20000)))
         << testing::ReadWholeFile(log);
     const std::string out = PipedTop("--socket=" + socket + " --iterations=2 --interval=1s");
     EXPECT_NE(out.find("\nexit=0\n"), std::string::npos) << out;
@@ -346,7 +351,7 @@ TEST(TopDaemon, ReadsTheDaemonsSocketWhenItListsPods) {
     EXPECT_EQ(last.rows[1].depth, 1);
     std::optional<double> pod_cpu = Number(last.rows[0].cells.at(0)), ctr_cpu = Number(last.rows[1].cells.at(0));
     ASSERT_TRUE(pod_cpu && ctr_cpu) << out;
-    EXPECT_GT(*ctr_cpu, 5.0) << out;  // the burner runs there
+    EXPECT_GT(*ctr_cpu, 5.0) << out;             // the burner runs there
     EXPECT_GE(*pod_cpu, *ctr_cpu * 0.9) << out;  // the pod holds the container
   }
   std::remove(log.c_str());

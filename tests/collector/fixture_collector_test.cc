@@ -27,14 +27,16 @@ std::string Hex64(char c) { return std::string(64, c); }
 struct Layout {
   std::string name;
   std::string pod_dir(const std::string& uid) const {
-    return name == "systemd" ? "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + Underscored(uid) + ".slice"
-                             : "/kubepods/burstable/pod" + uid;
+    return name == "systemd"
+               ? "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + Underscored(uid) + ".slice"
+               : "/kubepods/burstable/pod" + uid;
   }
   std::string ctr_dir(const std::string& uid, const std::string& id) const {
     return name == "systemd" ? pod_dir(uid) + "/cri-containerd-" + id + ".scope" : pod_dir(uid) + "/" + id;
   }
   static std::string Underscored(std::string s) {
-    for (auto& c : s) if (c == '-') c = '_';
+    for (auto& c : s)
+      if (c == '-') c = '_';
     return s;
   }
 };
@@ -58,7 +60,8 @@ class FixtureTree : public ::testing::TestWithParam<std::string> {
     Populate(layout_.ctr_dir(kPodB, Hex64('d')), kRec + "pod2/ctr_oom");
     Populate(layout_.ctr_dir(kPodB, Hex64('e')), kRec + "pod2/ctr_io");
     // A memory.stat recorded for ctr_high
-    WriteFile(root_ + layout_.ctr_dir(kPodA, Hex64('b')) + "/memory.stat", rec_.at(kRec + "pod1/ctr_high").at("memory.stat"));
+    WriteFile(root_ + layout_.ctr_dir(kPodA, Hex64('b')) + "/memory.stat",
+              rec_.at(kRec + "pod1/ctr_high").at("memory.stat"));
     WriteFile(root_ + layout_.ctr_dir(kPodB, Hex64('d')) + "/memory.events.local",
               rec_.at(kRec + "pod2/ctr_oom").at("memory.events.local"));
     WriteFile(root_ + layout_.ctr_dir(kPodA, Hex64('a')) + "/cpu.max", "50000 100000\n");
@@ -272,8 +275,7 @@ TEST_P(FixtureTree, RatesAgainstTheLastReadingOfEachCgroup) {
   EXPECT_EQ(*full_pod->cpu.usage_nano_cores, static_cast<uint64_t>(900'000'000.0 * 1e9 / dt2))
       << "against the first collection, the last that read the pod";
   const double dt3 = static_cast<double>(full->monotonic_ns - lean->monotonic_ns);
-  EXPECT_EQ(*full->FindByContainerId(Hex64('a'))->cpu.usage_nano_cores, 0u) << "no CPU since the lean one, dt "
-                                                                             << dt3;
+  EXPECT_EQ(*full->FindByContainerId(Hex64('a'))->cpu.usage_nano_cores, 0u) << "no CPU since the lean one, dt " << dt3;
 
   WriteFile(ctr, usage(10));  // the counter went back: the cgroup was made again
   auto reset = c->Collect(CollectParts::All());

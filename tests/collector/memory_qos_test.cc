@@ -52,8 +52,8 @@ TEST(MemoryQosFormula, V122AndV127ComparisonTable) {
     uint64_t v122, v127;  // kUnlimited: no throttling / max
   };
   const Row rows[] = {
-      {500, 0.6, 600, 800},        {800, 0.6, kUnlimited, 920}, {1024, 0.6, kUnlimited, kUnlimited},
-      {500, 0.8, 800, 900},        {850, 0.8, kUnlimited, 970}, {500, 0.4, kUnlimited, 700},
+      {500, 0.6, 600, 800}, {800, 0.6, kUnlimited, 920}, {1024, 0.6, kUnlimited, kUnlimited},
+      {500, 0.8, 800, 900}, {850, 0.8, kUnlimited, 970}, {500, 0.4, kUnlimited, 700},
   };
   auto mib = [](uint64_t v) { return v == kUnlimited ? kUnlimited : v * kMi; };
   for (const Row& r : rows) {

@@ -52,9 +52,10 @@ TEST(ParseCpuMax, QuotaAndPeriod) {
 
 TEST(ParsePsi, SomeAndFull) {
   Psi psi;
-  ASSERT_TRUE(ParsePsi("some avg10=43.96 avg60=9.37 avg300=2.01 total=5762041\n"
-                       "full avg10=1.50 avg60=0.00 avg300=0.00 total=5753841\n",
-                       &psi));
+  ASSERT_TRUE(
+      ParsePsi("some avg10=43.96 avg60=9.37 avg300=2.01 total=5762041\n"
+               "full avg10=1.50 avg60=0.00 avg300=0.00 total=5753841\n",
+               &psi));
   ASSERT_TRUE(psi.some && psi.full);
   EXPECT_DOUBLE_EQ(psi.some->avg10, 43.96);
   EXPECT_DOUBLE_EQ(psi.some->avg300, 2.01);
@@ -65,7 +66,8 @@ TEST(ParsePsi, SomeAndFull) {
 
 TEST(ParsePsi, MalformedLineCostsOnlyItself) {
   Psi psi;
-  EXPECT_FALSE(ParsePsi("some avg10=x avg60=0 avg300=0 total=1\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=7\n", &psi));
+  EXPECT_FALSE(
+      ParsePsi("some avg10=x avg60=0 avg300=0 total=1\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=7\n", &psi));
   EXPECT_FALSE(psi.some.has_value());
   ASSERT_TRUE(psi.full.has_value());
   EXPECT_EQ(psi.full->total_us, 7u);
@@ -73,9 +75,10 @@ TEST(ParsePsi, MalformedLineCostsOnlyItself) {
 
 TEST(ParseIoStat, DevicesAndKeys) {
   std::vector<IoDeviceStats> d;
-  ASSERT_TRUE(ParseIoStat("1:0 rbytes=0 wbytes=33554432 rios=0 wios=32 dbytes=0 dios=0\n"
-                          "8:16 rbytes=4096 wbytes=0 rios=1 wios=0 dbytes=0 dios=0 cost.wait=5\n",
-                          &d));
+  ASSERT_TRUE(
+      ParseIoStat("1:0 rbytes=0 wbytes=33554432 rios=0 wios=32 dbytes=0 dios=0\n"
+                  "8:16 rbytes=4096 wbytes=0 rios=1 wios=0 dbytes=0 dios=0 cost.wait=5\n",
+                  &d));
   ASSERT_EQ(d.size(), 2u);
   EXPECT_EQ(d[0].major, 1u);
   EXPECT_EQ(*d[0].write_bytes, 33554432u);
@@ -92,9 +95,12 @@ TEST(ParseIoStat, EmptyFileHasNoDevices) {
 
 TEST(ParseBlkio, MergesBytesAndIosPerDevice) {
   std::vector<IoDeviceStats> d;
-  ASSERT_TRUE(ParseBlkio("8:0 Read 4096\n8:0 Write 8192\n8:0 Sync 0\n8:0 Async 12288\n8:0 Discard 0\n8:0 Total 12288\n"
-                         "Total 12288\n", true, &d));
-  ASSERT_TRUE(ParseBlkio("8:0 Read 1\n8:0 Write 2\n8:0 Sync 0\n8:0 Async 3\n8:0 Discard 0\n8:0 Total 3\nTotal 3\n", false, &d));
+  ASSERT_TRUE(
+      ParseBlkio("8:0 Read 4096\n8:0 Write 8192\n8:0 Sync 0\n8:0 Async 12288\n8:0 Discard 0\n8:0 Total 12288\n"
+                 "Total 12288\n",
+                 true, &d));
+  ASSERT_TRUE(
+      ParseBlkio("8:0 Read 1\n8:0 Write 2\n8:0 Sync 0\n8:0 Async 3\n8:0 Discard 0\n8:0 Total 3\nTotal 3\n", false, &d));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(*d[0].read_bytes, 4096u);
   EXPECT_EQ(*d[0].write_bytes, 8192u);
@@ -105,9 +111,12 @@ TEST(ParseBlkio, MergesBytesAndIosPerDevice) {
 TEST(ParseNetDev, CountersInTheRightColumns) {
   const char* text =
       "Inter-|   Receive                                                |  Transmit\n"
-      " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n"
-      "    lo:     100       2    0    0    0     0          0         0      100       2    0    0    0     0       0          0\n"
-      "  eth0: 1000000     700    1    2    0     0          0         0     5000      60    3    4    0     0       0          0\n";
+      " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier "
+      "compressed\n"
+      "    lo:     100       2    0    0    0     0          0         0      100       2    0    0    0     0       0 "
+      "         0\n"
+      "  eth0: 1000000     700    1    2    0     0          0         0     5000      60    3    4    0     0       0 "
+      "         0\n";
   std::vector<NetInterfaceStats> ifs;
   ASSERT_TRUE(ParseNetDev(text, &ifs));
   ASSERT_EQ(ifs.size(), 2u);
@@ -177,7 +186,8 @@ TEST(ParseMaxOpenFilesSoft, ReadsTheSoftColumn) {
   ASSERT_TRUE(ParseMaxOpenFilesSoft("Max open files            unlimited            unlimited            files\n", &v));
   EXPECT_EQ(v, kUnlimited);
   EXPECT_FALSE(ParseMaxOpenFilesSoft("Max processes             63438                63438\n", &v));
-  EXPECT_FALSE(ParseMaxOpenFilesSoft("Max open files            lots                 1048576              files\n", &v));
+  EXPECT_FALSE(
+      ParseMaxOpenFilesSoft("Max open files            lots                 1048576              files\n", &v));
 }
 
 TEST(ParseMountSource, FindsTheMountOfADevice) {
@@ -198,7 +208,9 @@ TEST(ParseMountSource, FindsTheMountOfADevice) {
 }
 
 TEST(ParseFlatKeyedInto, OutOfOrderAndUnknownKeys) {
-  struct S { Opt<uint64_t> a, b, c; };
+  struct S {
+    Opt<uint64_t> a, b, c;
+  };
   const FlatKeyField<S> table[] = {{"a", &S::a}, {"b", &S::b, 1000}, {"c", &S::c}};
   S s;
   EXPECT_EQ(ParseFlatKeyedInto("c 3\nzzz 9\nb 2\na 1\nbad\n", table, &s), 1);

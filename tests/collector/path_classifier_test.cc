@@ -10,15 +10,17 @@ const std::string kId = "3f1c2a4b5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c
 TEST(Classifier, SystemdBurstableContainerd) {
   auto pc = ClassifyCgroupPath(
       "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1b2c3d4e_5f60_7182_93a4_b5c6d7e8f901.slice/"
-      "cri-containerd-" + kId + ".scope");
+      "cri-containerd-" +
+      kId + ".scope");
   EXPECT_EQ(pc.kind, CgroupKind::kContainer);
   EXPECT_EQ(pc.qos, QosClass::kBurstable);
   EXPECT_EQ(pc.runtime, RuntimeKind::kContainerd);
   EXPECT_EQ(pc.driver, CgroupDriver::kSystemd);
   EXPECT_EQ(pc.container_id, kId);
   EXPECT_EQ(pc.pod_uid, "1b2c3d4e-5f60-7182-93a4-b5c6d7e8f901");
-  EXPECT_EQ(pc.pod_path,
-            "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1b2c3d4e_5f60_7182_93a4_b5c6d7e8f901.slice");
+  EXPECT_EQ(
+      pc.pod_path,
+      "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1b2c3d4e_5f60_7182_93a4_b5c6d7e8f901.slice");
 }
 
 TEST(Classifier, SystemdGuaranteedCrio) {
@@ -36,8 +38,8 @@ TEST(Classifier, CrioConmonIsNotAContainer) {
 }
 
 TEST(Classifier, SystemdBestEffortDocker) {
-  auto pc = ClassifyCgroupPath("/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podx.slice/docker-" + kId +
-                               ".scope");
+  auto pc = ClassifyCgroupPath("/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podx.slice/docker-" +
+                               kId + ".scope");
   EXPECT_EQ(pc.kind, CgroupKind::kContainer);
   EXPECT_EQ(pc.qos, QosClass::kBestEffort);
   EXPECT_EQ(pc.runtime, RuntimeKind::kDocker);

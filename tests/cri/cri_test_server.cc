@@ -90,7 +90,8 @@ int main(int argc, char** argv) {
   std::atomic<bool> done{false};
   std::thread stdin_watch([&] {
     char c;
-    while (read(0, &c, 1) > 0) {}
+    while (read(0, &c, 1) > 0) {
+    }
     done = true;
     kill(getpid(), SIGTERM);
   });

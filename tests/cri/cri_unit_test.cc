@@ -10,10 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include "base/unix_socket.h"
 #include "cri/metric_table.h"
 #include "cri/pod_metrics.h"
 #include "cri/snapshot_to_cri.h"
-#include "base/unix_socket.h"
 #include "tests/cri/fixture_snapshot.h"
 #include "tests/cri/server_process.h"
 
@@ -56,7 +56,9 @@ TEST(PodMetrics, SeriesOfAPodWithoutMetadata) {
     // No quota on this container: no CFS series, no quota.
     EXPECT_NE(metric.name(), "container_cpu_cfs_periods_total");
     EXPECT_NE(metric.name(), "container_spec_cpu_quota");
-    if (metric.name() == "container_spec_memory_limit_bytes") { EXPECT_EQ(metric.value().value(), 0u); }
+    if (metric.name() == "container_spec_memory_limit_bytes") {
+      EXPECT_EQ(metric.value().value(), 0u);
+    }
   }
   // The pod level: container="" and image="" (the kubelet's cAdvisor labels a pod cgroup so);
   // the pod's network, loopback left out.
@@ -134,7 +136,9 @@ int BindAt(const std::string& path, bool listen_too) {
   a.sun_family = AF_UNIX;
   std::strncpy(a.sun_path, path.c_str(), sizeof(a.sun_path) - 1);
   EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-  if (listen_too) { EXPECT_EQ(listen(fd, 1), 0); }
+  if (listen_too) {
+    EXPECT_EQ(listen(fd, 1), 0);
+  }
   return fd;
 }
 
@@ -149,7 +153,7 @@ TEST(SocketPath, ReplacesOnlyStaleSockets) {
   Status s = PrepareListenPath(path);
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
   EXPECT_EQ(stat(path.c_str(), &st), 0);  // untouched
-  close(live);  // the socket file stays behind, nobody listens: stale
+  close(live);                            // the socket file stays behind, nobody listens: stale
   EXPECT_TRUE(PrepareListenPath(path).ok());
   EXPECT_NE(stat(path.c_str(), &st), 0);
 

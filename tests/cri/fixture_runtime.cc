@@ -170,7 +170,8 @@ int main(int argc, char** argv) {
   std::cout << "ready" << std::endl;
   std::thread([] {
     char c;
-    while (read(0, &c, 1) > 0) {}
+    while (read(0, &c, 1) > 0) {
+    }
     kill(getpid(), SIGTERM);
   }).detach();
   int sig;

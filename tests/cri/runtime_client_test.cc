@@ -20,8 +20,8 @@ const std::string kSandbox = std::string(64, '1');
 const std::string kApp = std::string(64, '2');
 
 int PeerCount(const std::string& socket, const std::string& key) {
-  auto stub = ::runtime::v1::RuntimeService::NewStub(
-      grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials()));
+  auto stub =
+      ::runtime::v1::RuntimeService::NewStub(grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials()));
   grpc::ClientContext ctx;
   ::runtime::v1::StatusResponse resp;
   if (!stub->Status(&ctx, ::runtime::v1::StatusRequest(), &resp).ok()) return -1;
@@ -55,7 +55,9 @@ void ExpectLayerOn(const std::string& dir, const ContainerMetadata::WritableLaye
   ASSERT_TRUE(l.inodes_free.has_value());  // moves with other writers on the same filesystem
   EXPECT_LE(*l.inodes_free, *l.inodes_total);
   std::string source = FindmntSource(dir);
-  if (!source.empty()) { EXPECT_EQ(l.device, source); }
+  if (!source.empty()) {
+    EXPECT_EQ(l.device, source);
+  }
   EXPECT_FALSE(l.device.empty());
 }
 

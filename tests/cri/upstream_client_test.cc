@@ -42,7 +42,8 @@ class UpstreamClient : public ::testing::Test {
     server_ = new testing::ServerProcess();
     ASSERT_TRUE(server_->Start({CRI_TEST_SERVER, "--socket", socket_, "--fixture", "--chunk", "2"}))
         << server_->error();
-    channel_ = new std::shared_ptr<grpc::Channel>(grpc::CreateChannel("unix:" + socket_, grpc::InsecureChannelCredentials()));
+    channel_ =
+        new std::shared_ptr<grpc::Channel>(grpc::CreateChannel("unix:" + socket_, grpc::InsecureChannelCredentials()));
   }
   static void TearDownTestSuite() {
     delete channel_;
@@ -89,7 +90,8 @@ std::shared_ptr<grpc::Channel>* UpstreamClient::channel_;
 std::optional<uint64_t> UnknownUInt64(const google::protobuf::Message& m, int number) {
   const auto& u = m.GetReflection()->GetUnknownFields(m);
   for (int i = 0; i < u.field_count(); ++i) {
-    if (u.field(i).number() != number || u.field(i).type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED) continue;
+    if (u.field(i).number() != number || u.field(i).type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+      continue;
     v1::UInt64Value v;
     if (v.ParseFromString(u.field(i).length_delimited())) return v.value();
   }
@@ -309,8 +311,8 @@ TEST_F(UpstreamClient, PodSandboxStats) {
   // process the pod cgroup's subtree count includes.
   EXPECT_EQ(p.linux().process().process_count().value(),
             *Cg(testing::kNginx).process.processes + *Cg(testing::kSidecar).process.processes);
-  EXPECT_EQ(*pod.process.processes, p.linux().process().process_count().value() +
-                                        *Cg(testing::kSandboxA).process.processes);
+  EXPECT_EQ(*pod.process.processes,
+            p.linux().process().process_count().value() + *Cg(testing::kSandboxA).process.processes);
   const auto& net = p.linux().network();
   EXPECT_EQ(net.default_interface().name(), "eth0");
   EXPECT_EQ(net.default_interface().rx_bytes().value(), 5'000'000u);
@@ -364,17 +366,17 @@ const std::vector<std::string>& KepFamilies() {
       "container_cpu_cfs_throttled_seconds_total", "container_cpu_system_seconds_total",
       "container_cpu_usage_seconds_total", "container_cpu_user_seconds_total", "container_file_descriptors",
       "container_fs_limit_bytes", "container_fs_usage_bytes", "container_fs_reads_bytes_total",
-      "container_fs_reads_total", "container_fs_writes_bytes_total", "container_fs_writes_total",
-      "container_last_seen", "container_memory_cache", "container_memory_failures_total",
-      "container_memory_mapped_file", "container_memory_max_usage_bytes", "container_memory_rss",
-      "container_memory_swap", "container_memory_usage_bytes", "container_memory_working_set_bytes",
-      "container_oom_events_total", "container_processes", "container_sockets", "container_spec_cpu_period",
-      "container_spec_cpu_shares", "container_spec_memory_limit_bytes", "container_spec_memory_swap_limit_bytes",
-      "container_start_time_seconds", "container_threads", "container_threads_max",
-      "container_network_receive_bytes_total", "container_network_receive_packets_total",
-      "container_network_receive_errors_total", "container_network_receive_packets_dropped_total",
-      "container_network_transmit_bytes_total", "container_network_transmit_packets_total",
-      "container_network_transmit_errors_total", "container_network_transmit_packets_dropped_total",
+      "container_fs_reads_total", "container_fs_writes_bytes_total", "container_fs_writes_total", "container_last_seen",
+      "container_memory_cache", "container_memory_failures_total", "container_memory_mapped_file",
+      "container_memory_max_usage_bytes", "container_memory_rss", "container_memory_swap",
+      "container_memory_usage_bytes", "container_memory_working_set_bytes", "container_oom_events_total",
+      "container_processes", "container_sockets", "container_spec_cpu_period", "container_spec_cpu_shares",
+      "container_spec_memory_limit_bytes", "container_spec_memory_swap_limit_bytes", "container_start_time_seconds",
+      "container_threads", "container_threads_max", "container_network_receive_bytes_total",
+      "container_network_receive_packets_total", "container_network_receive_errors_total",
+      "container_network_receive_packets_dropped_total", "container_network_transmit_bytes_total",
+      "container_network_transmit_packets_total", "container_network_transmit_errors_total",
+      "container_network_transmit_packets_dropped_total",
       // optional
       "container_blkio_device_usage_total", "container_fs_inodes_free", "container_fs_inodes_total",
       "container_hugetlb_usage_bytes", "container_hugetlb_max_usage_bytes", "container_spec_cpu_quota",
@@ -482,7 +484,9 @@ TEST_F(UpstreamClient, PodSandboxMetrics) {
         EXPECT_EQ(m.value().value(), *nginx.memory.working_set_bytes);
         EXPECT_EQ(m.metric_type(), v1::GAUGE);
       }
-      if (m.name() == "container_start_time_seconds") { EXPECT_EQ(m.value().value(), 1'690'000'001u); }
+      if (m.name() == "container_start_time_seconds") {
+        EXPECT_EQ(m.value().value(), 1'690'000'001u);
+      }
       // The families that need the per-process scan, hugetlb and the runtime's writable layer.
       const ContainerMetadata& meta = *nginx.id.meta;
       if (m.name() == "container_file_descriptors") {
@@ -529,7 +533,7 @@ TEST_F(UpstreamClient, PodSandboxMetrics) {
   EXPECT_EQ(seen_process, 3);
   EXPECT_EQ(seen_hugetlb, 4);  // two page sizes x (usage, max usage)
   EXPECT_EQ(seen_fs, 4);
-  EXPECT_EQ(seen_blkio, 2);    // Read, Write
+  EXPECT_EQ(seen_blkio, 2);  // Read, Write
 
   auto ctx = Ctx();
   auto reader = rt_->StreamPodSandboxMetrics(ctx.get(), v1::StreamPodSandboxMetricsRequest());
@@ -543,9 +547,16 @@ TEST_F(UpstreamClient, PodSandboxMetrics) {
 // Every RPC statlet does not serve answers UNIMPLEMENTED: walk both service descriptors
 // and call each remaining method with an empty request.
 TEST_F(UpstreamClient, EveryOtherRpcIsUnimplemented) {
-  const std::set<std::string> served = {"Version", "ContainerStats", "ListContainerStats", "StreamContainerStats",
-                                        "PodSandboxStats", "ListPodSandboxStats", "StreamPodSandboxStats",
-                                        "ListMetricDescriptors", "ListPodSandboxMetrics", "StreamPodSandboxMetrics"};
+  const std::set<std::string> served = {"Version",
+                                        "ContainerStats",
+                                        "ListContainerStats",
+                                        "StreamContainerStats",
+                                        "PodSandboxStats",
+                                        "ListPodSandboxStats",
+                                        "StreamPodSandboxStats",
+                                        "ListMetricDescriptors",
+                                        "ListPodSandboxMetrics",
+                                        "StreamPodSandboxMetrics"};
   grpc::GenericStub generic(*channel_);
   int called = 0;
   const auto* file = v1::VersionRequest::descriptor()->file();

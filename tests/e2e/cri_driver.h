@@ -35,7 +35,7 @@ struct PodSpec {
   // The node's network and PID namespaces (hostNetwork, hostPID), as the kubelet asks.
   bool host_network = false;
   bool host_pid = false;
-  bool privileged = false;    // a privileged container needs a privileged sandbox
+  bool privileged = false;         // a privileged container needs a privileged sandbox
   std::string log_directory = "";  // where the runtime writes its containers' logs ("": none)
 };
 

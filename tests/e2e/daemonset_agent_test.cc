@@ -60,8 +60,9 @@ struct Feature {
 };
 const std::vector<Feature>& Features() {
   static const auto* f = new std::vector<Feature>{
-      {"cgroup stats", {"container_cpu_usage_seconds_total", "container_memory_working_set_bytes",
-                        "container_spec_memory_limit_bytes"}},
+      {"cgroup stats",
+       {"container_cpu_usage_seconds_total", "container_memory_working_set_bytes",
+        "container_spec_memory_limit_bytes"}},
       {"processes", {"container_processes", "container_threads"}},
       {"open files", {"container_file_descriptors", "container_sockets"}},
       {"pod network", {"container_network_receive_bytes_total", "container_network_transmit_bytes_total"}},
@@ -144,11 +145,11 @@ std::string ReadFile(const std::string& path) {
 }
 
 struct AgentRun {
-  std::string error;                     // the agent did not start or answer
+  std::string error;  // the agent did not start or answer
   std::vector<Sample> scrape;
-  std::set<std::string> working;         // features that work
+  std::set<std::string> working;           // features that work
   std::map<std::string, std::string> why;  // feature → what differed
-  std::map<std::string, double> probes;  // statlet_bpf_probe_up
+  std::map<std::string, double> probes;    // statlet_bpf_probe_up
   std::string log;
 };
 
@@ -159,7 +160,7 @@ class DeployedAgent {
   // Runs the manifest's pod with `caps` added (all of the manifest's when null) or
   // privileged, judges every feature against `host` (the stage agent's scrape), removes it.
   AgentRun Start(const std::string& variant, const std::vector<std::string>* caps, bool privileged,
-            const std::vector<Sample>& host) {
+                 const std::vector<Sample>& host) {
     AgentRun run;
     const std::string dir = g_stage->dir() + "/deployed-" + variant;
     mkdir(dir.c_str(), 0755);
@@ -273,7 +274,8 @@ class DeployedAgent {
     const std::string burner = g_pods.at("cpu-burner").containers.at("burn");
     if (s.ok()) {
       for (const auto& c : resp.stats()) {
-        if (c.attributes().id() == burner && c.cpu().usage_core_nano_seconds().value() > 0) run.working.insert("cri stats");
+        if (c.attributes().id() == burner && c.cpu().usage_core_nano_seconds().value() > 0)
+          run.working.insert("cri stats");
       }
     }
     if (!run.working.count("cri stats")) run.why["cri stats"] = s.ok() ? "burner not listed" : s.error_message();
@@ -330,7 +332,8 @@ TEST(E2e, DaemonSetManifestRunsUnderContainerdWithOnlyTheCapabilitiesItNeeds) {
   ASSERT_EQ(full.error, "") << Describe(full);
   std::printf("manifest (%zu capabilities): %s\n", manifest_caps.size(), Describe(full).c_str());
   for (const std::string f : {"cgroup stats", "processes", "open files", "pod network", "runtime names", "cri stats"}) {
-    EXPECT_TRUE(full.working.count(f)) << "with the manifest's capabilities, " << f << " does not work: " << Describe(full);
+    EXPECT_TRUE(full.working.count(f)) << "with the manifest's capabilities, " << f
+                                       << " does not work: " << Describe(full);
   }
   EXPECT_EQ(full.probes, privileged.probes) << "the eBPF probes must load where a privileged agent loads them";
   if (privileged.working.count("ebpf")) {

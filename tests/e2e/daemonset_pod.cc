@@ -94,15 +94,16 @@ StatusOr<ManifestPod> Translate(const YAML::Node& ds, const ManifestHost& host, 
     out.added_capabilities.push_back(cap.as<std::string>());
     sc->mutable_capabilities()->add_add_capabilities(cap.as<std::string>());
   }
-  for (const auto& cap : sec["capabilities"]["drop"]) sc->mutable_capabilities()->add_drop_capabilities(cap.as<std::string>());
+  for (const auto& cap : sec["capabilities"]["drop"])
+    sc->mutable_capabilities()->add_drop_capabilities(cap.as<std::string>());
   return out;
 }
 
 }  // namespace
 
 StatusOr<int64_t> ParseMemoryQuantity(const std::string& text) {
-  static const std::pair<const char*, int64_t> kSuffixes[] = {
-      {"Ki", 1LL << 10}, {"Mi", 1LL << 20}, {"Gi", 1LL << 30}, {"k", 1000}, {"M", 1000000}, {"G", 1000000000}};
+  static const std::pair<const char*, int64_t> kSuffixes[] = {{"Ki", 1LL << 10}, {"Mi", 1LL << 20}, {"Gi", 1LL << 30},
+                                                              {"k", 1000},       {"M", 1000000},    {"G", 1000000000}};
   size_t digits = 0;
   while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
   if (digits == 0) return InvalidArgument("quantity " + text);

@@ -23,10 +23,10 @@ struct ManifestHost {
 };
 
 struct ManifestPod {
-  PodSpec pod;                             // name, namespace, labels, host namespaces
-  lifecycle::ContainerConfig container;    // as the kubelet translates the pod template
+  PodSpec pod;                                  // name, namespace, labels, host namespaces
+  lifecycle::ContainerConfig container;         // as the kubelet translates the pod template
   std::vector<std::string> added_capabilities;  // securityContext.capabilities.add
-  std::string image;                       // the container's image reference
+  std::string image;                            // the container's image reference
 };
 
 // The DaemonSet's first container (`container` names another), from the first DaemonSet of

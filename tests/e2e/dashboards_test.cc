@@ -203,8 +203,7 @@ std::string Substitute(std::string expr, const std::map<std::string, std::string
   std::sort(names.begin(), names.end(), [](const auto& a, const auto& b) { return a.size() > b.size(); });
   for (const std::string& name : names) {
     const std::string& value = vars.at(name);
-    const std::regex forms("\\$\\{" + name + "(:[a-z]+)?\\}|\\[\\[" + name + "\\]\\]|\\$" + name +
-                           "(?![A-Za-z0-9_])");
+    const std::regex forms("\\$\\{" + name + "(:[a-z]+)?\\}|\\[\\[" + name + "\\]\\]|\\$" + name + "(?![A-Za-z0-9_])");
     expr = std::regex_replace(expr, forms, value);
   }
   return expr;
@@ -387,14 +386,15 @@ TEST(E2e, DashboardPanelsAndVariablesReturnSeries) {
 
   // The workloads' effects in Prometheus: the CPU burner's rate, the quota's throttling, the
   // OOM kill, the direct IO, and eBPF's run-queue waits.
-  const std::string limits_sel = std::string("{job=\"cadvisor\", namespace=\"") + kLimitsNamespace + "\", pod=\"" +
-                                 kLimitsPod + "\"";
+  const std::string limits_sel =
+      std::string("{job=\"cadvisor\", namespace=\"") + kLimitsNamespace + "\", pod=\"" + kLimitsPod + "\"";
   const std::string rate = "[" + std::to_string(kRateIntervalSeconds) + "s]";
   const std::vector<std::pair<std::string, std::string>> ready = {
-      {"the CPU burner's rate", "sum(rate(container_cpu_usage_seconds_total{job=\"cadvisor\", pod=\"cpu-burner\", "
-                                "container!=\"\"}" + rate + "))"},
-      {"CFS throttling",
-       "sum(container_cpu_cfs_throttled_periods_total" + limits_sel + ", container=\"throttled\"})"},
+      {"the CPU burner's rate",
+       "sum(rate(container_cpu_usage_seconds_total{job=\"cadvisor\", pod=\"cpu-burner\", "
+       "container!=\"\"}" +
+           rate + "))"},
+      {"CFS throttling", "sum(container_cpu_cfs_throttled_periods_total" + limits_sel + ", container=\"throttled\"})"},
       {"the OOM kill", "count(statlet_oom_kill_timestamp_seconds" + limits_sel + ", container=\"oom\"})"},
       {"direct disk writes", "sum(container_fs_writes_bytes_total" + limits_sel + ", container=\"io\"})"},
       {"run-queue waits", "sum(statlet_cpu_runqueue_latency_seconds_count{job=\"cadvisor\", container!=\"\"})"},
@@ -413,7 +413,7 @@ TEST(E2e, DashboardPanelsAndVariablesReturnSeries) {
   why = Eventually(milliseconds(30000), [&] {
     const double now = Scalar(port, "count_over_time(up{job=\"cadvisor\"}[10m])");
     return now >= scrapes + kRateIntervalSeconds / kScrapeIntervalSeconds ? std::string()
-                                                                           : "scrapes: " + std::to_string(now);
+                                                                          : "scrapes: " + std::to_string(now);
   });
   ASSERT_EQ(why, "");
   ASSERT_EQ(Scalar(port, "up{job=\"cadvisor\"}"), 1) << "statlet's scrape failed in Prometheus";
@@ -466,8 +466,7 @@ TEST(E2e, DashboardPanelsAndVariablesReturnSeries) {
           const std::string value = row["metric"].value(m[2].str(), "");
           if (!value.empty()) values.insert(value);
         }
-        EXPECT_FALSE(values.empty()) << d.file << ": variable " << name << " has no values: " << query << " → "
-                                     << expr;
+        EXPECT_FALSE(values.empty()) << d.file << ": variable " << name << " has no values: " << query << " → " << expr;
       } else if (type == "custom") {
         std::stringstream in(v.value("query", ""));
         for (std::string item; std::getline(in, item, ',');) values.insert(item.substr(item.find_first_not_of(' ')));

@@ -22,4 +22,5 @@ extern std::map<std::string, Workload> g_pods;  // by pod name
 
 }  // namespace statlet::e2e
 
-#define REQUIRE_STAGE() ASSERT_NE(::statlet::e2e::g_stage, nullptr) << "e2e stage did not start: " << ::statlet::e2e::g_setup_error
+#define REQUIRE_STAGE() \
+  ASSERT_NE(::statlet::e2e::g_stage, nullptr) << "e2e stage did not start: " << ::statlet::e2e::g_setup_error

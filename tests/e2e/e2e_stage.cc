@@ -51,7 +51,6 @@ std::string Tail(const std::string& path, size_t lines) {
   return out;
 }
 
-
 StatusOr<std::unique_ptr<E2eStage>> E2eStage::Start(const StageOptions& options) {
   std::unique_ptr<E2eStage> stage(new E2eStage());
   char tmpl[] = "/tmp/statlet-e2e-XXXXXX";
@@ -60,9 +59,9 @@ StatusOr<std::unique_ptr<E2eStage>> E2eStage::Start(const StageOptions& options)
   stage->cgroup_root_ = "/statlet-e2e-" + std::to_string(getpid());
   stage->harness_ = options.harness_script;
   stage->harness_started_ = true;  // stop cleans up whatever part of start ran
-  if (Status s = RunCommand({"/bin/bash", options.harness_script, "start", stage->dir_, stage->cgroup_root_,
-                             options.image},
-                            stage->dir_ + ".harness.log");
+  if (Status s =
+          RunCommand({"/bin/bash", options.harness_script, "start", stage->dir_, stage->cgroup_root_, options.image},
+                     stage->dir_ + ".harness.log");
       !s.ok()) {
     return Internal(s.message() + "\n" + Tail(stage->dir_ + ".harness.log", 30));
   }
@@ -74,8 +73,7 @@ StatusOr<std::unique_ptr<E2eStage>> E2eStage::Start(const StageOptions& options)
       if (mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) return ErrnoStatus(errno, "mkdir " + path);
     }
   }
-  stage->driver_ =
-      std::make_unique<CriDriver>(stage->dir_ + "/containerd.sock", stage->cgroup_root_, options.image);
+  stage->driver_ = std::make_unique<CriDriver>(stage->dir_ + "/containerd.sock", stage->cgroup_root_, options.image);
   if (Status s = stage->driver_->WaitForImage(std::chrono::seconds(20)); !s.ok()) return s;
   if (Status s = stage->StartAgent(options); !s.ok()) return Internal(s.message() + "\n" + stage->Logs());
   return stage;

@@ -16,21 +16,21 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <atomic>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <sys/stat.h>
+#include <nlohmann/json.hpp>
 
 #include "tests/e2e/cri_driver.h"
 #include "tests/e2e/e2e_shared.h"
@@ -49,10 +49,10 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 constexpr uint64_t kMiB = 1024 * 1024;
-constexpr uint64_t kAllocBytes = 48 * kMiB;      // the allocator's tmpfs fill
-constexpr uint64_t kPairPayloadBytes = 4000000;  // server → client over the pod's lo
+constexpr uint64_t kAllocBytes = 48 * kMiB;             // the allocator's tmpfs fill
+constexpr uint64_t kPairPayloadBytes = 4000000;         // server → client over the pod's lo
 constexpr uint64_t kPingCount = 20, kPingBytes = 1000;  // client → bridge gateway over eth0
-constexpr char kGateway[] = "10.213.78.1";       // 10-bridge.conflist.in
+constexpr char kGateway[] = "10.213.78.1";              // 10-bridge.conflist.in
 constexpr int kScrapeTimeoutMs = 10000;
 
 // ---------------------------------------------------------------------------- the stage
@@ -61,24 +61,24 @@ std::vector<std::string> Sh(const std::string& script) { return {"sh", "-c", scr
 const std::map<std::string, std::pair<std::string, std::vector<std::pair<std::string, std::vector<std::string>>>>>&
 WorkloadSpecs() {
   // pod name → (namespace, [(container name, command)])
-  static const auto* specs = new std::map<
-      std::string, std::pair<std::string, std::vector<std::pair<std::string, std::vector<std::string>>>>>{
-      {"cpu-burner", {"e2e-a", {{"burn", Sh("while :; do :; done")}}}},
-      {"mem-alloc",
-       {"e2e-a",
-        {{"alloc", Sh("dd if=/dev/zero of=/dev/shm/fill bs=1M count=" + std::to_string(kAllocBytes / kMiB) +
-                      " 2>/dev/null; exec sleep 2147483647")}}}},
-      {"forker",
-       {"e2e-b",
-        {{"fork", Sh("for i in 1 2 3 4; do sleep 2147483647 & done; while :; do /bin/true; usleep 20000; done")}}}},
-      {"net-pair",
-       {"e2e-b",
-        {{"server", Sh("nc -l -p 7000 -e sh -c 'head -c " + std::to_string(kPairPayloadBytes) +
-                       " /dev/zero'; exec sleep 2147483647")},
-         {"client", Sh("until nc 127.0.0.1 7000 > /tmp/got; do usleep 100000; done; ping -A -q -c " +
-                       std::to_string(kPingCount) + " -s " + std::to_string(kPingBytes) + " " + kGateway +
-                       " > /tmp/ping 2>&1; exec sleep 2147483647")}}}},
-  };
+  static const auto* specs =
+      new std::map<std::string, std::pair<std::string, std::vector<std::pair<std::string, std::vector<std::string>>>>>{
+          {"cpu-burner", {"e2e-a", {{"burn", Sh("while :; do :; done")}}}},
+          {"mem-alloc",
+           {"e2e-a",
+            {{"alloc", Sh("dd if=/dev/zero of=/dev/shm/fill bs=1M count=" + std::to_string(kAllocBytes / kMiB) +
+                          " 2>/dev/null; exec sleep 2147483647")}}}},
+          {"forker",
+           {"e2e-b",
+            {{"fork", Sh("for i in 1 2 3 4; do sleep 2147483647 & done; while :; do /bin/true; usleep 20000; done")}}}},
+          {"net-pair",
+           {"e2e-b",
+            {{"server", Sh("nc -l -p 7000 -e sh -c 'head -c " + std::to_string(kPairPayloadBytes) +
+                           " /dev/zero'; exec sleep 2147483647")},
+             {"client", Sh("until nc 127.0.0.1 7000 > /tmp/got; do usleep 100000; done; ping -A -q -c " +
+                           std::to_string(kPingCount) + " -s " + std::to_string(kPingBytes) + " " + kGateway +
+                           " > /tmp/ping 2>&1; exec sleep 2147483647")}}}},
+      };
   return *specs;
 }
 
@@ -116,11 +116,12 @@ class StageEnvironment : public ::testing::Environment {
       g_pods[name] = std::move(w);
     }
     g_stage = stage_.get();
-    std::printf("e2e stage: %s, metrics on 127.0.0.1:%d, agent pid %d\n", stage_->dir().c_str(),
-                stage_->metrics_port(), static_cast<int>(stage_->agent_pid()));
+    std::printf("e2e stage: %s, metrics on 127.0.0.1:%d, agent pid %d\n", stage_->dir().c_str(), stage_->metrics_port(),
+                static_cast<int>(stage_->agent_pid()));
     std::fflush(stdout);
     // For a look at a live stage by hand: STATLET_E2E_HOLD=<seconds> keeps it up that long.
-    if (const char* hold = std::getenv("STATLET_E2E_HOLD")) std::this_thread::sleep_for(std::chrono::seconds(std::atoi(hold)));
+    if (const char* hold = std::getenv("STATLET_E2E_HOLD"))
+      std::this_thread::sleep_for(std::chrono::seconds(std::atoi(hold)));
   }
   void TearDown() override {
     if (stage_ != nullptr) {
@@ -260,15 +261,14 @@ void ExpectCpuAgrees(const std::string& what, const v1::CpuUsage& before, const 
                      const v1::CpuUsage& after) {
   ASSERT_TRUE(before.has_usage_core_nano_seconds() && after.has_usage_core_nano_seconds()) << what;
   ASSERT_TRUE(ours.has_usage_core_nano_seconds()) << what;
-  double expected = Interpolate(before.timestamp(), static_cast<double>(before.usage_core_nano_seconds().value()),
-                                after.timestamp(), static_cast<double>(after.usage_core_nano_seconds().value()),
-                                ours.timestamp());
+  double expected =
+      Interpolate(before.timestamp(), static_cast<double>(before.usage_core_nano_seconds().value()), after.timestamp(),
+                  static_cast<double>(after.usage_core_nano_seconds().value()), ours.timestamp());
   double got = static_cast<double>(ours.usage_core_nano_seconds().value());
   double tolerance = std::max(0.02 * expected, 5e6);
-  EXPECT_NEAR(got, expected, tolerance)
-      << what << ": containerd " << before.usage_core_nano_seconds().value() << " @" << before.timestamp()
-      << " and " << after.usage_core_nano_seconds().value() << " @" << after.timestamp() << ", statlet " << got
-      << " @" << ours.timestamp();
+  EXPECT_NEAR(got, expected, tolerance) << what << ": containerd " << before.usage_core_nano_seconds().value() << " @"
+                                        << before.timestamp() << " and " << after.usage_core_nano_seconds().value()
+                                        << " @" << after.timestamp() << ", statlet " << got << " @" << ours.timestamp();
 }
 
 void ExpectWorkingSetAgrees(const std::string& what, const v1::MemoryUsage& before, const v1::MemoryUsage& ours,
@@ -313,13 +313,16 @@ TEST(E2e, WorkloadsAreNamedInTheScrape) {
 // they group by (namespace, pod, container) and filter on (image!="", container!="").
 TEST(E2e, ScrapeHasTheSeriesKubernetesMixinQueries) {
   REQUIRE_STAGE();
-  const std::vector<std::string> per_container = {
-      "container_cpu_usage_seconds_total", "container_memory_working_set_bytes", "container_memory_rss",
-      "container_memory_cache",            "container_memory_swap",              "container_spec_cpu_shares",
-      "container_spec_memory_limit_bytes"};
+  const std::vector<std::string> per_container = {"container_cpu_usage_seconds_total",
+                                                  "container_memory_working_set_bytes",
+                                                  "container_memory_rss",
+                                                  "container_memory_cache",
+                                                  "container_memory_swap",
+                                                  "container_spec_cpu_shares",
+                                                  "container_spec_memory_limit_bytes"};
   const std::vector<std::string> per_pod_network = {
-      "container_network_receive_bytes_total", "container_network_transmit_bytes_total",
-      "container_network_receive_packets_total", "container_network_transmit_packets_total",
+      "container_network_receive_bytes_total",           "container_network_transmit_bytes_total",
+      "container_network_receive_packets_total",         "container_network_transmit_packets_total",
       "container_network_receive_packets_dropped_total", "container_network_transmit_packets_dropped_total"};
   const Workload& burner = g_pods.at("cpu-burner");
   const std::string burn_id = burner.containers.at("burn");
@@ -417,8 +420,8 @@ TEST(E2e, StatletServesTheMetricCallsContainerdLeavesUnimplemented) {
   REQUIRE_STAGE();
   {
     v1::ListMetricDescriptorsResponse theirs;
-    grpc::Status s = g_stage->containerd()->ListMetricDescriptors(CallContext().get(),
-                                                                   v1::ListMetricDescriptorsRequest(), &theirs);
+    grpc::Status s =
+        g_stage->containerd()->ListMetricDescriptors(CallContext().get(), v1::ListMetricDescriptorsRequest(), &theirs);
     std::printf("containerd ListMetricDescriptors: code %d (%zu descriptors)\n", s.error_code(),
                 static_cast<size_t>(theirs.descriptors_size()));
     v1::ListPodSandboxMetricsResponse their_metrics;
@@ -429,8 +432,8 @@ TEST(E2e, StatletServesTheMetricCallsContainerdLeavesUnimplemented) {
     EXPECT_EQ(s.error_code(), grpc::StatusCode::UNIMPLEMENTED);
   }
   v1::ListMetricDescriptorsResponse descriptors;
-  grpc::Status s = g_stage->statlet()->ListMetricDescriptors(CallContext().get(), v1::ListMetricDescriptorsRequest(),
-                                                              &descriptors);
+  grpc::Status s =
+      g_stage->statlet()->ListMetricDescriptors(CallContext().get(), v1::ListMetricDescriptorsRequest(), &descriptors);
   ASSERT_TRUE(s.ok()) << s.error_message();
   std::map<std::string, std::vector<std::string>> label_keys;
   for (const auto& d : descriptors.descriptors()) {
@@ -489,9 +492,8 @@ TEST(E2e, StatletServesTheMetricCallsContainerdLeavesUnimplemented) {
     const v1::ContainerStats* c = ById(listed, burn_id);
     return c == nullptr ? uint64_t{0} : c->cpu().usage_core_nano_seconds().value() / 1000000000;
   };
-  std::string why = Eventually(milliseconds(20000), [&] {
-    return usage_s() >= 1 ? std::string() : std::string("burner below one CPU second");
-  });
+  std::string why = Eventually(
+      milliseconds(20000), [&] { return usage_s() >= 1 ? std::string() : std::string("burner below one CPU second"); });
   ASSERT_EQ(why, "");
   uint64_t lo = usage_s();
   s = g_stage->statlet()->ListPodSandboxMetrics(CallContext().get(), v1::ListPodSandboxMetricsRequest(), &metrics);
@@ -502,9 +504,8 @@ TEST(E2e, StatletServesTheMetricCallsContainerdLeavesUnimplemented) {
   EXPECT_GE(*burned, lo);
   EXPECT_LE(*burned, hi);
   const Workload& alloc = g_pods.at("mem-alloc");
-  EXPECT_GE(
-      value(alloc.pod.id, alloc.containers.at("alloc"), "container_memory_working_set_bytes", {}).value_or(0),
-      kAllocBytes);
+  EXPECT_GE(value(alloc.pod.id, alloc.containers.at("alloc"), "container_memory_working_set_bytes", {}).value_or(0),
+            kAllocBytes);
   const Workload& forker = g_pods.at("forker");
   EXPECT_GE(value(forker.pod.id, forker.containers.at("fork"), "container_processes", {}).value_or(0), 5u);
 }
@@ -571,8 +572,7 @@ TEST(E2e, ContainerStatsAgreeWithContainerd) {
       EXPECT_NEAR(static_cast<double>(per_cpu_sum), usage, 0.02 * usage + 5e6) << what << ": per-CPU sum vs usage";
       const v1::MemoryUsage& mem = o->memory();
       EXPECT_TRUE(mem.has_failcnt()) << what;
-      EXPECT_TRUE(mem.has_usage_bytes() && mem.has_rss_bytes() && mem.has_page_faults() &&
-                  mem.has_major_page_faults())
+      EXPECT_TRUE(mem.has_usage_bytes() && mem.has_rss_bytes() && mem.has_page_faults() && mem.has_major_page_faults())
           << what;
       EXPECT_GT(mem.page_faults().value(), 0u) << what;
       ASSERT_TRUE(o->has_process() && o->process().has_process_count()) << what;
@@ -736,7 +736,8 @@ TEST(E2e, PairInOnePodExchangesTheKnownBytes) {
 // ---------------------------------------------------------------------------- kubernetes-mixin
 // A cgroup's first process (the cgroup.procs of any hierarchy that has it), or -1.
 pid_t FirstPid(const std::string& cgroup) {
-  for (const char* root : {"/sys/fs/cgroup/pids", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"}) {
+  for (const char* root :
+       {"/sys/fs/cgroup/pids", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"}) {
     std::ifstream procs(root + cgroup + "/cgroup.procs");
     long pid = 0;
     if (procs >> pid && pid > 0) return static_cast<pid_t>(pid);
@@ -791,7 +792,8 @@ double KernelWorkingSet(const std::string& cgroup) {
   std::ifstream v1("/sys/fs/cgroup/memory" + cgroup + "/memory.usage_in_bytes");
   unsigned long long usage = 0;
   if (!(v1 >> usage)) return -1;
-  const double inactive = stat_value("/sys/fs/cgroup/memory" + cgroup + "/memory.stat", "total_inactive_file").value_or(0);
+  const double inactive =
+      stat_value("/sys/fs/cgroup/memory" + cgroup + "/memory.stat", "total_inactive_file").value_or(0);
   return std::max(0.0, static_cast<double>(usage) - inactive);
 }
 
@@ -834,8 +836,8 @@ std::map<std::string, std::string> MixinQueries() {
 TEST(E2e, KubernetesMixinExpressionsEqualTheCgroupsAndListPodSandboxMetrics) {
   REQUIRE_STAGE();
   const auto queries = MixinQueries();
-  for (const char* name : {"pod_cpu_irate", "pod_cpu_seconds", "pod_working_set", "namespace_receive_bytes",
-                           "namespace_receive_irate"}) {
+  for (const char* name :
+       {"pod_cpu_irate", "pod_cpu_seconds", "pod_working_set", "namespace_receive_bytes", "namespace_receive_irate"}) {
     ASSERT_TRUE(queries.count(name)) << name << " missing from " << STATLET_E2E_MIXIN_QUERIES;
   }
   const std::set<std::string> namespaces = {"e2e-a", "e2e-b"};
@@ -879,7 +881,8 @@ TEST(E2e, KubernetesMixinExpressionsEqualTheCgroupsAndListPodSandboxMetrics) {
   auto read_kernel = [&](std::map<std::string, double>* rx, std::map<std::string, double>* ws) {
     for (const auto& [pod_name, w] : g_pods) {
       (*rx)[w.pod.namespace_] += PodReceiveBytes(w);
-      for (const auto& [cname, id] : w.containers) (*ws)[w.pod.namespace_ + "/" + pod_name] += KernelWorkingSet(ContainerCgroup(w.pod, id));
+      for (const auto& [cname, id] : w.containers)
+        (*ws)[w.pod.namespace_ + "/" + pod_name] += KernelWorkingSet(ContainerCgroup(w.pod, id));
     }
   };
   read_kernel(&rx_before, &ws_before);
@@ -935,8 +938,9 @@ TEST(E2e, KubernetesMixinExpressionsEqualTheCgroupsAndListPodSandboxMetrics) {
     ASSERT_TRUE(pod_ws->count(key)) << key;
     EXPECT_GE(pod_ws->at(key), std::min(ws_before[key], ws_after[key]) - kMiB) << key;
     EXPECT_LE(pod_ws->at(key), std::max(ws_before[key], ws_after[key]) + kMiB) << key;
-    std::printf("mixin %s: cpu %.3f cores (cgroups %.3f, scrapes took %.0f/%.0f ms), working set %.0f (cgroups %.0f..%.0f)\n", key.c_str(),
-                pod_cpu->at(key), truth, d1 * 1e3, d2 * 1e3, pod_ws->at(key), ws_before[key], ws_after[key]);
+    std::printf(
+        "mixin %s: cpu %.3f cores (cgroups %.3f, scrapes took %.0f/%.0f ms), working set %.0f (cgroups %.0f..%.0f)\n",
+        key.c_str(), pod_cpu->at(key), truth, d1 * 1e3, d2 * 1e3, pod_ws->at(key), ws_before[key], ws_after[key]);
   }
   for (const std::string& ns : namespaces) {
     ASSERT_TRUE(ns_rx->count(ns)) << ns;
@@ -954,8 +958,8 @@ TEST(E2e, KubernetesMixinExpressionsEqualTheCgroupsAndListPodSandboxMetrics) {
 
   // The same selectors over one ListPodSandboxMetrics answer.
   v1::ListMetricDescriptorsResponse descriptors;
-  grpc::Status s = g_stage->statlet()->ListMetricDescriptors(CallContext().get(), v1::ListMetricDescriptorsRequest(),
-                                                              &descriptors);
+  grpc::Status s =
+      g_stage->statlet()->ListMetricDescriptors(CallContext().get(), v1::ListMetricDescriptorsRequest(), &descriptors);
   ASSERT_TRUE(s.ok()) << s.error_message();
   std::map<std::string, std::vector<std::string>> keys;
   for (const auto& d : descriptors.descriptors()) keys[d.name()].assign(d.label_keys().begin(), d.label_keys().end());
@@ -973,7 +977,8 @@ TEST(E2e, KubernetesMixinExpressionsEqualTheCgroupsAndListPodSandboxMetrics) {
       if (m.name() != name) return;
       std::map<std::string, std::string> labels;
       const auto& k = keys[name];
-      for (size_t i = 0; i < k.size() && i < static_cast<size_t>(m.label_values_size()); ++i) labels[k[i]] = m.label_values(static_cast<int>(i));
+      for (size_t i = 0; i < k.size() && i < static_cast<size_t>(m.label_values_size()); ++i)
+        labels[k[i]] = m.label_values(static_cast<int>(i));
       if (!select(labels)) return;
       std::string key;
       for (const std::string& g : group) key += (key.empty() ? "" : "/") + labels[g];
@@ -987,14 +992,17 @@ TEST(E2e, KubernetesMixinExpressionsEqualTheCgroupsAndListPodSandboxMetrics) {
     }
     return out;
   };
-  auto image_set = [](const std::map<std::string, std::string>& l) { return l.count("image") && !l.at("image").empty(); };
+  auto image_set = [](const std::map<std::string, std::string>& l) {
+    return l.count("image") && !l.at("image").empty();
+  };
   auto container_and_image = [&](const std::map<std::string, std::string>& l) {
     return image_set(l) && l.count("container") && !l.at("container").empty();
   };
   auto cri_seconds = sum_by("container_cpu_usage_seconds_total", {"namespace", "pod"}, image_set);
   auto cri_ws = sum_by("container_memory_working_set_bytes", {"namespace", "pod"}, container_and_image);
-  auto cri_rx = sum_by("container_network_receive_bytes_total", {"namespace"},
-                       [](const std::map<std::string, std::string>& l) { return l.count("namespace") && !l.at("namespace").empty(); });
+  auto cri_rx = sum_by(
+      "container_network_receive_bytes_total", {"namespace"},
+      [](const std::map<std::string, std::string>& l) { return l.count("namespace") && !l.at("namespace").empty(); });
   const double since = WallSeconds() - at;  // seconds between Prometheus' evaluation and the answer
   for (const auto& [key, cgroups] : pod_cgroups) {
     ASSERT_TRUE(cri_seconds.count(key)) << key;
@@ -1169,8 +1177,8 @@ TEST(E2e, FiftyContainersChurnUnderScraping) {
   stop = true;
   scraper.join();
 
-  EXPECT_TRUE(failures.empty()) << failures.size() << " failed scrapes, first: "
-                                << (failures.empty() ? "" : failures[0]);
+  EXPECT_TRUE(failures.empty()) << failures.size()
+                                << " failed scrapes, first: " << (failures.empty() ? "" : failures[0]);
   EXPECT_GE(scrapes.size(), 20u);
   // Every scrape that started after a start returned shows it; every scrape that started
   // after a removal returned does not.
@@ -1180,8 +1188,12 @@ TEST(E2e, FiftyContainersChurnUnderScraping) {
         EXPECT_TRUE(r.ids.count(l.cgroup)) << l.pod.name << " container missing while running";
         EXPECT_TRUE(r.ids.count(l.pod.cgroup_parent)) << l.pod.name << " missing while running";
       }
-      if (r.start > l.removed) { EXPECT_FALSE(r.ids.count(l.cgroup)) << l.pod.name << " container stale"; }
-      if (r.start > l.pod_removed) { EXPECT_FALSE(r.ids.count(l.pod.cgroup_parent)) << l.pod.name << " stale"; }
+      if (r.start > l.removed) {
+        EXPECT_FALSE(r.ids.count(l.cgroup)) << l.pod.name << " container stale";
+      }
+      if (r.start > l.pod_removed) {
+        EXPECT_FALSE(r.ids.count(l.pod.cgroup_parent)) << l.pod.name << " stale";
+      }
     }
   }
   // Nothing of the churn is left in any view.

@@ -35,7 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     case 2: {
       Psi psi;
-      if (parse::ParsePsi(in, &psi) && psi.some && psi.some->avg10 != psi.some->avg10 && in.find("nan") == std::string_view::npos)
+      if (parse::ParsePsi(in, &psi) && psi.some && psi.some->avg10 != psi.some->avg10 &&
+          in.find("nan") == std::string_view::npos)
         std::abort();
       break;
     }
@@ -56,7 +57,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 5: {
       std::vector<NetInterfaceStats> ifs;
       parse::ParseNetDev(in, &ifs);
-      for (const auto& i : ifs) if (i.name.empty()) std::abort();
+      for (const auto& i : ifs)
+        if (i.name.empty()) std::abort();
       break;
     }
     case 6: {
@@ -104,7 +106,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     case 11: {
-      struct S { Opt<uint64_t> a, b; };
+      struct S {
+        Opt<uint64_t> a, b;
+      };
       const parse::FlatKeyField<S> t[] = {{"a", &S::a}, {"b", &S::b, 1000}};
       S s;
       parse::ParseFlatKeyedInto(in, t, &s);

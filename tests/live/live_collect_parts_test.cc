@@ -363,7 +363,9 @@ TEST_F(LiveCollectParts, TwoReadingThreadsReadWhatOneReads) {
   LiveCgroup top(root_);
   struct LastFirst {  // a pod's directory goes after its containers'
     std::vector<std::unique_ptr<LiveCgroup>> v;
-    ~LastFirst() { while (!v.empty()) v.pop_back(); }
+    ~LastFirst() {
+      while (!v.empty()) v.pop_back();
+    }
   } made;
   auto& cgroups = made.v;
   std::vector<Child> sleepers;
@@ -371,7 +373,8 @@ TEST_F(LiveCollectParts, TwoReadingThreadsReadWhatOneReads) {
   std::vector<std::string> ids;
   // 6 pods of 4 containers: 24 containers, 33 cgroups with the tiers (above kMinParallelCgroups).
   for (int p = 0; p < 6; ++p) {
-    const std::string pod = root_ + "/kubepods/burstable/pod0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1" + std::to_string(10 + p);
+    const std::string pod =
+        root_ + "/kubepods/burstable/pod0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1" + std::to_string(10 + p);
     for (int c = 0; c < 4; ++c) {
       ids.push_back(std::string(63, 'a' + static_cast<char>(p)) + std::to_string(c));
       cgroups.push_back(std::make_unique<LiveCgroup>(pod + "/" + ids.back()));
@@ -503,8 +506,14 @@ TEST_F(LiveCollectParts, AContainerNestedDifferentlyPerHierarchyIsOneEntry) {
   const CgroupStats* c = nullptr;
   const CgroupStats* p = nullptr;
   for (const auto& cg : (*snap)->cgroups) {
-    if (cg.id.container_id == id) { ++containers; c = &cg; }
-    if (cg.id.kind == CgroupKind::kPod && cg.id.pod_uid == uid) { ++pods; p = &cg; }
+    if (cg.id.container_id == id) {
+      ++containers;
+      c = &cg;
+    }
+    if (cg.id.kind == CgroupKind::kPod && cg.id.pod_uid == uid) {
+      ++pods;
+      p = &cg;
+    }
   }
   ASSERT_EQ(containers, 1);
   ASSERT_EQ(pods, 1);

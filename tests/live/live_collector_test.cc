@@ -26,12 +26,12 @@
 namespace statlet {
 namespace {
 
+using std::chrono::milliseconds;
 using testing::Child;
 using testing::HostHierarchies;
 using testing::LiveCgroup;
 using testing::UniqueName;
 using testing::WaitFor;
-using std::chrono::milliseconds;
 
 class LiveCollector : public ::testing::Test {
  protected:
@@ -124,7 +124,8 @@ TEST_F(LiveCollector, UsageNanoCoresFollowsTheScheduler) {
   SnapshotPtr a = Get(sampler.get());
   // A sampling window of CPU time, measured by the scheduler's own account: a second, so
   // that the reads outside the snapshots and the counters' tick steps stay well inside 10 %.
-  ASSERT_TRUE(WaitFor([&] { return testing::ProcessCpuNs(spinner.pid()) - cpu0 > 1'000'000'000; }, milliseconds(30000)));
+  ASSERT_TRUE(
+      WaitFor([&] { return testing::ProcessCpuNs(spinner.pid()) - cpu0 > 1'000'000'000; }, milliseconds(30000)));
   SnapshotPtr b = Get(sampler.get());
   uint64_t cpu1 = testing::ProcessCpuNs(spinner.pid());
   const CgroupStats* c = b->FindByPath(cg.path());
@@ -204,13 +205,19 @@ TEST_F(LiveCollector, ProcessesAndThreadsAreExact) {
         while (true) pause();
       }
     }
-    for (int i = 0; i < 3; ++i) std::thread([] { while (true) pause(); }).detach();
+    for (int i = 0; i < 3; ++i)
+      std::thread([] {
+        while (true) pause();
+      }).detach();
     // 1 + 9 processes, 3 more threads: 13 tasks = pids.max; one more fork must fail.
     uint64_t refused = 0;
     for (int tries = 0; tries < 100; ++tries) {
       pid_t p = fork();
       if (p == 0) _exit(0);
-      if (p < 0) { refused = 1; break; }
+      if (p < 0) {
+        refused = 1;
+        break;
+      }
       waitpid(p, nullptr, 0);  // a fork that slipped in (an earlier exit): reap and retry
     }
     return refused;
@@ -328,10 +335,12 @@ TEST_F(LiveCollector, RemovedPodsAndContainersLeaveTheNextSnapshot) {
     ASSERT_NE(s->FindByPath(ctr_path), nullptr);
     ASSERT_NE(s->FindByPath(pod_path), nullptr);
     c.Kill();
-    ASSERT_TRUE(WaitFor([&] { return ctr.Read(HostHierarchies().has(kUnified) ? kUnified : kV1Cpu, "cgroup.procs").empty(); }, milliseconds(5000)));
+    ASSERT_TRUE(
+        WaitFor([&] { return ctr.Read(HostHierarchies().has(kUnified) ? kUnified : kV1Cpu, "cgroup.procs").empty(); },
+                milliseconds(5000)));
     SnapshotPtr empty = Get(sampler.get());
     ASSERT_NE(empty->FindByPath(ctr_path), nullptr);  // empty, still there: still reported
-  }  // removed in every hierarchy
+  }                                                   // removed in every hierarchy
   SnapshotPtr s = Get(sampler.get());
   EXPECT_EQ(s->FindByPath(ctr_path), nullptr);
   EXPECT_EQ(s->FindByPath(pod_path), nullptr);

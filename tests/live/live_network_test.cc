@@ -125,7 +125,8 @@ TEST(LiveNetwork, PodNamespaceCountersAndHostNetwork) {
   auto iface = [&](const CgroupStats* c, const std::string& name) -> const NetInterfaceStats* {
     const NetNamespaceStats* n = s.Netns(*c);
     if (!n) return nullptr;
-    for (const auto& i : n->interfaces) if (i.name == name) return &i;
+    for (const auto& i : n->interfaces)
+      if (i.name == name) return &i;
     return nullptr;
   };
   const NetInterfaceStats* va = iface(srv, ns.veth_a());

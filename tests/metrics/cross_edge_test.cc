@@ -101,7 +101,7 @@ TEST(CrossEdge, MetricsAndListPodSandboxMetricsCarryTheSameSeries) {
       std::vector<std::string> own;
       for (std::string_view k : fam.labels) own.push_back(l.count(std::string(k)) ? l.at(std::string(k)) : "");
       const std::string pod = l.count("pod") ? l.at("pod") : "";
-      if (network && pod.empty()) continue;  // the host's interfaces (root cgroup)
+      if (network && pod.empty()) continue;    // the host's interfaces (root cgroup)
       if (it->second.value == "-1") continue;  // cAdvisor's "unlimited": Metric.value is unsigned
       Key k{f.name, network ? "" : id, pod, l.count("namespace") ? l.at("namespace") : "", own};
       EXPECT_TRUE(from_prom.emplace(k, it->second.value).second) << f.name << " twice for " << id;

@@ -95,8 +95,8 @@ TEST(EdgeGolden, ListMetricDescriptorsAndListPodSandboxMetrics) {
 
 TEST(EdgeGolden, OtlpExport) {
   const Snapshot s = GoldenSnapshot();
-  otlp::OtlpEncoder enc(otlp::NodeResource{{{"host.name", "node-a"}, {"k8s.node.name", "node-a"}}}, {},
-                        size_t{4} << 20, "0.0.0-golden", Dev);
+  otlp::OtlpEncoder enc(otlp::NodeResource{{{"host.name", "node-a"}, {"k8s.node.name", "node-a"}}}, {}, size_t{4} << 20,
+                        "0.0.0-golden", Dev);
   std::vector<otlp::ExportRequest> requests;
   enc.Encode(s, &requests);
   ASSERT_FALSE(requests.empty());

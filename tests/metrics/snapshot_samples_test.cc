@@ -168,7 +168,8 @@ TEST(SnapshotSamples, InterfacesCountedAsCadvisorCountsThem) {
   for (const char* ignored : {"lo", "LO", "veth1234", "docker0", "nerdctl0"}) {
     EXPECT_FALSE(CountsInterface(rules, ignored)) << ignored;
   }
-  for (const char* counted : {"eth0", "net1", "bond0", "vlan7"}) EXPECT_TRUE(CountsInterface(rules, counted)) << counted;
+  for (const char* counted : {"eth0", "net1", "bond0", "vlan7"})
+    EXPECT_TRUE(CountsInterface(rules, counted)) << counted;
   rules.ignored_interface_prefixes.clear();
   EXPECT_TRUE(CountsInterface(rules, "lo"));
 }

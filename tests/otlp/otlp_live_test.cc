@@ -35,8 +35,9 @@ class Receiver {
   Receiver(const std::string& dir, const std::string& protocol, int port, const std::string& mode,
            const std::vector<std::string>& extra = {})
       : out_(dir + "/received.jsonl"), ready_(dir + "/receiver.ready") {
-    std::vector<std::string> argv = {"/usr/bin/python3", OTLP_RECEIVER, "--gen", OTLP_PY_GEN, "--protocol", protocol,
-                                     "--port", std::to_string(port), "--out", out_, "--ready", ready_, "--mode", mode};
+    std::vector<std::string> argv = {
+        "/usr/bin/python3",   OTLP_RECEIVER, "--gen", OTLP_PY_GEN, "--protocol", protocol, "--port",
+        std::to_string(port), "--out",       out_,    "--ready",   ready_,       "--mode", mode};
     argv.insert(argv.end(), extra.begin(), extra.end());
     proc_ = std::make_unique<BinaryProcess>(argv, dir + "/receiver.log");
   }
@@ -111,17 +112,27 @@ struct Daemon {
   int port = FreeLoopbackPort();
   std::unique_ptr<BinaryProcess> proc;
   std::string log;
-  Daemon(const std::string& dir, const std::string& root, std::vector<std::string> extra, const std::string& name = "statlet") {
+  Daemon(const std::string& dir, const std::string& root, std::vector<std::string> extra,
+         const std::string& name = "statlet") {
     log = dir + "/" + name + ".log";
-    std::vector<std::string> argv = {STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(port),
-                                     "--collector.subtree=" + root, "--cri.listen=", "--runtime.endpoint=none",
-                                     "--bpf=off", "--log.level=debug"};
+    std::vector<std::string> argv = {STATLET_BINARY,
+                                     "--web.listen-address=127.0.0.1:" + std::to_string(port),
+                                     "--collector.subtree=" + root,
+                                     "--cri.listen=",
+                                     "--runtime.endpoint=none",
+                                     "--bpf=off",
+                                     "--log.level=debug"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     proc = std::make_unique<BinaryProcess>(argv, log);
   }
   bool WaitReady() {
     httplib::Client c("127.0.0.1", port);
-    return WaitFor([&] { auto r = c.Get("/readyz"); return r && r->status == 200; }, milliseconds(15000));
+    return WaitFor(
+        [&] {
+          auto r = c.Get("/readyz");
+          return r && r->status == 200;
+        },
+        milliseconds(15000));
   }
 };
 
@@ -139,7 +150,10 @@ TEST_P(OtlpLive, ExportsTheBurnersCpuTimeWithItsAttributes) {
   LiveCgroup burner_cg(root + "/burner");
   ASSERT_TRUE(burner_cg.ok()) << burner_cg.error() << " (needs root)";
   // Burns a known amount, then sleeps: the cgroup's CPU time stays put while exports go on.
-  Child burner([] { BurnCpu(1500000000); return uint64_t{1}; });
+  Child burner([] {
+    BurnCpu(1500000000);
+    return uint64_t{1};
+  });
   ASSERT_TRUE(burner.StartIn(burner_cg));
 
   const std::string dir = TempDir();
@@ -173,8 +187,14 @@ TEST_P(OtlpLive, ExportsTheBurnersCpuTimeWithItsAttributes) {
     }
     return n;
   };
-  ASSERT_TRUE(WaitFor([&] { records = receiver.Records(); return after_burn() >= 3; }, milliseconds(30000)))
-      << records.size() << " requests\n" << ReadWholeFile(statlet.log);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        records = receiver.Records();
+        return after_burn() >= 3;
+      },
+      milliseconds(30000)))
+      << records.size() << " requests\n"
+      << ReadWholeFile(statlet.log);
 
   double last_cpu = -1;
   std::string start_time;
@@ -261,17 +281,21 @@ TEST(OtlpFaults, ReceiverDownAtStartThenUp) {
   ASSERT_TRUE(statlet.WaitReady()) << ReadWholeFile(statlet.log);
   // Nothing listens: attempts fail, the queue fills and drops its oldest batches.
   std::string body;
-  ASSERT_TRUE(WaitFor([&] {
-    body = Scrape(statlet.port);
-    return SelfMetric(body, "statlet_otlp_dropped_batches_total{reason=\"queue_full\"}") >= 3 &&
-           SelfMetric(body, "statlet_otlp_request_failures_total{kind=\"retryable\"}") >= 1;
-  }, milliseconds(30000))) << body;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        body = Scrape(statlet.port);
+        return SelfMetric(body, "statlet_otlp_dropped_batches_total{reason=\"queue_full\"}") >= 3 &&
+               SelfMetric(body, "statlet_otlp_request_failures_total{kind=\"retryable\"}") >= 1;
+      },
+      milliseconds(30000)))
+      << body;
   EXPECT_LE(SelfMetric(body, "statlet_otlp_queue_bytes"), kQueueBytes);
   EXPECT_EQ(SelfMetric(body, "statlet_otlp_requests_total"), 0);
 
   Receiver receiver(dir, "http", rport, "ok");
   ASSERT_TRUE(receiver.WaitReady());
-  ASSERT_TRUE(WaitFor([&] { return receiver.Records().size() >= 3; }, milliseconds(30000))) << ReadWholeFile(statlet.log);
+  ASSERT_TRUE(WaitFor([&] { return receiver.Records().size() >= 3; }, milliseconds(30000)))
+      << ReadWholeFile(statlet.log);
   body = Scrape(statlet.port);
   EXPECT_GE(SelfMetric(body, "statlet_otlp_requests_total"), 3);
   EXPECT_LE(SelfMetric(body, "statlet_otlp_queue_bytes"), kQueueBytes);
@@ -292,7 +316,12 @@ TEST(OtlpFaults, HonoursRetryAfterOn503) {
   Daemon statlet(dir, root, {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.interval=60s"});
   ASSERT_TRUE(statlet.WaitReady()) << ReadWholeFile(statlet.log);
   std::vector<json> r;
-  ASSERT_TRUE(WaitFor([&] { r = receiver.Records(); return r.size() >= 3; }, milliseconds(30000)))
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        r = receiver.Records();
+        return r.size() >= 3;
+      },
+      milliseconds(30000)))
       << ReadWholeFile(statlet.log);
   ASSERT_EQ(r[0]["status"], 503);
   ASSERT_EQ(r[1]["status"], 503);
@@ -318,12 +347,17 @@ TEST(OtlpFaults, HonoursGrpcRetryInfoOnUnavailable) {
   const int rport = FreeLoopbackPort();
   Receiver receiver(dir, "grpc", rport, "status503", {"--fail-count", "2", "--retry-after", "2"});
   ASSERT_TRUE(receiver.WaitReady());
-  Daemon statlet(dir, root,
-                 {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.protocol=grpc",
-                  "--otlp.interval=60s"});
+  Daemon statlet(
+      dir, root,
+      {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.protocol=grpc", "--otlp.interval=60s"});
   ASSERT_TRUE(statlet.WaitReady()) << ReadWholeFile(statlet.log);
   std::vector<json> r;
-  ASSERT_TRUE(WaitFor([&] { r = receiver.Records(); return r.size() >= 3; }, milliseconds(30000)))
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        r = receiver.Records();
+        return r.size() >= 3;
+      },
+      milliseconds(30000)))
       << ReadWholeFile(statlet.log);
   ASSERT_EQ(r[0]["status"], 14);
   ASSERT_EQ(r[1]["status"], 14);
@@ -351,10 +385,10 @@ TEST(OtlpFaults, HangingReceiverDoesNotSlowMetrics) {
   Receiver receiver(dir, "http", rport, "hang");
   ASSERT_TRUE(receiver.WaitReady());
   // The same node without OTLP, scraped alternately: the floor the exporting daemon is held to.
-  Daemon exporting(dir, root,
-                   {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.interval=200ms",
-                    "--otlp.timeout=5s"},
-                   "exporting");
+  Daemon exporting(
+      dir, root,
+      {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.interval=200ms", "--otlp.timeout=5s"},
+      "exporting");
   Daemon plain(dir, root, {}, "plain");
   ASSERT_TRUE(exporting.WaitReady() && plain.WaitReady());
   ASSERT_TRUE(WaitFor([&] { return !receiver.Records().empty(); }, milliseconds(10000)));
@@ -394,7 +428,12 @@ TEST(OtlpFaults, BackoffGrowsWhileTheQueueDropsBatches) {
                   "--otlp.max-queue-bytes=20000"});
   ASSERT_TRUE(statlet.WaitReady()) << ReadWholeFile(statlet.log);
   std::vector<json> r;
-  ASSERT_TRUE(WaitFor([&] { r = receiver.Records(); return r.size() >= 5; }, milliseconds(30000)))
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        r = receiver.Records();
+        return r.size() >= 5;
+      },
+      milliseconds(30000)))
       << ReadWholeFile(statlet.log);
   const std::string body = Scrape(statlet.port);
   const double drops = SelfMetric(body, "statlet_otlp_dropped_batches_total{reason=\"queue_full\"}");

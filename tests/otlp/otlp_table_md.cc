@@ -26,8 +26,13 @@ int main() {
                   std::string(part.filter_value) + "\"";
       }
     }
-    static const char* kDerived[] = {"", "usage_nano_cores / 1e9", "memory limit - working set", "now - start time",
-                                     "cpu quota / period", "memory limit", "pgfault - pgmajfault (minor), pgmajfault (major)"};
+    static const char* kDerived[] = {"",
+                                     "usage_nano_cores / 1e9",
+                                     "memory limit - working set",
+                                     "now - start time",
+                                     "cpu quota / period",
+                                     "memory limit",
+                                     "pgfault - pgmajfault (minor), pgmajfault (major)"};
     if (m.derived != Derived::kNone) {
       source = kDerived[static_cast<int>(m.derived)];
       if (!DerivedAttribute(m.derived).empty()) attrs = std::string(DerivedAttribute(m.derived));

@@ -79,8 +79,8 @@ TEST(OtlpEnvironment, GenericAppliesAndEmptyIsUnset) {
 
 TEST(OtlpEnvironment, HeadersArePercentDecodedAndTrimmed) {
   OtlpOptions o;
-  ASSERT_TRUE(Apply({{"OTEL_EXPORTER_OTLP_HEADERS", " api-key = s%3Dcr%2Ct , Authorization=Basic%20dXNlcjpwYXNz,,"}}, &o)
-                  .ok());
+  ASSERT_TRUE(
+      Apply({{"OTEL_EXPORTER_OTLP_HEADERS", " api-key = s%3Dcr%2Ct , Authorization=Basic%20dXNlcjpwYXNz,,"}}, &o).ok());
   ASSERT_EQ(o.headers.size(), 2u);
   EXPECT_EQ(o.headers[0].first, "api-key");
   EXPECT_EQ(o.headers[0].second, "s=cr,t");
@@ -89,16 +89,16 @@ TEST(OtlpEnvironment, HeadersArePercentDecodedAndTrimmed) {
 }
 
 TEST(OtlpEnvironment, MalformedValuesAreErrors) {
-  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
-           {"OTEL_EXPORTER_OTLP_HEADERS", "novalue"},
-           {"OTEL_EXPORTER_OTLP_HEADERS", "=v"},
-           {"OTEL_EXPORTER_OTLP_HEADERS", "k=%4"},
-           {"OTEL_EXPORTER_OTLP_HEADERS", "k=%zz"},
-           {"OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"},
-           {"OTEL_EXPORTER_OTLP_TIMEOUT", "10s"},
-           {"OTEL_EXPORTER_OTLP_TIMEOUT", "-1"},
-           {"OTEL_EXPORTER_OTLP_COMPRESSION", "zstd"},
-           {"OTEL_RESOURCE_ATTRIBUTES", "a=1,b"}}) {
+  for (const auto& [name, value] :
+       std::vector<std::pair<std::string, std::string>>{{"OTEL_EXPORTER_OTLP_HEADERS", "novalue"},
+                                                        {"OTEL_EXPORTER_OTLP_HEADERS", "=v"},
+                                                        {"OTEL_EXPORTER_OTLP_HEADERS", "k=%4"},
+                                                        {"OTEL_EXPORTER_OTLP_HEADERS", "k=%zz"},
+                                                        {"OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"},
+                                                        {"OTEL_EXPORTER_OTLP_TIMEOUT", "10s"},
+                                                        {"OTEL_EXPORTER_OTLP_TIMEOUT", "-1"},
+                                                        {"OTEL_EXPORTER_OTLP_COMPRESSION", "zstd"},
+                                                        {"OTEL_RESOURCE_ATTRIBUTES", "a=1,b"}}) {
     OtlpOptions o;
     EXPECT_FALSE(Apply({{name, value}}, &o).ok()) << name << "=" << value;
   }
@@ -140,10 +140,10 @@ TEST(OtlpEnvironment, FlagsOverYamlOverEnvironment) {
   DaemonOptions o;
   ASSERT_TRUE(ParseDaemonOptions({"--config.file=" + yaml, "--otlp.timeout=3s"}, &o).ok());
   ::unlink(yaml.c_str());
-  EXPECT_EQ(o.otlp.endpoint, "http://yaml:4318");         // YAML over the environment
-  EXPECT_EQ(o.otlp.timeout, milliseconds(3000));          // the flag over YAML and environment
-  EXPECT_EQ(o.otlp.protocol, Protocol::kHttpProtobuf);    // YAML over the environment
-  EXPECT_TRUE(o.otlp.gzip);                               // only the environment set it
+  EXPECT_EQ(o.otlp.endpoint, "http://yaml:4318");       // YAML over the environment
+  EXPECT_EQ(o.otlp.timeout, milliseconds(3000));        // the flag over YAML and environment
+  EXPECT_EQ(o.otlp.protocol, Protocol::kHttpProtobuf);  // YAML over the environment
+  EXPECT_TRUE(o.otlp.gzip);                             // only the environment set it
   EXPECT_EQ(o.otlp.service_name, "from-env");
 }
 

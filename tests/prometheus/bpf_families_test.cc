@@ -152,9 +152,7 @@ TEST(BpfFamilies, CountersCarryTheCgroupLabels) {
   for (const CgroupStats& c : s.cgroups) {
     const std::string block = CgroupBlock(text, c.id.cgroup_path);
     const BpfCgroupStats& b = c.bpf;
-    auto has = [&](const std::string& line) {
-      EXPECT_NE(text.find("\n" + line + "\n"), std::string::npos) << line;
-    };
+    auto has = [&](const std::string& line) { EXPECT_NE(text.find("\n" + line + "\n"), std::string::npos) << line; };
     has("statlet_tcp_retransmits_total" + block + "} " + std::to_string(*b.tcp_retransmits));
     has("statlet_page_faults_total" + block + ",type=\"minor\"} " + std::to_string(*b.minor_faults));
     has("statlet_page_faults_total" + block + ",type=\"major\"} " + std::to_string(*b.major_faults));
@@ -174,9 +172,9 @@ TEST(BpfFamilies, AbsentProbeValuesHaveNoSeries) {
   Snapshot s = MakeNodeSnapshot({.pods = 1, .containers_per_pod = 1, .with_bpf = false});
   PrometheusEncoder enc({}, FakeDevice);
   const std::string text = Encode(enc, s);
-  for (const char* name : {"statlet_cpu_runqueue_latency_seconds", "statlet_tcp_retransmits_total",
-                           "statlet_tcp_drops_total", "statlet_page_faults_total", "statlet_oom_kills_total",
-                           "statlet_oom_kill_timestamp_seconds"}) {
+  for (const char* name :
+       {"statlet_cpu_runqueue_latency_seconds", "statlet_tcp_retransmits_total", "statlet_tcp_drops_total",
+        "statlet_page_faults_total", "statlet_oom_kills_total", "statlet_oom_kill_timestamp_seconds"}) {
     EXPECT_TRUE(Samples(text, name).empty()) << name;
     EXPECT_NE(text.find(std::string("# TYPE ") + name + " "), std::string::npos) << name;
   }

@@ -3,9 +3,9 @@
 // memory limit (a real OOM kill) and a pinned burner in a unified-only cgroup (per-CPU time
 // from the probe), scraped by Debian's prometheus (OpenMetrics, every second) and asked
 // through its HTTP API.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <fcntl.h>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -23,9 +23,9 @@
 #include <thread>
 
 #include "tests/prometheus/promtool.h"
-#include "tests/support/prometheus_server.h"
 #include "tests/support/child_process.h"
 #include "tests/support/live_cgroup.h"
+#include "tests/support/prometheus_server.h"
 #include "tests/support/wait_for.h"
 #include "tests/support/workloads.h"
 
@@ -117,11 +117,16 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
   const std::string dir = dir_template;
   const int statlet_port = FreeLoopbackPort();
   BinaryProcess statlet({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(statlet_port),
-                         "--collector.subtree=" + root, "--cri.listen=", "--runtime.endpoint=none", "--bpf=auto", "--collector.per-cpu",
-                         "--bpf.probes=cpu,runqlat,faults,oom,tcp,cgroup_stats"},
+                         "--collector.subtree=" + root, "--cri.listen=", "--runtime.endpoint=none", "--bpf=auto",
+                         "--collector.per-cpu", "--bpf.probes=cpu,runqlat,faults,oom,tcp,cgroup_stats"},
                         dir + "/statlet.log");
   httplib::Client exporter("127.0.0.1", statlet_port);
-  ASSERT_TRUE(WaitFor([&] { auto r = exporter.Get("/readyz"); return r && r->status == 200; }, milliseconds(20000)))
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = exporter.Get("/readyz");
+        return r && r->status == 200;
+      },
+      milliseconds(20000)))
       << ReadWholeFile(dir + "/statlet.log");
 
   std::string prom_error;
@@ -130,8 +135,12 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
 
   // The probes this test needs loaded; every probe has its state series.
   nlohmann::json probes;
-  ASSERT_TRUE(WaitFor([&] { probes = prom->Query("statlet_bpf_probe_up"); return probes != nullptr && probes.size() == 6; },
-                      milliseconds(30000)))
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        probes = prom->Query("statlet_bpf_probe_up");
+        return probes != nullptr && probes.size() == 6;
+      },
+      milliseconds(30000)))
       << ReadWholeFile(dir + "/statlet.log");
   for (const auto& p : probes) {
     const std::string name = p["metric"]["probe"];
@@ -321,11 +330,17 @@ TEST(BpfServing, OomKillInACgroupRemovedBeforeTheNextCollectionKeepsItsLabels) {
   const std::string dir = dir_template;
   const int port = FreeLoopbackPort();
   // No snapshot reuse: every scrape is a collection.
-  BinaryProcess statlet({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(port),
-                         "--collector.subtree=" + root, "--cri.listen=", "--runtime.endpoint=none", "--bpf=auto", "--bpf.probes=oom", "--collector.max-age=0s"},
-                        dir + "/statlet.log");
+  BinaryProcess statlet(
+      {STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(port), "--collector.subtree=" + root,
+       "--cri.listen=", "--runtime.endpoint=none", "--bpf=auto", "--bpf.probes=oom", "--collector.max-age=0s"},
+      dir + "/statlet.log");
   httplib::Client exporter("127.0.0.1", port);
-  ASSERT_TRUE(WaitFor([&] { auto r = exporter.Get("/readyz"); return r && r->status == 200; }, milliseconds(20000)))
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = exporter.Get("/readyz");
+        return r && r->status == 200;
+      },
+      milliseconds(20000)))
       << ReadWholeFile(dir + "/statlet.log");
   const std::string victim_id = victim.path();
   auto first = exporter.Get("/metrics");

@@ -19,7 +19,10 @@ namespace {
 
 // A minimal text-format 0.0.4 check: comments, or `name{labels} value` with a parseable value.
 bool WellFormed(const std::string& body, std::string* why) {
-  if (body.empty() || body.back() != '\n') { *why = "missing final newline"; return false; }
+  if (body.empty() || body.back() != '\n') {
+    *why = "missing final newline";
+    return false;
+  }
   size_t pos = 0;
   while (pos < body.size()) {
     size_t end = body.find('\n', pos);
@@ -27,13 +30,22 @@ bool WellFormed(const std::string& body, std::string* why) {
     pos = end + 1;
     if (line.empty() || line[0] == '#') continue;
     size_t space = line.rfind(' ');
-    if (space == std::string_view::npos) { *why = std::string(line); return false; }
+    if (space == std::string_view::npos) {
+      *why = std::string(line);
+      return false;
+    }
     std::string value(line.substr(space + 1));
     char* stop = nullptr;
     std::strtod(value.c_str(), &stop);
-    if (value.empty() || *stop != '\0') { *why = std::string(line); return false; }
+    if (value.empty() || *stop != '\0') {
+      *why = std::string(line);
+      return false;
+    }
     size_t brace = line.find('{');
-    if (brace != std::string_view::npos && line[space - 1] != '}') { *why = std::string(line); return false; }
+    if (brace != std::string_view::npos && line[space - 1] != '}') {
+      *why = std::string(line);
+      return false;
+    }
   }
   return true;
 }
@@ -79,7 +91,10 @@ TEST(ConcurrentScrapes, FiftyScrapersForTenSeconds) {
       if (t % 3 == 0) h.emplace("Accept-Encoding", "gzip");
       while (std::chrono::steady_clock::now() < end) {
         auto r = cli.Get("/metrics", h);
-        if (!r) { ++transport; continue; }
+        if (!r) {
+          ++transport;
+          continue;
+        }
         std::string why;
         bool good = r->status == 200 && WellFormed(r->body, &why) &&
                     r->body.find("\nstatlet_build_info{") != std::string::npos &&

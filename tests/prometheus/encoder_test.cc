@@ -69,7 +69,9 @@ TEST(PrometheusEncoder, TextHasHelpAndTypeForEveryFamilyBeforeItsSamples) {
   for (const MetricFamily& f : AllMetricFamilies()) {
     EXPECT_TRUE(helped.count(std::string(f.name))) << f.name;
     ASSERT_TRUE(type_of.count(std::string(f.name))) << f.name;
-    const char* want = f.type == MetricType::kCounter ? "counter" : f.type == MetricType::kGauge ? "gauge" : "histogram";
+    const char* want = f.type == MetricType::kCounter ? "counter"
+                       : f.type == MetricType::kGauge ? "gauge"
+                                                      : "histogram";
     EXPECT_EQ(type_of[std::string(f.name)], want) << f.name;
   }
 }
@@ -143,12 +145,13 @@ TEST(PrometheusEncoder, CadvisorLabelsAndValues) {
   size_t at = text.find(usage);
   ASSERT_NE(at, std::string::npos) << usage;
   uint64_t ns = *app->cpu.usage_ns;
-  std::string expect_value = std::to_string(ns / 1000000000) + "." ;
+  std::string expect_value = std::to_string(ns / 1000000000) + ".";
   EXPECT_EQ(text.substr(at + usage.size(), expect_value.size()), expect_value);
   // Fault counters in both scopes, with cAdvisor's label names.
-  EXPECT_NE(text.find("container_memory_failures_total" + labels + ",failure_type=\"pgmajfault\",scope=\"hierarchy\"} " +
-                      std::to_string(*app->memory.pgmajfault) + "\n"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find("container_memory_failures_total" + labels + ",failure_type=\"pgmajfault\",scope=\"hierarchy\"} " +
+                std::to_string(*app->memory.pgmajfault) + "\n"),
+      std::string::npos);
   // Network on the sandbox (pause) container only, and on the pod for statlet's own family.
   EXPECT_NE(text.find("container_network_receive_bytes_total{id=\"" + sandbox->id.cgroup_path), std::string::npos);
   EXPECT_EQ(text.find("container_network_receive_bytes_total" + labels), std::string::npos);
@@ -281,7 +284,10 @@ TEST(PrometheusEncoder, OutputIsStableAndLabelBlocksRenderOncePerCgroupLifetime)
   Snapshot s2 = s;
   CgroupStats* target = nullptr;
   for (auto& c : s2.cgroups) {
-    if (c.id.kind == CgroupKind::kContainer && !c.id.meta->is_sandbox) { target = &c; break; }
+    if (c.id.kind == CgroupKind::kContainer && !c.id.meta->is_sandbox) {
+      target = &c;
+      break;
+    }
   }
   ASSERT_NE(target, nullptr);
   auto m = std::make_shared<ContainerMetadata>(*target->id.meta);

@@ -99,7 +99,8 @@ TEST(Gzip, RoundTripsAndReusesTheCompressor) {
 // plus any tail's bytes are one complete gzip stream of head + tail.
 TEST(Gzip, OneHeadManyTailsEachFormOneStream) {
   std::string head;
-  for (int i = 0; i < 20000; ++i) head += "container_memory_rss{id=\"/kubepods/pod" + std::to_string(i % 97) + "\"} 4096\n";
+  for (int i = 0; i < 20000; ++i)
+    head += "container_memory_rss{id=\"/kubepods/pod" + std::to_string(i % 97) + "\"} 4096\n";
   GzipCompressor gz(1);
   std::string head_bytes, tail_bytes;
   ASSERT_TRUE(gz.CompressHead(head, &head_bytes).ok());
@@ -122,11 +123,13 @@ TEST(ExpositionText, CanonicalFloatsFollowTheOpenMetricsExamples) {
     return s;
   };
   const std::pair<double, const char*> examples[] = {
-      {0.0, "0.0"},     {0.001, "0.001"}, {0.002, "0.002"},   {0.01, "0.01"},       {0.1, "0.1"},
-      {0.9, "0.9"},     {0.95, "0.95"},   {0.99, "0.99"},     {0.999, "0.999"},     {1.0, "1.0"},
-      {1.7, "1.7"},     {10.0, "10.0"},   {1e-10, "1e-10"},   {1e-09, "1e-09"},     {1e-05, "1e-05"},
-      {0.0001, "0.0001"}, {100000.0, "100000.0"}, {1e+06, "1e+06"}, {1e+10, "1e+10"},
-      {1.1e+23, "1.1e+23"}, {__builtin_inf(), "+Inf"}};
+      {0.0, "0.0"},       {0.001, "0.001"},       {0.002, "0.002"},
+      {0.01, "0.01"},     {0.1, "0.1"},           {0.9, "0.9"},
+      {0.95, "0.95"},     {0.99, "0.99"},         {0.999, "0.999"},
+      {1.0, "1.0"},       {1.7, "1.7"},           {10.0, "10.0"},
+      {1e-10, "1e-10"},   {1e-09, "1e-09"},       {1e-05, "1e-05"},
+      {0.0001, "0.0001"}, {100000.0, "100000.0"}, {1e+06, "1e+06"},
+      {1e+10, "1e+10"},   {1.1e+23, "1.1e+23"},   {__builtin_inf(), "+Inf"}};
   for (const auto& [v, want] : examples) EXPECT_EQ(render(v), want) << want;
 }
 

@@ -59,8 +59,9 @@ TEST(ExtraFamilies, FollowTheSnapshotsFamiliesInTextFormat) {
   ASSERT_TRUE(r);
   const std::string& b = r->body;
   size_t snap = b.find("# TYPE container_cpu_usage_seconds_total counter\n");
-  size_t extra = b.find("# HELP statlet_test_things_total Things \"counted\".\n# TYPE statlet_test_things_total counter\n"
-                        "statlet_test_things_total 1\n");
+  size_t extra = b.find(
+      "# HELP statlet_test_things_total Things \"counted\".\n# TYPE statlet_test_things_total counter\n"
+      "statlet_test_things_total 1\n");
   ASSERT_NE(snap, std::string::npos);
   ASSERT_NE(extra, std::string::npos) << b.substr(b.size() > 400 ? b.size() - 400 : 0);
   EXPECT_LT(snap, extra);
@@ -77,8 +78,8 @@ TEST(ExtraFamilies, GoBeforeTheOpenMetricsEofAndIntoGzip) {
                    "statlet_test_things_total 1\n"),
             std::string::npos);
   EXPECT_NE(b.find("# TYPE statlet_test_size_bytes gauge\n# UNIT statlet_test_size_bytes bytes\n"), std::string::npos);
-  auto gz = s.client->Get("/metrics", {{"Accept", "application/openmetrics-text;version=1.0.0"},
-                                       {"Accept-Encoding", "gzip"}});
+  auto gz = s.client->Get("/metrics",
+                          {{"Accept", "application/openmetrics-text;version=1.0.0"}, {"Accept-Encoding", "gzip"}});
   ASSERT_TRUE(gz);
   auto inflated = GunzipForTest(gz->body);
   ASSERT_TRUE(inflated.ok());

@@ -74,8 +74,8 @@ TEST(MetricsHttpServer, NegotiatesOpenMetricsAndGzip) {
   EXPECT_EQ(plain->get_header_value("Content-Type"), "application/openmetrics-text; version=1.0.0; charset=utf-8");
   ASSERT_GT(plain->body.size(), 6u);
   EXPECT_EQ(plain->body.substr(plain->body.size() - 6), "# EOF\n");
-  auto gz = s.client->Get("/metrics", {{"Accept", "application/openmetrics-text;version=1.0.0"},
-                                       {"Accept-Encoding", "gzip"}});
+  auto gz = s.client->Get("/metrics",
+                          {{"Accept", "application/openmetrics-text;version=1.0.0"}, {"Accept-Encoding", "gzip"}});
   ASSERT_TRUE(gz);
   EXPECT_EQ(gz->get_header_value("Content-Encoding"), "gzip");
   EXPECT_LT(gz->body.size(), plain->body.size() / 4);
@@ -117,14 +117,16 @@ TEST(MetricsHttpServer, RequestSizeCapAndKeepAlive) {
 
 TEST(MetricsHttpServer, BasicAuthFromWebConfig) {
   HttpServerOptions o;
-  auto web = ParseWebConfig("basic_auth_users:\n  prom: \"" + std::string(
-      // bcrypt of "pw" with cost 4, made with crypt(3)
-      [] {
-        char salt[64];
-        crypt_gensalt_rn("$2b$", 4, nullptr, 0, salt, sizeof salt);
-        crypt_data d{};
-        return std::string(crypt_r("pw", salt, &d));
-      }()) + "\"\n");
+  auto web = ParseWebConfig("basic_auth_users:\n  prom: \"" +
+                            std::string(
+                                // bcrypt of "pw" with cost 4, made with crypt(3)
+                                [] {
+                                  char salt[64];
+                                  crypt_gensalt_rn("$2b$", 4, nullptr, 0, salt, sizeof salt);
+                                  crypt_data d{};
+                                  return std::string(crypt_r("pw", salt, &d));
+                                }()) +
+                            "\"\n");
   ASSERT_TRUE(web.ok()) << web.status().ToString();
   o.web = *web;
   Served s(o);
@@ -163,7 +165,8 @@ TEST(MetricsHttpServer, OtherMethodsAndPathsAreRefused) {
 TEST(MetricsHttpServer, ProbeAddressServesHealthWithoutAuthAndNothingElse) {
   HttpServerOptions o;
   o.health_listen_address = "127.0.0.1:0";
-  auto web = ParseWebConfig("basic_auth_users:\n  prom: \"$2b$04$abcdefghijklmnopqrstuuJ0W7vhzO0V5o7nM7Vw2c7Yv3P0nRk3W\"\n");
+  auto web =
+      ParseWebConfig("basic_auth_users:\n  prom: \"$2b$04$abcdefghijklmnopqrstuuJ0W7vhzO0V5o7nM7Vw2c7Yv3P0nRk3W\"\n");
   ASSERT_TRUE(web.ok());
   o.web = *web;
   Served s(o);

@@ -15,7 +15,7 @@ int main() {
   for (const MetricFamily& f : AllMetricFamilies()) {
     std::string labels = "cgroup labels";
     for (std::string_view l : f.labels) labels += ", `" + std::string(l) + "`";
-    std::string status = !f.cadvisor              ? "statlet-only"
+    std::string status = !f.cadvisor               ? "statlet-only"
                          : f.cadvisor_note.empty() ? "same"
                                                    : "same name; " + std::string(f.cadvisor_note);
     out += "| `" + std::string(f.name) + "` | " + std::string(TextType(f)) + " | " +
@@ -26,8 +26,9 @@ int main() {
   for (const NotServedFamily& f : NotServedCadvisorFamilies()) {
     out += "| `" + std::string(f.name) + "` | " + std::string(f.reason) + " |\n";
   }
-  out += "\n**statlet's own instrumentation** (prometheus-cpp registry, same response)\n\n"
-         "| family | type | help |\n|---|---|---|\n";
+  out +=
+      "\n**statlet's own instrumentation** (prometheus-cpp registry, same response)\n\n"
+      "| family | type | help |\n|---|---|---|\n";
   for (const SelfMetricDescription& f : SelfMetricDescriptions()) {
     out += "| `" + std::string(f.name) + "` | " + f.type + " | " + f.help + " |\n";
   }

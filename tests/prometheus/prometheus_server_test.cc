@@ -13,9 +13,9 @@
 #include <thread>
 
 #include "tests/prometheus/promtool.h"
-#include "tests/support/prometheus_server.h"
 #include "tests/support/child_process.h"
 #include "tests/support/live_cgroup.h"
+#include "tests/support/prometheus_server.h"
 #include "tests/support/wait_for.h"
 #include "tests/support/workloads.h"
 
@@ -42,11 +42,17 @@ TEST(PrometheusServer, ScrapesStatletAndSeesTheBurnRate) {
   ASSERT_NE(::mkdtemp(dir_template), nullptr);
   const std::string dir = dir_template;
   const int statlet_port = FreeLoopbackPort();
-  BinaryProcess statlet({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(statlet_port),
-                         "--collector.subtree=" + root, "--cri.listen=", "--runtime.endpoint=none", "--log.level=debug"},
-                        dir + "/statlet.log");
+  BinaryProcess statlet(
+      {STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(statlet_port), "--collector.subtree=" + root,
+       "--cri.listen=", "--runtime.endpoint=none", "--log.level=debug"},
+      dir + "/statlet.log");
   httplib::Client exporter("127.0.0.1", statlet_port);
-  ASSERT_TRUE(WaitFor([&] { auto r = exporter.Get("/readyz"); return r && r->status == 200; }, milliseconds(10000)))
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto r = exporter.Get("/readyz");
+        return r && r->status == 200;
+      },
+      milliseconds(10000)))
       << ReadWholeFile(dir + "/statlet.log");
 
   std::string prom_error;

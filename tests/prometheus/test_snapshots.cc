@@ -41,8 +41,12 @@ void FillCgroup(CgroupStats* c, size_t seed, uint32_t cpus) {
   m.failcnt = 3;
   m.pgfault = 100000 * k;
   m.pgmajfault = 12 * k;
-  m.pgscan_direct = 10; m.pgscan_kswapd = 20; m.pgsteal_direct = 5; m.pgsteal_kswapd = 15;
-  m.workingset_refault_anon = 1; m.workingset_refault_file = 2;
+  m.pgscan_direct = 10;
+  m.pgscan_kswapd = 20;
+  m.pgsteal_direct = 5;
+  m.pgsteal_kswapd = 15;
+  m.workingset_refault_anon = 1;
+  m.workingset_refault_file = 2;
   m.min_bytes = 0;
   m.low_bytes = 0;
   m.high_bytes = kUnlimited;
@@ -58,8 +62,12 @@ void FillCgroup(CgroupStats* c, size_t seed, uint32_t cpus) {
   c->process.pids_max = seed % 2 ? 1024 : kUnlimited;
   c->process.pids_events_max = 0;
   IoDeviceStats d;
-  d.major = 8; d.minor = 0;
-  d.read_bytes = 4096 * k; d.write_bytes = 8192 * k; d.read_ios = k; d.write_ios = 2 * k;
+  d.major = 8;
+  d.minor = 0;
+  d.read_bytes = 4096 * k;
+  d.write_bytes = 8192 * k;
+  d.read_ios = k;
+  d.write_ios = 2 * k;
   c->io.devices.push_back(d);
   c->io.psi.some = PsiLine{0, 0, 0, 10 * k};
   c->io.psi.full = PsiLine{0, 0, 0, 5 * k};
@@ -119,7 +127,8 @@ Snapshot MakeNodeSnapshot(const SnapshotShape& shape) {
     std::snprintf(uid, sizeof uid, "%08zx-1111-2222-3333-%012zx", p, p);
     std::string pod_path = std::string("/kubepods/burstable/pod") + uid;
     uint64_t netns = 4026532000 + p;
-    s.netns[netns] = NetNamespaceStats{netns, {{"lo", 10, 1, 0, 0, 10, 1, 0, 0}, {"eth0", 1000 * (p + 1), 10, 0, 0, 2000, 20, 0, 0}}};
+    s.netns[netns] = NetNamespaceStats{
+        netns, {{"lo", 10, 1, 0, 0, 10, 1, 0, 0}, {"eth0", 1000 * (p + 1), 10, 0, 0, 2000, 20, 0, 0}}};
     auto sandbox_meta = std::make_shared<ContainerMetadata>();
     sandbox_meta->pod_name = "web-" + std::to_string(p);
     sandbox_meta->pod_namespace = "default";

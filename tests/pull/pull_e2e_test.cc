@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -483,9 +483,10 @@ class ApiServerStub {
     }
   }
   Status Start() {
-    Status s = Run({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", dir_ + "/api.key", "-out",
-                    dir_ + "/api.crt", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"},
-                   dir_ + "/openssl.log");
+    Status s =
+        Run({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", dir_ + "/api.key", "-out",
+             dir_ + "/api.crt", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"},
+            dir_ + "/openssl.log");
     if (!s.ok()) return s;
     std::ofstream(dir_ + "/token") << "test-token\n";
     std::ofstream(dir_ + "/wrong-token") << "not-the-token\n";
@@ -527,9 +528,9 @@ class ApiServerStub {
 TEST_F(PullE2e, TheWriterAppliesValidObjectsAtMostOncePerPeriod) {
   ApiServerStub api(stage_->dir());
   ASSERT_TRUE(api.Start().ok());
-  auto agent = stage_->StartAgent("writer", {"--pull.status-period=1s", "--pull.node-name=node-b",
-                                             "--pull.apiserver=" + api.url(), "--pull.apiserver-ca-file=" + api.ca(),
-                                             "--pull.apiserver-token-file=" + api.token()});
+  auto agent = stage_->StartAgent(
+      "writer", {"--pull.status-period=1s", "--pull.node-name=node-b", "--pull.apiserver=" + api.url(),
+                 "--pull.apiserver-ca-file=" + api.ca(), "--pull.apiserver-token-file=" + api.token()});
   ASSERT_TRUE(agent.ok()) << agent.status().ToString();
   auto stub = stage_->ImagesAt(agent->socket);
   ProgressCall call(stub.get(), ProgressRequest(image_->ref, kep::TIME, 1, -1, false));
@@ -573,9 +574,9 @@ TEST_F(PullE2e, TheWriterBacksOffWhenTheApiServerRefusesIt) {
   ApiServerStub api(stage_->dir() + "/refused");
   mkdir((stage_->dir() + "/refused").c_str(), 0755);
   ASSERT_TRUE(api.Start().ok());
-  auto agent = stage_->StartAgent("refused", {"--pull.status-period=1s", "--pull.node-name=node-c",
-                                              "--pull.apiserver=" + api.url(), "--pull.apiserver-ca-file=" + api.ca(),
-                                              "--pull.apiserver-token-file=" + api.wrong_token()});
+  auto agent = stage_->StartAgent(
+      "refused", {"--pull.status-period=1s", "--pull.node-name=node-c", "--pull.apiserver=" + api.url(),
+                  "--pull.apiserver-ca-file=" + api.ca(), "--pull.apiserver-token-file=" + api.wrong_token()});
   ASSERT_TRUE(agent.ok()) << agent.status().ToString();
   // Refused at 0 s, then after 2 s, 4 s, 8 s...: at most 3 attempts in 6 s (1 per second without backoff).
   std::this_thread::sleep_for(seconds(6));  // the window under test
@@ -604,9 +605,9 @@ TEST_F(PullE2e, PullFamiliesCountWhatHappenedAndPassPromtool) {
     auto mid = e2e::HttpGet(agent->metrics_port, "/metrics", seconds(5));
     ASSERT_TRUE(mid.ok());
     EXPECT_NE(mid->body.find("statlet_image_pulls_in_flight 1\n"), std::string::npos);
-    EXPECT_NE(mid->body.find("statlet_image_pull_size_bytes{image=\"" + image_->ref + "\"} " +
-                             std::to_string(image_->total)),
-              std::string::npos);
+    EXPECT_NE(
+        mid->body.find("statlet_image_pull_size_bytes{image=\"" + image_->ref + "\"} " + std::to_string(image_->total)),
+        std::string::npos);
     ProgressCall b(stub.get(), ProgressRequest(image_->ref, kep::TIME, 1, -1, false));
     ASSERT_TRUE(a.Wait().ok());
     ASSERT_TRUE(b.Wait().ok());
@@ -676,8 +677,8 @@ int BarFill(const std::string& screen, const std::string& digest) {
     size_t open = line.find('|');
     size_t close = line.find('|', open + 1);
     if (open == std::string::npos || close == std::string::npos) return -1;
-    return static_cast<int>(std::count(line.begin() + static_cast<long>(open), line.begin() + static_cast<long>(close),
-                                       '+'));
+    return static_cast<int>(
+        std::count(line.begin() + static_cast<long>(open), line.begin() + static_cast<long>(close), '+'));
   }
   return -1;
 }
@@ -722,8 +723,8 @@ TEST_F(PullE2e, StatletPullDrawsMovingBarsInATerminal) {
 
 TEST_F(PullE2e, StatletPullPrintsPlainLinesWhenPiped) {
   const std::string out = stage_->dir() + "/pull.out", err = stage_->dir() + "/pull.err";
-  int code = RunExit({STATLET_E2E_AGENT, "pull", "--endpoint", "unix://" + stage_->statlet_socket(), image_->ref}, out,
-                     err);
+  int code =
+      RunExit({STATLET_E2E_AGENT, "pull", "--endpoint", "unix://" + stage_->statlet_socket(), image_->ref}, out, err);
   std::string text = ReadAll(out);
   EXPECT_EQ(code, 0) << ReadAll(err);
   EXPECT_EQ(text.find('\033'), std::string::npos) << "no terminal control codes when piped";

@@ -36,7 +36,9 @@ class ScriptedContent final : public ContentSource {
     return std::vector<BlobInfo>{b};
   }
   StatusOr<std::vector<BlobInfo>> ManifestsWithConfig(const std::string&) override { return ManifestsOf(ImageName()); }
-  StatusOr<Manifest> ReadManifest(const std::string&) override { return Manifest{kManifest, kConfig, {{kLayer, 1000}}}; }
+  StatusOr<Manifest> ReadManifest(const std::string&) override {
+    return Manifest{kManifest, kConfig, {{kLayer, 1000}}};
+  }
   StatusOr<std::vector<BlobInfo>> Committed(const std::vector<std::string>&) override {
     std::lock_guard<std::mutex> lock(mu);
     if (committed) return std::vector<BlobInfo>{{kLayer, 1000, created_ns, {}}};

@@ -111,15 +111,17 @@ Status PullStage::StartRegistry() {
                         << "http:\n  addr: 127.0.0.1:" << registry_port_ << "\n  secret: statlet-test\n";
   // nsenter execs the registry: the PID is the registry's.
   registry_pid_ = testing::SpawnLogged({"nsenter", NetnsArg(containerd_pid_), "docker-registry", "serve", config},
-                        dir() + "/registry.log");
+                                       dir() + "/registry.log");
   if (registry_pid_ < 0) return ErrnoStatus(errno, "fork");
   bool up = testing::WaitFor(
       [&] {
-        return InNetns(containerd_pid_, [&]() -> Status {
-                 auto r = e2e::HttpGet(registry_port_, "/v2/", std::chrono::milliseconds(500));
-                 if (!r.ok()) return r.status();
-                 return r->status == 200 ? Status::Ok() : Unavailable("status " + std::to_string(r->status));
-               }).ok();
+        return InNetns(containerd_pid_,
+                       [&]() -> Status {
+                         auto r = e2e::HttpGet(registry_port_, "/v2/", std::chrono::milliseconds(500));
+                         if (!r.ok()) return r.status();
+                         return r->status == 200 ? Status::Ok() : Unavailable("status " + std::to_string(r->status));
+                       })
+            .ok();
       },
       std::chrono::seconds(20));
   if (!up) return Unavailable("the registry did not answer /v2/:\n" + e2e::Tail(dir() + "/registry.log", 10));
@@ -131,8 +133,8 @@ StatusOr<TestImage> PullStage::PushImage(const std::string& name, int random_mib
   const std::string log = dir() + "/images.log";
   TestImage img;
   img.name = "statlet/" + name;
-  if (Status s = Run({"/usr/bin/python3", STATLET_MAKE_IMAGE, tar, img.name + ":1", std::to_string(random_mib), seed},
-                     log);
+  if (Status s =
+          Run({"/usr/bin/python3", STATLET_MAKE_IMAGE, tar, img.name + ":1", std::to_string(random_mib), seed}, log);
       !s.ok()) {
     return s;
   }
@@ -184,7 +186,8 @@ Status PullStage::CollectGarbage() {
   static int n = 0;
   const std::string id = "statlet-test-gc-" + std::to_string(++n);
   const std::string sock = dir() + "/containerd.sock";
-  if (Status s = Run({"ctr", "-a", sock, "-n", "k8s.io", "leases", "create", "--id", id}, dir() + "/ctr.log"); !s.ok()) {
+  if (Status s = Run({"ctr", "-a", sock, "-n", "k8s.io", "leases", "create", "--id", id}, dir() + "/ctr.log");
+      !s.ok()) {
     return s;
   }
   return Run({"ctr", "-a", sock, "-n", "k8s.io", "leases", "delete", "--sync", id}, dir() + "/ctr.log");

@@ -13,8 +13,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
@@ -43,7 +43,7 @@ struct TestImage {
     uint64_t size = 0;
   };
   std::vector<Layer> layers;
-  uint64_t total = 0;               // sum of the layer sizes
+  uint64_t total = 0;                                 // sum of the layer sizes
   const Layer& big() const { return layers.back(); }  // the random layer
 };
 

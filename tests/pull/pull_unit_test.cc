@@ -51,10 +51,9 @@ TEST(ImageName, NormalizesAsTheRuntimeDoes) {
 TEST(ImageName, RejectsWhatTheRuntimeRejects) {
   for (const std::string& bad : std::vector<std::string>{
            std::string(""), std::string("a/Upper"), std::string("Upper"), std::string("a//b"), std::string("a/b:"),
-           std::string("a/b:-x"),
-        std::string("a/b@sha256:12"), std::string("a/b@md5:" + std::string(32, 'a')), std::string("/a"),
-        std::string("a/"), std::string("a..b"), std::string("a/b c"), std::string(300, 'a'), std::string(250, 'a'),
-        std::string("a:" + std::string(129, 't')), std::string("-a"), std::string("a_")}) {
+           std::string("a/b:-x"), std::string("a/b@sha256:12"), std::string("a/b@md5:" + std::string(32, 'a')),
+           std::string("/a"), std::string("a/"), std::string("a..b"), std::string("a/b c"), std::string(300, 'a'),
+           std::string(250, 'a'), std::string("a:" + std::string(129, 't')), std::string("-a"), std::string("a_")}) {
     EXPECT_FALSE(ParseImageName(bad).ok()) << bad;
   }
 }
@@ -217,8 +216,7 @@ TEST(PickManifest, PrefersThePinnedThenTheNewThenTheDownloading) {
   std::vector<BlobInfo> c = {Candidate(kA, start - 50'000'000'000, {kB}), Candidate(kB, start + 10, {kC}),
                              Candidate(kC, start - 60'000'000'000, {kA, kB})};
   EXPECT_EQ(PickManifest(c, img, start, {}), std::optional<size_t>(1)) << "committed since the pull started";
-  EXPECT_EQ(PickManifest(c, *ParseImageName("127.0.0.1:5000/statlet/big@" + kC), start, {}),
-            std::optional<size_t>(2));
+  EXPECT_EQ(PickManifest(c, *ParseImageName("127.0.0.1:5000/statlet/big@" + kC), start, {}), std::optional<size_t>(2));
   c.erase(c.begin() + 1);
   EXPECT_EQ(PickManifest(c, img, start, {kA, kB}), std::optional<size_t>(1)) << "most of its layers downloading";
   EXPECT_EQ(PickManifest(c, img, start, {}), std::nullopt) << "nothing tells: wait";
@@ -234,19 +232,20 @@ TEST(ManifestFilter, QuotesTheRepositoryForContainerdsFilterSyntax) {
 
 TEST(ParseManifest, ReadsOciAndDockerManifestsAndRefusesTheRest) {
   const std::string oci = R"({"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",
-    "config":{"digest":")" + kC + R"(","size":3},"layers":[{"digest":")" + kA + R"(","size":12345678901}]})";
+    "config":{"digest":")" +
+                          kC + R"(","size":3},"layers":[{"digest":")" + kA + R"(","size":12345678901}]})";
   auto m = ParseManifest(kB, oci);
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   EXPECT_EQ(m->config_digest, kC);
   ASSERT_EQ(m->layers.size(), 1u);
   EXPECT_EQ(m->layers[0].size, 12345678901u);
   EXPECT_TRUE(ParseManifest(kB, R"({"config":{"digest":")" + kC + R"("},"layers":[]})").ok()) << "no media type";
-  for (const std::string& bad : std::vector<std::string>{std::string("{"), std::string("[]"),
-                                std::string(R"({"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[]})"),
-                                R"({"config":{"digest":")" + kC + R"("},"layers":[{"digest":"x","size":1}]})",
-                                R"({"config":{"digest":")" + kC + R"("},"layers":[{"digest":")" + kA +
-                                    R"(","size":-1}]})",
-                                std::string(R"({"config":{},"layers":[]})")}) {
+  for (const std::string& bad : std::vector<std::string>{
+           std::string("{"), std::string("[]"),
+           std::string(R"({"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[]})"),
+           R"({"config":{"digest":")" + kC + R"("},"layers":[{"digest":"x","size":1}]})",
+           R"({"config":{"digest":")" + kC + R"("},"layers":[{"digest":")" + kA + R"(","size":-1}]})",
+           std::string(R"({"config":{},"layers":[]})")}) {
     EXPECT_FALSE(ParseManifest(kB, bad).ok()) << bad;
   }
 }
@@ -258,8 +257,7 @@ TEST(DescribeUnfinishedLayers, NamesWhatHasNotArrived) {
   v.layers = {{kA, 1 << 20, 1 << 20, LayerStage::kPresent},
               {kB, 2 << 20, 1 << 20, LayerStage::kDownloading},
               {kC, 5, 0, LayerStage::kWaiting}};
-  EXPECT_EQ(DescribeUnfinishedLayers(v),
-            "layer " + kB + " at 1.0 MiB of 2.0 MiB; layer " + kC + " not started (5 B)");
+  EXPECT_EQ(DescribeUnfinishedLayers(v), "layer " + kB + " at 1.0 MiB of 2.0 MiB; layer " + kC + " not started (5 B)");
 }
 
 }  // namespace

@@ -26,8 +26,8 @@ constexpr size_t kMaxHeld = 256 * 1024;
 struct Conn {
   uint64_t id = 0;
   int client = -1, upstream = -1;
-  std::string to_upstream;  // request bytes not yet written
-  std::string to_client;    // registry bytes not yet released
+  std::string to_upstream;   // request bytes not yet written
+  std::string to_client;     // registry bytes not yet released
   std::string request_line;  // the request being read, up to its first line
   bool in_headers = false;   // inside a request's header block
   bool client_eof = false, upstream_eof = false;
@@ -91,8 +91,8 @@ RateLimitedProxy::~RateLimitedProxy() {
 
 int RateLimitedProxy::CountRequests(const std::string& prefix) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return static_cast<int>(std::count_if(requests_.begin(), requests_.end(),
-                                        [&](const std::string& r) { return r.rfind(prefix, 0) == 0; }));
+  return static_cast<int>(
+      std::count_if(requests_.begin(), requests_.end(), [&](const std::string& r) { return r.rfind(prefix, 0) == 0; }));
 }
 
 int RateLimitedProxy::OpenConnectionsFor(const std::string& prefix) const {
@@ -217,8 +217,7 @@ void RateLimitedProxy::Run(int upstream_port, std::promise<Status>* ready) {
             } else {
               // The header block ends with an empty line.
               c.request_line += ch;
-              if (c.request_line.size() >= 4 &&
-                  c.request_line.compare(c.request_line.size() - 4, 4, "\r\n\r\n") == 0) {
+              if (c.request_line.size() >= 4 && c.request_line.compare(c.request_line.size() - 4, 4, "\r\n\r\n") == 0) {
                 c.in_headers = false;
                 c.request_line.clear();
               } else if (c.request_line.size() > 4) {

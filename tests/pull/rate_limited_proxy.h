@@ -67,8 +67,8 @@ class RateLimitedProxy {
   std::atomic<uint64_t> delivered_{0};
   std::atomic<int> open_{0};
   mutable std::mutex mu_;
-  std::vector<std::string> requests_;        // guarded by mu_
-  std::map<uint64_t, std::string> latest_;   // open connection -> its latest request (mu_)
+  std::vector<std::string> requests_;       // guarded by mu_
+  std::map<uint64_t, std::string> latest_;  // open connection -> its latest request (mu_)
 };
 
 }  // namespace statlet::pulltest

@@ -73,10 +73,11 @@ ChurnResult Churn(Daemon& d, ContainerTree& tree, int rounds, int per_round, int
 }
 
 void Report(const char* what, const ChurnResult& r) {
-  std::printf("figure: %s: %d containers churned in %.1f s; after the first round -> after the last: "
-              "watches %d -> %d, fds %d -> %d, RSS %.1f -> %.1f MiB\n",
-              what, r.churned, r.seconds, r.warm.inotify_watches, r.end.inotify_watches, r.warm.fds, r.end.fds,
-              r.warm.rss_kib / 1024.0, r.end.rss_kib / 1024.0);
+  std::printf(
+      "figure: %s: %d containers churned in %.1f s; after the first round -> after the last: "
+      "watches %d -> %d, fds %d -> %d, RSS %.1f -> %.1f MiB\n",
+      what, r.churned, r.seconds, r.warm.inotify_watches, r.end.inotify_watches, r.warm.fds, r.end.fds,
+      r.warm.rss_kib / 1024.0, r.end.rss_kib / 1024.0);
 }
 
 }  // namespace statlet::testing

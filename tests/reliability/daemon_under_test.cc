@@ -119,12 +119,12 @@ std::string Daemon::log() const { return dir_.empty() ? "" : ReadWholeFile(dir_ 
 
 bool Daemon::WaitServing(std::chrono::milliseconds timeout) {
   return WaitFor(
-      [&] {
-        if (!process_->running()) return true;  // checked below
-        // Any answer counts: with basic auth on, /healthz answers 401.
-        return TimedGet(port_, "/healthz", "", Millis(500)).response.has_value();
-      },
-      timeout) &&
+             [&] {
+               if (!process_->running()) return true;  // checked below
+               // Any answer counts: with basic auth on, /healthz answers 401.
+               return TimedGet(port_, "/healthz", "", Millis(500)).response.has_value();
+             },
+             timeout) &&
          process_->running();
 }
 

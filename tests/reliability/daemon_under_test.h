@@ -42,10 +42,10 @@ ProcessCost CostOf(pid_t pid);
 bool ResetPeakRss(pid_t pid);
 
 struct DaemonOptions {
-  std::vector<std::string> flags;   // added after the hermetic defaults (later flags win)
-  std::string cgroup_subtree;       // empty: a private one that exists nowhere
-  bool wait_until_serving = true;   // until /healthz answers (or the process exits)
-  bool serve_cri = false;           // a CRI socket in a scratch directory
+  std::vector<std::string> flags;  // added after the hermetic defaults (later flags win)
+  std::string cgroup_subtree;      // empty: a private one that exists nowhere
+  bool wait_until_serving = true;  // until /healthz answers (or the process exits)
+  bool serve_cri = false;          // a CRI socket in a scratch directory
 };
 
 class Daemon {

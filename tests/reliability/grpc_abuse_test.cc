@@ -64,10 +64,11 @@ TEST(GrpcAbuse, CallsWithoutFlowControlCreditHoldNoThreads) {
         return c.after.threads <= c.before.threads + 2 && c.after.rss_kib < c.before.rss_kib + kReturnedWithinKib;
       },
       std::chrono::seconds(10));
-  std::printf("figure: 1000 calls never granted flow-control credit: threads %d -> %d (worst) -> %d after, "
-              "RSS %.1f -> %.1f -> %.1f MiB\n",
-              c.before.threads, c.worst.threads, c.after.threads, c.before.rss_kib / 1024.0, c.worst.rss_kib / 1024.0,
-              c.after.rss_kib / 1024.0);
+  std::printf(
+      "figure: 1000 calls never granted flow-control credit: threads %d -> %d (worst) -> %d after, "
+      "RSS %.1f -> %.1f -> %.1f MiB\n",
+      c.before.threads, c.worst.threads, c.after.threads, c.before.rss_kib / 1024.0, c.worst.rss_kib / 1024.0,
+      c.after.rss_kib / 1024.0);
   EXPECT_LE(c.worst.threads, kMaxThreads) << "a thread per stalled call";
   EXPECT_LE(c.after.threads, c.before.threads + 2) << "threads stay after the attacker left";
   if (!kSanitizedBuild) {
@@ -137,11 +138,14 @@ TEST_P(GrpcPingFlood, CostsLittleAndIsReturned) {
       },
       std::chrono::seconds(10));
   const double returned_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - left).count();
-  std::printf("figure: PING flood%s, 8 attackers for 5 s: %d PINGs on %d connections, %d cut by the server; "
-              "threads %d -> %d (worst) -> %d, RSS %.1f -> peak %.1f -> %.1f MiB (%.1f s after they left)\n",
-              !with_calls ? "" : reading ? " with a call every 64 PINGs, answers read" : " with a call every 64 PINGs",
-              pings.load(), connections.load(), cut.load(), c.before.threads, c.worst.threads, c.after.threads,
-              c.before.rss_kib / 1024.0, c.worst.peak_rss_kib / 1024.0, c.after.rss_kib / 1024.0, returned_s);
+  std::printf(
+      "figure: PING flood%s, 8 attackers for 5 s: %d PINGs on %d connections, %d cut by the server; "
+      "threads %d -> %d (worst) -> %d, RSS %.1f -> peak %.1f -> %.1f MiB (%.1f s after they left)\n",
+      !with_calls ? ""
+      : reading   ? " with a call every 64 PINGs, answers read"
+                  : " with a call every 64 PINGs",
+      pings.load(), connections.load(), cut.load(), c.before.threads, c.worst.threads, c.after.threads,
+      c.before.rss_kib / 1024.0, c.worst.peak_rss_kib / 1024.0, c.after.rss_kib / 1024.0, returned_s);
   EXPECT_LE(c.after.threads, c.before.threads + 4) << "threads held after the attackers left";
   // Still serving.
   auto channel = grpc::CreateChannel("unix:" + d.cri_socket(), grpc::InsecureChannelCredentials());

@@ -57,8 +57,7 @@ H2Attacker::H2Attacker(const std::string& unix_socket, bool grant_credit) {
   nghttp2_session_client_new2(&session_, cb, this, opt);
   nghttp2_option_del(opt);
   nghttp2_session_callbacks_del(cb);
-  nghttp2_settings_entry settings[] = {{NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
-                                       {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 0}};
+  nghttp2_settings_entry settings[] = {{NGHTTP2_SETTINGS_ENABLE_PUSH, 0}, {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 0}};
   nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, settings, grant_credit ? 1 : 2);
   if (!Flush(std::chrono::seconds(2))) Close();
 }
@@ -109,9 +108,12 @@ bool H2Attacker::Flush(std::chrono::milliseconds timeout) {
 }
 
 void H2Attacker::SubmitCall(const std::string& method) {
-  nghttp2_nv hdrs[] = {Header(":method", "POST"),           Header(":scheme", "http"),
-                       Header(":path", method),             Header(":authority", "localhost"),
-                       Header("content-type", "application/grpc"), Header("te", "trailers")};
+  nghttp2_nv hdrs[] = {Header(":method", "POST"),
+                       Header(":scheme", "http"),
+                       Header(":path", method),
+                       Header(":authority", "localhost"),
+                       Header("content-type", "application/grpc"),
+                       Header("te", "trailers")};
   nghttp2_data_provider body;
   body_offsets_.push_back(0);  // a deque: earlier elements never move
   body.source.ptr = &body_offsets_.back();

@@ -164,7 +164,8 @@ TEST(HttpAuth, WrongPasswordFloodDoesNotSlowVerifiedScrapers) {
 // DaemonSet's own arguments with basic auth on.
 TEST(HttpAuth, DaemonSetProbesWorkWithAuthOn) {
   YAML::Node ds;
-  for (const YAML::Node& doc : YAML::LoadAllFromFile(std::string(STATLET_SOURCE_DIR) + "/deploy/kubernetes/daemonset.yaml")) {
+  for (const YAML::Node& doc :
+       YAML::LoadAllFromFile(std::string(STATLET_SOURCE_DIR) + "/deploy/kubernetes/daemonset.yaml")) {
     if (doc["kind"] && doc["kind"].as<std::string>() == "DaemonSet") ds = doc;
   }
   ASSERT_TRUE(ds) << "no DaemonSet in the manifest";
@@ -197,13 +198,13 @@ TEST(HttpAuth, DaemonSetProbesWorkWithAuthOn) {
     const YAML::Node get = c[probe]["httpGet"];
     ASSERT_TRUE(get) << probe << " is not an httpGet probe";
     const int manifest_port = get["port"].as<int>();
-    ASSERT_TRUE(port_of.count(manifest_port)) << probe << " probes port " << manifest_port
-                                              << ", which no --web.*listen-address flag serves";
+    ASSERT_TRUE(port_of.count(manifest_port))
+        << probe << " probes port " << manifest_port << ", which no --web.*listen-address flag serves";
     const int port = port_of[manifest_port];
     const std::string path = get["path"].as<std::string>();
     TimedResponse r;
     for (int i = 0; i < 100 && !r.response; ++i) {
-      r = TimedGet(port, path, "", Millis(200));  // until it serves
+      r = TimedGet(port, path, "", Millis(200));                 // until it serves
       if (!r.response) std::this_thread::sleep_for(Millis(50));  // poll interval
     }
     ASSERT_TRUE(r.response.has_value()) << probe << ": nothing serves " << path << ": " << d.log();

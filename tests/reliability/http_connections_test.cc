@@ -89,10 +89,11 @@ TEST_P(HttpConnectionAttack, ScrapesAndHealthStayAnswered) {
   TimedResponse health = TimedGet(d.port(), "/healthz", "", Millis(2000));
   stop = true;
   trickle.join();
-  std::printf("figure: %d %s connections: scrape p50 %.2f ms (normal %.2f ms, ratio %.2f), max %.2f ms, "
-              "%d of 10 failed\n",
-              c.connections, Name(c.attack), attacked.p50_ms, normal.p50_ms, attacked.p50_ms / normal.p50_ms,
-              attacked.max_ms, attacked.failed);
+  std::printf(
+      "figure: %d %s connections: scrape p50 %.2f ms (normal %.2f ms, ratio %.2f), max %.2f ms, "
+      "%d of 10 failed\n",
+      c.connections, Name(c.attack), attacked.p50_ms, normal.p50_ms, attacked.p50_ms / normal.p50_ms, attacked.max_ms,
+      attacked.failed);
   EXPECT_EQ(attacked.failed, 0) << "scrapes failed or took over 2 s with " << c.connections << " " << Name(c.attack)
                                 << " connections open";
   ASSERT_TRUE(health.response.has_value()) << "/healthz unanswered";
@@ -108,7 +109,7 @@ INSTANTIATE_TEST_SUITE_P(Connections, HttpConnectionAttack,
                          [](const auto& info) {
                            return std::string(info.param.attack == Attack::kIdle        ? "Idle"
                                               : info.param.attack == Attack::kSlowloris ? "Slowloris"
-                                                                                          : "KeepAlive") +
+                                                                                        : "KeepAlive") +
                                   std::to_string(info.param.connections);
                          });
 
@@ -131,8 +132,8 @@ TEST(HttpConnections, ErrorAnswersCloseTheirConnection) {
     auto r = conn.ReadResponse(Millis(2000));
     ASSERT_TRUE(r.has_value()) << c.what << ": no answer";
     EXPECT_GE(r->status, 400) << c.what;
-    EXPECT_TRUE(conn.ClosedWithin(Millis(1000))) << c.what << ": answered " << r->status
-                                                 << " but the connection stays open";
+    EXPECT_TRUE(conn.ClosedWithin(Millis(1000)))
+        << c.what << ": answered " << r->status << " but the connection stays open";
   }
 }
 

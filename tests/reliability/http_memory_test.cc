@@ -69,9 +69,8 @@ TEST(HttpMemory, HeaderBlockIsCappedWhileReading) {
   Daemon d;
   ASSERT_TRUE(d.ok()) << d.error();
   std::optional<RawResponse> answer;
-  Growth one = Measure(d, [&] {
-    answer = Push(d.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n", 16 << 20, ShortHeaders);
-  });
+  Growth one =
+      Measure(d, [&] { answer = Push(d.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n", 16 << 20, ShortHeaders); });
   ExpectBounded(one, "one GET with 16 MB of short headers");
   ASSERT_TRUE(answer.has_value()) << "no answer to an oversized header block";
   EXPECT_EQ(answer->status, 431);
@@ -126,10 +125,11 @@ TEST(HttpMemory, CompressedBodiesAreNotInflated) {
   std::optional<RawResponse> answer;
   Growth g = Measure(d, [&] {
     for (const char* method : {"POST", "GET"}) {
-      answer = Push(d.port(),
-                    std::string(method) + " /metrics HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\nContent-Length: " +
-                        std::to_string(gz.size()) + "\r\n\r\n",
-                    gz.size(), [&](size_t) { return gz; });
+      answer =
+          Push(d.port(),
+               std::string(method) + " /metrics HTTP/1.1\r\nHost: x\r\nContent-Encoding: gzip\r\nContent-Length: " +
+                   std::to_string(gz.size()) + "\r\n\r\n",
+               gz.size(), [&](size_t) { return gz; });
     }
   });
   char what[96];

@@ -26,8 +26,8 @@ double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(
 TEST(Lifecycle, SecondInstanceOnTheSameAddressIsRefused) {
   Daemon first;
   ASSERT_TRUE(first.ok()) << first.error();
-  Daemon second({.flags = {"--web.listen-address=127.0.0.1:" + std::to_string(first.port())},
-                 .wait_until_serving = false});
+  Daemon second(
+      {.flags = {"--web.listen-address=127.0.0.1:" + std::to_string(first.port())}, .wait_until_serving = false});
   const bool exited = WaitFor([&] { return !second.running(); }, std::chrono::seconds(10));
   std::printf("figure: second instance on the same address %s\n", exited ? "exited" : "kept running");
   EXPECT_TRUE(exited) << "a second daemon serves the same address: " << second.log();
@@ -119,10 +119,10 @@ TEST(Lifecycle, SigtermExitsWithinFiveSecondsWhateverTheClients) {
   const bool exited = WaitFor([&] { return !d.running(); }, std::chrono::seconds(15));
   const double took = SecondsSince(start);
   ::close(cri);
-  std::printf("figure: exit %.2f s after SIGTERM with 40 hostile HTTP clients, 100 stalled CRI calls and an idle "
-              "CRI client%s\n",
-              took,
-              exited ? "" : " (still running at 15 s)");
+  std::printf(
+      "figure: exit %.2f s after SIGTERM with 40 hostile HTTP clients, 100 stalled CRI calls and an idle "
+      "CRI client%s\n",
+      took, exited ? "" : " (still running at 15 s)");
   EXPECT_TRUE(exited);
   EXPECT_LT(took, 5.0) << "SIGTERM took longer than five seconds";
   EXPECT_NE(d.log().find("stopped"), std::string::npos) << "not a clean stop: " << d.log();

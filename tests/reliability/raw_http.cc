@@ -156,7 +156,8 @@ std::optional<RawResponse> TcpConnection::ReadResponse(Millis timeout, bool head
   std::string cl = r.header("content-length");
   if (cl.empty()) {
     // Delimited by the close.
-    while (Fill(deadline)) {}
+    while (Fill(deadline)) {
+    }
     r.body = std::move(in_);
     in_.clear();
     return r;

@@ -62,7 +62,7 @@ struct TimedResponse {
   double ms = 0;
 };
 // One GET on a fresh connection from 127.0.0.1, with a deadline for the whole exchange.
-TimedResponse TimedGet(int port, const std::string& path, const std::string& extra = "",
-                       Millis timeout = Millis(5000), const std::string& source = "127.0.0.1");
+TimedResponse TimedGet(int port, const std::string& path, const std::string& extra = "", Millis timeout = Millis(5000),
+                       const std::string& source = "127.0.0.1");
 
 }  // namespace statlet::testing

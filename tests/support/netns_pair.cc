@@ -16,7 +16,8 @@
 namespace statlet::testing {
 
 NetnsPair::NetnsPair(const std::string& prefix)
-    : a_(prefix + "-a"), b_(prefix + "-b"),
+    : a_(prefix + "-a"),
+      b_(prefix + "-b"),
       // Created inside the namespaces; unique anyway, so a leftover never collides.
       veth_a_("veth-" + std::to_string(getpid() % 100000) + "a"),
       veth_b_("veth-" + std::to_string(getpid() % 100000) + "b") {

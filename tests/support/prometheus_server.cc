@@ -23,8 +23,12 @@ std::unique_ptr<PrometheusServer> PrometheusServer::Start(const std::string& dir
       dir + "/prometheus.log");
   std::unique_ptr<PrometheusServer> server(new PrometheusServer(dir, port, std::move(process)));
   httplib::Client client("127.0.0.1", port);
-  if (!WaitFor([&] { auto r = client.Get("/-/ready"); return r && r->status == 200; },
-               std::chrono::milliseconds(30000))) {
+  if (!WaitFor(
+          [&] {
+            auto r = client.Get("/-/ready");
+            return r && r->status == 200;
+          },
+          std::chrono::milliseconds(30000))) {
     if (error) *error = "Prometheus not ready within 30 s:\n" + server->Log();
     return nullptr;
   }

@@ -8,11 +8,11 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
-#include <optional>
-#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -21,8 +21,8 @@
 namespace statlet::testing {
 
 struct PrometheusJob {
-  std::string name;                              // job_name, e.g. "cadvisor"
-  std::string target;                            // host:port
+  std::string name;    // job_name, e.g. "cadvisor"
+  std::string target;  // host:port
   std::string scrape_interval = "1s";
 };
 

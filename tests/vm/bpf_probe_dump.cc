@@ -102,8 +102,8 @@ int main(int argc, char** argv) {
   out["cgroups"] = cgroups;
   Json jo = Json::array();
   for (const auto& e : ooms)
-    jo.push_back(Json{{"pid", e.pid}, {"comm", e.comm}, {"cgroup_id", e.cgroup_id},
-                      {"constraint_memcg", e.constraint_memcg}});
+    jo.push_back(
+        Json{{"pid", e.pid}, {"comm", e.comm}, {"cgroup_id", e.cgroup_id}, {"constraint_memcg", e.constraint_memcg}});
   out["ooms"] = jo;
   std::cout << out.dump(1, ' ', false, Json::error_handler_t::replace) << "\n";
   return 0;

@@ -23,7 +23,8 @@ int main(int argc, char** argv) {
   options.cgroup2_root = root;
   auto probes = statlet::BpfProbes::Create(options);
   if (!probes.ok() || (*probes)->FileSource() == nullptr) {
-    std::fprintf(stderr, "statlet_vm_iter_check: %s\n", probes.ok() ? "no file source" : probes.status().ToString().c_str());
+    std::fprintf(stderr, "statlet_vm_iter_check: %s\n",
+                 probes.ok() ? "no file source" : probes.status().ToString().c_str());
     return 1;
   }
   statlet::testing::Comparison c;

@@ -27,15 +27,15 @@ bool WriteReport(const std::string& path, const std::string& report);
 [[noreturn]] void PauseForever();
 
 // Each returns 0 on success, 1 on a failed system call (reason on stderr).
-int RunBurn(const Flags& f);      // spin --threads N for --seconds S of wall time
-int RunAlloc(const Flags& f);     // touch --bytes B of anonymous memory, then hold
-int RunOomLoop(const Flags& f);   // let a child be OOM-killed --kills K times
-int RunForker(const Flags& f);    // --threads T, then fork until pids.max refuses
-int RunDirectIo(const Flags& f);  // O_DIRECT writes/reads of known sizes on --dev
-int RunRecv(const Flags& f);      // accept one TCP stream on --port, count its bytes
-int RunSend(const Flags& f);      // send --bytes N to --host:--port
-int RunAllocLoop(const Flags& f);   // touch fresh anonymous pages until SIGUSR1 (memory.high livelock)
-int RunAllocSteps(const Flags& f);  // grow by --step each time --go/<k> appears
-int RunCacheReader(const Flags& f); // re-read --path through the page cache until SIGUSR1
+int RunBurn(const Flags& f);         // spin --threads N for --seconds S of wall time
+int RunAlloc(const Flags& f);        // touch --bytes B of anonymous memory, then hold
+int RunOomLoop(const Flags& f);      // let a child be OOM-killed --kills K times
+int RunForker(const Flags& f);       // --threads T, then fork until pids.max refuses
+int RunDirectIo(const Flags& f);     // O_DIRECT writes/reads of known sizes on --dev
+int RunRecv(const Flags& f);         // accept one TCP stream on --port, count its bytes
+int RunSend(const Flags& f);         // send --bytes N to --host:--port
+int RunAllocLoop(const Flags& f);    // touch fresh anonymous pages until SIGUSR1 (memory.high livelock)
+int RunAllocSteps(const Flags& f);   // grow by --step each time --go/<k> appears
+int RunCacheReader(const Flags& f);  // re-read --path through the page cache until SIGUSR1
 
 }  // namespace statlet::vmtest

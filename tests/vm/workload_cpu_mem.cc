@@ -7,9 +7,9 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <csignal>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -63,8 +63,8 @@ int RunBurn(const Flags& f) {
     });
   }
   for (auto& t : workers) t.join();
-  if (!WriteReport(f.Get("report"), "threads=" + std::to_string(threads) + "\nsink=" +
-                                        std::to_string(sink.load() & 1) + "\n"))
+  if (!WriteReport(f.Get("report"),
+                   "threads=" + std::to_string(threads) + "\nsink=" + std::to_string(sink.load() & 1) + "\n"))
     return Fail("report");
   PauseForever();
 }
@@ -95,16 +95,15 @@ int RunOomLoop(const Flags& f) {
     int status = 0;
     if (::waitpid(child, &status, 0) != child) return Fail("waitpid");
     if (!(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)) {
-      std::fprintf(stderr, "statlet_vm_workload: child %d was not OOM-killed (status %d)\n",
-                   child, status);
+      std::fprintf(stderr, "statlet_vm_workload: child %d was not OOM-killed (status %d)\n", child, status);
       return 1;
     }
     ++kills;
     if (!pids.empty()) pids += ',';
     pids += std::to_string(child);
   }
-  if (!WriteReport(f.Get("report"), "kills=" + std::to_string(kills) +
-                                        "\nvictim_comm=oom_victim\nvictim_pids=" + pids + "\n"))
+  if (!WriteReport(f.Get("report"),
+                   "kills=" + std::to_string(kills) + "\nvictim_comm=oom_victim\nvictim_pids=" + pids + "\n"))
     return Fail("report");
   PauseForever();
 }

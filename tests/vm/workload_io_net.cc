@@ -48,10 +48,8 @@ int RunDirectIo(const Flags& f) {
   for (int i = 0; i < reads; ++i)
     if (!DirectTransfer(fd, false, buf, bs, static_cast<off_t>(i * bs))) return Fail("pread");
   ::close(fd);
-  std::string report = "write_bytes=" + std::to_string(writes * bs) +
-                       "\nwrite_ios=" + std::to_string(writes) +
-                       "\nread_bytes=" + std::to_string(reads * bs) +
-                       "\nread_ios=" + std::to_string(reads) + "\n";
+  std::string report = "write_bytes=" + std::to_string(writes * bs) + "\nwrite_ios=" + std::to_string(writes) +
+                       "\nread_bytes=" + std::to_string(reads * bs) + "\nread_ios=" + std::to_string(reads) + "\n";
   if (!WriteReport(f.Get("report"), report)) return Fail("report");
   PauseForever();
 }

@@ -60,9 +60,15 @@ int main(int argc, char** argv) {
     int (*run)(const Flags&);
   };
   static const Sub kSubs[] = {
-      {"burn", RunBurn},     {"alloc", RunAlloc}, {"oom-loop", RunOomLoop},
-      {"forker", RunForker}, {"dio", RunDirectIo}, {"recv", RunRecv},
-      {"send", RunSend},     {"alloc-loop", RunAllocLoop}, {"alloc-steps", RunAllocSteps},
+      {"burn", RunBurn},
+      {"alloc", RunAlloc},
+      {"oom-loop", RunOomLoop},
+      {"forker", RunForker},
+      {"dio", RunDirectIo},
+      {"recv", RunRecv},
+      {"send", RunSend},
+      {"alloc-loop", RunAllocLoop},
+      {"alloc-steps", RunAllocSteps},
       {"cache-reader", RunCacheReader},
   };
   if (argc >= 2 && std::strcmp(argv[1], "pause") == 0) PauseForever();

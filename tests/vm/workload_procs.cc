@@ -32,8 +32,7 @@ int RunForker(const Flags& f) {
   // A refusal other than EAGAIN (the pids controller's answer) means the test is broken.
   std::string report = "processes=" + std::to_string(1 + children) +
                        "\nthreads=" + std::to_string(1 + threads + children) +
-                       "\nfork_refused_errno=" + (refused_errno ? std::strerror(refused_errno) : "none") +
-                       "\n";
+                       "\nfork_refused_errno=" + (refused_errno ? std::strerror(refused_errno) : "none") + "\n";
   if (!WriteReport(f.Get("report"), report)) {
     std::fprintf(stderr, "statlet_vm_workload: report: %s\n", std::strerror(errno));
     return 1;
