@@ -3,12 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <functional>
-#include <iterator>
 
 #include "base/log.h"
 #include "bpf/cgroup_pruner.h"
 #include "bpf/probe.h"
+#include "bpf/probe_registry.h"
 
 namespace statlet {
 
@@ -30,13 +29,29 @@ const char* BpfModeName(BpfMode mode) {
 }
 
 const std::vector<std::string>& BpfProbes::ProbeNames() {
-  static const std::vector<std::string> names = {"cpu", "runqlat", "faults", "oom", "tcp", "cgroup_stats"};
-  return names;
+  static const auto* names = [] {
+    auto* out = new std::vector<std::string>;
+    for (const bpf::ProbeInfo& p : bpf::ProbeRegistry()) out->emplace_back(p.name);
+    return out;
+  }();
+  return *names;
 }
 
 const std::vector<std::string>& BpfProbes::DefaultProbeNames() {
-  static const std::vector<std::string> names = {"cpu", "oom", "tcp", "cgroup_stats"};
-  return names;
+  static const auto* names = [] {
+    auto* out = new std::vector<std::string>;
+    for (const bpf::ProbeInfo& p : bpf::ProbeRegistry()) {
+      if (p.on_by_default) out->emplace_back(p.name);
+    }
+    return out;
+  }();
+  return *names;
+}
+
+std::vector<BpfRollUp> BpfProbes::RollUps() const {
+  std::vector<BpfRollUp> out;
+  for (const bpf::ProbeInfo& p : bpf::ProbeRegistry()) out.insert(out.end(), p.rolls_up.begin(), p.rolls_up.end());
+  return out;
 }
 
 BpfProbes::BpfProbes() = default;
@@ -54,39 +69,39 @@ StatusOr<std::unique_ptr<BpfProbes>> BpfProbes::Create(const BpfOptions& options
       return InvalidArgument("bpf: unknown probe \"" + name + "\"");
     }
   }
+  const std::vector<bpf::ProbeInfo>& rows = bpf::ProbeRegistry();
   std::unique_ptr<BpfProbes> self(new BpfProbes());
-  self->slots_.resize(ProbeNames().size());
+  self->slots_.resize(rows.size());
   if (options.mode == BpfMode::kOff) {
     for (Slot& slot : self->slots_) slot.error = "disabled";
     return self;
   }
   const std::vector<std::string>& wanted_names = options.probes.empty() ? DefaultProbeNames() : options.probes;
   auto selected = [&](size_t i) {
-    return std::find(wanted_names.begin(), wanted_names.end(), ProbeNames()[i]) != wanted_names.end();
-  };
-  // Programs and the probes (indices into ProbeNames) each one serves. runqlat and faults
-  // share the sched_switch program, which counts only for the selected ones.
-  const bpf::SchedSwitchCounts sched{.runqlat = selected(1), .faults = selected(2)};
-  struct Program {
-    std::vector<size_t> probes;
-    std::function<std::unique_ptr<bpf::Probe>()> make;
-  };
-  const Program programs[] = {
-      {{0}, bpf::NewCgroupCpuProbe},   {{1, 2}, [&] { return bpf::NewSchedSwitchProbe(sched); }},
-      {{3}, bpf::NewOomKillProbe},     {{4}, bpf::NewTcpEventsProbe},
-      {{5}, bpf::NewCgroupStatsProbe},
+    return std::find(wanted_names.begin(), wanted_names.end(), rows[i].name) != wanted_names.end();
   };
   bpf::InstallLibbpfLogger();
   self->cgroup2_root_fd_ = bpf::OpenCgroup2Root(options.cgroup2_root);
   bpf::ProbeConfig config{.max_cgroups = options.max_cgroups, .cgroup2_root_fd = self->cgroup2_root_fd_};
-  for (const Program& program : programs) {
+  // One program per loader, in the order of its first row; it serves every row naming that
+  // loader and is told which of them were selected.
+  std::vector<bool> seen(rows.size());
+  for (size_t first = 0; first < rows.size(); ++first) {
+    if (seen[first]) continue;
     std::vector<size_t> wanted;
-    for (size_t i : program.probes) {
-      if (selected(i)) wanted.push_back(i);
-      else self->slots_[i].error = "not selected";
+    bpf::ProbeSelection selection;
+    for (size_t i = first; i < rows.size(); ++i) {
+      if (rows[i].loader != rows[first].loader) continue;
+      seen[i] = true;
+      if (selected(i)) {
+        wanted.push_back(i);
+        selection.names.push_back(rows[i].name);
+      } else {
+        self->slots_[i].error = "not selected";
+      }
     }
     if (wanted.empty()) continue;
-    std::unique_ptr<bpf::Probe> probe = program.make();
+    std::unique_ptr<bpf::Probe> probe = rows[first].loader(selection);
     bpf::ClearLibbpfMessages();
     Status st = probe->Start(config);
     if (!st.ok() && options.mode == BpfMode::kOn) {

@@ -1,19 +1,15 @@
 // statlet's optional eBPF probes, as a BpfSource for the Sampler.
 //
-// Six probes, each reported on its own (names are the `probe` label of the
-// statlet_bpf_probe_up gauge) and each selectable on its own:
-//   cpu           per-CPU running time per cgroup (cgroup iterator)     -> per_cpu_ns
-//   runqlat       run-queue latency, log2 microsecond histogram         -> runq_latency_*
-//   faults        minor and major page faults                           -> minor/major_faults
-//   oom           OOM kills: events (pid, comm, cgroup, constraint)     -> new_ooms, oom_kills
-//   tcp           TCP retransmits and drops by kernel drop reason       -> tcp_*
-//   cgroup_stats  the collector's cgroup files in one walk (FileSource) -> CgroupStats
-// The default set is cpu, oom, tcp and cgroup_stats: nothing on the scheduler path.
-// runqlat and faults share one sched_switch program (see sched_switch.bpf.c), run on every
-// context switch and load only when named; they load and fail together.
+// The probes are the rows of the registry (bpf/probe_registry.cc): each is reported on its
+// own (names are the `probe` label of the statlet_bpf_probe_up gauge) and selectable on its
+// own; the rows marked default load when BpfOptions::probes is empty (nothing on the
+// scheduler path). Rows naming the same loader share one program (runqlat and faults: one
+// sched_switch program, see sched_switch.bpf.c) and load and fail together.
+//
 // All are keyed by cgroup v2 id (the inode of the cgroup's unified directory) and count
 // the cgroup's own tasks (sockets for tcp), not its descendants: a pod cgroup whose tasks
-// all live in its container cgroups has zeros; sum the children to roll up. cpu is the
+// all live in its container cgroups has zeros; the Sampler sums the children into it (each
+// row names the BpfCgroupStats members it fills: RollUps()). cpu is the
 // kernel's own per-CPU accounting since the cgroup was created, and a live cgroup's values
 // include those of its descendants that are not live, so that the roll-up gives cpu.stat's
 // total. The other counters start at zero when the probe loads; the scheduler probes'
@@ -78,7 +74,7 @@ struct BpfOptions {
 };
 
 struct BpfProbeStatus {
-  std::string probe;  // "cpu", "runqlat", "faults", "oom", "tcp", "cgroup_stats"
+  std::string probe;  // its registry row's name
   bool up = false;
   std::string error;  // why it is down ("disabled" in off mode)
   // Kernel side: updates refused by a full map / ring buffer (cpu, runqlat and faults
@@ -99,9 +95,11 @@ class BpfProbes final : public BpfSource {
   // null when the cpu probe is down or the id was not live. Valid until the next Collect.
   const std::vector<uint64_t>* PerCpuNs(uint64_t cgroup_id) const;
 
-  // One entry per probe, in the order above, whether up or down.
+  // One entry per registry row, in its order, whether up or down.
   std::vector<BpfProbeStatus> ProbeStatus() const;
   std::vector<SourceState> ProbeStates() const override;
+  // Every registry row's members (a probe that is down fills none, so adding them is a no-op).
+  std::vector<BpfRollUp> RollUps() const override;
   void ReleaseMappings() override;
   bool AnyUp() const;
 
@@ -109,8 +107,9 @@ class BpfProbes final : public BpfSource {
   // or null when it is not up. Lives as long as this object; used by the collecting thread.
   CgroupFileSource* FileSource() const { return file_source_; }
 
+  // The registry's names, in its order.
   static const std::vector<std::string>& ProbeNames();
-  // What an empty BpfOptions::probes loads.
+  // What an empty BpfOptions::probes loads: the registry's default rows.
   static const std::vector<std::string>& DefaultProbeNames();
 
  private:
@@ -121,7 +120,7 @@ class BpfProbes final : public BpfSource {
     bool up = false;
     std::string error;
   };
-  std::vector<Slot> slots_;  // one per ProbeNames() entry
+  std::vector<Slot> slots_;  // one per registry row
   std::vector<std::unique_ptr<bpf::Probe>> loaded_;
   int cgroup2_root_fd_ = -1;
   CgroupFileSource* file_source_ = nullptr;

@@ -104,6 +104,6 @@ class CgroupCpuProbe final : public Probe {
 
 }  // namespace
 
-std::unique_ptr<Probe> NewCgroupCpuProbe() { return std::make_unique<CgroupCpuProbe>(); }
+std::unique_ptr<Probe> NewCgroupCpuProbe(const ProbeSelection&) { return std::make_unique<CgroupCpuProbe>(); }
 
 }  // namespace statlet::bpf

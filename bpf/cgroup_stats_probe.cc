@@ -211,6 +211,6 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
 
 }  // namespace
 
-std::unique_ptr<Probe> NewCgroupStatsProbe() { return std::make_unique<CgroupStatsProbe>(); }
+std::unique_ptr<Probe> NewCgroupStatsProbe(const ProbeSelection&) { return std::make_unique<CgroupStatsProbe>(); }
 
 }  // namespace statlet::bpf

@@ -95,6 +95,6 @@ class OomKillProbe final : public Probe {
 
 }  // namespace
 
-std::unique_ptr<Probe> NewOomKillProbe() { return std::make_unique<OomKillProbe>(); }
+std::unique_ptr<Probe> NewOomKillProbe(const ProbeSelection&) { return std::make_unique<OomKillProbe>(); }
 
 }  // namespace statlet::bpf

@@ -1,10 +1,11 @@
 // One libbpf skeleton that loads, attaches, and adds its kernel aggregates to a collection.
-// It serves one probe (cpu, oom, tcp, cgroup_stats) or several (sched_switch: runqlat,
-// faults); BpfProbes owns one per skeleton and reports each probe name as up or down.
+// It serves one probe of the registry (bpf/probe_registry.cc) or several (sched_switch:
+// runqlat, faults); BpfProbes owns one per skeleton and reports each probe as up or down.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -53,16 +54,19 @@ class Probe {
   virtual void ReleaseMappings() {}
 };
 
-// The scheduler probes share one sched_switch program; these say which of them count.
-struct SchedSwitchCounts {
-  bool runqlat = true;
-  bool faults = true;
+// What a loader is told: which of the registry rows it serves were selected. A program
+// that serves several probes (sched_switch: runqlat, faults) counts only for these.
+struct ProbeSelection {
+  std::vector<std::string_view> names;
+  bool Has(std::string_view name) const {
+    for (std::string_view n : names) {
+      if (n == name) return true;
+    }
+    return false;
+  }
 };
-std::unique_ptr<Probe> NewSchedSwitchProbe(const SchedSwitchCounts& counts);
-std::unique_ptr<Probe> NewCgroupCpuProbe();
-std::unique_ptr<Probe> NewCgroupStatsProbe();
-std::unique_ptr<Probe> NewOomKillProbe();
-std::unique_ptr<Probe> NewTcpEventsProbe();
+// A probe's factory, defined in its loader .cc and named by its registry row.
+using ProbeLoader = std::unique_ptr<Probe> (*)(const ProbeSelection& selected);
 
 // Walks a per-cgroup per-CPU hash map (keys start with the u64 cgroup id): calls
 // visit(cgroup_id, key, values) for live cgroups and deletes entries the pruner rejects.

@@ -14,6 +14,12 @@
 namespace statlet::bpf {
 namespace {
 
+// Which of the program's two probes count (the registry's runqlat and faults rows).
+struct SchedSwitchCounts {
+  bool runqlat = true;
+  bool faults = true;
+};
+
 class SchedSwitchProbe final : public Probe {
  public:
   explicit SchedSwitchProbe(const SchedSwitchCounts& counts) : counts_(counts) {}
@@ -186,8 +192,9 @@ class SchedSwitchProbe final : public Probe {
 
 }  // namespace
 
-std::unique_ptr<Probe> NewSchedSwitchProbe(const SchedSwitchCounts& counts) {
-  return std::make_unique<SchedSwitchProbe>(counts);
+std::unique_ptr<Probe> NewSchedSwitchProbe(const ProbeSelection& selected) {
+  return std::make_unique<SchedSwitchProbe>(
+      SchedSwitchCounts{.runqlat = selected.Has("runqlat"), .faults = selected.Has("faults")});
 }
 
 }  // namespace statlet::bpf

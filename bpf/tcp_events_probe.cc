@@ -80,6 +80,6 @@ class TcpEventsProbe final : public Probe {
 
 }  // namespace
 
-std::unique_ptr<Probe> NewTcpEventsProbe() { return std::make_unique<TcpEventsProbe>(); }
+std::unique_ptr<Probe> NewTcpEventsProbe(const ProbeSelection&) { return std::make_unique<TcpEventsProbe>(); }
 
 }  // namespace statlet::bpf

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "snapshot/bpf_roll_up.h"
 #include "snapshot/snapshot.h"
 
 namespace statlet {
@@ -42,6 +43,9 @@ class BpfSource {
                        bool per_cpu_wanted) = 0;
   // One entry per probe, loaded or not.
   virtual std::vector<SourceState> ProbeStates() const = 0;
+  // The BpfCgroupStats members Collect fills, each of which the Sampler adds from every
+  // cgroup into its nearest reported ancestor (bpf/probe_registry.cc lists them per probe).
+  virtual std::vector<BpfRollUp> RollUps() const = 0;
   // Between collections (never while one runs, nor the file source's Refresh/Render):
   // unmaps the arrays the kernel walks fill, which the next walk maps again. Every page of
   // a mapped BPF array is resident, so an idle daemon holds none.

@@ -27,33 +27,18 @@ void JoinMetadata(const MetadataMap& meta, Identity* id) {
   }
 }
 
-void AddOpt(Opt<uint64_t>* to, const Opt<uint64_t>& v) {
-  if (v) *to = to->value_or(0) + *v;
-}
-void AddVec(std::vector<uint64_t>* to, const std::vector<uint64_t>& v) {
-  if (to->size() < v.size()) to->resize(v.size());
-  for (size_t i = 0; i < v.size(); ++i) (*to)[i] += v[i];
-}
-
 // The probes count the tasks of each cgroup itself; cgroupfs counters are hierarchical.
 // Adding every cgroup's values to its nearest reported ancestor (children sort after their
 // parents, so a reverse walk sees each subtree complete) makes them hierarchical too: a
-// pod's per-CPU time then sums to its cpu.stat usage.
-void RollUpBpf(Snapshot* snap) {
+// pod's per-CPU time then sums to its cpu.stat usage. `members`: what the probes fill.
+void RollUpBpf(const std::vector<BpfRollUp>& members, Snapshot* snap) {
+  if (members.empty()) return;
   const std::vector<int32_t> ancestor = snap->NearestAncestors();
   for (size_t i = snap->cgroups.size(); i-- > 0;) {
     if (ancestor[i] < 0) continue;
-    const BpfCgroupStats& b = snap->cgroups[i].bpf;
-    BpfCgroupStats& to = snap->cgroups[static_cast<size_t>(ancestor[i])].bpf;
-    AddVec(&to.per_cpu_ns, b.per_cpu_ns);
-    AddOpt(&to.minor_faults, b.minor_faults);
-    AddOpt(&to.major_faults, b.major_faults);
-    AddOpt(&to.oom_kills, b.oom_kills);
-    AddOpt(&to.tcp_retransmits, b.tcp_retransmits);
-    AddOpt(&to.tcp_drops, b.tcp_drops);
-    for (const auto& [reason, n] : b.tcp_drop_reasons) to.tcp_drop_reasons[reason] += n;
-    AddVec(&to.runq_latency_log2_us, b.runq_latency_log2_us);
-    AddOpt(&to.runq_latency_sum_ns, b.runq_latency_sum_ns);
+    const BpfCgroupStats& from = snap->cgroups[i].bpf;
+    BpfCgroupStats* to = &snap->cgroups[static_cast<size_t>(ancestor[i])].bpf;
+    for (const BpfRollUp& member : members) member.Add(from, to);
   }
 }
 
@@ -164,7 +149,7 @@ StatusOr<SnapshotPtr> Sampler::CollectOnce(CollectParts parts) {
       auto it = by_id.find(c.id.cgroup_id);
       if (it != by_id.end()) c.bpf = std::move(it->second);
     }
-    RollUpBpf(snap.get());
+    RollUpBpf(bpf_->RollUps(), snap.get());
     for (auto& c : snap->cgroups) {
       if (c.cpu.per_cpu_ns.empty() && !c.bpf.per_cpu_ns.empty()) {
         c.cpu.per_cpu_ns = c.bpf.per_cpu_ns;

@@ -101,7 +101,7 @@ constexpr SelfMetricDescription kSelf[kSelfCount] = {
     {"statlet_cardinality_dropped_total", "counter",
      "Cgroups and interfaces left out by the cardinality caps, summed over the snapshots served."},
     {"statlet_bpf_probe_up", "gauge",
-     "Whether an eBPF probe (cpu, cgroup_stats, runqlat, faults, oom, tcp) is loaded and attached (1) or not (0)."},
+     "Whether an eBPF probe (each name --bpf.probes takes has a series) is loaded and attached (1) or not (0)."},
     {"statlet_bpf_lost_events_total", "counter",
      "Updates an eBPF probe's kernel side could not record (full map or ring buffer)."},
     {"statlet_runtime_up", "gauge", "Whether the node runtime's CRI endpoint answers (1) or not (0)."},

@@ -123,6 +123,7 @@ class RecordingBpf : public BpfSource {
     probes_->Collect(live, by_id, ooms, per_cpu_wanted);
   }
   std::vector<SourceState> ProbeStates() const override { return probes_->ProbeStates(); }
+  std::vector<BpfRollUp> RollUps() const override { return probes_->RollUps(); }
   std::vector<bool> wanted;
 
  private:

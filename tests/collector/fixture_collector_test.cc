@@ -318,6 +318,7 @@ class MappingsCounter : public BpfSource {
   void Collect(const std::vector<uint64_t>&, std::unordered_map<uint64_t, BpfCgroupStats>*, std::vector<OomEvent>*,
                bool) override {}
   std::vector<SourceState> ProbeStates() const override { return {}; }
+  std::vector<BpfRollUp> RollUps() const override { return {}; }
   void ReleaseMappings() override { ++releases; }
   int releases = 0;
 };

@@ -19,9 +19,11 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
 
+#include "bpf/bpf_probes.h"
 #include "tests/prometheus/promtool.h"
 #include "tests/support/child_process.h"
 #include "tests/support/live_cgroup.h"
@@ -35,6 +37,13 @@ namespace {
 using std::chrono::milliseconds;
 
 double ValueOf(const nlohmann::json& sample) { return std::stod(sample["value"][1].get<std::string>()); }
+
+// Every probe of the registry, as --bpf.probes takes them.
+std::string AllProbes() {
+  std::string out;
+  for (const std::string& name : BpfProbes::ProbeNames()) out += (out.empty() ? "" : ",") + name;
+  return out;
+}
 
 // A child that names itself and allocates far past any small limit, touching every
 // page; it exits 0 only if it was not killed.
@@ -116,10 +125,10 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
   ASSERT_NE(::mkdtemp(dir_template), nullptr);
   const std::string dir = dir_template;
   const int statlet_port = FreeLoopbackPort();
-  BinaryProcess statlet({STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(statlet_port),
-                         "--collector.subtree=" + root, "--cri.listen=", "--runtime.endpoint=none", "--bpf=auto",
-                         "--collector.per-cpu", "--bpf.probes=cpu,runqlat,faults,oom,tcp,cgroup_stats"},
-                        dir + "/statlet.log");
+  BinaryProcess statlet(
+      {STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(statlet_port), "--collector.subtree=" + root,
+       "--cri.listen=", "--runtime.endpoint=none", "--bpf=auto", "--collector.per-cpu", "--bpf.probes=" + AllProbes()},
+      dir + "/statlet.log");
   httplib::Client exporter("127.0.0.1", statlet_port);
   ASSERT_TRUE(WaitFor(
       [&] {
@@ -133,24 +142,28 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
   auto prom = PrometheusServer::Start(dir, {"statlet", "127.0.0.1:" + std::to_string(statlet_port), "1s"}, &prom_error);
   ASSERT_NE(prom, nullptr) << prom_error;
 
-  // The probes this test needs loaded; every probe has its state series.
+  // The probes this test needs loaded; every probe of the registry has its state series.
+  const std::vector<std::string>& registry = BpfProbes::ProbeNames();
   nlohmann::json probes;
   ASSERT_TRUE(WaitFor(
       [&] {
         probes = prom->Query("statlet_bpf_probe_up");
-        return probes != nullptr && probes.size() == 6;
+        return probes != nullptr && probes.size() == registry.size();
       },
       milliseconds(30000)))
       << ReadWholeFile(dir + "/statlet.log");
+  std::set<std::string> served;
   for (const auto& p : probes) {
     const std::string name = p["metric"]["probe"];
+    served.insert(name);
     if (name == "runqlat" || name == "oom") {
       EXPECT_EQ(ValueOf(p), 1) << name << "\n" << ReadWholeFile(dir + "/statlet.log");
     }
   }
+  EXPECT_EQ(served, std::set<std::string>(registry.begin(), registry.end()));
   auto lost = prom->Query("statlet_bpf_lost_events_total");
   ASSERT_TRUE(lost != nullptr);
-  EXPECT_EQ(lost.size(), 6u);
+  EXPECT_EQ(lost.size(), registry.size());
 
   // A real OOM kill in the limited cgroup.
   const double before_kill = WallSeconds();

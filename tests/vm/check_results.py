@@ -511,7 +511,7 @@ def bpf_daemon_probes(ctx):
     up = {l.get("probe"): v for n, l, v in s if n == "statlet_bpf_probe_up"}
     require(up, "/metrics has no statlet_bpf_probe_up")
     # The default set, as --help states it: nothing on the scheduler path.
-    m = re.search(r"Default: ([a-z_,]+) \(runqlat and faults", _help(ctx.g))
+    m = re.search(r"--bpf.probes=.*\n.*Default: ([a-z_,]+)", _help(ctx.g))
     require(m, "statlet --help states no default probe set")
     default = m.group(1).split(",")
     ctx.note(f"probes loaded on {ctx.g.kernel}: {', '.join(sorted(p for p in up if up[p] == 1))}")
