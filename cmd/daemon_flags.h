@@ -1,6 +1,11 @@
 // The daemon's flags, one function per subsystem, each in its own file
 // (cmd/options_<subsystem>.cc) and binding the flags to that subsystem's part of
 // DaemonOptions. RegisterDaemonFlags gathers them in --help order.
+//
+// A new flag is one typed helper call (cmd/flag_set.h) in its subsystem's file, next to
+// the others of its group: its name, the field it sets (whose initial value --help shows
+// as the default), its range or rule and its help; the config-file key follows from the
+// name. A new subsystem is a file, its function here and a line in RegisterDaemonFlags.
 #pragma once
 
 #include "cmd/daemon_options.h"
