@@ -26,9 +26,9 @@ void RegisterOtlpFlags(FlagSet& flags, DaemonOptions* o) {
               "Push metrics to this OTLP receiver (http://host:port, https://host:port); empty: no OTLP export. "
               "Environment: OTEL_EXPORTER_OTLP_ENDPOINT (base URL; OTLP/HTTP appends v1/metrics), "
               "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT (used as it is).",
-              [&x](const Flag&, const std::string& v) {
-                x.endpoint = v;
-                x.endpoint_is_full_url = false;  // a flag's endpoint is a base URL, whatever the environment said
+              [out = &x](const Flag&, const std::string& v) {
+                out->endpoint = v;
+                out->endpoint_is_full_url = false;  // a flag's endpoint is a base URL, whatever the environment said
                 return Status::Ok();
               });
   otlp.Enum("protocol", &x.protocol,
