@@ -29,23 +29,23 @@ const char* BpfModeName(BpfMode mode) {
 }
 
 const std::vector<std::string>& BpfProbes::ProbeNames() {
-  static const auto* names = [] {
-    auto* out = new std::vector<std::string>;
-    for (const bpf::ProbeInfo& p : bpf::ProbeRegistry()) out->emplace_back(p.name);
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const bpf::ProbeInfo& p : bpf::ProbeRegistry()) out.emplace_back(p.name);
     return out;
   }();
-  return *names;
+  return names;
 }
 
 const std::vector<std::string>& BpfProbes::DefaultProbeNames() {
-  static const auto* names = [] {
-    auto* out = new std::vector<std::string>;
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
     for (const bpf::ProbeInfo& p : bpf::ProbeRegistry()) {
-      if (p.on_by_default) out->emplace_back(p.name);
+      if (p.on_by_default) out.emplace_back(p.name);
     }
     return out;
   }();
-  return *names;
+  return names;
 }
 
 std::vector<BpfRollUp> BpfProbes::RollUps() const {
