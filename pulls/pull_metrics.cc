@@ -1,7 +1,6 @@
 #include "pulls/pull_metrics.h"
 
-#include "pulls/pull_engine.h"
-#include "pulls/status_writer.h"
+#include <optional>
 
 namespace statlet::pulls {
 namespace {
@@ -32,8 +31,13 @@ std::string ImageLabel(const std::string& image) {
 }  // namespace
 
 void PullMetrics::Append(ExpositionFormat f, std::string* out) const {
-  const PullCounters c = engine_->counters();
-  const auto pulls = engine_->Pulls();
+  std::optional<StatusWriterCounters> writes;
+  if (writer_ != nullptr) writes = writer_->counters();
+  AppendPullFamilies(f, engine_->counters(), engine_->Pulls(), writes ? &*writes : nullptr, out);
+}
+
+void AppendPullFamilies(ExpositionFormat f, const PullCounters& c, const std::vector<PullViewPtr>& pulls,
+                        const StatusWriterCounters* writes, std::string* out) {
   uint64_t in_flight = 0, clients = 0;
   for (const auto& p : pulls) {
     if (PullFinished(p->phase)) continue;
@@ -90,8 +94,8 @@ void PullMetrics::Append(ExpositionFormat f, std::string* out) const {
   SampleU(out, "statlet_image_pull_duration_seconds_bucket", "{le=\"+Inf\"}", c.duration_count);
   Sample(out, "statlet_image_pull_duration_seconds_sum", "", c.duration_sum);
   SampleU(out, "statlet_image_pull_duration_seconds_count", "", c.duration_count);
-  if (writer_ != nullptr) {
-    const auto w = writer_->counters();
+  if (writes != nullptr) {
+    const StatusWriterCounters& w = *writes;
     AppendFamilyHeader(out, f, "statlet_image_pull_status_writes_total", "counter",
                        "Server-side applies of this node's NodeImagePulls object, by result.");
     SampleU(out, "statlet_image_pull_status_writes_total", "{result=\"ok\"}", w.written);

@@ -3,12 +3,18 @@
 // successful pulls, content store polls that failed, and the NodeImagePulls writes.
 #pragma once
 
+#include <vector>
+
 #include "exporters/extra_families.h"
+#include "pulls/pull_engine.h"
+#include "pulls/status_writer.h"
 
 namespace statlet::pulls {
 
-class PullEngine;
-class StatusWriter;
+// The pull families of one moment: the engine's counters and pulls, and the status
+// writer's counters (null: no writer, no family).
+void AppendPullFamilies(ExpositionFormat format, const PullCounters& c, const std::vector<PullViewPtr>& pulls,
+                        const StatusWriterCounters* writes, std::string* out);
 
 class PullMetrics final : public ExtraFamilies {
  public:
