@@ -17,8 +17,8 @@ namespace grpc {
 class Service;
 }
 
-namespace statlet {
-class ExtraFamilies;
+namespace statlet::metrics {
+class ExtraSource;
 }
 
 namespace statlet::pulls {
@@ -68,7 +68,7 @@ class ImagePulls {
   PullEngine* engine() { return engine_.get(); }
   // The NodeImagePulls object as JSON (what /imagepulls serves).
   std::shared_ptr<const std::string> NodeObject() const;
-  const ExtraFamilies* metrics() const;
+  const metrics::ExtraSource* metrics() const;
 
  private:
   ImagePulls() = default;

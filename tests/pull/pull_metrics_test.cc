@@ -1,6 +1,7 @@
 // The image pull families on /metrics, byte for byte in both formats, from one fixed state
 // of the engine and the status writer: what a scrape shows of pulls in flight, finished
-// ones, the counters and the duration histogram.
+// ones, the counters and the duration histogram. pulls/ gives format-neutral samples;
+// exporters/ renders them.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -8,7 +9,10 @@
 #include <string_view>
 #include <vector>
 
+#include "exporters/extra_exposition.h"
+#include "pulls/pull_engine.h"
 #include "pulls/pull_metrics.h"
+#include "pulls/status_writer.h"
 
 namespace statlet::pulls {
 namespace {
@@ -161,8 +165,10 @@ statlet_image_pull_status_writes_total{result="error"} 2
 )";
 
 std::string Render(ExpositionFormat format, const StatusWriterCounters* writes) {
+  std::vector<metrics::ExtraFamily> families;
+  CollectPullFamilies(Counters(), Pulls(), writes, &families);
   std::string out;
-  AppendPullFamilies(format, Counters(), Pulls(), writes, &out);
+  AppendExtraFamilies(families, format, &out);
   return out;
 }
 
