@@ -10,18 +10,10 @@
 #include "exporters/gzip_compressor.h"
 #include "exporters/metrics_http_server.h"
 #include "tests/prometheus/test_snapshots.h"
+#include "tests/support/fixed_snapshot_source.h"
 
 namespace statlet {
 namespace {
-
-class FixedSource : public SnapshotSource {
- public:
-  StatusOr<SnapshotPtr> Get(std::chrono::nanoseconds, CollectParts) override { return snap_; }
-  SamplerStats stats() const override { return {}; }
-
- private:
-  SnapshotPtr snap_ = std::make_shared<Snapshot>(testing::MakeNodeSnapshot({}));
-};
 
 class CountingFamilies : public metrics::ExtraSource {
  public:
@@ -43,7 +35,7 @@ class CountingFamilies : public metrics::ExtraSource {
 };
 
 struct Served {
-  FixedSource source;
+  testing::FixedSnapshotSource source{testing::MakeNodeSnapshot({})};
   CountingFamilies extra;
   std::unique_ptr<MetricsHttpServer> server;
   std::unique_ptr<httplib::Client> client;
