@@ -1,8 +1,8 @@
 // The daemon exporting OTLP from a real burner cgroup to a test receiver (Python, with stubs
 // generated from the opentelemetry-proto v1.5.0 test data): over gRPC and OTLP/HTTP (plain
-// and gzip), then the faults: a receiver down at start, 503 with Retry-After, gRPC
-// UNAVAILABLE with RetryInfo, 503 for ever while the queue drops, a receiver that never
-// answers (scrapes and SIGTERM unaffected).
+// and gzip), the node's image pull families, then the faults: a receiver down at start,
+// 503 with Retry-After, gRPC UNAVAILABLE with RetryInfo, 503 for ever while the queue
+// drops, a receiver that never answers (scrapes and SIGTERM unaffected).
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <sys/wait.h>
@@ -265,6 +265,78 @@ INSTANTIATE_TEST_SUITE_P(Transports, OtlpLive,
                                            Transport{"http", "http/protobuf", "http", false},
                                            Transport{"http_gzip", "http/protobuf", "http", true}),
                          [](const auto& info) { return info.param.name; });
+
+// The node's own metrics travel too: with image pulls served (a runtime socket that is not
+// there, so a pull fails at once), the pull families arrive on the node's resource with the
+// values /metrics shows.
+TEST(OtlpNode, PullFamiliesArriveOnTheNodesResource) {
+  const std::string root = "/" + UniqueName("statlet-otlpnode");
+  LiveCgroup cg(root + "/idle");
+  ASSERT_TRUE(cg.ok()) << cg.error();
+  const std::string dir = TempDir();
+  const int rport = FreeLoopbackPort();
+  Receiver receiver(dir, "http", rport, "ok");
+  ASSERT_TRUE(receiver.WaitReady()) << ReadWholeFile(dir + "/receiver.log");
+  const std::string cri = dir + "/cri.sock";
+  Daemon statlet(
+      dir, root,
+      {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.protocol=http/protobuf",
+       "--otlp.interval=500ms", "--cri.listen=" + cri, "--runtime.endpoint=unix://" + dir + "/no-runtime.sock"});
+  ASSERT_TRUE(statlet.WaitReady()) << ReadWholeFile(statlet.log);
+  ASSERT_TRUE(WaitFor([&] { return ::access(cri.c_str(), F_OK) == 0; }, milliseconds(10000)));
+  // The runtime is not there: the pull is started, then fails.
+  EXPECT_NE(RunCommand({STATLET_BINARY, "pull", "--plain", "--endpoint", "unix://" + cri, "example.invalid/none:1"}),
+            0);
+  std::string body;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        body = Scrape(statlet.port);
+        return SelfMetric(body, "statlet_image_pulls_completed_total{result=\"failed\"}") == 1;
+      },
+      milliseconds(20000)))
+      << body;
+  EXPECT_EQ(SelfMetric(body, "statlet_image_pulls_started_total"), 1);
+
+  // An export after the failure: the node's resource, no cgroup path, the node's attributes.
+  const auto failed_at = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const json* node = nullptr;
+  std::vector<json> records;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        records = receiver.Records();
+        node = nullptr;
+        for (const json& r : records) {
+          if (!r.contains("request") || r["t"].get<double>() < failed_at + 0.5) continue;
+          for (const json& rm : r["request"]["resource_metrics"]) {
+            if (Attr(rm["resource"]["attributes"], "statlet.cgroup.path").empty()) node = &rm;
+          }
+        }
+        return node != nullptr;
+      },
+      milliseconds(20000)))
+      << records.size() << " requests\n"
+      << ReadWholeFile(statlet.log);
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  EXPECT_EQ(Attr((*node)["resource"]["attributes"], "host.name"), host);
+  const json* started = MetricOf(*node, "statlet.image_pull.started");
+  ASSERT_NE(started, nullptr) << node->dump();
+  EXPECT_EQ((*started)["unit"], "{pull}");
+  EXPECT_EQ((*started)["sum"]["is_monotonic"], true);
+  EXPECT_EQ(PointValue((*started)["sum"]["data_points"][0]), 1);
+  const json* completed = MetricOf(*node, "statlet.image_pull.completed");
+  ASSERT_NE(completed, nullptr);
+  double failed = -1;
+  for (const json& p : (*completed)["sum"]["data_points"]) {
+    if (Attr(p["attributes"], "statlet.image_pull.result") == "failed") failed = PointValue(p);
+  }
+  EXPECT_EQ(failed, 1);
+  const json* duration = MetricOf(*node, "statlet.image_pull.duration");
+  ASSERT_NE(duration, nullptr);
+  const json& h = (*duration)["histogram"]["data_points"][0];
+  EXPECT_EQ(h["bucket_counts"].size(), h["explicit_bounds"].size() + 1);
+  EXPECT_EQ(MetricOf(*node, "container.cpu.time"), nullptr) << "no cgroup metric on the node's resource";
+}
 
 TEST(OtlpFaults, ReceiverDownAtStartThenUp) {
   const std::string root = "/" + UniqueName("statlet-otlpdown");
