@@ -42,7 +42,9 @@
 
 #include "tests/e2e/e2e_shared.h"
 #include "tests/support/child_process.h"
+#include "tests/support/http_client.h"
 #include "tests/support/prometheus_server.h"
+#include "tests/support/statlet_daemon.h"
 
 namespace statlet::e2e {
 namespace {
@@ -213,40 +215,34 @@ class DashboardStatlet {
  public:
   // Starts statlet beside the stage's daemon, on the stage's containerd and cgroup root.
   static std::unique_ptr<DashboardStatlet> Start(const std::string& dir, std::string* error) {
-    std::unique_ptr<DashboardStatlet> d(new DashboardStatlet());
-    d->port_ = testing::FreeLoopbackPort();
-    d->process_ = std::make_unique<testing::BinaryProcess>(
-        std::vector<std::string>{
-            STATLET_E2E_AGENT,
-            "--cri.listen=" + dir + "/cri.sock",
-            "--runtime.endpoint=unix://" + g_stage->dir() + "/containerd.sock",
-            "--web.listen-address=127.0.0.1:" + std::to_string(d->port_),
-            "--collector.subtree=" + g_stage->cgroup_root(),
-            "--runtime.refresh-period=200ms",
-            "--collector.per-cpu",
-            "--bpf=auto",
-            "--bpf.probes=cpu,oom,tcp,cgroup_stats,runqlat,faults",
-            "--log.level=warn",
-        },
-        dir + "/statlet.log");
-    d->log_ = dir + "/statlet.log";
-    const std::string why = Eventually(milliseconds(60000), [&] {
-      if (!d->process_->running()) return std::string("exited");
-      auto r = HttpGet(d->port_, "/readyz", milliseconds(500));
-      return r.ok() && r->status == 200 ? std::string() : std::string("not ready");
-    });
-    if (!why.empty()) {
-      *error = "statlet for the dashboards: " + why + "\n" + Tail(d->log_, 20);
+    testing::DaemonOptions o;
+    o.binary = STATLET_E2E_AGENT;
+    o.dir = dir;
+    o.cgroup_subtree = g_stage->cgroup_root();
+    o.serve_cri = true;
+    o.flags = {
+        "--runtime.endpoint=unix://" + g_stage->dir() + "/containerd.sock",
+        "--runtime.refresh-period=200ms",
+        "--collector.per-cpu",
+        "--bpf=auto",
+        "--bpf.probes=cpu,oom,tcp,cgroup_stats,runqlat,faults",
+        "--log.level=warn",
+    };
+    o.wait_until_ready = true;
+    o.start_timeout = milliseconds(60000);
+    std::unique_ptr<DashboardStatlet> d(new DashboardStatlet(o));
+    if (!d->daemon_.ok()) {
+      *error = "statlet for the dashboards: " + d->daemon_.error();
       return nullptr;
     }
     return d;
   }
-  int port() const { return port_; }
-  std::string Log() const { return Tail(log_, 20); }
+  int port() const { return daemon_.port(); }
+  std::string Log() const { return Tail(daemon_.log_path(), 20); }
   // The lines of /metrics holding `needle`, for failure messages.
   std::string SeriesOf(const std::string& needle) const {
-    auto r = HttpGet(port_, "/metrics", milliseconds(10000));
-    if (!r.ok()) return r.status().ToString() + "\n";
+    auto r = testing::TimedGet(port(), "/metrics", "", milliseconds(10000)).response;
+    if (!r) return "no answer to GET /metrics\n";
     std::istringstream in(r->body);
     std::string out;
     for (std::string line; std::getline(in, line);) {
@@ -256,10 +252,8 @@ class DashboardStatlet {
   }
 
  private:
-  DashboardStatlet() = default;
-  int port_ = 0;
-  std::string log_;
-  std::unique_ptr<testing::BinaryProcess> process_;
+  explicit DashboardStatlet(const testing::DaemonOptions& o) : daemon_(o) {}
+  testing::Daemon daemon_;
 };
 
 // The pod that hits its limits; removed when the test ends, also on failure.
