@@ -18,8 +18,6 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include <httplib.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -59,27 +57,9 @@ constexpr char kLimitsPod[] = "dash-limits";
 constexpr char kLimitsNamespace[] = "e2e-dash";
 constexpr int64_t kMemoryLimitBytes = 32 << 20;
 
-// An instant query; the result array, or the API's error in `error`.
-nlohmann::json Query(int port, const std::string& promql, std::string* error) {
-  httplib::Client client("127.0.0.1", port);
-  client.set_read_timeout(10, 0);
-  auto r = client.Get("/api/v1/query", httplib::Params{{"query", promql}}, httplib::Headers{});
-  if (!r) {
-    *error = "no answer from Prometheus";
-    return nullptr;
-  }
-  auto j = nlohmann::json::parse(r->body, nullptr, false);
-  if (j.is_discarded() || j.value("status", "") != "success") {
-    *error = "HTTP " + std::to_string(r->status) + ": " + r->body;
-    return nullptr;
-  }
-  return j["data"]["result"];
-}
-
 // The first value of a one-row answer; -1 when there is none.
-double Scalar(int port, const std::string& promql) {
-  std::string error;
-  nlohmann::json r = Query(port, promql, &error);
+double Scalar(const testing::PrometheusServer& prom, const std::string& promql) {
+  nlohmann::json r = prom.Query(promql);
   if (r == nullptr || r.empty()) return -1;
   return std::stod(r[0]["value"][1].get<std::string>());
 }
@@ -376,7 +356,6 @@ TEST(E2e, DashboardPanelsAndVariablesReturnSeries) {
       {"cadvisor", "127.0.0.1:" + std::to_string(statlet->port()), std::to_string(kScrapeIntervalSeconds) + "s"},
       &error);
   ASSERT_NE(prom, nullptr) << error;
-  const int port = prom->port();
 
   // The workloads' effects in Prometheus: the CPU burner's rate, the quota's throttling, the
   // OOM kill, the direct IO, and eBPF's run-queue waits.
@@ -395,7 +374,7 @@ TEST(E2e, DashboardPanelsAndVariablesReturnSeries) {
   };
   std::string why = Eventually(milliseconds(60000), [&] {
     for (const auto& [what, q] : ready) {
-      if (!(Scalar(port, q) > 0)) return "no " + what + " yet: " + q;
+      if (!(Scalar(*prom, q) > 0)) return "no " + what + " yet: " + q;
     }
     return std::string();
   });
@@ -403,14 +382,14 @@ TEST(E2e, DashboardPanelsAndVariablesReturnSeries) {
                      << statlet->SeriesOf(std::string("pod=\"") + kLimitsPod + "\"") << "--- statlet\n"
                      << statlet->Log() << g_stage->Logs();
   // Then a full rate window of scrapes that all see the workloads.
-  const double scrapes = Scalar(port, "count_over_time(up{job=\"cadvisor\"}[10m])");
+  const double scrapes = Scalar(*prom, "count_over_time(up{job=\"cadvisor\"}[10m])");
   why = Eventually(milliseconds(30000), [&] {
-    const double now = Scalar(port, "count_over_time(up{job=\"cadvisor\"}[10m])");
+    const double now = Scalar(*prom, "count_over_time(up{job=\"cadvisor\"}[10m])");
     return now >= scrapes + kRateIntervalSeconds / kScrapeIntervalSeconds ? std::string()
                                                                           : "scrapes: " + std::to_string(now);
   });
   ASSERT_EQ(why, "");
-  ASSERT_EQ(Scalar(port, "up{job=\"cadvisor\"}"), 1) << "statlet's scrape failed in Prometheus";
+  ASSERT_EQ(Scalar(*prom, "up{job=\"cadvisor\"}"), 1) << "statlet's scrape failed in Prometheus";
 
   const std::map<std::string, std::string> builtins = {
       {"__rate_interval", std::to_string(kRateIntervalSeconds) + "s"},
@@ -453,7 +432,7 @@ TEST(E2e, DashboardPanelsAndVariablesReturnSeries) {
         ASSERT_TRUE(std::regex_match(query, m, label_values))
             << d.file << ": variable " << name << ": only label_values(selector, label) is checked: " << query;
         const std::string expr = Substitute(m[1].str(), vars);
-        nlohmann::json result = Query(port, "group by (" + m[2].str() + ") (" + expr + ")", &error);
+        nlohmann::json result = prom->Query("group by (" + m[2].str() + ") (" + expr + ")", std::nullopt, &error);
         ASSERT_NE(result, nullptr) << d.file << ": variable " << name << ": " << query << " → " << expr << ": "
                                    << error;
         for (const auto& row : result) {
@@ -502,7 +481,7 @@ TEST(E2e, DashboardPanelsAndVariablesReturnSeries) {
                                 << n << " is no family statlet serves (docs/metrics.md, docs/image-pulls.md)";
           if (absent_here.count(family)) absent_by_design = true;
         }
-        nlohmann::json result = Query(port, expr, &error);
+        nlohmann::json result = prom->Query(expr, std::nullopt, &error);
         EXPECT_NE(result, nullptr) << where << "\nas run: " << expr << "\n" << error;
         if (result == nullptr) continue;
         if (result.empty() && absent_by_design) {
