@@ -498,7 +498,7 @@ TEST(E2e, DashboardPanelsAndVariablesReturnSeries) {
           bool others_served = true;
           for (const std::string& n : names) {
             if (absent_here.count(FamilyOf(n, families))) continue;
-            nlohmann::json r = Query(port, "count(" + n + ")", &error);
+            nlohmann::json r = prom->Query("count(" + n + ")", std::nullopt, &error);
             if (r != nullptr && !r.empty()) continue;
             others_served = false;
             ADD_FAILURE() << where << "\n"
