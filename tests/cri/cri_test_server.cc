@@ -1,6 +1,6 @@
 // Serves statlet's CRI service for the upstream-client tests, in its own process (the
 // upstream-shaped proto and statlet's share package runtime.v1, so they cannot live in
-// one binary). Sources: --fixture (tests/cri/fixture_snapshot) or --live SUBTREE (a real
+// one binary). Sources: --fixture (FixtureSnapshot, tests/support/snapshot_builder.h) or --live SUBTREE (a real
 // Collector + Sampler over that cgroup subtree). Prints "ready" once listening; exits on
 // SIGTERM or when stdin closes.
 #include <signal.h>
@@ -15,8 +15,8 @@
 #include "collector/collector.h"
 #include "collector/sampler.h"
 #include "cri/cri_server.h"
-#include "tests/cri/fixture_snapshot.h"
 #include "tests/support/fixed_snapshot_source.h"
+#include "tests/support/snapshot_builder.h"
 
 namespace {
 

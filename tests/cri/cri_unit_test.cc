@@ -21,7 +21,7 @@
 #include "cri/snapshot_to_cri.h"
 #include "proto/api.grpc.pb.h"
 #include "proto/image_service.grpc.pb.h"
-#include "tests/cri/fixture_snapshot.h"
+#include "tests/support/snapshot_builder.h"
 #include "tests/cri/server_process.h"
 #include "tests/support/fixed_snapshot_source.h"
 

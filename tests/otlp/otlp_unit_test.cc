@@ -22,7 +22,7 @@
 #include "pulls/pull_engine.h"
 #include "pulls/pull_metrics.h"
 #include "pulls/status_writer.h"
-#include "tests/prometheus/test_snapshots.h"
+#include "tests/support/snapshot_builder.h"
 #include "tests/support/child_process.h"
 
 namespace statlet::otlp {

@@ -9,7 +9,7 @@
 
 #include "exporters/gzip_compressor.h"
 #include "exporters/metrics_http_server.h"
-#include "tests/prometheus/test_snapshots.h"
+#include "tests/support/snapshot_builder.h"
 #include "tests/support/fixed_snapshot_source.h"
 
 namespace statlet {

@@ -12,7 +12,7 @@
 #include <cstdlib>
 
 #include "exporters/gzip_compressor.h"
-#include "tests/prometheus/test_snapshots.h"
+#include "tests/support/snapshot_builder.h"
 #include "tests/support/fixed_snapshot_source.h"
 
 namespace statlet {

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "tests/prometheus/promtool.h"
-#include "tests/prometheus/test_snapshots.h"
+#include "tests/support/snapshot_builder.h"
 
 namespace statlet {
 namespace {
