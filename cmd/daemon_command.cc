@@ -100,7 +100,7 @@ int RunDaemonCommand(int argc, char** argv) {
     return 1;
   }
   // Image pulls (the CRI socket's ImageService, over the runtime's own pull), their
-  // per-node view on /imagepulls and their families on /metrics.
+  // per-node view on /imagepulls and their families on /metrics (and in OTLP, below).
   std::unique_ptr<pulls::ImagePulls> pulls;
   if (!opts.cri.listen.empty() && opts.pulls.enabled && opts.cri.runtime_endpoint != "none") {
     auto started = pulls::ImagePulls::Start(opts.pulls, opts.cri.runtime_endpoint);
@@ -136,7 +136,8 @@ int RunDaemonCommand(int argc, char** argv) {
     return 1;
   }
 
-  // OTLP push, on its own thread, from the same Sampler.
+  // OTLP push, on its own thread, from the same Sampler; the pull families on the node's
+  // resource.
   std::unique_ptr<otlp::OtlpExporter> otlp_exporter;
   if (!opts.otlp.endpoint.empty()) {
     auto created = otlp::OtlpExporter::Create(opts.otlp, opts.metrics, &sampler, &self_metrics);
@@ -147,6 +148,7 @@ int RunDaemonCommand(int argc, char** argv) {
       return 1;
     }
     otlp_exporter = std::move(*created);
+    if (pulls) otlp_exporter->AddFamilies(pulls->metrics());
     otlp_exporter->Start();
     log::Info("otlp: exporting to " + opts.otlp.endpoint);
   }

@@ -10,14 +10,14 @@ using grpc::experimental::InterceptionHookPoints;
 
 class CallMetricsInterceptor final : public grpc::experimental::Interceptor {
  public:
-  CallMetricsInterceptor(grpc::experimental::ServerRpcInfo* info, SelfMetrics* metrics)
-      : metrics_(metrics), method_(MethodName(info->method())), start_(std::chrono::steady_clock::now()) {}
+  CallMetricsInterceptor(grpc::experimental::ServerRpcInfo* info, metrics::CallObserver* observer)
+      : observer_(observer), method_(MethodName(info->method())), start_(std::chrono::steady_clock::now()) {}
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
       const grpc::Status status = methods->GetSendStatus();
-      metrics_->ObserveCriCall(method_, GrpcCodeName(status.error_code()),
-                               std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+      observer_->ObserveCall(method_, GrpcCodeName(status.error_code()),
+                             std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
     }
     methods->Proceed();
   }
@@ -33,20 +33,20 @@ class CallMetricsInterceptor final : public grpc::experimental::Interceptor {
     return std::string(m);
   }
 
-  SelfMetrics* metrics_;
+  metrics::CallObserver* observer_;
   std::string method_;
   std::chrono::steady_clock::time_point start_;
 };
 
 class Factory final : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
-  explicit Factory(SelfMetrics* metrics) : metrics_(metrics) {}
+  explicit Factory(metrics::CallObserver* observer) : observer_(observer) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(grpc::experimental::ServerRpcInfo* info) override {
-    return new CallMetricsInterceptor(info, metrics_);
+    return new CallMetricsInterceptor(info, observer_);
   }
 
  private:
-  SelfMetrics* metrics_;
+  metrics::CallObserver* observer_;
 };
 
 }  // namespace
@@ -61,8 +61,8 @@ std::string_view GrpcCodeName(int code) {
 }
 
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> CallMetricsInterceptorFactory(
-    SelfMetrics* metrics) {
-  return std::make_unique<Factory>(metrics);
+    metrics::CallObserver* observer) {
+  return std::make_unique<Factory>(observer);
 }
 
 }  // namespace statlet::cri

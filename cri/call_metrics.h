@@ -1,6 +1,6 @@
-// Records every call on statlet's CRI socket (method, gRPC status code, duration) in the
-// self metrics, as a gRPC server interceptor: one place for every service and method,
-// including the calls that answer UNIMPLEMENTED.
+// Tells every call on statlet's CRI socket (method, gRPC status code, duration) to a
+// CallObserver (the self metrics, in the daemon), as a gRPC server interceptor: one place
+// for every service and method, including the calls that answer UNIMPLEMENTED.
 #pragma once
 
 #include <memory>
@@ -8,7 +8,7 @@
 
 #include <grpcpp/support/server_interceptor.h>
 
-#include "exporters/self_metrics.h"
+#include "metrics/call_observer.h"
 
 namespace statlet::cri {
 
@@ -16,6 +16,6 @@ namespace statlet::cri {
 std::string_view GrpcCodeName(int code);
 
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> CallMetricsInterceptorFactory(
-    SelfMetrics* metrics);
+    metrics::CallObserver* observer);
 
 }  // namespace statlet::cri

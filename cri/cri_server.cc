@@ -103,9 +103,9 @@ StatusOr<std::unique_ptr<CriServer>> CriServer::Start(SnapshotSource* source, co
   builder.AddListeningPort("unix:" + *path, grpc::InsecureServerCredentials(), &bound);
   builder.RegisterService(server->stats_.get());
   builder.RegisterService(images);
-  if (options.self_metrics) {
+  if (options.call_observer) {
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
-    interceptors.push_back(CallMetricsInterceptorFactory(options.self_metrics));
+    interceptors.push_back(CallMetricsInterceptorFactory(options.call_observer));
     builder.experimental().SetInterceptorCreators(std::move(interceptors));
   }
   server->server_ = builder.BuildAndStart();

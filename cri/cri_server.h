@@ -11,7 +11,7 @@
 
 #include "base/status.h"
 #include "cri/stats_service.h"
-#include "exporters/self_metrics.h"
+#include "metrics/call_observer.h"
 #include "snapshot/snapshot_source.h"
 
 namespace grpc {
@@ -28,7 +28,7 @@ struct CriServerOptions {
   std::string listen_path = kDefaultCriListenPath;  // a path or unix:///path
   mode_t socket_mode = 0660;
   CriServiceOptions service;
-  SelfMetrics* self_metrics = nullptr;  // records every call when set; must outlive the server
+  metrics::CallObserver* call_observer = nullptr;  // told every call when set; must outlive the server
   // Serves runtime.v1.ImageService (must outlive the server); null: every image call
   // answers UNIMPLEMENTED.
   grpc::Service* image_service = nullptr;

@@ -16,7 +16,7 @@ std::unique_ptr<RuntimeClient> StartRuntimeClient(const CriDaemonOptions& o) {
 }
 
 StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, const CriDaemonOptions& o,
-                                                    const metrics::SampleRules& rules, SelfMetrics* self,
+                                                    const metrics::SampleRules& rules, metrics::CallObserver* calls,
                                                     grpc::Service* image_service) {
   if (o.listen.empty()) return std::unique_ptr<CriServer>();
   CriServerOptions so;
@@ -24,7 +24,7 @@ StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, cons
   so.service.max_age = o.max_age;
   so.service.max_unary_metrics_bytes = o.max_unary_metrics_bytes;
   so.service.rules = rules;
-  so.self_metrics = self;
+  so.call_observer = calls;
   so.image_service = image_service;
   return CriServer::Start(source, so);
 }

@@ -29,10 +29,10 @@ struct CriDaemonOptions {
 // A started RuntimeClient, or null when disabled.
 std::unique_ptr<RuntimeClient> StartRuntimeClient(const CriDaemonOptions& o);
 // A started CriServer over `source`, or null (and Ok) when --cri.listen is "". `rules`: the
-// daemon's value rules; `self` (may be null) records the calls; `image_service` serves
+// daemon's value rules; `calls` (may be null) is told every call; `image_service` serves
 // runtime.v1.ImageService (null: UNIMPLEMENTED).
 StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, const CriDaemonOptions& o,
-                                                    const metrics::SampleRules& rules, SelfMetrics* self,
+                                                    const metrics::SampleRules& rules, metrics::CallObserver* calls,
                                                     grpc::Service* image_service = nullptr);
 
 }  // namespace statlet::cri

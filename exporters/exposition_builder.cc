@@ -1,5 +1,7 @@
 #include "exporters/exposition_builder.h"
 
+#include "exporters/extra_exposition.h"
+
 namespace statlet {
 
 ExpositionBuilder::ExpositionBuilder(metrics::SampleRules rules, SelfMetrics* self, int gzip_level)
@@ -41,7 +43,11 @@ StatusOr<ExpositionBuilder::Body> ExpositionBuilder::Build(const SnapshotPtr& sn
   std::string& tail = gzip ? tail_scratch_ : body.tail;
   tail.clear();
   if (self_) self_->AppendExposition(format, &tail);
-  for (const ExtraFamilies* e : extras_) e->Append(format, &tail);
+  if (!extras_.empty()) {
+    std::vector<metrics::ExtraFamily> families;
+    for (const metrics::ExtraSource* e : extras_) e->Collect(&families);
+    AppendExtraFamilies(families, format, &tail);
+  }
   if (format == ExpositionFormat::kOpenMetrics100) tail.append("# EOF\n");
   if (gzip) {
     if (Status s = gzip_[f].FinishTail(tail_scratch_, &body.tail); !s.ok()) return s;

@@ -11,10 +11,10 @@
 #include <string>
 
 #include "base/status.h"
-#include "exporters/extra_families.h"
 #include "exporters/gzip_compressor.h"
 #include "exporters/prometheus_encoder.h"
 #include "exporters/self_metrics.h"
+#include "metrics/extra_families.h"
 #include "snapshot/snapshot_source.h"
 
 namespace statlet {
@@ -36,9 +36,9 @@ class ExpositionBuilder {
 
   // Encodes actually done (the rest reused a head).
   uint64_t encodes() const;
-  // Before the first Build: families rendered after the self metrics in every tail
-  // (`families` outlives the builder).
-  void AddFamilies(const ExtraFamilies* families) { extras_.push_back(families); }
+  // Before the first Build: families collected and rendered after the self metrics in
+  // every tail (`families` outlives the builder).
+  void AddFamilies(const metrics::ExtraSource* families) { extras_.push_back(families); }
 
  private:
   struct Cached {
@@ -51,7 +51,7 @@ class ExpositionBuilder {
 
   std::mutex mu_;
   SelfMetrics* self_;
-  std::vector<const ExtraFamilies*> extras_;
+  std::vector<const metrics::ExtraSource*> extras_;
   PrometheusEncoder encoder_;
   GzipCompressor gzip_[2];     // per format: keeps the state after its head
   std::string plain_scratch_;  // an uncompressed head before gzip

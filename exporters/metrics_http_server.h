@@ -21,11 +21,11 @@
 
 #include "base/status.h"
 #include "exporters/exposition_builder.h"
-#include "exporters/extra_families.h"
 #include "exporters/http_server.h"
 #include "exporters/listen_socket.h"
 #include "exporters/self_metrics.h"
 #include "exporters/web_config.h"
+#include "metrics/extra_families.h"
 #include "metrics/snapshot_samples.h"
 #include "snapshot/snapshot_source.h"
 
@@ -52,7 +52,7 @@ class MetricsHttpServer {
   ~MetricsHttpServer();
 
   // Before Start: families appended to every exposition (`families` outlives the server).
-  void AddFamilies(const ExtraFamilies* families) { builder_.AddFamilies(families); }
+  void AddFamilies(const metrics::ExtraSource* families) { builder_.AddFamilies(families); }
   // Before Start: GET `path` answers what `handler` returns (on a worker, behind the same
   // TLS and authorization as the metrics).
   struct RouteBody {

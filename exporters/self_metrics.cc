@@ -189,7 +189,7 @@ void SelfMetrics::ObserveOtlpDrop(std::string_view reason) {
 
 void SelfMetrics::SetOtlpQueueBytes(uint64_t bytes) { otlp_queue_bytes_.Set(static_cast<double>(bytes)); }
 
-void SelfMetrics::ObserveCriCall(std::string_view method, std::string_view code, double seconds) {
+void SelfMetrics::ObserveCall(std::string_view method, std::string_view code, double seconds) {
   cri_calls_.Add({{"method", std::string(method)}, {"code", std::string(code)}}).Increment();
   cri_duration_.Add({{"method", std::string(method)}}, DurationBuckets()).Observe(seconds);
 }

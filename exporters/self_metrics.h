@@ -21,6 +21,7 @@
 #include <prometheus/registry.h>
 
 #include "exporters/exposition_text.h"
+#include "metrics/call_observer.h"
 #include "snapshot/snapshot.h"
 #include "snapshot/snapshot_source.h"
 
@@ -34,7 +35,7 @@ struct SelfMetricDescription {
 // Every family SelfMetrics registers (docs/metrics.md lists them).
 std::span<const SelfMetricDescription> SelfMetricDescriptions();
 
-class SelfMetrics {
+class SelfMetrics final : public metrics::CallObserver {
  public:
   SelfMetrics(const std::string& version, const std::string& revision);
 
@@ -44,8 +45,9 @@ class SelfMetrics {
   void ObserveCollection(const Snapshot& s);
   // A /metrics scrape was answered (or failed: scrape_error).
   void ObserveScrape(double seconds, bool collection_failed);
-  // A CRI call finished with gRPC status `code` (its canonical name, "OK", "NOT_FOUND"...).
-  void ObserveCriCall(std::string_view method, std::string_view code, double seconds);
+  // A call on statlet's CRI socket finished with gRPC status `code` (its canonical name,
+  // "OK", "NOT_FOUND"...): statlet_cri_calls_total and statlet_cri_call_duration_seconds.
+  void ObserveCall(std::string_view method, std::string_view code, double seconds) override;
   // OTLP export: a request accepted (with the points a partial success rejected), an
   // attempt failed, a batch given up (reason: queue_full, permanent, expired), the queue.
   void ObserveOtlpRequest(uint64_t rejected_points);

@@ -113,6 +113,6 @@ void ImagePulls::Stop() {
 
 std::shared_ptr<const std::string> ImagePulls::NodeObject() const { return view_->Current(); }
 
-const ExtraFamilies* ImagePulls::metrics() const { return metrics_.get(); }
+const metrics::ExtraSource* ImagePulls::metrics() const { return metrics_.get(); }
 
 }  // namespace statlet::pulls

@@ -1,7 +1,7 @@
 // ImagePulls: everything the daemon runs for image pulls, started and stopped as one:
 // the channel to the runtime, the content store client, the PullEngine, the gRPC image
 // service the CRI server registers, the per-node NodeImagePulls view (and its optional
-// writer to the API server) and the /metrics families.
+// writer to the API server) and the pull families (served on /metrics, exported over OTLP).
 //
 // The flags that set ImagePullOptions are declared in cmd/options_pull.cc.
 #pragma once
@@ -16,8 +16,8 @@ namespace grpc {
 class Service;
 }
 
-namespace statlet {
-class ExtraFamilies;
+namespace statlet::metrics {
+class ExtraSource;
 }
 
 namespace statlet::pulls {
@@ -67,7 +67,8 @@ class ImagePulls {
   PullEngine* engine() { return engine_.get(); }
   // The NodeImagePulls object as JSON (what /imagepulls serves).
   std::shared_ptr<const std::string> NodeObject() const;
-  const ExtraFamilies* metrics() const;
+  // The pull families, as format-neutral samples the edges render.
+  const metrics::ExtraSource* metrics() const;
 
  private:
   ImagePulls() = default;

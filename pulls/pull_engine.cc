@@ -363,83 +363,118 @@ void PullEngine::Loop() {
   }
 }
 
-void PullEngine::Tick(std::vector<Note>* notes) {
-  // What to ask the content store, decided under the lock.
-  struct Ask {
-    uint64_t id;
-    ImageName name;
-    int64_t started_unix_ns;
-    bool need_manifest;
-    std::string config_check;  // the runtime's answer, to confirm the manifest with
-    std::vector<std::string> unfinished;
-    std::optional<Manifest> manifest;
-  };
-  std::vector<Ask> asks;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto add = [&](Pull* p) {
-      Ask a{p->id, p->request.name, p->started_unix_ns, !p->tracker.has_manifest(), "", p->tracker.Unfinished(), {}};
-      if (p->result && p->result->grpc_code == 0 && !p->final_manifest_checked &&
-          p->tracker.config_digest() != p->result->image_ref) {
-        a.config_check = p->result->image_ref;
-      }
-      asks.push_back(std::move(a));
-    };
-    for (auto& [key, p] : pulls_) add(p.get());
-    for (auto& p : cancelling_) add(p.get());
-  }
+// What one poll asks the content store about one pull (decided under the lock), and the
+// manifest it read for it.
+struct PullEngine::Ask {
+  uint64_t id;
+  ImageName name;
+  int64_t started_unix_ns;
+  bool need_manifest;
+  std::string config_check;  // the runtime's answer, to confirm the manifest with
+  std::vector<std::string> unfinished;
+  std::optional<Manifest> manifest;
+};
 
-  // The content store, without the lock.
-  bool observed = false;
+// One poll: the asks, then what the content store answered.
+struct PullEngine::Poll {
+  std::vector<Ask> asks;
+  bool observed = false;  // ingests and committed blobs both read
   std::vector<Ingest> ingests;
   std::vector<BlobInfo> committed;
-  Status error;
-  if (auto in = content_->LayerIngests(); in.ok()) {
-    ingests = std::move(*in);
-    std::set<std::string> downloading;
-    for (const auto& i : ingests) downloading.insert(i.digest);
-    std::set<std::string> wanted;
-    for (Ask& a : asks) {
-      std::optional<std::string> digest;
-      if (!a.config_check.empty()) {
-        auto c = content_->ManifestsWithConfig(a.config_check);
-        if (c.ok()) {
-          if (auto i = PickByConfig(*c, a.name)) digest = (*c)[*i].digest;
-        } else {
-          error = c.status();
-        }
-      } else if (a.need_manifest) {
-        auto c = content_->ManifestsOf(a.name);
-        if (c.ok()) {
-          if (auto i = PickManifest(*c, a.name, a.started_unix_ns, downloading)) digest = (*c)[*i].digest;
-        } else {
-          error = c.status();
-        }
-      }
-      if (digest) {
-        auto m = content_->ReadManifest(*digest);
-        if (m.ok()) {
-          for (const auto& l : m->layers) wanted.insert(l.digest);
-          a.manifest = std::move(*m);
-        } else {
-          error = m.status();
-        }
-      }
-      wanted.insert(a.unfinished.begin(), a.unfinished.end());
-    }
-    auto c = content_->Committed(std::vector<std::string>(wanted.begin(), wanted.end()));
-    if (c.ok()) {
-      committed = std::move(*c);
-      observed = true;
-    } else {
-      error = c.status();
-    }
-  } else {
-    error = in.status();
-  }
+  Status error;  // the last call that failed
+};
+
+void PullEngine::Tick(std::vector<Note>* notes) {
+  Poll poll;
+  PlanPoll(&poll);
+  AskContentStore(&poll);  // without the lock
 
   std::lock_guard<std::mutex> lock(mu_);
   const auto now = Clock::now();
+  NoteContentStoreLocked(poll.error);
+  std::unordered_map<uint64_t, const Ask*> by_id;
+  for (const Ask& a : poll.asks) by_id[a.id] = &a;
+  // UpdateLocked may move a pull from pulls_ to cancelling_ (the object stays where it is).
+  std::vector<Pull*> all;
+  for (auto& [key, p] : pulls_) all.push_back(p.get());
+  for (auto& p : cancelling_) all.push_back(p.get());
+  for (Pull* p : all) {
+    auto it = by_id.find(p->id);
+    p->finished = UpdateLocked(p, it == by_id.end() ? nullptr : it->second, poll, now, notes);
+  }
+  std::erase_if(pulls_, [](const auto& kv) { return kv.second->finished; });
+  std::erase_if(cancelling_, [](const auto& p) { return p->finished; });
+  const auto cutoff = UnixNow() - std::chrono::duration_cast<std::chrono::nanoseconds>(options_.history_ttl).count();
+  while (!history_.empty() && history_.front()->finished_unix_ns < cutoff) history_.pop_front();
+}
+
+void PullEngine::PlanPoll(Poll* poll) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto add = [&](Pull* p) {
+    Ask a{p->id, p->request.name, p->started_unix_ns, !p->tracker.has_manifest(), "", p->tracker.Unfinished(), {}};
+    if (p->result && p->result->grpc_code == 0 && !p->final_manifest_checked &&
+        p->tracker.config_digest() != p->result->image_ref) {
+      a.config_check = p->result->image_ref;
+    }
+    poll->asks.push_back(std::move(a));
+  };
+  for (auto& [key, p] : pulls_) add(p.get());
+  for (auto& p : cancelling_) add(p.get());
+}
+
+void PullEngine::AskContentStore(Poll* poll) {
+  auto in = content_->LayerIngests();
+  if (!in.ok()) {
+    poll->error = in.status();
+    return;
+  }
+  poll->ingests = std::move(*in);
+  std::set<std::string> downloading;
+  for (const auto& i : poll->ingests) downloading.insert(i.digest);
+  std::set<std::string> wanted;
+  for (Ask& a : poll->asks) {
+    ReadManifest(&a, downloading, &poll->error);
+    if (a.manifest) {
+      for (const auto& l : a.manifest->layers) wanted.insert(l.digest);
+    }
+    wanted.insert(a.unfinished.begin(), a.unfinished.end());
+  }
+  auto c = content_->Committed(std::vector<std::string>(wanted.begin(), wanted.end()));
+  if (c.ok()) {
+    poll->committed = std::move(*c);
+    poll->observed = true;
+  } else {
+    poll->error = c.status();
+  }
+}
+
+void PullEngine::ReadManifest(Ask* a, const std::set<std::string>& downloading, Status* error) {
+  std::optional<std::string> digest;
+  if (!a->config_check.empty()) {
+    auto c = content_->ManifestsWithConfig(a->config_check);
+    if (c.ok()) {
+      if (auto i = PickByConfig(*c, a->name)) digest = (*c)[*i].digest;
+    } else {
+      *error = c.status();
+    }
+  } else if (a->need_manifest) {
+    auto c = content_->ManifestsOf(a->name);
+    if (c.ok()) {
+      if (auto i = PickManifest(*c, a->name, a->started_unix_ns, downloading)) digest = (*c)[*i].digest;
+    } else {
+      *error = c.status();
+    }
+  }
+  if (!digest) return;
+  auto m = content_->ReadManifest(*digest);
+  if (m.ok()) {
+    a->manifest = std::move(*m);
+  } else {
+    *error = m.status();
+  }
+}
+
+void PullEngine::NoteContentStoreLocked(const Status& error) {
   if (!error.ok()) {
     ++counters_.content_errors;
     generation_.fetch_add(1, std::memory_order_relaxed);
@@ -452,92 +487,82 @@ void PullEngine::Tick(std::vector<Note>* notes) {
     log::Info("image pull progress available again");
     content_down_ = false;
   }
-  std::unordered_map<uint64_t, Ask*> by_id;
-  for (Ask& a : asks) by_id[a.id] = &a;
+}
 
-  auto update = [&](Pull* p) {
-    auto it = by_id.find(p->id);
-    if (it != by_id.end()) {
-      Ask& a = *it->second;
-      if (a.manifest) p->tracker.SetManifest(*a.manifest);
-      if (!a.config_check.empty()) p->final_manifest_checked = true;
-      if (observed) p->tracker.Observe(now, ingests, committed);
-    }
-    if (p->result) {
-      if (p->result->grpc_code == 0 && !p->final_manifest_checked &&
-          p->tracker.config_digest() != p->result->image_ref) {
-        // Answered while this poll was under way: one more poll confirms the manifest
-        // from the runtime's answer before the last report.
-        answered_ = true;
-        PublishLocked(p);
-        return false;
-      }
-      // The runtime answered: the last observation is in, the pull is over.
-      FinishLocked(p, now, notes);
-      return true;
-    }
-    PublishLocked(p);
-    // No-progress timeouts: only while observing (an unanswered content store says
-    // nothing about bytes) and while bytes are expected (not while unpacking).
-    const PullPhase phase = p->view->phase;
-    const bool expecting_bytes =
-        observed && !content_down_ && (phase == PullPhase::kResolving || phase == PullPhase::kDownloading);
-    if (expecting_bytes && !p->cancel_reason) {
-      std::vector<Subscription> stalled;
-      std::vector<Subscription> kept;
-      for (auto& s : p->subs) {
-        const auto basis = std::max(s.joined, p->tracker.last_progress());
-        if (s.timeout.count() > 0 && now - basis >= s.timeout) {
-          stalled.push_back(s);
-        } else {
-          kept.push_back(s);
-        }
-      }
-      auto stall_outcome = [&](std::chrono::seconds t) {
-        return PullOutcome{PullOutcome::kStalled, kDeadlineExceededCode,
-                           "no progress for " + Seconds(t) + ": " + DescribeUnfinishedLayers(*p->view)};
-      };
-      if (!stalled.empty() && kept.empty()) {
-        // The last followers stalled: cancel the runtime's pull, answer them once it is.
-        for (auto& s : stalled) p->awaiting.emplace_back(s, stall_outcome(s.timeout));
-        p->subs.clear();
-        std::chrono::seconds shortest = stalled.front().timeout;
-        for (auto& s : stalled) shortest = std::min(shortest, s.timeout);
-        log::Info("image pull of " + p->request.key + " cancelled: " + stall_outcome(shortest).message);
-        CancelLocked(p, stall_outcome(shortest));
-      } else if (!stalled.empty()) {
-        for (auto& s : stalled) notes->push_back({s.subscriber, p->view, stall_outcome(s.timeout)});
-        subscribers_ -= stalled.size();
-        p->subs = std::move(kept);
-      }
-      if (p->subs.empty() && p->awaiting.empty() && p->abandoned &&
-          options_.abandoned_no_progress_timeout.count() > 0 &&
-          now - p->tracker.last_progress() >= options_.abandoned_no_progress_timeout) {
-        auto o = stall_outcome(options_.abandoned_no_progress_timeout);
-        log::Info("image pull of " + p->request.key + " (no client left) cancelled: " + o.message);
-        CancelLocked(p, o);
-      }
+bool PullEngine::UpdateLocked(Pull* p, const Ask* ask, const Poll& poll, Clock::time_point now,
+                              std::vector<Note>* notes) {
+  if (ask != nullptr) {
+    if (ask->manifest) p->tracker.SetManifest(*ask->manifest);
+    if (!ask->config_check.empty()) p->final_manifest_checked = true;
+    if (poll.observed) p->tracker.Observe(now, poll.ingests, poll.committed);
+  }
+  if (p->result) {
+    if (p->result->grpc_code == 0 && !p->final_manifest_checked && p->tracker.config_digest() != p->result->image_ref) {
+      // Answered while this poll was under way: one more poll confirms the manifest
+      // from the runtime's answer before the last report.
+      answered_ = true;
       PublishLocked(p);
+      return false;
     }
-    if (!p->awaiting.empty() && now >= p->cancel_deadline) {
-      log::Warn("the runtime did not answer the cancellation of " + p->request.key + " within " +
-                std::to_string(options_.cancel_grace.count()) + "ms; answering its clients anyway");
-      for (auto& [s, o] : p->awaiting) notes->push_back({s.subscriber, p->view, o});
-      subscribers_ -= p->awaiting.size();
-      p->awaiting.clear();
+    // The runtime answered: the last observation is in, the pull is over.
+    FinishLocked(p, now, notes);
+    return true;
+  }
+  PublishLocked(p);
+  // No-progress timeouts: only while observing (an unanswered content store says
+  // nothing about bytes) and while bytes are expected (not while unpacking).
+  const PullPhase phase = p->view->phase;
+  const bool expecting_bytes =
+      poll.observed && !content_down_ && (phase == PullPhase::kResolving || phase == PullPhase::kDownloading);
+  if (expecting_bytes && !p->cancel_reason) {
+    ApplyNoProgressTimeoutsLocked(p, now, notes);
+    PublishLocked(p);
+  }
+  if (!p->awaiting.empty() && now >= p->cancel_deadline) {
+    log::Warn("the runtime did not answer the cancellation of " + p->request.key + " within " +
+              std::to_string(options_.cancel_grace.count()) + "ms; answering its clients anyway");
+    for (auto& [s, o] : p->awaiting) notes->push_back({s.subscriber, p->view, o});
+    subscribers_ -= p->awaiting.size();
+    p->awaiting.clear();
+  }
+  for (auto& s : p->subs) notes->push_back({s.subscriber, p->view, std::nullopt});
+  return false;
+}
+
+void PullEngine::ApplyNoProgressTimeoutsLocked(Pull* p, Clock::time_point now, std::vector<Note>* notes) {
+  std::vector<Subscription> stalled;
+  std::vector<Subscription> kept;
+  for (auto& s : p->subs) {
+    const auto basis = std::max(s.joined, p->tracker.last_progress());
+    if (s.timeout.count() > 0 && now - basis >= s.timeout) {
+      stalled.push_back(s);
+    } else {
+      kept.push_back(s);
     }
-    for (auto& s : p->subs) notes->push_back({s.subscriber, p->view, std::nullopt});
-    return false;
+  }
+  auto stall_outcome = [&](std::chrono::seconds t) {
+    return PullOutcome{PullOutcome::kStalled, kDeadlineExceededCode,
+                       "no progress for " + Seconds(t) + ": " + DescribeUnfinishedLayers(*p->view)};
   };
-  // update() may move a pull from pulls_ to cancelling_ (the object stays where it is).
-  std::vector<Pull*> all;
-  for (auto& [key, p] : pulls_) all.push_back(p.get());
-  for (auto& p : cancelling_) all.push_back(p.get());
-  for (Pull* p : all) p->finished = update(p);
-  std::erase_if(pulls_, [](const auto& kv) { return kv.second->finished; });
-  std::erase_if(cancelling_, [](const auto& p) { return p->finished; });
-  const auto cutoff = UnixNow() - std::chrono::duration_cast<std::chrono::nanoseconds>(options_.history_ttl).count();
-  while (!history_.empty() && history_.front()->finished_unix_ns < cutoff) history_.pop_front();
+  if (!stalled.empty() && kept.empty()) {
+    // The last followers stalled: cancel the runtime's pull, answer them once it is.
+    for (auto& s : stalled) p->awaiting.emplace_back(s, stall_outcome(s.timeout));
+    p->subs.clear();
+    std::chrono::seconds shortest = stalled.front().timeout;
+    for (auto& s : stalled) shortest = std::min(shortest, s.timeout);
+    log::Info("image pull of " + p->request.key + " cancelled: " + stall_outcome(shortest).message);
+    CancelLocked(p, stall_outcome(shortest));
+  } else if (!stalled.empty()) {
+    for (auto& s : stalled) notes->push_back({s.subscriber, p->view, stall_outcome(s.timeout)});
+    subscribers_ -= stalled.size();
+    p->subs = std::move(kept);
+  }
+  if (p->subs.empty() && p->awaiting.empty() && p->abandoned && options_.abandoned_no_progress_timeout.count() > 0 &&
+      now - p->tracker.last_progress() >= options_.abandoned_no_progress_timeout) {
+    auto o = stall_outcome(options_.abandoned_no_progress_timeout);
+    log::Info("image pull of " + p->request.key + " (no client left) cancelled: " + o.message);
+    CancelLocked(p, o);
+  }
 }
 
 void PullEngine::Deliver(std::vector<Note>* notes) {

@@ -31,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -127,9 +128,25 @@ class PullEngine {
   };
   struct Pull;
   struct Note;  // a call to make outside the lock
+  struct Ask;
+  struct Poll;
 
   void Loop();
+  // One poll for every pull: plan it (under the lock), ask the content store (without),
+  // then update each pull (under the lock) and collect the calls to make.
   void Tick(std::vector<Note>* notes);
+  void PlanPoll(Poll* poll);
+  void AskContentStore(Poll* poll);
+  // The manifest the ask waits for: the one the runtime's answer names, else the image's
+  // that fits the pull; a failed call goes to *error.
+  void ReadManifest(Ask* ask, const std::set<std::string>& downloading, Status* error);
+  // Counts a failed poll and logs the content store going away and coming back (mu_ held).
+  void NoteContentStoreLocked(const Status& error);
+  // Applies the poll to `p` (its ask may be null); true when the pull is over (mu_ held).
+  bool UpdateLocked(Pull* p, const Ask* ask, const Poll& poll, Clock::time_point now, std::vector<Note>* notes);
+  // Ends the subscriptions whose no-progress timeout passed, cancelling the runtime's pull
+  // when nobody is left (mu_ held).
+  void ApplyNoProgressTimeoutsLocked(Pull* p, Clock::time_point now, std::vector<Note>* notes);
   void RuntimeAnswered(uint64_t pull_id, RuntimePullResult result);
   // Moves `p` to cancelling_ and cancels the runtime's pull (mu_ held).
   void CancelLocked(Pull* p, PullOutcome reason);

@@ -1,102 +1,135 @@
 #include "pulls/pull_metrics.h"
 
+#include <optional>
+#include <utility>
+
 #include "pulls/pull_engine.h"
 #include "pulls/status_writer.h"
 
 namespace statlet::pulls {
 namespace {
 
-void Sample(std::string* out, std::string_view name, std::string_view labels, double v) {
-  out->append(name);
-  out->append(labels);
-  out->push_back(' ');
-  AppendDouble(out, v);
-  out->push_back('\n');
+using metrics::ExtraFamily;
+using metrics::ExtraSeries;
+using metrics::ExtraType;
+using metrics::Value;
+
+ExtraFamily Family(std::string_view name, ExtraType type, std::string_view help, std::string_view unit = {},
+                   std::vector<std::string_view> labels = {}) {
+  ExtraFamily f;
+  f.name = name;
+  f.type = type;
+  f.help = help;
+  f.unit = unit;
+  f.labels = std::move(labels);
+  return f;
 }
 
-void SampleU(std::string* out, std::string_view name, std::string_view labels, uint64_t v) {
-  out->append(name);
-  out->append(labels);
-  out->push_back(' ');
-  AppendUint(out, v);
-  out->push_back('\n');
+void Add(ExtraFamily* f, uint64_t v, std::vector<std::string> label_values = {}) {
+  ExtraSeries s;
+  s.label_values = std::move(label_values);
+  s.value = Value::Count(v);
+  f->series.push_back(std::move(s));
 }
 
-std::string ImageLabel(const std::string& image) {
-  std::string l = "{image=\"";
-  AppendEscapedLabelValue(&l, image);
-  l += "\"}";
-  return l;
+// The engine keeps cumulative bucket counts (pulls at most each bound long); a series
+// holds each bucket's own.
+ExtraSeries DurationSeries(const PullCounters& c) {
+  ExtraSeries s;
+  uint64_t below = 0;
+  for (size_t i = 0; i < kDurationBuckets.size(); ++i) {
+    const uint64_t upto = i < c.duration_buckets.size() ? c.duration_buckets[i] : below;
+    s.bucket_counts.push_back(upto - below);
+    below = upto;
+  }
+  s.bucket_counts.push_back(c.duration_count - below);
+  s.sum = Value::Double(c.duration_sum);
+  return s;
 }
 
 }  // namespace
 
-void PullMetrics::Append(ExpositionFormat f, std::string* out) const {
-  const PullCounters c = engine_->counters();
-  const auto pulls = engine_->Pulls();
+void CollectPullFamilies(const PullCounters& c, const std::vector<PullViewPtr>& pulls,
+                         const StatusWriterCounters* writes, std::vector<ExtraFamily>* out) {
   uint64_t in_flight = 0, clients = 0;
   for (const auto& p : pulls) {
     if (PullFinished(p->phase)) continue;
     ++in_flight;
     clients += static_cast<uint64_t>(p->subscribers);
   }
-  AppendFamilyHeader(out, f, "statlet_image_pulls_in_flight", "gauge", "Image pulls running (one per image).");
-  SampleU(out, "statlet_image_pulls_in_flight", "", in_flight);
-  AppendFamilyHeader(out, f, "statlet_image_pull_clients", "gauge",
-                     "Pull calls following the pulls in flight (PullImage, PullImageWithProgress, PullImageProgress).");
-  SampleU(out, "statlet_image_pull_clients", "", clients);
-  AppendFamilyHeader(out, f, "statlet_image_pull_downloaded_bytes", "gauge",
-                     "Bytes of the image's layers received by a pull in flight (layers already on the node count in "
-                     "full).",
-                     "bytes");
+  ExtraFamily f = Family("statlet_image_pulls_in_flight", ExtraType::kGauge, "Image pulls running (one per image).");
+  Add(&f, in_flight);
+  out->push_back(std::move(f));
+
+  f = Family("statlet_image_pull_clients", ExtraType::kGauge,
+             "Pull calls following the pulls in flight (PullImage, PullImageWithProgress, PullImageProgress).");
+  Add(&f, clients);
+  out->push_back(std::move(f));
+
+  f = Family("statlet_image_pull_downloaded_bytes", ExtraType::kGauge,
+             "Bytes of the image's layers received by a pull in flight (layers already on the node count in full).",
+             "bytes", {"image"});
   for (const auto& p : pulls) {
-    if (!PullFinished(p->phase)) SampleU(out, "statlet_image_pull_downloaded_bytes", ImageLabel(p->image), p->offset);
+    if (!PullFinished(p->phase)) Add(&f, p->offset, {p->image});
   }
-  AppendFamilyHeader(out, f, "statlet_image_pull_size_bytes", "gauge",
-                     "Sum of the manifest's layer sizes of a pull in flight, once the manifest is known.", "bytes");
+  out->push_back(std::move(f));
+
+  f = Family("statlet_image_pull_size_bytes", ExtraType::kGauge,
+             "Sum of the manifest's layer sizes of a pull in flight, once the manifest is known.", "bytes", {"image"});
   for (const auto& p : pulls) {
-    if (!PullFinished(p->phase) && p->total) {
-      SampleU(out, "statlet_image_pull_size_bytes", ImageLabel(p->image), *p->total);
-    }
+    if (!PullFinished(p->phase) && p->total) Add(&f, *p->total, {p->image});
   }
-  AppendFamilyHeader(out, f, "statlet_image_pulls_started_total", "counter",
-                     "Runtime pulls started (a request joining a pull in flight starts none).");
-  SampleU(out, "statlet_image_pulls_started_total", "", c.started);
-  AppendFamilyHeader(out, f, "statlet_image_pulls_completed_total", "counter",
-                     "Runtime pulls ended, by result: succeeded, failed (the runtime's error), stalled (no byte for "
-                     "the no-progress timeout, cancelled), cancelled (every client left, or statlet stopped).");
-  SampleU(out, "statlet_image_pulls_completed_total", "{result=\"succeeded\"}", c.succeeded);
-  SampleU(out, "statlet_image_pulls_completed_total", "{result=\"failed\"}", c.failed);
-  SampleU(out, "statlet_image_pulls_completed_total", "{result=\"stalled\"}", c.stalled);
-  SampleU(out, "statlet_image_pulls_completed_total", "{result=\"cancelled\"}", c.cancelled);
-  AppendFamilyHeader(out, f, "statlet_image_pull_joins_total", "counter",
-                     "Pull requests that joined a pull of the same image already in flight.");
-  SampleU(out, "statlet_image_pull_joins_total", "", c.joins);
-  AppendFamilyHeader(out, f, "statlet_image_pull_rejected_total", "counter",
-                     "Pull requests refused because --pull.max-pulls or --pull.max-clients was reached.");
-  SampleU(out, "statlet_image_pull_rejected_total", "", c.rejected);
-  AppendFamilyHeader(out, f, "statlet_image_pull_progress_errors_total", "counter",
-                     "Polls of the runtime's content store that failed (progress and no-progress timeouts pause).");
-  SampleU(out, "statlet_image_pull_progress_errors_total", "", c.content_errors);
-  AppendFamilyHeader(out, f, "statlet_image_pull_duration_seconds", "histogram",
-                     "Duration of successful runtime pulls, from the first request to the runtime's answer.",
-                     "seconds");
-  for (size_t i = 0; i < kDurationBuckets.size(); ++i) {
-    std::string le = "{le=\"";
-    AppendCanonicalFloat(&le, kDurationBuckets[i]);
-    le += "\"}";
-    SampleU(out, "statlet_image_pull_duration_seconds_bucket", le, c.duration_buckets[i]);
+  out->push_back(std::move(f));
+
+  f = Family("statlet_image_pulls_started_total", ExtraType::kCounter,
+             "Runtime pulls started (a request joining a pull in flight starts none).");
+  Add(&f, c.started);
+  out->push_back(std::move(f));
+
+  f = Family("statlet_image_pulls_completed_total", ExtraType::kCounter,
+             "Runtime pulls ended, by result: succeeded, failed (the runtime's error), stalled (no byte for the "
+             "no-progress timeout, cancelled), cancelled (every client left, or statlet stopped).",
+             {}, {"result"});
+  Add(&f, c.succeeded, {"succeeded"});
+  Add(&f, c.failed, {"failed"});
+  Add(&f, c.stalled, {"stalled"});
+  Add(&f, c.cancelled, {"cancelled"});
+  out->push_back(std::move(f));
+
+  f = Family("statlet_image_pull_joins_total", ExtraType::kCounter,
+             "Pull requests that joined a pull of the same image already in flight.");
+  Add(&f, c.joins);
+  out->push_back(std::move(f));
+
+  f = Family("statlet_image_pull_rejected_total", ExtraType::kCounter,
+             "Pull requests refused because --pull.max-pulls or --pull.max-clients was reached.");
+  Add(&f, c.rejected);
+  out->push_back(std::move(f));
+
+  f = Family("statlet_image_pull_progress_errors_total", ExtraType::kCounter,
+             "Polls of the runtime's content store that failed (progress and no-progress timeouts pause).");
+  Add(&f, c.content_errors);
+  out->push_back(std::move(f));
+
+  f = Family("statlet_image_pull_duration_seconds", ExtraType::kHistogram,
+             "Duration of successful runtime pulls, from the first request to the runtime's answer.", "seconds");
+  f.bounds = kDurationBuckets;
+  f.series.push_back(DurationSeries(c));
+  out->push_back(std::move(f));
+
+  if (writes != nullptr) {
+    f = Family("statlet_image_pull_status_writes_total", ExtraType::kCounter,
+               "Server-side applies of this node's NodeImagePulls object, by result.", {}, {"result"});
+    Add(&f, writes->written, {"ok"});
+    Add(&f, writes->failed, {"error"});
+    out->push_back(std::move(f));
   }
-  SampleU(out, "statlet_image_pull_duration_seconds_bucket", "{le=\"+Inf\"}", c.duration_count);
-  Sample(out, "statlet_image_pull_duration_seconds_sum", "", c.duration_sum);
-  SampleU(out, "statlet_image_pull_duration_seconds_count", "", c.duration_count);
-  if (writer_ != nullptr) {
-    const auto w = writer_->counters();
-    AppendFamilyHeader(out, f, "statlet_image_pull_status_writes_total", "counter",
-                       "Server-side applies of this node's NodeImagePulls object, by result.");
-    SampleU(out, "statlet_image_pull_status_writes_total", "{result=\"ok\"}", w.written);
-    SampleU(out, "statlet_image_pull_status_writes_total", "{result=\"error\"}", w.failed);
-  }
+}
+
+void PullMetrics::Collect(std::vector<ExtraFamily>* out) const {
+  std::optional<StatusWriterCounters> writes;
+  if (writer_ != nullptr) writes = writer_->counters();
+  CollectPullFamilies(engine_->counters(), engine_->Pulls(), writes ? &*writes : nullptr, out);
 }
 
 }  // namespace statlet::pulls

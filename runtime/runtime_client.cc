@@ -211,6 +211,24 @@ Status RuntimeClient::Refresh() {
 }
 
 Status RuntimeClient::RefreshLocked() {
+  auto path = ResolveSocketLocked();
+  if (!path.ok()) return path.status();
+  ConnectLocked(*path);
+  if (Status s = VersionLocked(*path); !s.ok()) return s;
+  if (Status s = ListLocked(*path); !s.ok()) return s;
+  if (Status s = AskNewContainersLocked(*path); !s.ok()) return s;
+  PublishIfChangedLocked();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++status_.refreshes;
+    status_.sandboxes = static_cast<uint64_t>(lists_->sandboxes.items_size());
+    status_.containers = static_cast<uint64_t>(lists_->containers.containers_size());
+  }
+  SetState(RuntimeState::kUp, *path, "");
+  return Status::Ok();
+}
+
+StatusOr<std::string> RuntimeClient::ResolveSocketLocked() {
   // Resolve the socket each round while none is connected: the runtime may start later.
   std::string path;
   if (!options_.endpoint.empty()) {
@@ -241,54 +259,65 @@ Status RuntimeClient::RefreshLocked() {
     SetState(RuntimeState::kAbsent, path, tried);
     return Unavailable(tried);
   }
-  if (conn_ == nullptr || conn_->path != path) {
-    conn_ = std::make_unique<Conn>();
-    conn_->path = path;
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(64 << 20);
-    conn_->channel = grpc::CreateCustomChannel("unix:" + path, grpc::InsecureChannelCredentials(), args);
-    conn_->stub = v1::RuntimeService::NewStub(conn_->channel);
-    conn_->images = v1::ImageService::NewStub(conn_->channel);
-  }
-  auto fail = [&](const char* call, const grpc::Status& s) {
-    conn_->versioned = false;
-    std::string err = std::string(call) + " failed: " + Describe(s);
-    SetState(RuntimeState::kDown, path, err);
-    return Unavailable(err);
-  };
-  if (!conn_->versioned) {
-    grpc::ClientContext ctx;
-    ActiveCall active(this, &ctx);
-    v1::VersionRequest req;
-    req.set_version("v1");
-    v1::VersionResponse resp;
-    grpc::Status s = conn_->stub->Version(&ctx, req, &resp);
-    if (!s.ok()) return fail("Version", s);
-    std::lock_guard<std::mutex> lock(mu_);
-    status_.runtime_name = resp.runtime_name();
-    status_.runtime_version = resp.runtime_version();
-    conn_->versioned = true;
-  }
+  return path;
+}
+
+void RuntimeClient::ConnectLocked(const std::string& path) {
+  if (conn_ != nullptr && conn_->path == path) return;
+  conn_ = std::make_unique<Conn>();
+  conn_->path = path;
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  conn_->channel = grpc::CreateCustomChannel("unix:" + path, grpc::InsecureChannelCredentials(), args);
+  conn_->stub = v1::RuntimeService::NewStub(conn_->channel);
+  conn_->images = v1::ImageService::NewStub(conn_->channel);
+}
+
+Status RuntimeClient::CallFailedLocked(const std::string& path, const char* call, const std::string& detail) {
+  conn_->versioned = false;
+  std::string err = std::string(call) + " failed: " + detail;
+  SetState(RuntimeState::kDown, path, err);
+  return Unavailable(err);
+}
+
+Status RuntimeClient::VersionLocked(const std::string& path) {
+  if (conn_->versioned) return Status::Ok();
+  grpc::ClientContext ctx;
+  ActiveCall active(this, &ctx);
+  v1::VersionRequest req;
+  req.set_version("v1");
+  v1::VersionResponse resp;
+  grpc::Status s = conn_->stub->Version(&ctx, req, &resp);
+  if (!s.ok()) return CallFailedLocked(path, "Version", Describe(s));
+  std::lock_guard<std::mutex> lock(mu_);
+  status_.runtime_name = resp.runtime_name();
+  status_.runtime_version = resp.runtime_version();
+  conn_->versioned = true;
+  return Status::Ok();
+}
+
+Status RuntimeClient::ListLocked(const std::string& path) {
   v1::ListPodSandboxResponse& sandboxes = lists_->sandboxes;
   sandboxes.Clear();
   {
     grpc::ClientContext ctx;
     ActiveCall active(this, &ctx);
     grpc::Status s = conn_->stub->ListPodSandbox(&ctx, v1::ListPodSandboxRequest(), &sandboxes);
-    if (!s.ok()) return fail("ListPodSandbox", s);
+    if (!s.ok()) return CallFailedLocked(path, "ListPodSandbox", Describe(s));
   }
   v1::ListContainersResponse& containers = lists_->containers;
   containers.Clear();
-  {
-    grpc::ClientContext ctx;
-    ActiveCall active(this, &ctx);
-    grpc::Status s = conn_->stub->ListContainers(&ctx, v1::ListContainersRequest(), &containers);
-    if (!s.ok()) return fail("ListContainers", s);
-  }
+  grpc::ClientContext ctx;
+  ActiveCall active(this, &ctx);
+  grpc::Status s = conn_->stub->ListContainers(&ctx, v1::ListContainersRequest(), &containers);
+  if (!s.ok()) return CallFailedLocked(path, "ListContainers", Describe(s));
+  return Status::Ok();
+}
 
+Status RuntimeClient::AskNewContainersLocked(const std::string& path) {
   // ContainerStatus only for containers new to us, or not started when last asked.
   std::unordered_map<std::string, Known> known;
-  for (const auto& c : containers.containers()) {
+  for (const auto& c : lists_->containers.containers()) {
     auto it = known_.find(c.id());
     bool ask = it == known_.end() || (it->second.started_at == 0 && c.state() == v1::CONTAINER_RUNNING);
     if (!ask) {
@@ -302,7 +331,7 @@ Status RuntimeClient::RefreshLocked() {
     v1::ContainerStatusResponse resp;
     grpc::Status s = conn_->stub->ContainerStatus(&ctx, req, &resp);
     if (s.error_code() == grpc::StatusCode::NOT_FOUND) continue;  // removed meanwhile
-    if (!s.ok()) return fail("ContainerStatus", s);
+    if (!s.ok()) return CallFailedLocked(path, "ContainerStatus", Describe(s));
     Known k;
     k.started_at = resp.status().started_at();
     const auto& img = resp.status().image();
@@ -314,27 +343,21 @@ Status RuntimeClient::RefreshLocked() {
     known.emplace(c.id(), std::move(k));
   }
   known_ = std::move(known);
+  return Status::Ok();
+}
 
+void RuntimeClient::PublishIfChangedLocked() {
   // Rebuild only when something changed: ids, states, start times.
   std::string fp;
-  for (const auto& p : sandboxes.items()) fp += p.id() + ":" + std::to_string(p.state()) + ";";
-  for (const auto& c : containers.containers()) {
+  for (const auto& p : lists_->sandboxes.items()) fp += p.id() + ":" + std::to_string(p.state()) + ";";
+  for (const auto& c : lists_->containers.containers()) {
     auto it = known_.find(c.id());
     fp += c.id() + ":" + std::to_string(c.state()) + ":" +
           std::to_string(it == known_.end() ? 0 : it->second.started_at) + ";";
   }
-  if (fp != last_fingerprint_) {
-    last_fingerprint_ = std::move(fp);
-    PublishLocked();
-  }
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++status_.refreshes;
-    status_.sandboxes = static_cast<uint64_t>(sandboxes.items_size());
-    status_.containers = static_cast<uint64_t>(containers.containers_size());
-  }
-  SetState(RuntimeState::kUp, path, "");
-  return Status::Ok();
+  if (fp == last_fingerprint_) return;
+  last_fingerprint_ = std::move(fp);
+  PublishLocked();
 }
 
 // Rebuilds the published map from the last lists, ContainerStatus answers and layers.

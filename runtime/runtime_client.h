@@ -90,7 +90,18 @@ class RuntimeClient : public MetadataSource {
  private:
   struct Conn;
   void Loop();
+  // One list round by phase: the socket, the channel, Version (once per connection), the
+  // lists, ContainerStatus for containers new to us, and the map when anything changed.
   Status RefreshLocked();
+  // The socket to use; none (and the state absent) while no runtime socket exists.
+  StatusOr<std::string> ResolveSocketLocked();
+  void ConnectLocked(const std::string& path);
+  Status VersionLocked(const std::string& path);
+  Status ListLocked(const std::string& path);
+  Status AskNewContainersLocked(const std::string& path);
+  void PublishIfChangedLocked();
+  // A failed call: the runtime is down (Version is asked again on the next round).
+  Status CallFailedLocked(const std::string& path, const char* call, const std::string& detail);
   Status RefreshStatsLocked();
   void PublishLocked();
   void SetState(RuntimeState s, const std::string& endpoint, const std::string& error);

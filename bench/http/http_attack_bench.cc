@@ -22,8 +22,8 @@
 
 #include "bench/support/bench_tree.h"
 #include "bench/support/read_floor.h"
-#include "tests/reliability/daemon_under_test.h"
-#include "tests/reliability/raw_http.h"
+#include "tests/support/http_client.h"
+#include "tests/support/statlet_daemon.h"
 
 namespace statlet::testing {
 namespace {

@@ -15,7 +15,7 @@
 #include "exporters/gzip_compressor.h"
 #include "exporters/prometheus_encoder.h"
 #include "metrics/snapshot_samples.h"
-#include "tests/prometheus/test_snapshots.h"
+#include "tests/support/snapshot_builder.h"
 
 namespace statlet {
 namespace {

@@ -173,16 +173,21 @@ void OtlpEncoder::SetResource(const CgroupStats& c, opentelemetry::proto::resour
   }
 }
 
-void OtlpEncoder::EncodeCgroup(size_t i, int64_t start_ns, pm::ResourceMetrics* rm) {
-  const Snapshot& s = samples_.snapshot();
-  const CgroupStats& c = s.cgroups[i];
-  const ResourceKind kind = *ResourceOf(c);
-  SetResource(c, rm->mutable_resource());
+void OtlpEncoder::SetScope(pm::ResourceMetrics* rm) {
   rm->set_schema_url(kSchemaUrl.data(), kSchemaUrl.size());
   pm::ScopeMetrics* scope = rm->add_scope_metrics();
   scope->mutable_scope()->set_name("statlet");
   scope->mutable_scope()->set_version(scope_version_);
   scope->set_schema_url(kSchemaUrl.data(), kSchemaUrl.size());
+}
+
+void OtlpEncoder::EncodeCgroup(size_t i, int64_t start_ns, pm::ResourceMetrics* rm) {
+  const Snapshot& s = samples_.snapshot();
+  const CgroupStats& c = s.cgroups[i];
+  const ResourceKind kind = *ResourceOf(c);
+  SetResource(c, rm->mutable_resource());
+  SetScope(rm);
+  pm::ScopeMetrics* scope = rm->mutable_scope_metrics(0);
   const int64_t now = s.timestamp_ns;
   for (const OtlpMetric& m : OtlpMetrics()) {
     if (m.resource != kind) continue;
@@ -247,7 +252,74 @@ void OtlpEncoder::Encode(const Snapshot& snapshot, std::vector<ExportRequest>* o
     if (rm->scope_metrics(0).metrics_size() > 0) rms.push_back(std::move(rm));
   }
   first_seen_.swap(seen);  // vanished cgroups are forgotten
+  if (auto node = EncodeNode(snapshot.timestamp_ns)) rms.push_back(std::move(node));
   Pack(&rms, out);
+}
+
+std::unique_ptr<pm::ResourceMetrics> OtlpEncoder::EncodeNode(int64_t time_ns) {
+  if (extras_.empty()) return nullptr;
+  std::vector<metrics::ExtraFamily> families;
+  for (const metrics::ExtraSource* source : extras_) source->Collect(&families);
+  if (node_start_ns_ == 0) node_start_ns_ = time_ns;
+  const uint64_t start = static_cast<uint64_t>(node_start_ns_), now = static_cast<uint64_t>(time_ns);
+  auto rm = std::make_unique<pm::ResourceMetrics>();
+  for (const auto& [k, v] : node_.attributes) AddAttr(rm->mutable_resource()->mutable_attributes(), k, v);
+  SetScope(rm.get());
+  pm::ScopeMetrics* scope = rm->mutable_scope_metrics(0);
+  for (const metrics::ExtraFamily& f : families) {
+    const OtlpNodeMetric* m = OtlpNodeMetricOf(f.name);
+    if (m == nullptr || !SuitsType(m->instrument, f.type) || f.series.empty()) continue;
+    pm::Metric* metric = scope->add_metrics();
+    metric->set_name(m->name.data(), m->name.size());
+    metric->set_unit(m->unit.data(), m->unit.size());
+    metric->set_description(f.help.data(), f.help.size());
+    for (const metrics::ExtraSeries& s : f.series) {
+      google::protobuf::RepeatedPtrField<pc::KeyValue>* attrs;
+      if (m->instrument == Instrument::kHistogram) {
+        if (s.bucket_counts.size() != f.bounds.size() + 1) continue;  // not a histogram of these bounds
+        pm::Histogram* h = metric->mutable_histogram();
+        h->set_aggregation_temporality(kCumulative);
+        pm::HistogramDataPoint* p = h->add_data_points();
+        p->set_start_time_unix_nano(start);
+        p->set_time_unix_nano(now);
+        uint64_t count = 0;
+        for (double b : f.bounds) p->add_explicit_bounds(b);
+        for (uint64_t c : s.bucket_counts) {
+          p->add_bucket_counts(c);
+          count += c;
+        }
+        p->set_count(count);
+        p->set_sum(s.sum.AsDouble());
+        attrs = p->mutable_attributes();
+      } else {
+        pm::NumberDataPoint* p;
+        if (m->instrument == Instrument::kGauge) {
+          p = metric->mutable_gauge()->add_data_points();
+        } else {
+          pm::Sum* sum = metric->mutable_sum();
+          sum->set_aggregation_temporality(kCumulative);
+          sum->set_is_monotonic(m->instrument == Instrument::kCounter);
+          p = sum->add_data_points();
+          p->set_start_time_unix_nano(start);
+        }
+        p->set_time_unix_nano(now);
+        if (m->is_double) {
+          p->set_as_double(s.value.AsDouble());
+        } else {
+          p->set_as_int(s.value.kind == metrics::Value::Kind::kDouble ? static_cast<int64_t>(s.value.d)
+                                                                      : static_cast<int64_t>(s.value.u));
+        }
+        attrs = p->mutable_attributes();
+      }
+      for (size_t k = 0; k < f.labels.size() && k < s.label_values.size() && k < m->attributes.size(); ++k) {
+        AddAttr(attrs, m->attributes[k], s.label_values[k]);
+      }
+      ++points_;
+    }
+    if (metric->data_case() == pm::Metric::DATA_NOT_SET) scope->mutable_metrics()->RemoveLast();
+  }
+  if (scope->metrics_size() == 0) return nullptr;
+  return rm;
 }
 
 void OtlpEncoder::Pack(std::vector<std::unique_ptr<pm::ResourceMetrics>>* rms, std::vector<ExportRequest>* out) {

@@ -35,6 +35,10 @@ class OtlpExporter {
                SnapshotSource* source, SelfMetrics* self);
   ~OtlpExporter();
 
+  // Before Start: node metrics exported with every snapshot (`source` outlives the
+  // exporter).
+  void AddFamilies(const metrics::ExtraSource* source) { encoder_.AddFamilies(source); }
+
   void Start();
   // Stops at once: a request in flight is aborted; what is queued is dropped.
   void Stop();

@@ -159,6 +159,53 @@ std::span<const OtlpMetric> OtlpMetrics() {
   return *table;
 }
 
+std::span<const OtlpNodeMetric> OtlpNodeMetrics() {
+  // The image pull families (pulls/pull_metrics.cc). Pulls in flight add up across nodes:
+  // UpDownCounters, as the semantic conventions count active requests.
+  static constexpr A kImage = {"statlet.image.reference"};
+  static constexpr OtlpNodeMetric kTable[] = {
+      {"statlet_image_pulls_in_flight", "statlet.image_pull.active", "{pull}", kUpDown, false},
+      {"statlet_image_pull_clients", "statlet.image_pull.clients", "{call}", kUpDown, false},
+      {"statlet_image_pull_downloaded_bytes", "statlet.image_pull.downloaded", "By", kUpDown, false, kImage},
+      {"statlet_image_pull_size_bytes", "statlet.image_pull.size", "By", kUpDown, false, kImage},
+      {"statlet_image_pulls_started_total", "statlet.image_pull.started", "{pull}", kSum, false},
+      {"statlet_image_pulls_completed_total",
+       "statlet.image_pull.completed",
+       "{pull}",
+       kSum,
+       false,
+       {"statlet.image_pull.result"}},
+      {"statlet_image_pull_joins_total", "statlet.image_pull.joins", "{request}", kSum, false},
+      {"statlet_image_pull_rejected_total", "statlet.image_pull.rejected", "{request}", kSum, false},
+      {"statlet_image_pull_progress_errors_total", "statlet.image_pull.progress_errors", "{error}", kSum, false},
+      {"statlet_image_pull_duration_seconds", "statlet.image_pull.duration", "s", Instrument::kHistogram, true},
+      {"statlet_image_pull_status_writes_total",
+       "statlet.image_pull.status_writes",
+       "{write}",
+       kSum,
+       false,
+       {"statlet.image_pull.status_write.result"}},
+  };
+  return kTable;
+}
+
+const OtlpNodeMetric* OtlpNodeMetricOf(std::string_view family) {
+  for (const OtlpNodeMetric& m : OtlpNodeMetrics()) {
+    if (m.family == family) return &m;
+  }
+  return nullptr;
+}
+
+bool SuitsType(Instrument instrument, metrics::ExtraType type) {
+  switch (type) {
+    case metrics::ExtraType::kGauge:
+      return instrument == Instrument::kGauge || instrument == Instrument::kUpDownCounter;
+    case metrics::ExtraType::kCounter: return instrument == Instrument::kCounter;
+    case metrics::ExtraType::kHistogram: return instrument == Instrument::kHistogram;
+  }
+  return false;
+}
+
 std::string_view DerivedAttribute(Derived d) { return d == Derived::kPagingFaults ? "system.paging.fault.type" : ""; }
 
 std::string_view InstrumentName(Instrument i) {

@@ -1,7 +1,8 @@
 // The OTLP mapping: which semantic-convention metric each statlet family (or derived value)
 // becomes, with its instrument, unit, value type and attributes. The values come from the
 // value path (metrics/snapshot_samples.h, metrics/derived_values.h); this table only names
-// them. docs/otlp.md is generated from it.
+// them. The node's own metrics (image pulls) come from extra families
+// (metrics/extra_families.h), named by a second table. docs/otlp.md is generated from both.
 //
 // Names follow the semantic conventions (model/container, model/k8s) and, where those have
 // none, the kubeletstats receiver: pressure as `*.{cpu,memory,io}.pressure.{time,avg}`.
@@ -13,6 +14,7 @@
 #include <span>
 #include <string_view>
 
+#include "metrics/extra_families.h"
 #include "metrics/families.h"
 
 namespace statlet::otlp {
@@ -67,6 +69,25 @@ struct OtlpMetric {
 };
 
 std::span<const OtlpMetric> OtlpMetrics();
+
+// A metric of the node's resource: the points of one extra family, with the family's help
+// as description. The instrument must suit the family's type (SuitsType).
+struct OtlpNodeMetric {
+  std::string_view family;  // the extra family's name
+  std::string_view name;
+  std::string_view unit;  // UCUM
+  Instrument instrument;
+  bool is_double;  // as_double, else as_int (histograms: the sum is a double either way)
+  // The attribute name of each of the family's labels, in order.
+  std::array<std::string_view, 4> attributes{};
+};
+
+std::span<const OtlpNodeMetric> OtlpNodeMetrics();
+// The row of an extra family; null when it has none (it is then not exported).
+const OtlpNodeMetric* OtlpNodeMetricOf(std::string_view family);
+// A gauge becomes a Gauge or an UpDownCounter (a quantity that adds up across nodes), a
+// counter a Counter, a histogram a Histogram.
+bool SuitsType(Instrument instrument, metrics::ExtraType type);
 
 // The label attribute of a derived metric (kPagingFaults: system.paging.fault.type).
 std::string_view DerivedAttribute(Derived d);

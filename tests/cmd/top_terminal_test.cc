@@ -22,6 +22,7 @@
 
 #include "tests/support/child_process.h"
 #include "tests/support/live_cgroup.h"
+#include "tests/support/statlet_daemon.h"
 #include "tests/support/tmux_session.h"
 #include "tests/support/wait_for.h"
 #include "tests/support/workloads.h"
@@ -328,18 +329,14 @@ TEST(TopDaemon, ReadsTheDaemonsSocketWhenItListsPods) {
   Child burner(testing::SpinForever);
   ASSERT_TRUE(burner.StartIn(ctr));
   const std::string socket = "/tmp/" + UniqueName("statlet-top") + ".sock";
-  const std::string log = "/tmp/" + UniqueName("statlet-top-daemon") + ".log";
   {
-    testing::BinaryProcess daemon(
-        {STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(testing::FreeLoopbackPort()),
-         "--cri.listen=" + socket, "--bpf=off", "--collector.subtree=" + root},
-        log);
-    ASSERT_TRUE(WaitFor(
-        [&] {
-          return testing::RunCommand({"test", "-S", socket}) == 0;
-        },
-        milliseconds(20000)))
-        << testing::ReadWholeFile(log);
+    testing::DaemonOptions o;
+    o.cgroup_subtree = root;
+    o.serve_cri = true;
+    o.cri_socket = socket;
+    o.flags = {"--runtime.endpoint="};  // the node's runtime, if any (auto-detect)
+    testing::Daemon daemon(o);
+    ASSERT_TRUE(daemon.ok()) << daemon.error();
     const std::string out = PipedTop("--socket=" + socket + " --iterations=2 --interval=1s");
     EXPECT_NE(out.find("\nexit=0\n"), std::string::npos) << out;
     ParsedScreen last = Parse(out.substr(std::min(out.rfind("statlet top"), out.size())));
@@ -354,7 +351,6 @@ TEST(TopDaemon, ReadsTheDaemonsSocketWhenItListsPods) {
     EXPECT_GT(*ctr_cpu, 5.0) << out;             // the burner runs there
     EXPECT_GE(*pod_cpu, *ctr_cpu * 0.9) << out;  // the pod holds the container
   }
-  std::remove(log.c_str());
   std::remove(socket.c_str());  // the daemon's, if it left it
 }
 

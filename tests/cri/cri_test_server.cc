@@ -1,6 +1,6 @@
 // Serves statlet's CRI service for the upstream-client tests, in its own process (the
 // upstream-shaped proto and statlet's share package runtime.v1, so they cannot live in
-// one binary). Sources: --fixture (tests/cri/fixture_snapshot) or --live SUBTREE (a real
+// one binary). Sources: --fixture (FixtureSnapshot, tests/support/snapshot_builder.h) or --live SUBTREE (a real
 // Collector + Sampler over that cgroup subtree). Prints "ready" once listening; exits on
 // SIGTERM or when stdin closes.
 #include <signal.h>
@@ -9,34 +9,16 @@
 #include <atomic>
 #include <cstring>
 #include <iostream>
-#include <mutex>
 #include <string>
+#include <thread>
 
 #include "collector/collector.h"
 #include "collector/sampler.h"
 #include "cri/cri_server.h"
-#include "tests/cri/fixture_snapshot.h"
+#include "tests/support/fixed_snapshot_source.h"
+#include "tests/support/snapshot_builder.h"
 
 namespace {
-
-class FixedSource : public statlet::SnapshotSource {
- public:
-  explicit FixedSource(statlet::Snapshot s) : snap_(std::make_shared<statlet::Snapshot>(std::move(s))) {}
-  statlet::StatusOr<statlet::SnapshotPtr> Get(std::chrono::nanoseconds, statlet::CollectParts) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++stats_.reuses;
-    return statlet::SnapshotPtr(snap_);
-  }
-  statlet::SamplerStats stats() const override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return stats_;
-  }
-
- private:
-  statlet::SnapshotPtr snap_;
-  mutable std::mutex mu_;
-  statlet::SamplerStats stats_;
-};
 
 int Usage() {
   std::cerr << "usage: cri_test_server --socket PATH (--fixture | --live SUBTREE) [--chunk N] [--max-age-ms N]\n";
@@ -64,7 +46,7 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<statlet::SnapshotSource> source;
   if (fixture) {
-    source = std::make_unique<FixedSource>(statlet::testing::FixtureSnapshot());
+    source = std::make_unique<statlet::testing::FixedSnapshotSource>(statlet::testing::FixtureSnapshot());
   } else {
     statlet::CollectorOptions co;
     co.subtrees = {live};

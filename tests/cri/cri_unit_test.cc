@@ -1,4 +1,5 @@
-// In-process checks of the CRI edge: the metric table and socket path handling.
+// In-process checks of the CRI edge: the metric table, socket path handling, and what the
+// server tells its call observer.
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -6,16 +7,23 @@
 
 #include <algorithm>
 #include <fstream>
+#include <mutex>
 #include <set>
+#include <tuple>
 
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
 #include "base/unix_socket.h"
+#include "cri/cri_server.h"
 #include "cri/metric_table.h"
 #include "cri/pod_metrics.h"
 #include "cri/snapshot_to_cri.h"
-#include "tests/cri/fixture_snapshot.h"
+#include "proto/api.grpc.pb.h"
+#include "proto/image_service.grpc.pb.h"
+#include "tests/support/snapshot_builder.h"
 #include "tests/cri/server_process.h"
+#include "tests/support/fixed_snapshot_source.h"
 
 namespace statlet::cri {
 namespace {
@@ -160,6 +168,57 @@ TEST(SocketPath, ReplacesOnlyStaleSockets) {
   std::ofstream(path) << "not a socket";
   EXPECT_EQ(PrepareListenPath(path).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(stat(path.c_str(), &st), 0);
+}
+
+class CallRecorder final : public metrics::CallObserver {
+ public:
+  void ObserveCall(std::string_view method, std::string_view code, double seconds) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    calls_.emplace_back(std::string(method), std::string(code), seconds);
+  }
+  std::vector<std::tuple<std::string, std::string, double>> calls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::tuple<std::string, std::string, double>> calls_;
+};
+
+// Every call on the socket reaches the observer once it is answered, named by service and
+// method, with its status: also the image calls the server answers UNIMPLEMENTED.
+TEST(CallObserver, IsToldEveryCallWithItsStatus) {
+  testing::ScratchDir dir;
+  testing::FixedSnapshotSource source(testing::FixtureSnapshot());
+  CallRecorder recorder;
+  CriServerOptions o;
+  o.listen_path = dir.path() + "/cri.sock";
+  o.call_observer = &recorder;
+  auto server = CriServer::Start(&source, o);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  auto channel = grpc::CreateChannel("unix:" + o.listen_path, grpc::InsecureChannelCredentials());
+  auto runtime = ::runtime::v1::RuntimeService::NewStub(channel);
+  auto images = ::runtime::v1::ImageService::NewStub(channel);
+  {
+    grpc::ClientContext ctx;
+    ::runtime::v1::ListContainerStatsResponse resp;
+    ASSERT_TRUE(runtime->ListContainerStats(&ctx, {}, &resp).ok());
+    EXPECT_GT(resp.stats_size(), 0);
+  }
+  {
+    grpc::ClientContext ctx;
+    ::runtime::v1::ListImagesResponse resp;
+    EXPECT_EQ(images->ListImages(&ctx, {}, &resp).error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  }
+  (*server)->Stop();
+  const auto calls = recorder.calls();
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(std::get<0>(calls[0]), "RuntimeService/ListContainerStats");
+  EXPECT_EQ(std::get<1>(calls[0]), "OK");
+  EXPECT_EQ(std::get<0>(calls[1]), "ImageService/ListImages");
+  EXPECT_EQ(std::get<1>(calls[1]), "UNIMPLEMENTED");
+  for (const auto& c : calls) EXPECT_GE(std::get<2>(c), 0.0);
 }
 
 }  // namespace

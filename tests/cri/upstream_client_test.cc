@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "api.grpc.pb.h"
-#include "tests/cri/fixture_snapshot.h"
+#include "tests/support/snapshot_builder.h"
 #include "tests/cri/server_process.h"
 
 namespace statlet {

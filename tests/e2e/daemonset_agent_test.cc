@@ -32,6 +32,7 @@
 
 #include "tests/e2e/daemonset_pod.h"
 #include "tests/e2e/e2e_shared.h"
+#include "tests/support/http_client.h"
 
 namespace statlet::e2e {
 namespace {
@@ -78,8 +79,8 @@ std::string ContainerdNetns() {
 }
 
 // GET in containerd's network namespace: the node's network for the harness' pods.
-StatusOr<HttpResponse> HttpGetInNetns(const std::string& netns, int port, const std::string& path) {
-  StatusOr<HttpResponse> out = Internal("not run");
+StatusOr<testing::RawResponse> HttpGetInNetns(const std::string& netns, int port, const std::string& path) {
+  StatusOr<testing::RawResponse> out = Internal("not run");
   std::thread t([&] {
     int fd = open(netns.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -92,7 +93,12 @@ StatusOr<HttpResponse> HttpGetInNetns(const std::string& netns, int port, const 
       return;
     }
     close(fd);
-    out = HttpGet(port, path, milliseconds(5000));
+    auto r = testing::TimedGet(port, path, "", milliseconds(5000)).response;
+    if (r) {
+      out = std::move(*r);
+    } else {
+      out = Unavailable("no answer to GET " + path);
+    }
   });
   t.join();
   return out;
@@ -317,9 +323,9 @@ TEST(E2e, DaemonSetManifestRunsUnderContainerdWithOnlyTheCapabilitiesItNeeds) {
   const std::vector<std::string> manifest_caps = manifest->added_capabilities;
 
   auto host_scrape = [] {
-    auto r = HttpGet(g_stage->metrics_port(), "/metrics", milliseconds(10000));
-    EXPECT_TRUE(r.ok() && r->status == 200);
-    auto parsed = ParseExposition(r.ok() ? r->body : "");
+    auto r = testing::TimedGet(g_stage->metrics_port(), "/metrics", "", milliseconds(10000)).response;
+    EXPECT_TRUE(r && r->status == 200);
+    auto parsed = ParseExposition(r ? r->body : "");
     return parsed.ok() ? *parsed : std::vector<Sample>{};
   };
 

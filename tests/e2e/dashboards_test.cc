@@ -19,8 +19,6 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include <httplib.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -43,7 +41,9 @@
 
 #include "tests/e2e/e2e_shared.h"
 #include "tests/support/child_process.h"
+#include "tests/support/http_client.h"
 #include "tests/support/prometheus_server.h"
+#include "tests/support/statlet_daemon.h"
 
 namespace statlet::e2e {
 namespace {
@@ -59,27 +59,9 @@ constexpr char kLimitsNamespace[] = "e2e-dash";
 constexpr int64_t kMemoryLimitBytes = 32 << 20;
 constexpr char kCluster[] = "e2e";
 
-// An instant query; the result array, or the API's error in `error`.
-nlohmann::json Query(int port, const std::string& promql, std::string* error) {
-  httplib::Client client("127.0.0.1", port);
-  client.set_read_timeout(10, 0);
-  auto r = client.Get("/api/v1/query", httplib::Params{{"query", promql}}, httplib::Headers{});
-  if (!r) {
-    *error = "no answer from Prometheus";
-    return nullptr;
-  }
-  auto j = nlohmann::json::parse(r->body, nullptr, false);
-  if (j.is_discarded() || j.value("status", "") != "success") {
-    *error = "HTTP " + std::to_string(r->status) + ": " + r->body;
-    return nullptr;
-  }
-  return j["data"]["result"];
-}
-
 // The first value of a one-row answer; -1 when there is none.
-double Scalar(int port, const std::string& promql) {
-  std::string error;
-  nlohmann::json r = Query(port, promql, &error);
+double Scalar(const testing::PrometheusServer& prom, const std::string& promql) {
+  nlohmann::json r = prom.Query(promql);
   if (r == nullptr || r.empty()) return -1;
   return std::stod(r[0]["value"][1].get<std::string>());
 }
@@ -215,40 +197,34 @@ class DashboardStatlet {
  public:
   // Starts statlet beside the stage's daemon, on the stage's containerd and cgroup root.
   static std::unique_ptr<DashboardStatlet> Start(const std::string& dir, std::string* error) {
-    std::unique_ptr<DashboardStatlet> d(new DashboardStatlet());
-    d->port_ = testing::FreeLoopbackPort();
-    d->process_ = std::make_unique<testing::BinaryProcess>(
-        std::vector<std::string>{
-            STATLET_E2E_AGENT,
-            "--cri.listen=" + dir + "/cri.sock",
-            "--runtime.endpoint=unix://" + g_stage->dir() + "/containerd.sock",
-            "--web.listen-address=127.0.0.1:" + std::to_string(d->port_),
-            "--collector.subtree=" + g_stage->cgroup_root(),
-            "--runtime.refresh-period=200ms",
-            "--collector.per-cpu",
-            "--bpf=auto",
-            "--bpf.probes=cpu,oom,tcp,cgroup_stats,runqlat,faults",
-            "--log.level=warn",
-        },
-        dir + "/statlet.log");
-    d->log_ = dir + "/statlet.log";
-    const std::string why = Eventually(milliseconds(60000), [&] {
-      if (!d->process_->running()) return std::string("exited");
-      auto r = HttpGet(d->port_, "/readyz", milliseconds(500));
-      return r.ok() && r->status == 200 ? std::string() : std::string("not ready");
-    });
-    if (!why.empty()) {
-      *error = "statlet for the dashboards: " + why + "\n" + Tail(d->log_, 20);
+    testing::DaemonOptions o;
+    o.binary = STATLET_E2E_AGENT;
+    o.dir = dir;
+    o.cgroup_subtree = g_stage->cgroup_root();
+    o.serve_cri = true;
+    o.flags = {
+        "--runtime.endpoint=unix://" + g_stage->dir() + "/containerd.sock",
+        "--runtime.refresh-period=200ms",
+        "--collector.per-cpu",
+        "--bpf=auto",
+        "--bpf.probes=cpu,oom,tcp,cgroup_stats,runqlat,faults",
+        "--log.level=warn",
+    };
+    o.wait_until_ready = true;
+    o.start_timeout = milliseconds(60000);
+    std::unique_ptr<DashboardStatlet> d(new DashboardStatlet(o));
+    if (!d->daemon_.ok()) {
+      *error = "statlet for the dashboards: " + d->daemon_.error();
       return nullptr;
     }
     return d;
   }
-  int port() const { return port_; }
-  std::string Log() const { return Tail(log_, 20); }
+  int port() const { return daemon_.port(); }
+  std::string Log() const { return Tail(daemon_.log_path(), 20); }
   // The lines of /metrics holding `needle`, for failure messages.
   std::string SeriesOf(const std::string& needle) const {
-    auto r = HttpGet(port_, "/metrics", milliseconds(10000));
-    if (!r.ok()) return r.status().ToString() + "\n";
+    auto r = testing::TimedGet(port(), "/metrics", "", milliseconds(10000)).response;
+    if (!r) return "no answer to GET /metrics\n";
     std::istringstream in(r->body);
     std::string out;
     for (std::string line; std::getline(in, line);) {
@@ -258,10 +234,8 @@ class DashboardStatlet {
   }
 
  private:
-  DashboardStatlet() = default;
-  int port_ = 0;
-  std::string log_;
-  std::unique_ptr<testing::BinaryProcess> process_;
+  explicit DashboardStatlet(const testing::DaemonOptions& o) : daemon_(o) {}
+  testing::Daemon daemon_;
 };
 
 // The pod that hits its limits; removed when the test ends, also on failure.
@@ -388,7 +362,6 @@ TEST(E2e, DashboardPanelsAndVariablesReturnSeries) {
                                                 {{"cluster", kCluster}}},
                                                &error);
   ASSERT_NE(prom, nullptr) << error;
-  const int port = prom->port();
 
   // The workloads' effects in Prometheus: the CPU burner's rate, the quota's throttling, the
   // OOM kill, the direct IO, and eBPF's run-queue waits.
@@ -407,7 +380,7 @@ TEST(E2e, DashboardPanelsAndVariablesReturnSeries) {
   };
   std::string why = Eventually(milliseconds(60000), [&] {
     for (const auto& [what, q] : ready) {
-      if (!(Scalar(port, q) > 0)) return "no " + what + " yet: " + q;
+      if (!(Scalar(*prom, q) > 0)) return "no " + what + " yet: " + q;
     }
     return std::string();
   });
@@ -415,14 +388,14 @@ TEST(E2e, DashboardPanelsAndVariablesReturnSeries) {
                      << statlet->SeriesOf(std::string("pod=\"") + kLimitsPod + "\"") << "--- statlet\n"
                      << statlet->Log() << g_stage->Logs();
   // Then a full rate window of scrapes that all see the workloads.
-  const double scrapes = Scalar(port, "count_over_time(up{job=\"cadvisor\"}[10m])");
+  const double scrapes = Scalar(*prom, "count_over_time(up{job=\"cadvisor\"}[10m])");
   why = Eventually(milliseconds(30000), [&] {
-    const double now = Scalar(port, "count_over_time(up{job=\"cadvisor\"}[10m])");
+    const double now = Scalar(*prom, "count_over_time(up{job=\"cadvisor\"}[10m])");
     return now >= scrapes + kRateIntervalSeconds / kScrapeIntervalSeconds ? std::string()
                                                                           : "scrapes: " + std::to_string(now);
   });
   ASSERT_EQ(why, "");
-  ASSERT_EQ(Scalar(port, "up{job=\"cadvisor\"}"), 1) << "statlet's scrape failed in Prometheus";
+  ASSERT_EQ(Scalar(*prom, "up{job=\"cadvisor\"}"), 1) << "statlet's scrape failed in Prometheus";
 
   const std::map<std::string, std::string> builtins = {
       {"__rate_interval", std::to_string(kRateIntervalSeconds) + "s"},
@@ -466,7 +439,7 @@ TEST(E2e, DashboardPanelsAndVariablesReturnSeries) {
         ASSERT_TRUE(std::regex_match(query, m, label_values))
             << d.file << ": variable " << name << ": only label_values(selector, label) is checked: " << query;
         const std::string expr = Substitute(m[1].str(), vars);
-        nlohmann::json result = Query(port, "group by (" + m[2].str() + ") (" + expr + ")", &error);
+        nlohmann::json result = prom->Query("group by (" + m[2].str() + ") (" + expr + ")", std::nullopt, &error);
         ASSERT_NE(result, nullptr) << d.file << ": variable " << name << ": " << query << " → " << expr << ": "
                                    << error;
         for (const auto& row : result) {
@@ -516,7 +489,7 @@ TEST(E2e, DashboardPanelsAndVariablesReturnSeries) {
                                 << n << " is no family statlet serves (docs/metrics.md, docs/image-pulls.md)";
           if (absent_here.count(family)) absent_by_design = true;
         }
-        nlohmann::json result = Query(port, expr, &error);
+        nlohmann::json result = prom->Query(expr, std::nullopt, &error);
         EXPECT_NE(result, nullptr) << where << "\nas run: " << expr << "\n" << error;
         if (result == nullptr) continue;
         if (result.empty() && absent_by_design) {
@@ -525,7 +498,7 @@ TEST(E2e, DashboardPanelsAndVariablesReturnSeries) {
           bool others_served = true;
           for (const std::string& n : names) {
             if (absent_here.count(FamilyOf(n, families))) continue;
-            nlohmann::json r = Query(port, "count(" + n + ")", &error);
+            nlohmann::json r = prom->Query("count(" + n + ")", std::nullopt, &error);
             if (r != nullptr && !r.empty()) continue;
             others_served = false;
             ADD_FAILURE() << where << "\n"

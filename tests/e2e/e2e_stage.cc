@@ -79,61 +79,22 @@ StatusOr<std::unique_ptr<E2eStage>> E2eStage::Start(const StageOptions& options)
   return stage;
 }
 
-namespace {
-
-// A loopback port nothing listens on now (the kernel's pick for an ephemeral bind).
-StatusOr<int> FreeLoopbackPort() {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return ErrnoStatus(errno, "socket");
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    Status s = ErrnoStatus(errno, "bind 127.0.0.1:0");
-    close(fd);
-    return s;
-  }
-  close(fd);
-  return static_cast<int>(ntohs(a.sin_port));
-}
-
-}  // namespace
-
 // Starts the statlet daemon itself and waits until /readyz answers 200 (first collection
-// done) and its CRI socket accepts calls.
+// done) and its CRI socket is there.
 Status E2eStage::StartAgent(const StageOptions& options) {
-  auto port = FreeLoopbackPort();
-  if (!port.ok()) return port.status();
-  metrics_port_ = *port;
-  std::vector<std::string> argv = {
-      options.agent_binary,
-      "--cri.listen=" + dir_ + "/statlet-cri.sock",
-      "--runtime.endpoint=unix://" + dir_ + "/containerd.sock",
-      "--web.listen-address=127.0.0.1:" + std::to_string(metrics_port_),
-      "--collector.subtree=" + cgroup_root_,
-      "--bpf=off",
-      "--log.level=warn",
-  };
-  argv.insert(argv.end(), options.agent_flags.begin(), options.agent_flags.end());
-  const std::string log = dir_ + "/agent.log";
-  pid_t pid = testing::SpawnLogged(argv, log);
-  if (pid < 0) return ErrnoStatus(errno, "fork");
-  agent_pid_ = pid;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (true) {
-    int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) {
-      agent_pid_ = -1;
-      return Unavailable("the agent exited before it was ready");
-    }
-    struct stat st;
-    auto r = HttpGet(metrics_port_, "/readyz", std::chrono::milliseconds(500));
-    if (r.ok() && r->status == 200 && stat((dir_ + "/statlet-cri.sock").c_str(), &st) == 0) break;
-    if (std::chrono::steady_clock::now() > deadline) return Unavailable("the agent did not report ready");
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling a condition, with a deadline
-  }
+  testing::DaemonOptions o;
+  o.binary = options.agent_binary;
+  o.dir = dir_;
+  o.name = "agent";
+  o.cgroup_subtree = cgroup_root_;
+  o.serve_cri = true;
+  o.cri_socket = dir_ + "/statlet-cri.sock";
+  o.flags = {"--runtime.endpoint=unix://" + dir_ + "/containerd.sock", "--log.level=warn"};
+  o.flags.insert(o.flags.end(), options.agent_flags.begin(), options.agent_flags.end());
+  o.wait_until_ready = true;
+  o.start_timeout = std::chrono::seconds(60);
+  agent_ = std::make_unique<testing::Daemon>(o);
+  if (!agent_->ok()) return Unavailable("the agent: " + agent_->error());
   statlet_channel_ = CriChannel(dir_ + "/statlet-cri.sock");
   statlet_ = v1::RuntimeService::NewStub(statlet_channel_);
   return Status::Ok();
@@ -142,19 +103,9 @@ Status E2eStage::StartAgent(const StageOptions& options) {
 E2eStage::~E2eStage() { Stop(); }
 
 void E2eStage::Stop() {
-  if (agent_pid_ > 0) {
-    kill(agent_pid_, SIGTERM);
-    int status = 0;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (waitpid(agent_pid_, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        kill(agent_pid_, SIGKILL);
-        waitpid(agent_pid_, &status, 0);
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    agent_pid_ = -1;
+  if (agent_) {
+    agent_->Stop(std::chrono::seconds(10));
+    agent_.reset();
   }
   statlet_.reset();
   driver_.reset();
@@ -191,70 +142,6 @@ std::string E2eStage::Logs() const {
 }
 
 // ---------------------------------------------------------------------------- helpers
-StatusOr<HttpResponse> HttpGet(int port, const std::string& path, std::chrono::milliseconds timeout) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return ErrnoStatus(errno, "socket");
-  timeval tv{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>((timeout.count() % 1000) * 1000)};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    Status s = ErrnoStatus(errno, "connect");
-    close(fd);
-    return s;
-  }
-  std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
-  if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
-    Status s = ErrnoStatus(errno, "send");
-    close(fd);
-    return s;
-  }
-  std::string raw;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      Status s = ErrnoStatus(errno, "recv");
-      close(fd);
-      return s;
-    }
-    raw.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  size_t head_end = raw.find("\r\n\r\n");
-  HttpResponse resp;
-  if (head_end == std::string::npos || std::sscanf(raw.c_str(), "HTTP/1.%*d %d", &resp.status) != 1) {
-    return Internal("malformed HTTP response");
-  }
-  std::string head = raw.substr(0, head_end);
-  resp.body = raw.substr(head_end + 4);
-  // Chunked bodies: join the chunks.
-  for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (head.find("transfer-encoding: chunked") != std::string::npos) {
-    std::string joined;
-    size_t pos = 0;
-    for (;;) {
-      size_t eol = resp.body.find("\r\n", pos);
-      if (eol == std::string::npos) return Internal("truncated chunked body");
-      size_t len = std::strtoul(resp.body.substr(pos, eol - pos).c_str(), nullptr, 16);
-      if (len == 0) break;
-      if (eol + 2 + len > resp.body.size()) return Internal("truncated chunk");
-      joined.append(resp.body, eol + 2, len);
-      pos = eol + 2 + len + 2;
-    }
-    resp.body = std::move(joined);
-  } else if (size_t cl = head.find("content-length:"); cl != std::string::npos) {
-    size_t len = std::strtoul(head.c_str() + cl + 15, nullptr, 10);
-    if (resp.body.size() != len) return Internal("body shorter than Content-Length");
-  }
-  return resp;
-}
-
 StatusOr<std::vector<Sample>> ParseExposition(const std::string& text) {
   std::vector<Sample> out;
   std::istringstream in(text);

@@ -14,6 +14,7 @@
 
 #include "base/status.h"
 #include "tests/e2e/cri_driver.h"
+#include "tests/support/statlet_daemon.h"
 
 namespace statlet::e2e {
 
@@ -38,8 +39,8 @@ class E2eStage {
   CriDriver& driver() { return *driver_; }
   v1::RuntimeService::Stub* containerd() { return driver_->runtime(); }
   v1::RuntimeService::Stub* statlet() { return statlet_.get(); }
-  int metrics_port() const { return metrics_port_; }
-  pid_t agent_pid() const { return agent_pid_; }
+  int metrics_port() const { return agent_->port(); }
+  pid_t agent_pid() const { return agent_->pid(); }
   // containerd and the shims it started: the processes that answer its stats calls.
   std::vector<pid_t> ContainerdPids() const;
   const std::string& dir() const { return dir_; }
@@ -55,8 +56,7 @@ class E2eStage {
   std::string cgroup_root_;
   std::string harness_;
   bool harness_started_ = false;
-  pid_t agent_pid_ = -1;
-  int metrics_port_ = 0;
+  std::unique_ptr<testing::Daemon> agent_;
   std::unique_ptr<CriDriver> driver_;
   std::shared_ptr<grpc::Channel> statlet_channel_;
   std::unique_ptr<v1::RuntimeService::Stub> statlet_;
@@ -70,13 +70,6 @@ std::string Tail(const std::string& path, size_t lines);
 // Calls `check` until it returns "" or `timeout` passes; returns its last answer (what is
 // still missing).
 std::string Eventually(std::chrono::milliseconds timeout, const std::function<std::string()>& check);
-
-struct HttpResponse {
-  int status = 0;
-  std::string body;
-};
-// GET http://127.0.0.1:<port><path> (HTTP/1.1, Connection: close).
-StatusOr<HttpResponse> HttpGet(int port, const std::string& path, std::chrono::milliseconds timeout);
 
 // One sample of the Prometheus text format.
 struct Sample {

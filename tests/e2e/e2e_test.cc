@@ -35,6 +35,7 @@
 #include "tests/e2e/cri_driver.h"
 #include "tests/e2e/e2e_shared.h"
 #include "tests/e2e/e2e_stage.h"
+#include "tests/support/http_client.h"
 #include "tests/support/prometheus_server.h"
 
 namespace statlet::e2e {
@@ -140,8 +141,8 @@ class StageEnvironment : public ::testing::Environment {
 
 // ---------------------------------------------------------------------------- helpers
 StatusOr<std::vector<Sample>> Scrape() {
-  auto resp = HttpGet(g_stage->metrics_port(), "/metrics", milliseconds(kScrapeTimeoutMs));
-  if (!resp.ok()) return resp.status();
+  auto resp = testing::TimedGet(g_stage->metrics_port(), "/metrics", "", milliseconds(kScrapeTimeoutMs)).response;
+  if (!resp) return Unavailable("no answer to GET /metrics within " + std::to_string(kScrapeTimeoutMs) + " ms");
   if (resp->status != 200) return Internal("HTTP " + std::to_string(resp->status) + ": " + resp->body);
   return ParseExposition(resp->body);
 }

@@ -42,6 +42,7 @@
 
 #include "tests/e2e/e2e_shared.h"
 #include "tests/support/child_process.h"
+#include "tests/support/http_client.h"
 #include "tests/support/prometheus_server.h"
 
 namespace statlet::e2e {
@@ -406,8 +407,7 @@ TEST(E2e, KubePrometheusRulesGiveThePodsCgroups) {
 
   // Prometheus loaded the whole file.
   {
-    httplib::Client client("127.0.0.1", prom->port());
-    auto r = client.Get("/api/v1/rules");
+    auto r = testing::TimedGet(prom->port(), "/api/v1/rules").response;
     ASSERT_TRUE(r && r->status == 200);
     auto j = nlohmann::json::parse(r->body);
     size_t got_rules = 0;

@@ -13,7 +13,7 @@
 #include "cri/pod_metrics.h"
 #include "cri/stats_selection.h"
 #include "exporters/prometheus_encoder.h"
-#include "tests/prometheus/test_snapshots.h"
+#include "tests/support/snapshot_builder.h"
 #include "tests/support/prometheus_server.h"
 
 namespace statlet {

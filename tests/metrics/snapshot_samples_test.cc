@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/prometheus/test_snapshots.h"
+#include "tests/support/snapshot_builder.h"
 
 namespace statlet::metrics {
 namespace {

@@ -1,10 +1,9 @@
 // The daemon exporting OTLP from a real burner cgroup to a test receiver (Python, with stubs
 // generated from the opentelemetry-proto v1.5.0 test data): over gRPC and OTLP/HTTP (plain
-// and gzip), then the faults: a receiver down at start, 503 with Retry-After, gRPC
-// UNAVAILABLE with RetryInfo, 503 for ever while the queue drops, a receiver that never
-// answers (scrapes and SIGTERM unaffected).
+// and gzip), the node's image pull families, then the faults: a receiver down at start,
+// 503 with Retry-After, gRPC UNAVAILABLE with RetryInfo, 503 for ever while the queue
+// drops, a receiver that never answers (scrapes and SIGTERM unaffected).
 #include <gtest/gtest.h>
-#include <httplib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,7 +14,9 @@
 #include <sstream>
 
 #include "tests/support/child_process.h"
+#include "tests/support/http_client.h"
 #include "tests/support/live_cgroup.h"
+#include "tests/support/statlet_daemon.h"
 #include "tests/support/wait_for.h"
 #include "tests/support/workloads.h"
 
@@ -91,12 +92,9 @@ double PointValue(const json& p) {
 }
 
 std::string Scrape(int port, double* seconds = nullptr) {
-  httplib::Client c("127.0.0.1", port);
-  c.set_read_timeout(30, 0);
-  auto start = std::chrono::steady_clock::now();
-  auto r = c.Get("/metrics");
-  if (seconds) *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return r && r->status == 200 ? r->body : "";
+  TimedResponse r = TimedGet(port, "/metrics", "", milliseconds(30000));
+  if (seconds) *seconds = r.ms / 1000;
+  return r.response && r.response->status == 200 ? r.response->body : "";
 }
 
 // The value of a self-metric series line starting with `series` (e.g. `name{label="x"}`).
@@ -108,33 +106,19 @@ double SelfMetric(const std::string& body, const std::string& series) {
   return -1;
 }
 
-struct Daemon {
-  int port = FreeLoopbackPort();
-  std::unique_ptr<BinaryProcess> proc;
-  std::string log;
-  Daemon(const std::string& dir, const std::string& root, std::vector<std::string> extra,
-         const std::string& name = "statlet") {
-    log = dir + "/" + name + ".log";
-    std::vector<std::string> argv = {STATLET_BINARY,
-                                     "--web.listen-address=127.0.0.1:" + std::to_string(port),
-                                     "--collector.subtree=" + root,
-                                     "--cri.listen=",
-                                     "--runtime.endpoint=none",
-                                     "--bpf=off",
-                                     "--log.level=debug"};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    proc = std::make_unique<BinaryProcess>(argv, log);
-  }
-  bool WaitReady() {
-    httplib::Client c("127.0.0.1", port);
-    return WaitFor(
-        [&] {
-          auto r = c.Get("/readyz");
-          return r && r->status == 200;
-        },
-        milliseconds(15000));
-  }
-};
+// The daemon on `root`, its log <dir>/<name>.log at debug level, with the test's flags;
+// the test waits for it.
+DaemonOptions Statlet(const std::string& dir, const std::string& root, std::vector<std::string> extra,
+                      const std::string& name = "statlet") {
+  DaemonOptions o;
+  o.dir = dir;
+  o.name = name;
+  o.cgroup_subtree = root;
+  o.flags = {"--log.level=debug"};
+  o.flags.insert(o.flags.end(), extra.begin(), extra.end());
+  o.wait_until_serving = false;
+  return o;
+}
 
 struct Transport {
   std::string name, protocol, receiver_protocol;
@@ -166,10 +150,10 @@ TEST_P(OtlpLive, ExportsTheBurnersCpuTimeWithItsAttributes) {
   std::vector<std::string> flags = {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport),
                                     "--otlp.protocol=" + t.protocol, "--otlp.interval=1s"};
   if (t.gzip) flags.push_back("--otlp.compression=gzip");
-  Daemon statlet(dir, root, flags);
+  Daemon statlet(Statlet(dir, root, flags));
   ::unsetenv("OTEL_SERVICE_NAME");
   ::unsetenv("OTEL_RESOURCE_ATTRIBUTES");
-  ASSERT_TRUE(statlet.WaitReady()) << ReadWholeFile(statlet.log);
+  ASSERT_TRUE(statlet.WaitReady(milliseconds(15000))) << statlet.log();
   ASSERT_TRUE(burner.Result(milliseconds(60000)).has_value());
   ASSERT_TRUE(WaitUntilSleeping(burner.pid(), milliseconds(10000)));
   const double truth_s = static_cast<double>(burner_cg.CpuUsageNs()) / 1e9;
@@ -194,7 +178,7 @@ TEST_P(OtlpLive, ExportsTheBurnersCpuTimeWithItsAttributes) {
       },
       milliseconds(30000)))
       << records.size() << " requests\n"
-      << ReadWholeFile(statlet.log);
+      << statlet.log();
 
   double last_cpu = -1;
   std::string start_time;
@@ -255,7 +239,7 @@ TEST_P(OtlpLive, ExportsTheBurnersCpuTimeWithItsAttributes) {
   EXPECT_NEAR(last_cpu, truth_s, 0.02 * truth_s) << "exported " << last_cpu << " s, cgroup " << truth_s << " s";
   // libcurl (and GnuTLS, Kerberos, … behind it) is mapped by the daemons that export over
   // HTTP, and only by them (exporters/otlp/curl_library.h).
-  const std::string maps = ReadWholeFile("/proc/" + std::to_string(statlet.proc->pid()) + "/maps");
+  const std::string maps = ReadWholeFile("/proc/" + std::to_string(statlet.pid()) + "/maps");
   EXPECT_EQ(maps.find("/libcurl.so") != std::string::npos, t.receiver_protocol == "http") << t.protocol;
   EXPECT_EQ(maps.find("/libgnutls.so") != std::string::npos, t.receiver_protocol == "http") << t.protocol;
 }
@@ -266,6 +250,78 @@ INSTANTIATE_TEST_SUITE_P(Transports, OtlpLive,
                                            Transport{"http_gzip", "http/protobuf", "http", true}),
                          [](const auto& info) { return info.param.name; });
 
+// The node's own metrics travel too: with image pulls served (a runtime socket that is not
+// there, so a pull fails at once), the pull families arrive on the node's resource with the
+// values /metrics shows.
+TEST(OtlpNode, PullFamiliesArriveOnTheNodesResource) {
+  const std::string root = "/" + UniqueName("statlet-otlpnode");
+  LiveCgroup cg(root + "/idle");
+  ASSERT_TRUE(cg.ok()) << cg.error();
+  const std::string dir = TempDir();
+  const int rport = FreeLoopbackPort();
+  Receiver receiver(dir, "http", rport, "ok");
+  ASSERT_TRUE(receiver.WaitReady()) << ReadWholeFile(dir + "/receiver.log");
+  const std::string cri = dir + "/cri.sock";
+  Daemon statlet(Statlet(
+      dir, root,
+      {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.protocol=http/protobuf",
+       "--otlp.interval=500ms", "--cri.listen=" + cri, "--runtime.endpoint=unix://" + dir + "/no-runtime.sock"}));
+  ASSERT_TRUE(statlet.WaitReady(milliseconds(15000))) << statlet.log();
+  ASSERT_TRUE(WaitFor([&] { return ::access(cri.c_str(), F_OK) == 0; }, milliseconds(10000)));
+  // The runtime is not there: the pull is started, then fails.
+  EXPECT_NE(RunCommand({StatletBinary(), "pull", "--plain", "--endpoint", "unix://" + cri, "example.invalid/none:1"}),
+            0);
+  std::string body;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        body = Scrape(statlet.port());
+        return SelfMetric(body, "statlet_image_pulls_completed_total{result=\"failed\"}") == 1;
+      },
+      milliseconds(20000)))
+      << body;
+  EXPECT_EQ(SelfMetric(body, "statlet_image_pulls_started_total"), 1);
+
+  // An export after the failure: the node's resource, no cgroup path, the node's attributes.
+  const auto failed_at = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const json* node = nullptr;
+  std::vector<json> records;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        records = receiver.Records();
+        node = nullptr;
+        for (const json& r : records) {
+          if (!r.contains("request") || r["t"].get<double>() < failed_at + 0.5) continue;
+          for (const json& rm : r["request"]["resource_metrics"]) {
+            if (Attr(rm["resource"]["attributes"], "statlet.cgroup.path").empty()) node = &rm;
+          }
+        }
+        return node != nullptr;
+      },
+      milliseconds(20000)))
+      << records.size() << " requests\n"
+      << statlet.log();
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  EXPECT_EQ(Attr((*node)["resource"]["attributes"], "host.name"), host);
+  const json* started = MetricOf(*node, "statlet.image_pull.started");
+  ASSERT_NE(started, nullptr) << node->dump();
+  EXPECT_EQ((*started)["unit"], "{pull}");
+  EXPECT_EQ((*started)["sum"]["is_monotonic"], true);
+  EXPECT_EQ(PointValue((*started)["sum"]["data_points"][0]), 1);
+  const json* completed = MetricOf(*node, "statlet.image_pull.completed");
+  ASSERT_NE(completed, nullptr);
+  double failed = -1;
+  for (const json& p : (*completed)["sum"]["data_points"]) {
+    if (Attr(p["attributes"], "statlet.image_pull.result") == "failed") failed = PointValue(p);
+  }
+  EXPECT_EQ(failed, 1);
+  const json* duration = MetricOf(*node, "statlet.image_pull.duration");
+  ASSERT_NE(duration, nullptr);
+  const json& h = (*duration)["histogram"]["data_points"][0];
+  EXPECT_EQ(h["bucket_counts"].size(), h["explicit_bounds"].size() + 1);
+  EXPECT_EQ(MetricOf(*node, "container.cpu.time"), nullptr) << "no cgroup metric on the node's resource";
+}
+
 TEST(OtlpFaults, ReceiverDownAtStartThenUp) {
   const std::string root = "/" + UniqueName("statlet-otlpdown");
   LiveCgroup cg(root + "/idle");
@@ -275,15 +331,15 @@ TEST(OtlpFaults, ReceiverDownAtStartThenUp) {
   const std::string dir = TempDir();
   const int rport = FreeLoopbackPort();
   constexpr int kQueueBytes = 20000;  // two or three batches of this node
-  Daemon statlet(dir, root,
-                 {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.protocol=http/protobuf",
-                  "--otlp.interval=300ms", "--otlp.max-queue-bytes=" + std::to_string(kQueueBytes)});
-  ASSERT_TRUE(statlet.WaitReady()) << ReadWholeFile(statlet.log);
+  Daemon statlet(Statlet(dir, root,
+                         {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.protocol=http/protobuf",
+                          "--otlp.interval=300ms", "--otlp.max-queue-bytes=" + std::to_string(kQueueBytes)}));
+  ASSERT_TRUE(statlet.WaitReady(milliseconds(15000))) << statlet.log();
   // Nothing listens: attempts fail, the queue fills and drops its oldest batches.
   std::string body;
   ASSERT_TRUE(WaitFor(
       [&] {
-        body = Scrape(statlet.port);
+        body = Scrape(statlet.port());
         return SelfMetric(body, "statlet_otlp_dropped_batches_total{reason=\"queue_full\"}") >= 3 &&
                SelfMetric(body, "statlet_otlp_request_failures_total{kind=\"retryable\"}") >= 1;
       },
@@ -294,12 +350,11 @@ TEST(OtlpFaults, ReceiverDownAtStartThenUp) {
 
   Receiver receiver(dir, "http", rport, "ok");
   ASSERT_TRUE(receiver.WaitReady());
-  ASSERT_TRUE(WaitFor([&] { return receiver.Records().size() >= 3; }, milliseconds(30000)))
-      << ReadWholeFile(statlet.log);
-  body = Scrape(statlet.port);
+  ASSERT_TRUE(WaitFor([&] { return receiver.Records().size() >= 3; }, milliseconds(30000))) << statlet.log();
+  body = Scrape(statlet.port());
   EXPECT_GE(SelfMetric(body, "statlet_otlp_requests_total"), 3);
   EXPECT_LE(SelfMetric(body, "statlet_otlp_queue_bytes"), kQueueBytes);
-  EXPECT_TRUE(statlet.proc->running());
+  EXPECT_TRUE(statlet.running());
 }
 
 TEST(OtlpFaults, HonoursRetryAfterOn503) {
@@ -313,8 +368,9 @@ TEST(OtlpFaults, HonoursRetryAfterOn503) {
   Receiver receiver(dir, "http", rport, "status503", {"--fail-count", "2", "--retry-after", "2"});
   ASSERT_TRUE(receiver.WaitReady());
   // One export in the test's time (the next one a minute later): only its retries arrive.
-  Daemon statlet(dir, root, {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.interval=60s"});
-  ASSERT_TRUE(statlet.WaitReady()) << ReadWholeFile(statlet.log);
+  Daemon statlet(
+      Statlet(dir, root, {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.interval=60s"}));
+  ASSERT_TRUE(statlet.WaitReady(milliseconds(15000))) << statlet.log();
   std::vector<json> r;
   ASSERT_TRUE(WaitFor(
       [&] {
@@ -322,7 +378,7 @@ TEST(OtlpFaults, HonoursRetryAfterOn503) {
         return r.size() >= 3;
       },
       milliseconds(30000)))
-      << ReadWholeFile(statlet.log);
+      << statlet.log();
   ASSERT_EQ(r[0]["status"], 503);
   ASSERT_EQ(r[1]["status"], 503);
   ASSERT_EQ(r[2]["status"], 200);
@@ -332,7 +388,7 @@ TEST(OtlpFaults, HonoursRetryAfterOn503) {
   EXPECT_GE(gap1, 1.95) << "retried " << gap1 << " s after the first 503";
   EXPECT_GE(gap2, 1.95) << "retried " << gap2 << " s after the second 503";
   EXPECT_LT(gap1, 5.0);
-  const std::string body = Scrape(statlet.port);
+  const std::string body = Scrape(statlet.port());
   EXPECT_EQ(SelfMetric(body, "statlet_otlp_request_failures_total{kind=\"retryable\"}"), 2);
   EXPECT_EQ(SelfMetric(body, "statlet_otlp_requests_total"), 1);
 }
@@ -347,10 +403,10 @@ TEST(OtlpFaults, HonoursGrpcRetryInfoOnUnavailable) {
   const int rport = FreeLoopbackPort();
   Receiver receiver(dir, "grpc", rport, "status503", {"--fail-count", "2", "--retry-after", "2"});
   ASSERT_TRUE(receiver.WaitReady());
-  Daemon statlet(
+  Daemon statlet(Statlet(
       dir, root,
-      {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.protocol=grpc", "--otlp.interval=60s"});
-  ASSERT_TRUE(statlet.WaitReady()) << ReadWholeFile(statlet.log);
+      {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.protocol=grpc", "--otlp.interval=60s"}));
+  ASSERT_TRUE(statlet.WaitReady(milliseconds(15000))) << statlet.log();
   std::vector<json> r;
   ASSERT_TRUE(WaitFor(
       [&] {
@@ -358,7 +414,7 @@ TEST(OtlpFaults, HonoursGrpcRetryInfoOnUnavailable) {
         return r.size() >= 3;
       },
       milliseconds(30000)))
-      << ReadWholeFile(statlet.log);
+      << statlet.log();
   ASSERT_EQ(r[0]["status"], 14);
   ASSERT_EQ(r[1]["status"], 14);
   ASSERT_EQ(r[2]["status"], 200);
@@ -369,7 +425,7 @@ TEST(OtlpFaults, HonoursGrpcRetryInfoOnUnavailable) {
   EXPECT_GE(gap1, 1.95);
   EXPECT_GE(gap2, 1.95);
   EXPECT_LT(gap1, 5.0);
-  const std::string body = Scrape(statlet.port);
+  const std::string body = Scrape(statlet.port());
   EXPECT_EQ(SelfMetric(body, "statlet_otlp_request_failures_total{kind=\"retryable\"}"), 2);
   EXPECT_EQ(SelfMetric(body, "statlet_otlp_requests_total"), 1);
 }
@@ -385,18 +441,18 @@ TEST(OtlpFaults, HangingReceiverDoesNotSlowMetrics) {
   Receiver receiver(dir, "http", rport, "hang");
   ASSERT_TRUE(receiver.WaitReady());
   // The same node without OTLP, scraped alternately: the floor the exporting daemon is held to.
-  Daemon exporting(
+  Daemon exporting(Statlet(
       dir, root,
       {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.interval=200ms", "--otlp.timeout=5s"},
-      "exporting");
-  Daemon plain(dir, root, {}, "plain");
-  ASSERT_TRUE(exporting.WaitReady() && plain.WaitReady());
+      "exporting"));
+  Daemon plain(Statlet(dir, root, {}, "plain"));
+  ASSERT_TRUE(exporting.WaitReady(milliseconds(15000)) && plain.WaitReady(milliseconds(15000)));
   ASSERT_TRUE(WaitFor([&] { return !receiver.Records().empty(); }, milliseconds(10000)));
   std::vector<double> with, without;
   for (int round = 0; round < 20; ++round) {
     double a = 0, b = 0;
-    ASSERT_FALSE(Scrape(round % 2 ? plain.port : exporting.port, round % 2 ? &b : &a).empty());
-    ASSERT_FALSE(Scrape(round % 2 ? exporting.port : plain.port, round % 2 ? &a : &b).empty());
+    ASSERT_FALSE(Scrape(round % 2 ? plain.port() : exporting.port(), round % 2 ? &b : &a).empty());
+    ASSERT_FALSE(Scrape(round % 2 ? exporting.port() : plain.port(), round % 2 ? &a : &b).empty());
     with.push_back(a);
     without.push_back(b);
   }
@@ -423,10 +479,10 @@ TEST(OtlpFaults, BackoffGrowsWhileTheQueueDropsBatches) {
   Receiver receiver(dir, "http", rport, "status503", {"--fail-count", "1000000", "--retry-after", ""});
   ASSERT_TRUE(receiver.WaitReady());
   // A new batch every 200 ms into a queue of two or three: each export drops the oldest.
-  Daemon statlet(dir, root,
-                 {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.interval=200ms",
-                  "--otlp.max-queue-bytes=20000"});
-  ASSERT_TRUE(statlet.WaitReady()) << ReadWholeFile(statlet.log);
+  Daemon statlet(Statlet(dir, root,
+                         {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.interval=200ms",
+                          "--otlp.max-queue-bytes=20000"}));
+  ASSERT_TRUE(statlet.WaitReady(milliseconds(15000))) << statlet.log();
   std::vector<json> r;
   ASSERT_TRUE(WaitFor(
       [&] {
@@ -434,8 +490,8 @@ TEST(OtlpFaults, BackoffGrowsWhileTheQueueDropsBatches) {
         return r.size() >= 5;
       },
       milliseconds(30000)))
-      << ReadWholeFile(statlet.log);
-  const std::string body = Scrape(statlet.port);
+      << statlet.log();
+  const std::string body = Scrape(statlet.port());
   const double drops = SelfMetric(body, "statlet_otlp_dropped_batches_total{reason=\"queue_full\"}");
   EXPECT_GE(drops, 10) << body;
   // Attempt k waits 2^(k-1) s with jitter down to half of it, drops or not.
@@ -464,19 +520,19 @@ TEST_P(OtlpStop, ExitsWithinFiveSecondsOfSigterm) {
   const int rport = FreeLoopbackPort();
   Receiver receiver(dir, c.receiver_protocol, rport, c.mode);
   ASSERT_TRUE(receiver.WaitReady());
-  Daemon statlet(dir, root,
-                 {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.protocol=" + c.protocol,
-                  "--otlp.interval=1s", "--otlp.timeout=60s"});
-  ASSERT_TRUE(statlet.WaitReady()) << ReadWholeFile(statlet.log);
+  Daemon statlet(Statlet(dir, root,
+                         {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.protocol=" + c.protocol,
+                          "--otlp.interval=1s", "--otlp.timeout=60s"}));
+  ASSERT_TRUE(statlet.WaitReady(milliseconds(15000))) << statlet.log();
   // The receiver has the request (hang) or the call's connection (blackhole): it is in flight.
-  ASSERT_TRUE(WaitFor([&] { return !receiver.Records().empty(); }, milliseconds(15000))) << ReadWholeFile(statlet.log);
+  ASSERT_TRUE(WaitFor([&] { return !receiver.Records().empty(); }, milliseconds(15000))) << statlet.log();
   const auto start = std::chrono::steady_clock::now();
-  const int status = statlet.proc->Stop(std::chrono::seconds(30));  // SIGKILL only after 30 s
+  const int status = statlet.Stop(std::chrono::seconds(30));  // SIGKILL only after 30 s
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("%s: exited %.3f s after SIGTERM with a request in flight\n", c.name.c_str(), seconds);
-  ASSERT_TRUE(WIFEXITED(status)) << "killed: " << ReadWholeFile(statlet.log);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed: " << statlet.log();
   EXPECT_EQ(WEXITSTATUS(status), 0);
-  EXPECT_LT(seconds, 5.0) << ReadWholeFile(statlet.log);
+  EXPECT_LT(seconds, 5.0) << statlet.log();
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, OtlpStop,

@@ -1,12 +1,39 @@
-// Prints the OTLP mapping table of docs/otlp.md from exporters/otlp/otlp_mapping.cc.
+// Prints the OTLP mapping tables of docs/otlp.md from exporters/otlp/otlp_mapping.cc: the
+// container and pod metrics, or with --node the node's.
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "exporters/otlp/otlp_mapping.h"
 
-int main() {
+namespace {
+
+using namespace statlet::otlp;
+
+std::string View(std::string_view s) { return std::string(s); }
+
+void PrintNodeTable() {
+  std::printf("| metric | instrument | unit | value | attributes | source |\n");
+  std::printf("|---|---|---|---|---|---|\n");
+  for (const OtlpNodeMetric& m : OtlpNodeMetrics()) {
+    std::string attrs;
+    for (std::string_view a : m.attributes) {
+      if (!a.empty()) attrs += (attrs.empty() ? "" : ", ") + View(a);
+    }
+    std::printf("| `%s` | %s | `%s` | %s | %s | `%s` |\n", View(m.name).c_str(),
+                View(InstrumentName(m.instrument)).c_str(), View(m.unit).c_str(), m.is_double ? "double" : "int",
+                attrs.empty() ? "–" : attrs.c_str(), View(m.family).c_str());
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
   using namespace statlet;
-  using namespace statlet::otlp;
+  if (argc > 1 && std::strcmp(argv[1], "--node") == 0) {
+    PrintNodeTable();
+    return 0;
+  }
   std::printf("| metric | resource | instrument | unit | value | attributes | source |\n");
   std::printf("|---|---|---|---|---|---|---|\n");
   for (const OtlpMetric& m : OtlpMetrics()) {

@@ -1,9 +1,12 @@
 // The OTLP exporter's rules without a network: OTEL_* layering under the YAML file and the
 // flags, the OTLP/HTTP URL, Retry-After and gRPC RetryInfo, request splitting under a size
-// limit, and the run-queue histogram as an explicit-bucket Histogram.
+// limit, the run-queue histogram as an explicit-bucket Histogram, and the node's metrics
+// (the image pull families) on a resource of their own, read back by a decoder apart
+// from statlet's (Debian's protoc with the opentelemetry-proto files under proto/).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <google/protobuf/text_format.h>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -11,11 +14,16 @@
 
 #include "cmd/daemon_options.h"
 #include "exporters/otlp/otlp_encoder.h"
+#include "exporters/otlp/otlp_mapping.h"
 #include "exporters/otlp/otlp_options.h"
 #include "exporters/otlp/otlp_transport.h"
 #include "google/rpc/status.pb.h"
 #include "metrics/snapshot_samples.h"
-#include "tests/prometheus/test_snapshots.h"
+#include "pulls/pull_engine.h"
+#include "pulls/pull_metrics.h"
+#include "pulls/status_writer.h"
+#include "tests/support/snapshot_builder.h"
+#include "tests/support/child_process.h"
 
 namespace statlet::otlp {
 namespace {
@@ -366,6 +374,177 @@ TEST(OtlpEncoder, RunQueueLatencyIsAnExplicitBucketHistogram) {
     }
   }
   EXPECT_GE(checked, 3u);
+}
+
+// ---- The node's metrics ------------------------------------------------------------------
+
+// The pull families of a fixed moment: two pulls in flight, counters, four successful
+// pulls in the duration histogram, the status writer's applies.
+class FixedPulls final : public metrics::ExtraSource {
+ public:
+  void Collect(std::vector<metrics::ExtraFamily>* out) const override {
+    pulls::PullCounters c;
+    c.started = 9;
+    c.succeeded = 4;
+    c.failed = 1;
+    c.joins = 5;
+    c.duration_buckets = {1, 2, 2, 2, 3, 3, 3, 3, 3, 4};  // cumulative, as the engine keeps them
+    c.duration_sum = 742.5;
+    c.duration_count = 4;
+    auto pull = [](std::string image, uint64_t offset, uint64_t total) {
+      auto v = std::make_shared<pulls::PullView>();
+      v->image = std::move(image);
+      v->phase = pulls::PullPhase::kDownloading;
+      v->offset = offset;
+      v->total = total;
+      v->subscribers = 1;
+      return pulls::PullViewPtr(v);
+    };
+    const pulls::StatusWriterCounters writes{6, 2};
+    pulls::CollectPullFamilies(
+        c, {pull("docker.io/library/nginx:1.25", 1234, 5000), pull("registry.example/b:2", 7, 9)}, &writes, out);
+  }
+};
+
+const pm::Metric* NodeMetric(const pm::ResourceMetrics& rm, const std::string& name) {
+  for (const auto& m : rm.scope_metrics(0).metrics()) {
+    if (m.name() == name) return &m;
+  }
+  return nullptr;
+}
+
+TEST(OtlpNodeMetrics, EveryPullFamilyHasARowOfASuitingInstrument) {
+  std::vector<metrics::ExtraFamily> families;
+  FixedPulls().Collect(&families);
+  ASSERT_EQ(families.size(), OtlpNodeMetrics().size());
+  std::set<std::string_view> names;
+  for (const metrics::ExtraFamily& f : families) {
+    const OtlpNodeMetric* m = OtlpNodeMetricOf(f.name);
+    ASSERT_NE(m, nullptr) << f.name << " has no OTLP name";
+    EXPECT_TRUE(SuitsType(m->instrument, f.type)) << f.name;
+    EXPECT_TRUE(names.insert(m->name).second) << m->name;
+    EXPECT_EQ(m->name.rfind("statlet.", 0), 0u) << m->name;
+    size_t attributes = 0;
+    for (std::string_view a : m->attributes) attributes += !a.empty();
+    EXPECT_EQ(attributes, f.labels.size()) << f.name;
+  }
+}
+
+TEST(OtlpEncoder, NodeMetricsAreOneResourceWithTheNodesAttributes) {
+  const Snapshot s = testing::MakeNodeSnapshot({.pods = 1, .containers_per_pod = 1});
+  OtlpEncoder enc(NodeResource{{{"host.name", "node-a"}, {"k8s.node.name", "node-a"}}}, {}, 64 << 20);
+  FixedPulls pulls;
+  enc.AddFamilies(&pulls);
+  std::vector<ExportRequest> requests;
+  enc.Encode(s, &requests);
+  ASSERT_EQ(requests.size(), 1u);
+  const pm::ResourceMetrics* node = nullptr;
+  for (const auto& rm : requests[0].resource_metrics()) {
+    if (ResourceAttr(rm, "statlet.cgroup.path").empty()) {
+      EXPECT_EQ(node, nullptr) << "one node resource";
+      node = &rm;
+    }
+  }
+  ASSERT_NE(node, nullptr);
+  ASSERT_EQ(node->resource().attributes_size(), 2);
+  EXPECT_EQ(ResourceAttr(*node, "host.name"), "node-a");
+  EXPECT_EQ(ResourceAttr(*node, "k8s.node.name"), "node-a");
+  EXPECT_EQ(node->schema_url(), kSchemaUrl);
+  ASSERT_EQ(node->scope_metrics_size(), 1);
+  EXPECT_EQ(node->scope_metrics(0).scope().name(), "statlet");
+  const uint64_t now = static_cast<uint64_t>(s.timestamp_ns);
+
+  const pm::Metric* active = NodeMetric(*node, "statlet.image_pull.active");
+  ASSERT_NE(active, nullptr);
+  EXPECT_EQ(active->unit(), "{pull}");
+  EXPECT_EQ(active->description(), "Image pulls running (one per image).");
+  ASSERT_TRUE(active->has_sum());
+  EXPECT_FALSE(active->sum().is_monotonic());
+  ASSERT_EQ(active->sum().data_points_size(), 1);
+  EXPECT_EQ(active->sum().data_points(0).as_int(), 2);
+
+  const pm::Metric* downloaded = NodeMetric(*node, "statlet.image_pull.downloaded");
+  ASSERT_NE(downloaded, nullptr);
+  ASSERT_EQ(downloaded->sum().data_points_size(), 2);
+  const pm::NumberDataPoint& first = downloaded->sum().data_points(0);
+  ASSERT_EQ(first.attributes_size(), 1);
+  EXPECT_EQ(first.attributes(0).key(), "statlet.image.reference");
+  EXPECT_EQ(first.attributes(0).value().string_value(), "docker.io/library/nginx:1.25");
+  EXPECT_EQ(first.as_int(), 1234);
+
+  const pm::Metric* completed = NodeMetric(*node, "statlet.image_pull.completed");
+  ASSERT_NE(completed, nullptr);
+  ASSERT_TRUE(completed->has_sum());
+  EXPECT_TRUE(completed->sum().is_monotonic());
+  EXPECT_EQ(completed->sum().aggregation_temporality(), pm::AGGREGATION_TEMPORALITY_CUMULATIVE);
+  std::map<std::string, int64_t> by_result;
+  for (const auto& p : completed->sum().data_points()) {
+    ASSERT_EQ(p.attributes_size(), 1);
+    EXPECT_EQ(p.attributes(0).key(), "statlet.image_pull.result");
+    by_result[p.attributes(0).value().string_value()] = p.as_int();
+    EXPECT_EQ(p.time_unix_nano(), now);
+    EXPECT_LE(p.start_time_unix_nano(), p.time_unix_nano());
+  }
+  EXPECT_EQ(by_result,
+            (std::map<std::string, int64_t>{{"succeeded", 4}, {"failed", 1}, {"stalled", 0}, {"cancelled", 0}}));
+
+  const pm::Metric* duration = NodeMetric(*node, "statlet.image_pull.duration");
+  ASSERT_NE(duration, nullptr);
+  EXPECT_EQ(duration->unit(), "s");
+  ASSERT_TRUE(duration->has_histogram());
+  EXPECT_EQ(duration->histogram().aggregation_temporality(), pm::AGGREGATION_TEMPORALITY_CUMULATIVE);
+  ASSERT_EQ(duration->histogram().data_points_size(), 1);
+  const pm::HistogramDataPoint& h = duration->histogram().data_points(0);
+  // The spec: one more bucket than bounds, each bucket its own count (not cumulative).
+  ASSERT_EQ(std::vector<double>(h.explicit_bounds().begin(), h.explicit_bounds().end()), pulls::kDurationBuckets);
+  EXPECT_EQ(std::vector<uint64_t>(h.bucket_counts().begin(), h.bucket_counts().end()),
+            (std::vector<uint64_t>{1, 1, 0, 0, 1, 0, 0, 0, 0, 1, 0}));
+  EXPECT_EQ(h.count(), 4u);
+  EXPECT_DOUBLE_EQ(h.sum(), 742.5);
+  EXPECT_EQ(h.time_unix_nano(), now);
+
+  // Without sources, no node resource: the snapshot's resources alone.
+  OtlpEncoder plain(NodeResource{{{"host.name", "node-a"}}}, {}, 64 << 20);
+  std::vector<ExportRequest> only;
+  plain.Encode(s, &only);
+  for (const auto& rm : only[0].resource_metrics()) EXPECT_FALSE(ResourceAttr(rm, "statlet.cgroup.path").empty());
+}
+
+// The serialized request, decoded by protoc from the opentelemetry-proto test data, reads as
+// statlet's own message: same fields, same numbers, nothing unknown.
+TEST(OtlpEncoder, NodeMetricsDecodeWithTheUpstreamProtos) {
+  const Snapshot s = testing::MakeNodeSnapshot({.pods = 1, .containers_per_pod = 1});
+  OtlpEncoder enc(NodeResource{{{"host.name", "node-a"}}}, {}, 64 << 20);
+  FixedPulls pulls;
+  enc.AddFamilies(&pulls);
+  std::vector<ExportRequest> requests;
+  enc.Encode(s, &requests);
+  ASSERT_EQ(requests.size(), 1u);
+  ExportRequest node_only;
+  for (const auto& rm : requests[0].resource_metrics()) {
+    if (ResourceAttr(rm, "statlet.cgroup.path").empty()) *node_only.add_resource_metrics() = rm;
+  }
+  ASSERT_EQ(node_only.resource_metrics_size(), 1);
+  char path[] = "/tmp/statlet-otlp-node-XXXXXX";
+  const int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    ASSERT_TRUE(node_only.SerializeToOstream(&out));
+  }
+  const std::string decoded =
+      testing::CommandOutput({"sh", "-c",
+                              std::string(OTLP_TEST_PROTOC) + " --proto_path=" + OTLP_TEST_PROTO_DIR +
+                                  " --decode=opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest"
+                                  " opentelemetry/proto/collector/metrics/v1/metrics_service.proto < " +
+                                  path});
+  ::unlink(path);
+  std::string own;
+  google::protobuf::TextFormat::PrintToString(node_only, &own);
+  ASSERT_FALSE(decoded.empty());
+  EXPECT_EQ(decoded, own);
+  EXPECT_NE(decoded.find("name: \"statlet.image_pull.duration\""), std::string::npos) << decoded;
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 
 #include "exporters/prometheus_encoder.h"
 #include "tests/prometheus/promtool.h"
-#include "tests/prometheus/test_snapshots.h"
+#include "tests/support/snapshot_builder.h"
 
 namespace statlet {
 namespace {

@@ -5,7 +5,6 @@
 // through its HTTP API.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <httplib.h>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -26,8 +25,10 @@
 #include "bpf/bpf_probes.h"
 #include "tests/prometheus/promtool.h"
 #include "tests/support/child_process.h"
+#include "tests/support/http_client.h"
 #include "tests/support/live_cgroup.h"
 #include "tests/support/prometheus_server.h"
+#include "tests/support/statlet_daemon.h"
 #include "tests/support/wait_for.h"
 #include "tests/support/workloads.h"
 
@@ -69,6 +70,18 @@ std::vector<std::string> SamplesOf(const std::string& text, const std::string& n
     if (l.rfind(name + "{", 0) == 0 && l.find("id=\"" + id + "\"") != std::string::npos) out.push_back(l);
   }
   return out;
+}
+
+// The daemon on `root` with the eBPF probes that load (auto), its log in `dir`, once it
+// has collected.
+DaemonOptions BpfDaemon(const std::string& dir, const std::string& root, std::vector<std::string> flags) {
+  DaemonOptions o;
+  o.dir = dir;
+  o.cgroup_subtree = root;
+  o.flags = {"--bpf=auto"};
+  o.flags.insert(o.flags.end(), flags.begin(), flags.end());
+  o.wait_until_ready = true;
+  return o;
 }
 
 TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
@@ -124,19 +137,9 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
   char dir_template[] = "/tmp/statlet-bpfserve-XXXXXX";
   ASSERT_NE(::mkdtemp(dir_template), nullptr);
   const std::string dir = dir_template;
-  const int statlet_port = FreeLoopbackPort();
-  BinaryProcess statlet(
-      {STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(statlet_port), "--collector.subtree=" + root,
-       "--cri.listen=", "--runtime.endpoint=none", "--bpf=auto", "--collector.per-cpu", "--bpf.probes=" + AllProbes()},
-      dir + "/statlet.log");
-  httplib::Client exporter("127.0.0.1", statlet_port);
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        auto r = exporter.Get("/readyz");
-        return r && r->status == 200;
-      },
-      milliseconds(20000)))
-      << ReadWholeFile(dir + "/statlet.log");
+  Daemon statlet(BpfDaemon(dir, root, {"--collector.per-cpu", "--bpf.probes=" + AllProbes()}));
+  ASSERT_TRUE(statlet.ok()) << statlet.error();
+  const int statlet_port = statlet.port();
 
   std::string prom_error;
   auto prom = PrometheusServer::Start(dir, {"statlet", "127.0.0.1:" + std::to_string(statlet_port), "1s"}, &prom_error);
@@ -151,13 +154,13 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
         return probes != nullptr && probes.size() == registry.size();
       },
       milliseconds(30000)))
-      << ReadWholeFile(dir + "/statlet.log");
+      << statlet.log();
   std::set<std::string> served;
   for (const auto& p : probes) {
     const std::string name = p["metric"]["probe"];
     served.insert(name);
     if (name == "runqlat" || name == "oom") {
-      EXPECT_EQ(ValueOf(p), 1) << name << "\n" << ReadWholeFile(dir + "/statlet.log");
+      EXPECT_EQ(ValueOf(p), 1) << name << "\n" << statlet.log();
     }
   }
   EXPECT_EQ(served, std::set<std::string>(registry.begin(), registry.end()));
@@ -181,7 +184,7 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
         return kills != nullptr && !kills.empty();
       },
       milliseconds(30000)))
-      << ReadWholeFile(dir + "/statlet.log");
+      << statlet.log();
   ASSERT_EQ(kills.size(), 1u) << kills.dump();
   const auto& labels = kills[0]["metric"];
   EXPECT_EQ(labels["id"], oom_id);
@@ -239,7 +242,7 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
     return total;
   };
   auto scraped_sum_ns = [&]() -> int64_t {
-    auto r = exporter.Get("/metrics");
+    auto r = TimedGet(statlet_port, "/metrics").response;
     if (!r || r->status != 200) return -1;
     auto sums = SamplesOf(r->body, "statlet_cpu_runqueue_latency_seconds_sum", busy_id);
     return sums.size() == 1 ? static_cast<int64_t>(DecimalSecondsToNanos(sums[0].substr(sums[0].rfind(' ') + 1))) : -1;
@@ -264,7 +267,7 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
 
   // The same scrape in both formats: the histogram is cumulative and closes at +Inf = _count.
   for (const char* accept : {"text/plain;version=0.0.4", "application/openmetrics-text;version=1.0.0"}) {
-    auto r = exporter.Get("/metrics", httplib::Headers{{"Accept", accept}});
+    auto r = TimedGet(statlet_port, "/metrics", std::string("Accept: ") + accept + "\r\n").response;
     ASSERT_TRUE(r && r->status == 200) << accept;
     auto buckets = SamplesOf(r->body, "statlet_cpu_runqueue_latency_seconds_bucket", busy_id);
     auto count = SamplesOf(r->body, "statlet_cpu_runqueue_latency_seconds_count", busy_id);
@@ -296,7 +299,7 @@ TEST(BpfServing, RunqueueHistogramOomKillsAndProbeStatesReachPrometheus) {
   ASSERT_TRUE(WaitFor(
       [&] {
         usage_before = v2only.CpuUsageNs();
-        auto r = exporter.Get("/metrics");
+        auto r = TimedGet(statlet_port, "/metrics").response;
         usage_after = v2only.CpuUsageNs();
         if (!r || r->status != 200) return false;
         per_cpu = SamplesOf(r->body, "container_cpu_usage_seconds_total", v2_id);
@@ -341,25 +344,14 @@ TEST(BpfServing, OomKillInACgroupRemovedBeforeTheNextCollectionKeepsItsLabels) {
   char dir_template[] = "/tmp/statlet-bpfgone-XXXXXX";
   ASSERT_NE(::mkdtemp(dir_template), nullptr);
   const std::string dir = dir_template;
-  const int port = FreeLoopbackPort();
   // No snapshot reuse: every scrape is a collection.
-  BinaryProcess statlet(
-      {STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(port), "--collector.subtree=" + root,
-       "--cri.listen=", "--runtime.endpoint=none", "--bpf=auto", "--bpf.probes=oom", "--collector.max-age=0s"},
-      dir + "/statlet.log");
-  httplib::Client exporter("127.0.0.1", port);
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        auto r = exporter.Get("/readyz");
-        return r && r->status == 200;
-      },
-      milliseconds(20000)))
-      << ReadWholeFile(dir + "/statlet.log");
+  Daemon statlet(BpfDaemon(dir, root, {"--bpf.probes=oom", "--collector.max-age=0s"}));
+  ASSERT_TRUE(statlet.ok()) << statlet.error();
+  const int port = statlet.port();
   const std::string victim_id = victim.path();
-  auto first = exporter.Get("/metrics");
+  auto first = TimedGet(port, "/metrics").response;
   ASSERT_TRUE(first && first->status == 200);
-  ASSERT_NE(first->body.find("statlet_bpf_probe_up{probe=\"oom\"} 1\n"), std::string::npos)
-      << ReadWholeFile(dir + "/statlet.log");
+  ASSERT_NE(first->body.find("statlet_bpf_probe_up{probe=\"oom\"} 1\n"), std::string::npos) << statlet.log();
   ASSERT_FALSE(SamplesOf(first->body, "container_last_seen", victim_id).empty()) << "the victim cgroup is reported";
 
   Child oomer = Allocator();
@@ -373,7 +365,7 @@ TEST(BpfServing, OomKillInACgroupRemovedBeforeTheNextCollectionKeepsItsLabels) {
   std::string body;
   ASSERT_TRUE(WaitFor(
       [&] {
-        auto r = exporter.Get("/metrics");
+        auto r = TimedGet(port, "/metrics").response;
         if (!r || r->status != 200) return false;
         body = r->body;
         kills.clear();
@@ -387,7 +379,7 @@ TEST(BpfServing, OomKillInACgroupRemovedBeforeTheNextCollectionKeepsItsLabels) {
         return !kills.empty();
       },
       milliseconds(20000)))
-      << ReadWholeFile(dir + "/statlet.log");
+      << statlet.log();
   EXPECT_TRUE(SamplesOf(body, "container_last_seen", victim_id).empty()) << "the cgroup is gone";
   ASSERT_EQ(kills.size(), 1u);
   EXPECT_NE(kills[0].find("{id=\"" + victim_id + "\","), std::string::npos) << kills[0];

@@ -7,7 +7,7 @@
 #include <new>
 
 #include "exporters/prometheus_encoder.h"
-#include "tests/prometheus/test_snapshots.h"
+#include "tests/support/snapshot_builder.h"
 
 namespace {
 std::atomic<bool> g_counting{false};

@@ -8,7 +8,7 @@
 
 #include "metrics/families.h"
 #include "tests/prometheus/promtool.h"
-#include "tests/prometheus/test_snapshots.h"
+#include "tests/support/snapshot_builder.h"
 
 namespace statlet {
 namespace {

@@ -9,33 +9,33 @@
 
 #include "exporters/gzip_compressor.h"
 #include "exporters/metrics_http_server.h"
-#include "tests/prometheus/test_snapshots.h"
+#include "tests/support/snapshot_builder.h"
+#include "tests/support/fixed_snapshot_source.h"
 
 namespace statlet {
 namespace {
 
-class FixedSource : public SnapshotSource {
+class CountingFamilies : public metrics::ExtraSource {
  public:
-  StatusOr<SnapshotPtr> Get(std::chrono::nanoseconds, CollectParts) override { return snap_; }
-  SamplerStats stats() const override { return {}; }
-
- private:
-  SnapshotPtr snap_ = std::make_shared<Snapshot>(testing::MakeNodeSnapshot({}));
-};
-
-class CountingFamilies : public ExtraFamilies {
- public:
-  void Append(ExpositionFormat f, std::string* out) const override {
-    AppendFamilyHeader(out, f, "statlet_test_things_total", "counter", "Things \"counted\".");
-    out->append("statlet_test_things_total ").append(std::to_string(generation)).append("\n");
-    AppendFamilyHeader(out, f, "statlet_test_size_bytes", "gauge", "A size.", "bytes");
-    out->append("statlet_test_size_bytes 7\n");
+  void Collect(std::vector<metrics::ExtraFamily>* out) const override {
+    metrics::ExtraFamily things;
+    things.name = "statlet_test_things_total";
+    things.type = metrics::ExtraType::kCounter;
+    things.help = "Things \"counted\".";
+    things.series.push_back({{}, metrics::Value::Count(generation), {}, {}});
+    out->push_back(std::move(things));
+    metrics::ExtraFamily size;
+    size.name = "statlet_test_size_bytes";
+    size.help = "A size.";
+    size.unit = "bytes";
+    size.series.push_back({{}, metrics::Value::Count(7), {}, {}});
+    out->push_back(std::move(size));
   }
   std::atomic<uint64_t> generation{1};
 };
 
 struct Served {
-  FixedSource source;
+  testing::FixedSnapshotSource source{testing::MakeNodeSnapshot({})};
   CountingFamilies extra;
   std::unique_ptr<MetricsHttpServer> server;
   std::unique_ptr<httplib::Client> client;

@@ -12,31 +12,14 @@
 #include <cstdlib>
 
 #include "exporters/gzip_compressor.h"
-#include "tests/prometheus/test_snapshots.h"
+#include "tests/support/snapshot_builder.h"
+#include "tests/support/fixed_snapshot_source.h"
 
 namespace statlet {
 namespace {
 
-// A SnapshotSource over a fixed snapshot (the encoder side is a pure function of it).
-class FixedSource : public SnapshotSource {
- public:
-  explicit FixedSource(Snapshot s) : snap_(std::make_shared<Snapshot>(std::move(s))) {}
-  StatusOr<SnapshotPtr> Get(std::chrono::nanoseconds, CollectParts) override {
-    if (fail_) return Unavailable("cgroupfs is gone");
-    ++gets_;
-    return SnapshotPtr(snap_);
-  }
-  SamplerStats stats() const override { return stats_; }
-  bool fail_ = false;
-  int gets_ = 0;
-
- private:
-  SnapshotPtr snap_;
-  SamplerStats stats_;
-};
-
 struct Served {
-  FixedSource source{testing::MakeNodeSnapshot({})};
+  testing::FixedSnapshotSource source{testing::MakeNodeSnapshot({})};
   std::unique_ptr<MetricsHttpServer> server;
   std::unique_ptr<httplib::Client> client;
 
@@ -125,7 +108,7 @@ TEST(MetricsHttpServer, HealthReadinessAndErrors) {
   EXPECT_EQ(s.client->Get("/readyz")->status, 200);
   EXPECT_EQ(s.client->Get("/nope")->status, 404);
   EXPECT_NE(s.client->Get("/")->body.find("href=\"/metrics\""), std::string::npos);
-  s.source.fail_ = true;
+  s.source.Fail(Unavailable("cgroupfs is gone"));
   auto r = s.client->Get("/metrics");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 503);
@@ -166,7 +149,7 @@ TEST(MetricsHttpServer, BasicAuthFromWebConfig) {
   auto denied = s.client->Get("/metrics");
   ASSERT_TRUE(denied);
   EXPECT_EQ(denied->status, 401);
-  EXPECT_EQ(s.source.gets_, 0) << "no collection for an unauthorised scrape";
+  EXPECT_EQ(s.source.gets(), 0) << "no collection for an unauthorised scrape";
   s.client->set_basic_auth("prom", "pw");
   EXPECT_EQ(s.client->Get("/metrics")->status, 200);
   s.client->set_basic_auth("prom", "nope");
@@ -209,7 +192,7 @@ TEST(MetricsHttpServer, ProbeAddressServesHealthWithoutAuthAndNothingElse) {
   EXPECT_EQ(probe.Get("/healthz")->status, 200);
   EXPECT_EQ(probe.Get("/readyz")->status, 503);
   EXPECT_EQ(probe.Get("/metrics")->status, 404) << "metrics are not served without auth";
-  EXPECT_EQ(s.source.gets_, 0);
+  EXPECT_EQ(s.source.gets(), 0);
 }
 
 TEST(MetricsHttpServer, ConnectionsPerAddressAreCapped) {
@@ -254,7 +237,7 @@ TEST(MetricsHttpServer, ServesTlsFromWebConfig) {
   ASSERT_TRUE(web.ok());
   o.web = *web;
   o.listen_address = "127.0.0.1:0";
-  FixedSource source(testing::MakeNodeSnapshot({}));
+  testing::FixedSnapshotSource source(testing::MakeNodeSnapshot({}));
   auto server = MetricsHttpServer::Create(o, {}, &source);
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   ASSERT_TRUE((*server)->Start().ok());

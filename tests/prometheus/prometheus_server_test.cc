@@ -2,7 +2,6 @@
 // cpuacct plus the unified hierarchy on this host), the statlet daemon scraped every second
 // by Debian's prometheus on 127.0.0.1, and Prometheus' HTTP API asked for the burn rate.
 #include <gtest/gtest.h>
-#include <httplib.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -14,8 +13,10 @@
 
 #include "tests/prometheus/promtool.h"
 #include "tests/support/child_process.h"
+#include "tests/support/http_client.h"
 #include "tests/support/live_cgroup.h"
 #include "tests/support/prometheus_server.h"
+#include "tests/support/statlet_daemon.h"
 #include "tests/support/wait_for.h"
 #include "tests/support/workloads.h"
 
@@ -41,19 +42,15 @@ TEST(PrometheusServer, ScrapesStatletAndSeesTheBurnRate) {
   char dir_template[] = "/tmp/statlet-prom-XXXXXX";
   ASSERT_NE(::mkdtemp(dir_template), nullptr);
   const std::string dir = dir_template;
-  const int statlet_port = FreeLoopbackPort();
-  BinaryProcess statlet(
-      {STATLET_BINARY, "--web.listen-address=127.0.0.1:" + std::to_string(statlet_port), "--collector.subtree=" + root,
-       "--cri.listen=", "--runtime.endpoint=none", "--log.level=debug"},
-      dir + "/statlet.log");
-  httplib::Client exporter("127.0.0.1", statlet_port);
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        auto r = exporter.Get("/readyz");
-        return r && r->status == 200;
-      },
-      milliseconds(10000)))
-      << ReadWholeFile(dir + "/statlet.log");
+  DaemonOptions o;
+  o.dir = dir;
+  o.cgroup_subtree = root;
+  o.flags = {"--bpf=auto", "--log.level=debug"};
+  o.wait_until_ready = true;
+  o.start_timeout = milliseconds(10000);
+  Daemon statlet(o);
+  ASSERT_TRUE(statlet.ok()) << statlet.error();
+  const int statlet_port = statlet.port();
 
   std::string prom_error;
   auto prom = PrometheusServer::Start(dir, {"statlet", "127.0.0.1:" + std::to_string(statlet_port), "1s"}, &prom_error);
@@ -96,8 +93,9 @@ TEST(PrometheusServer, ScrapesStatletAndSeesTheBurnRate) {
   EXPECT_EQ(up[0]["value"][1], "1") << "Prometheus failed to parse the (OpenMetrics) scrape";
 
   // promtool on a live scrape.
-  auto live = exporter.Get("/metrics");
-  ASSERT_TRUE(live && live->status == 200);
+  TimedResponse scrape = TimedGet(statlet_port, "/metrics");
+  ASSERT_TRUE(scrape.response && scrape.response->status == 200);
+  const RawResponse* live = &*scrape.response;
   PromtoolResult check = PromtoolCheckMetrics(live->body);
   EXPECT_TRUE(check.Parsed()) << check.exit_code << ": " << check.output;
   EXPECT_TRUE(check.unexpected_findings.empty()) << check.output;
@@ -105,7 +103,7 @@ TEST(PrometheusServer, ScrapesStatletAndSeesTheBurnRate) {
 
   prom->Stop();
   EXPECT_EQ(statlet.Stop(), 0) << "statlet should exit 0 on SIGTERM";
-  EXPECT_NE(ReadWholeFile(dir + "/statlet.log").find("received SIGTERM"), std::string::npos);
+  EXPECT_NE(statlet.log().find("received SIGTERM"), std::string::npos);
   burner.Kill();
   std::system(("rm -rf " + dir).c_str());
 }

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "tests/prometheus/promtool.h"
-#include "tests/prometheus/test_snapshots.h"
+#include "tests/support/snapshot_builder.h"
 
 namespace statlet {
 namespace {
@@ -74,9 +74,9 @@ TEST(SelfMetrics, DurationsCallsAndScrapeErrorInOpenMetrics) {
   SelfMetrics m("v", "r");
   m.ObserveCollection(s);  // 1.5 ms
   m.ObserveScrape(0.02, true);
-  m.ObserveCriCall("RuntimeService/ListContainerStats", "OK", 0.003);
-  m.ObserveCriCall("RuntimeService/ListContainerStats", "OK", 0.004);
-  m.ObserveCriCall("ImageService/PullImage", "UNIMPLEMENTED", 0.0001);
+  m.ObserveCall("RuntimeService/ListContainerStats", "OK", 0.003);
+  m.ObserveCall("RuntimeService/ListContainerStats", "OK", 0.004);
+  m.ObserveCall("ImageService/PullImage", "UNIMPLEMENTED", 0.0001);
   std::string om = Text(m, ExpositionFormat::kOpenMetrics100);
   EXPECT_TRUE(Has(om, "# TYPE statlet_collections counter")) << om;
   EXPECT_TRUE(Has(om, "statlet_collection_duration_seconds_bucket{le=\"0.001\"} 0"));

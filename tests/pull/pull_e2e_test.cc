@@ -20,6 +20,7 @@
 
 #include "tests/prometheus/promtool.h"
 #include "tests/pull/pull_stage.h"
+#include "tests/support/http_client.h"
 #include "tests/support/tmux_session.h"
 #include "tests/support/wait_for.h"
 
@@ -457,8 +458,8 @@ TEST_F(PullE2e, TheNodeObjectIsRebuiltEveryPeriodAndValidatesAgainstTheCrd) {
   // Read the object every 50 ms until a second and a half after the pull ended.
   while (ended == Clock::time_point{} || Clock::now() - ended < milliseconds(1500)) {
     if (ended == Clock::time_point{} && call.done()) ended = Clock::now();
-    auto r = e2e::HttpGet(agent->metrics_port, "/imagepulls", seconds(2));
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    auto r = testing::TimedGet(agent->metrics_port, "/imagepulls", "", seconds(2)).response;
+    ASSERT_TRUE(r) << "no answer to GET /imagepulls";
     ASSERT_EQ(r->status, 200);
     if (changes.empty() || changes.back().body != r->body) changes.push_back({Clock::now(), r->body});
     std::this_thread::sleep_for(milliseconds(50));  // the reading cadence of this test
@@ -588,8 +589,8 @@ TEST_F(PullE2e, TheWriterAppliesValidObjectsAtMostOncePerPeriod) {
   }
   EXPECT_TRUE(pulling_seen);
   // The writes are counted on /metrics.
-  auto m = e2e::HttpGet(agent->metrics_port, "/metrics", seconds(5));
-  ASSERT_TRUE(m.ok());
+  auto m = testing::TimedGet(agent->metrics_port, "/metrics", "", seconds(5)).response;
+  ASSERT_TRUE(m);
   EXPECT_NE(m->body.find("statlet_image_pull_status_writes_total{result=\"ok\"} " + std::to_string(reqs.size())),
             std::string::npos);
   stage_->StopAgent(&*agent);
@@ -609,8 +610,8 @@ TEST_F(PullE2e, TheWriterBacksOffWhenTheApiServerRefusesIt) {
   ASSERT_GE(reqs.size(), 2u);
   EXPECT_LE(reqs.size(), 3u);
   for (const auto& r : reqs) EXPECT_FALSE(r["ok"].get<bool>());
-  auto m = e2e::HttpGet(agent->metrics_port, "/metrics", seconds(5));
-  ASSERT_TRUE(m.ok());
+  auto m = testing::TimedGet(agent->metrics_port, "/metrics", "", seconds(5)).response;
+  ASSERT_TRUE(m);
   EXPECT_NE(m->body.find("statlet_image_pull_status_writes_total{result=\"error\"} " + std::to_string(reqs.size())),
             std::string::npos)
       << m->body.substr(m->body.find("statlet_image_pull_status_writes_total"), 200);
@@ -627,8 +628,8 @@ TEST_F(PullE2e, PullFamiliesCountWhatHappenedAndPassPromtool) {
   {
     ProgressCall a(stub.get(), ProgressRequest(image_->ref, kep::TIME, 1, -1, true));
     ASSERT_TRUE(WaitForLayer(a, 0.2));
-    auto mid = e2e::HttpGet(agent->metrics_port, "/metrics", seconds(5));
-    ASSERT_TRUE(mid.ok());
+    auto mid = testing::TimedGet(agent->metrics_port, "/metrics", "", seconds(5)).response;
+    ASSERT_TRUE(mid);
     EXPECT_NE(mid->body.find("statlet_image_pulls_in_flight 1\n"), std::string::npos);
     EXPECT_NE(
         mid->body.find("statlet_image_pull_size_bytes{image=\"" + image_->ref + "\"} " + std::to_string(image_->total)),
@@ -645,8 +646,8 @@ TEST_F(PullE2e, PullFamiliesCountWhatHappenedAndPassPromtool) {
     EXPECT_EQ(c.Wait().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
     stage_->proxy().Resume();
   }
-  auto m = e2e::HttpGet(agent->metrics_port, "/metrics", seconds(5));
-  ASSERT_TRUE(m.ok());
+  auto m = testing::TimedGet(agent->metrics_port, "/metrics", "", seconds(5)).response;
+  ASSERT_TRUE(m);
   for (const char* want : {"statlet_image_pulls_started_total 2\n", "statlet_image_pull_joins_total 1\n",
                            "statlet_image_pulls_completed_total{result=\"succeeded\"} 1\n",
                            "statlet_image_pulls_completed_total{result=\"stalled\"} 1\n",

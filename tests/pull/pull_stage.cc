@@ -18,6 +18,7 @@
 
 #include "base/unix_socket.h"
 #include "tests/support/child_process.h"
+#include "tests/support/http_client.h"
 #include "tests/support/wait_for.h"
 
 namespace statlet::pulltest {
@@ -96,7 +97,7 @@ StatusOr<std::unique_ptr<PullStage>> PullStage::Start(std::vector<std::string> a
 }
 
 PullStage::~PullStage() {
-  for (pid_t p : agents_) StopPid(p);
+  agents_.clear();
   proxy_.reset();
   StopPid(registry_pid_);
   if (e2e_) e2e_->Stop();
@@ -117,8 +118,9 @@ Status PullStage::StartRegistry() {
       [&] {
         return InNetns(containerd_pid_,
                        [&]() -> Status {
-                         auto r = e2e::HttpGet(registry_port_, "/v2/", std::chrono::milliseconds(500));
-                         if (!r.ok()) return r.status();
+                         auto r =
+                             testing::TimedGet(registry_port_, "/v2/", "", std::chrono::milliseconds(500)).response;
+                         if (!r) return Unavailable("no answer");
                          return r->status == 200 ? Status::Ok() : Unavailable("status " + std::to_string(r->status));
                        })
             .ok();
@@ -245,42 +247,25 @@ std::unique_ptr<v1::ImageService::Stub> PullStage::ImagesAt(const std::string& s
 }
 
 StatusOr<ExtraAgent> PullStage::StartAgent(const std::string& name, const std::vector<std::string>& flags) {
-  ExtraAgent a;
-  a.socket = dir() + "/" + name + ".sock";
-  a.log = dir() + "/" + name + ".log";
-  std::vector<std::string> argv = {STATLET_E2E_AGENT,
-                                   "--cri.listen=" + a.socket,
-                                   "--runtime.endpoint=unix://" + dir() + "/containerd.sock",
-                                   "--web.listen-address=127.0.0.1:0",
-                                   "--collector.subtree=" + e2e_->cgroup_root(),
-                                   "--bpf=off",
-                                   "--log.level=info"};
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  a.pid = testing::SpawnLogged(argv, a.log);
-  if (a.pid < 0) return ErrnoStatus(errno, "fork");
-  agents_.push_back(a.pid);
-  bool up = testing::WaitFor(
-      [&] {
-        int status;
-        if (waitpid(a.pid, &status, WNOHANG) == a.pid) return true;
-        return SocketIsLive(a.socket);
-      },
-      std::chrono::seconds(30));
-  // The port the agent picked, from its log ("serving http on 127.0.0.1:0 (port PORT)/metrics").
-  std::ifstream in(a.log);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.find("serving http on ") == std::string::npos) continue;
-    size_t at = line.find("(port ");
-    if (at != std::string::npos) a.metrics_port = std::atoi(line.c_str() + at + 6);
-  }
-  if (!up || !SocketIsLive(a.socket)) return Unavailable("agent " + name + " did not start:\n" + e2e::Tail(a.log, 10));
+  testing::DaemonOptions o;
+  o.binary = STATLET_E2E_AGENT;
+  o.dir = dir();
+  o.name = name;
+  o.cgroup_subtree = e2e_->cgroup_root();
+  o.serve_cri = true;
+  o.cri_socket = dir() + "/" + name + ".sock";
+  o.flags = {"--runtime.endpoint=unix://" + dir() + "/containerd.sock", "--log.level=info"};
+  o.flags.insert(o.flags.end(), flags.begin(), flags.end());
+  o.start_timeout = std::chrono::seconds(30);
+  auto d = std::make_unique<testing::Daemon>(o);
+  if (!d->ok()) return Unavailable("agent " + name + " did not start: " + d->error());
+  ExtraAgent a{d->pid(), d->cri_socket(), d->port(), d->log_path()};
+  agents_.push_back(std::move(d));
   return a;
 }
 
 void PullStage::StopAgent(ExtraAgent* a) {
-  StopPid(a->pid);
-  agents_.erase(std::remove(agents_.begin(), agents_.end(), a->pid), agents_.end());
+  std::erase_if(agents_, [&](const std::unique_ptr<testing::Daemon>& d) { return d->pid() == a->pid; });
   a->pid = -1;
 }
 

@@ -24,6 +24,7 @@
 #include "proto/image_service.grpc.pb.h"
 #include "tests/e2e/e2e_stage.h"
 #include "tests/pull/rate_limited_proxy.h"
+#include "tests/support/statlet_daemon.h"
 
 namespace statlet::pulltest {
 
@@ -97,7 +98,7 @@ class PullStage {
   std::unique_ptr<RateLimitedProxy> proxy_;
   std::unique_ptr<v1::ImageService::Stub> statlet_, containerd_;
   std::unique_ptr<content::Content::Stub> content_;
-  std::vector<pid_t> agents_;
+  std::vector<std::unique_ptr<testing::Daemon>> agents_;
 };
 
 // Runs `fn` on a thread inside the network namespace of `pid` (sockets it makes live there).

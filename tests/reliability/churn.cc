@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "tests/reliability/raw_http.h"
+#include "tests/support/http_client.h"
 #include "tests/support/wait_for.h"
 
 namespace statlet::testing {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "tests/reliability/container_tree.h"
-#include "tests/reliability/daemon_under_test.h"
+#include "tests/support/statlet_daemon.h"
 
 namespace statlet::testing {
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "api.grpc.pb.h"
-#include "tests/reliability/daemon_under_test.h"
 #include "tests/reliability/h2_attacker.h"
+#include "tests/support/statlet_daemon.h"
 #include "tests/support/wait_for.h"
 
 namespace statlet::testing {

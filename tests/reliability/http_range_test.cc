@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <thread>
 
-#include "tests/reliability/daemon_under_test.h"
-#include "tests/reliability/raw_http.h"
+#include "tests/support/http_client.h"
+#include "tests/support/statlet_daemon.h"
 
 namespace statlet::testing {
 namespace {

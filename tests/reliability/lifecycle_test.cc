@@ -11,9 +11,9 @@
 #include <fstream>
 #include <thread>
 
-#include "tests/reliability/daemon_under_test.h"
 #include "tests/reliability/h2_attacker.h"
-#include "tests/reliability/raw_http.h"
+#include "tests/support/http_client.h"
+#include "tests/support/statlet_daemon.h"
 #include "tests/support/wait_for.h"
 
 namespace statlet::testing {

@@ -52,7 +52,7 @@ void PrometheusServer::Stop() {
   process_.reset();
 }
 
-nlohmann::json PrometheusServer::Query(const std::string& promql, std::optional<double> at) const {
+nlohmann::json PrometheusServer::Query(const std::string& promql, std::optional<double> at, std::string* error) const {
   httplib::Client client("127.0.0.1", port_);
   client.set_read_timeout(10, 0);
   httplib::Params params{{"query", promql}};
@@ -62,9 +62,15 @@ nlohmann::json PrometheusServer::Query(const std::string& promql, std::optional<
     params.emplace("time", t);
   }
   auto r = client.Get("/api/v1/query", params, httplib::Headers{});
-  if (!r || r->status != 200) return nullptr;
+  if (!r) {
+    if (error != nullptr) *error = "no answer from Prometheus";
+    return nullptr;
+  }
   auto j = nlohmann::json::parse(r->body, nullptr, false);
-  if (j.is_discarded() || j["status"] != "success") return nullptr;
+  if (r->status != 200 || j.is_discarded() || j.value("status", "") != "success") {
+    if (error != nullptr) *error = "HTTP " + std::to_string(r->status) + ": " + r->body;
+    return nullptr;
+  }
   return j["data"]["result"];
 }
 

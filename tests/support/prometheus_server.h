@@ -41,8 +41,9 @@ class PrometheusServer {
 
   int port() const { return port_; }
   // The `result` of an instant query (at `at`, seconds since the epoch; default now), or
-  // null JSON when the query failed.
-  nlohmann::json Query(const std::string& promql, std::optional<double> at = std::nullopt) const;
+  // null JSON when the query failed (why in `error`, when given).
+  nlohmann::json Query(const std::string& promql, std::optional<double> at = std::nullopt,
+                       std::string* error = nullptr) const;
   // The server's log, for failure messages.
   std::string Log() const;
   void Stop();

@@ -1,4 +1,4 @@
-#include "tests/prometheus/test_snapshots.h"
+#include "tests/support/snapshot_builder.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -99,36 +99,26 @@ void FillBpf(BpfCgroupStats* b, size_t seed) {
 }  // namespace
 
 Snapshot MakeNodeSnapshot(const SnapshotShape& shape) {
-  Snapshot s;
-  s.timestamp_ns = 1'700'000'000'123'456'789;
-  s.monotonic_ns = 1'000'000;
-  s.sequence = shape.sequence;
-  s.num_cpus = shape.num_cpus;
+  SnapshotBuilder b(1'700'000'000'123'456'789, shape.sequence, shape.num_cpus);
   size_t seed = 0;
-  auto add = [&](std::string path, CgroupKind kind) -> CgroupStats& {
-    CgroupStats c;
-    c.id.cgroup_path = std::move(path);
-    c.id.kind = kind;
+  // Every cgroup's values, told apart by the order it was added in.
+  auto fill = [&](CgroupStats& c) -> CgroupStats& {
     c.id.cgroup_id = 1000 + seed;
     c.id.created_ns = 1'600'000'000'000'000'000 + static_cast<int64_t>(seed);
     if (shape.with_bpf) FillBpf(&c.bpf, seed);
     FillCgroup(&c, seed++, shape.num_cpus);
-    s.cgroups.push_back(std::move(c));
-    return s.cgroups.back();
+    return c;
   };
-  CgroupStats& root = add("/", CgroupKind::kRoot);
-  root.netns_inode = 4026531840;
-  NetNamespaceStats host{4026531840, {{"lo", 100, 1, 0, 0, 100, 1, 0, 0}, {"eth0", 5000, 50, 0, 1, 6000, 60, 0, 0}}};
-  s.netns[host.netns_inode] = host;
-  add("/kubepods", CgroupKind::kKubepods);
-  add("/kubepods/burstable", CgroupKind::kQos);
+  fill(b.Add("/", CgroupKind::kRoot)).netns_inode = 4026531840;
+  b.AddNetns(4026531840, {{"lo", 100, 1, 0, 0, 100, 1, 0, 0}, {"eth0", 5000, 50, 0, 1, 6000, 60, 0, 0}});
+  fill(b.Add("/kubepods", CgroupKind::kKubepods));
+  fill(b.Add("/kubepods/burstable", CgroupKind::kQos));
   for (size_t p = 0; p < shape.pods; ++p) {
     char uid[64];
     std::snprintf(uid, sizeof uid, "%08zx-1111-2222-3333-%012zx", p, p);
     std::string pod_path = std::string("/kubepods/burstable/pod") + uid;
     uint64_t netns = 4026532000 + p;
-    s.netns[netns] = NetNamespaceStats{
-        netns, {{"lo", 10, 1, 0, 0, 10, 1, 0, 0}, {"eth0", 1000 * (p + 1), 10, 0, 0, 2000, 20, 0, 0}}};
+    b.AddNetns(netns, {{"lo", 10, 1, 0, 0, 10, 1, 0, 0}, {"eth0", 1000 * (p + 1), 10, 0, 0, 2000, 20, 0, 0}});
     auto sandbox_meta = std::make_shared<ContainerMetadata>();
     sandbox_meta->pod_name = "web-" + std::to_string(p);
     sandbox_meta->pod_namespace = "default";
@@ -136,8 +126,7 @@ Snapshot MakeNodeSnapshot(const SnapshotShape& shape) {
     sandbox_meta->is_sandbox = true;
     sandbox_meta->container_id = Hex64(p * 100);
     {
-      CgroupStats& pod = add(pod_path, CgroupKind::kPod);
-      pod.id.pod_uid = uid;
+      CgroupStats& pod = fill(b.AddPod(pod_path, uid));
       if (shape.with_metadata) pod.id.meta = sandbox_meta;
     }
     std::vector<std::pair<std::string, std::shared_ptr<ContainerMetadata>>> children;
@@ -153,16 +142,13 @@ Snapshot MakeNodeSnapshot(const SnapshotShape& shape) {
     }
     std::sort(children.begin(), children.end());
     for (auto& [id, m] : children) {
-      CgroupStats& c = add(pod_path + "/" + id, CgroupKind::kContainer);
-      c.id.container_id = id;
-      c.id.pod_uid = uid;
-      c.id.parent_path = pod_path;
+      CgroupStats& c = fill(b.AddContainer(pod_path, id, uid));
       c.netns_inode = netns;
       if (shape.with_metadata) c.id.meta = m;
     }
   }
-  std::sort(s.cgroups.begin(), s.cgroups.end(),
-            [](const CgroupStats& a, const CgroupStats& b) { return a.id.cgroup_path < b.id.cgroup_path; });
+  Snapshot s = b.Build();
+  s.monotonic_ns = 1'000'000;
   s.read_errors.push_back({"memory.stat", "parse", 2});
   if (shape.with_bpf) {
     for (const char* probe : {"cpu", "runqlat", "faults", "oom", "tcp"}) {

@@ -1,4 +1,4 @@
-#include "tests/reliability/daemon_under_test.h"
+#include "tests/support/statlet_daemon.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "tests/reliability/raw_http.h"
+#include "tests/support/http_client.h"
 #include "tests/support/wait_for.h"
 
 #ifndef STATLET_BINARY
@@ -45,6 +45,15 @@ int CountInotifyWatches(pid_t pid) {
   return watches;
 }
 
+// The last `n` lines of `text`.
+std::string LastLines(const std::string& text, size_t n) {
+  size_t at = text.size();
+  for (size_t lines = 0; at > 0 && lines <= n;) {
+    if (text[--at] == '\n') ++lines;
+  }
+  return at == 0 ? text : text.substr(at + 1);
+}
+
 }  // namespace
 
 std::string StatletBinary() {
@@ -77,45 +86,59 @@ bool ResetPeakRss(pid_t pid) {
 }
 
 Daemon::Daemon(DaemonOptions options) {
-  char dir[] = "/tmp/statlet-reliability-XXXXXX";
-  if (::mkdtemp(dir) == nullptr) {
-    error_ = "mkdtemp failed";
-    return;
+  if (options.dir.empty()) {
+    char dir[] = "/tmp/statlet-daemon-XXXXXX";
+    if (::mkdtemp(dir) == nullptr) {
+      error_ = "mkdtemp failed";
+      return;
+    }
+    dir_ = dir;
+    own_dir_ = true;
+  } else {
+    dir_ = options.dir;
   }
-  dir_ = dir;
+  log_path_ = dir_ + "/" + options.name + ".log";
   port_ = FreeLoopbackPort();
-  std::string subtree = options.cgroup_subtree.empty() ? "/statlet-reliability-none-" + std::to_string(::getpid())
-                                                       : options.cgroup_subtree;
-  if (options.serve_cri) cri_socket_ = dir_ + "/cri.sock";
-  std::vector<std::string> argv = {StatletBinary(),
+  std::string subtree =
+      options.cgroup_subtree.empty() ? "/statlet-test-none-" + std::to_string(::getpid()) : options.cgroup_subtree;
+  if (options.serve_cri) cri_socket_ = options.cri_socket.empty() ? dir_ + "/cri.sock" : options.cri_socket;
+  std::vector<std::string> argv = {options.binary.empty() ? StatletBinary() : options.binary,
                                    "--web.listen-address=127.0.0.1:" + std::to_string(port_),
                                    "--collector.subtree=" + subtree,
                                    "--cri.listen=" + cri_socket_,
                                    "--runtime.endpoint=none",
                                    "--bpf=off"};
   argv.insert(argv.end(), options.flags.begin(), options.flags.end());
-  process_ = std::make_unique<BinaryProcess>(argv, dir_ + "/statlet.log");
+  process_ = std::make_unique<BinaryProcess>(argv, log_path_);
   pid_ = process_->pid();
-  if (options.wait_until_serving && !WaitServing(std::chrono::seconds(20))) {
-    error_ = "statlet did not serve /healthz: " + log();
+  WaitStarted(options);
+}
+
+void Daemon::WaitStarted(const DaemonOptions& o) {
+  auto fail = [&](const std::string& what) {
+    error_ = "statlet did not " + what + (process_->running() ? "" : " (it exited)") + "; its log ends:\n" +
+             LastLines(log(), 30);
+  };
+  if (!o.wait_until_serving) return;
+  if (!WaitServing(o.start_timeout)) return fail("serve /healthz");
+  if (o.wait_until_ready && !WaitReady(o.start_timeout)) return fail("answer /readyz with 200");
+  if (o.serve_cri &&
+      !WaitFor([&] { return ::access(cri_socket_.c_str(), F_OK) == 0 || !process_->running(); }, o.start_timeout)) {
+    return fail("make its CRI socket " + cri_socket_);
   }
-  if (options.wait_until_serving && options.serve_cri && error_.empty() &&
-      !WaitFor([&] { return ::access(cri_socket_.c_str(), F_OK) == 0 || !process_->running(); },
-               std::chrono::seconds(20))) {
-    error_ = "statlet did not make its CRI socket: " + log();
-  }
+  if (!process_->running()) fail("keep running");
 }
 
 Daemon::~Daemon() {
   if (process_) process_->Stop(std::chrono::seconds(10));
-  if (!dir_.empty()) {
-    ::unlink((dir_ + "/statlet.log").c_str());
-    ::unlink(cri_socket_.c_str());
+  if (own_dir_) {
+    ::unlink(log_path_.c_str());
+    if (!cri_socket_.empty()) ::unlink(cri_socket_.c_str());
     ::rmdir(dir_.c_str());
   }
 }
 
-std::string Daemon::log() const { return dir_.empty() ? "" : ReadWholeFile(dir_ + "/statlet.log"); }
+std::string Daemon::log() const { return log_path_.empty() ? "" : ReadWholeFile(log_path_); }
 
 bool Daemon::WaitServing(std::chrono::milliseconds timeout) {
   return WaitFor(
@@ -123,6 +146,17 @@ bool Daemon::WaitServing(std::chrono::milliseconds timeout) {
                if (!process_->running()) return true;  // checked below
                // Any answer counts: with basic auth on, /healthz answers 401.
                return TimedGet(port_, "/healthz", "", Millis(500)).response.has_value();
+             },
+             timeout) &&
+         process_->running();
+}
+
+bool Daemon::WaitReady(std::chrono::milliseconds timeout) {
+  return WaitFor(
+             [&] {
+               if (!process_->running()) return true;  // checked below
+               TimedResponse r = TimedGet(port_, "/readyz", "", Millis(500));
+               return r.response && r.response->status == 200;
              },
              timeout) &&
          process_->running();

@@ -1,7 +1,8 @@
-// A raw HTTP/1.1 client over one TCP connection, for tests that must send what a polite
-// client never would (no request at all, a byte at a time, 16 MB of headers, pipelined
-// requests) and see exactly what comes back, when, and whether the server closed.
-// Every wait has a deadline.
+// The tests' HTTP/1.1 client: TimedGet, one GET with a deadline (what every test that asks
+// statlet, a registry or a pod over HTTP uses), over a raw connection that the tests of
+// hostile clients drive themselves: they send what a polite client never would (no request
+// at all, a byte at a time, 16 MB of headers, pipelined requests) and see exactly what
+// comes back, when, and whether the server closed. Every wait has a deadline.
 #pragma once
 
 #include <chrono>
@@ -61,7 +62,9 @@ struct TimedResponse {
   std::optional<RawResponse> response;
   double ms = 0;
 };
-// One GET on a fresh connection from 127.0.0.1, with a deadline for the whole exchange.
+// One GET on a fresh connection (Connection: close) to 127.0.0.1:port from `source`, with a
+// deadline for the whole exchange; a chunked body arrives joined. No response when the
+// connection was refused, closed early or the deadline passed.
 TimedResponse TimedGet(int port, const std::string& path, const std::string& extra = "", Millis timeout = Millis(5000),
                        const std::string& source = "127.0.0.1");
 

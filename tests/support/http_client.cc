@@ -1,4 +1,4 @@
-#include "tests/reliability/raw_http.h"
+#include "tests/support/http_client.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
