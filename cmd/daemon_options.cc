@@ -1,6 +1,7 @@
 #include "cmd/daemon_options.h"
 
 #include "base/unix_socket.h"
+#include "collector/memory_qos_rules.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -251,23 +252,99 @@ const std::vector<Option>& Options() {
        "percpu metrics.",
        true,
        [](DaemonOptions* o, const std::string& v) { return ParseBool("collector.per-cpu", v, &o->metrics.per_cpu); }},
-      {"memory-qos.formula", "memory_qos.formula", "v1.27",
-       "Memory QoS (KEP-2570) formula for the expected memory.high: v1.27 (floor[(request + factor x (limit or "
-       "node allocatable - request)) / page] x page) or v1.22 (factor x limit, only above the request).",
+      {"memory-qos.kubelet-config", "memory_qos.kubelet_config", "/var/lib/kubelet/config.yaml",
+       "The kubelet's configuration file (KubeletConfiguration): its MemoryQoS feature gate, "
+       "memoryThrottlingFactor and memoryReservationPolicy decide the expected knobs; read again when it "
+       "changes. Empty: not read (the kubelet version's defaults).",
        false,
        [](DaemonOptions* o, const std::string& v) {
-         if (!ParseMemoryHighFormula(v, &o->memory_qos.formula)) {
-           return InvalidArgument("memory-qos.formula: expected v1.27|v1.22, got \"" + v + "\"");
-         }
+         o->memory_qos.kubelet_config = v;
          return Status::Ok();
        }},
-      {"memory-qos.throttling-factor", "memory_qos.throttling_factor", "0.9",
-       "The kubelet's memoryThrottlingFactor used for the expected memory.high (0 < factor <= 1).", false,
+      {"memory-qos.kubelet-version", "memory_qos.kubelet_version", "",
+       "The kubelet's version (e.g. v1.36.2), whose Memory QoS rules and defaults apply, when no API server "
+       "(--memory-qos.apiserver) reports the Node's. Unknown: no expected knobs.",
+       false,
        [](DaemonOptions* o, const std::string& v) {
+         if (!v.empty() && !KubeletMinorVersion(v)) {
+           return InvalidArgument("memory-qos.kubelet-version: expected v1.N[.P], got \"" + v + "\"");
+         }
+         o->memory_qos.kubelet_version = v;
+         return Status::Ok();
+       }},
+      {"memory-qos.feature-gate", "memory_qos.feature_gate", "",
+       "Overrides the kubelet's MemoryQoS feature gate (true or false; for a gate set on the kubelet's command "
+       "line). Empty: the configuration file's, else the version's default (on from v1.37).",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (v.empty()) {
+           o->memory_qos.feature_gate.reset();
+           return Status::Ok();
+         }
+         bool b;
+         if (Status s = ParseBool("memory-qos.feature-gate", v, &b); !s.ok()) return s;
+         o->memory_qos.feature_gate = b;
+         return Status::Ok();
+       }},
+      {"memory-qos.throttling-factor", "memory_qos.throttling_factor", "",
+       "Overrides the kubelet's memoryThrottlingFactor (0 < factor <= 1, or \"none\": no memory.high). Empty: "
+       "the configuration file's, else the version's default (0.8 for v1.22, 0.9 for v1.27 to v1.36, none "
+       "from v1.37).",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->memory_qos.throttling_factor_set = !v.empty();
+         o->memory_qos.throttling_factor.reset();
+         if (v.empty() || v == "none") return Status::Ok();
          double f;
          if (Status s = ParseReal("memory-qos.throttling-factor", v, 0, 1, &f); !s.ok()) return s;
          if (f <= 0) return InvalidArgument("memory-qos.throttling-factor must be above 0");
          o->memory_qos.throttling_factor = f;
+         return Status::Ok();
+       }},
+      {"memory-qos.reservation-policy", "memory_qos.reservation_policy", "",
+       "Overrides the kubelet's memoryReservationPolicy (None or TieredReservation; v1.36 and later). Empty: "
+       "the configuration file's, else None.",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->memory_qos.reservation.reset();
+         if (v.empty()) return Status::Ok();
+         MemoryReservationPolicy p;
+         if (!ParseMemoryReservationPolicy(v, &p)) {
+           return InvalidArgument("memory-qos.reservation-policy: expected None|TieredReservation, got \"" + v + "\"");
+         }
+         o->memory_qos.reservation = p;
+         return Status::Ok();
+       }},
+      {"memory-qos.apiserver", "memory_qos.apiserver", "",
+       "Take this node's pods (their memory requests, where the runtime does not carry them) and the kubelet's "
+       "version from the Kubernetes API server: one node-scoped list and watch of pods and a read of the Node "
+       "object. \"in-cluster\" (the service account's host, token and CA) or https://host:port; empty: off.",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (!v.empty() && v != "in-cluster" && v.rfind("https://", 0) != 0 && v.rfind("http://", 0) != 0) {
+           return InvalidArgument("memory-qos.apiserver: expected \"in-cluster\" or https://host:port");
+         }
+         o->memory_qos_api.url = v;
+         return Status::Ok();
+       }},
+      {"memory-qos.apiserver-token-file", "memory_qos.apiserver_token_file", "",
+       "Bearer token for --memory-qos.apiserver, read before each request; empty: the service account's.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->memory_qos_api.token_file = v;
+         return Status::Ok();
+       }},
+      {"memory-qos.apiserver-ca-file", "memory_qos.apiserver_ca_file", "",
+       "CA bundle the API server's certificate is checked against; empty: the service account's.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->memory_qos_api.ca_file = v;
+         return Status::Ok();
+       }},
+      {"memory-qos.node-name", "memory_qos.node_name", "",
+       "This node's name, for the pods' field selector and the Node object; empty: $NODE_NAME, else the host "
+       "name.",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->memory_qos_api.node_name = v;
          return Status::Ok();
        }},
       {"memory-qos.stall-detector", "memory_qos.stall_detector", "true",

@@ -115,6 +115,11 @@ Status E2eStage::StartAgent(const StageOptions& options) {
       "--collector.subtree=" + cgroup_root_,
       "--bpf=off",
       "--log.level=warn",
+      // The stage plays a v1.27 kubelet with Memory QoS on: the tests pass the unified
+      // memory.min / memory.high such a kubelet would (no kubelet configuration file).
+      "--memory-qos.kubelet-version=v1.27.0",
+      "--memory-qos.feature-gate=true",
+      "--memory-qos.kubelet-config=",
   };
   argv.insert(argv.end(), options.agent_flags.begin(), options.agent_flags.end());
   const std::string log = dir_ + "/agent.log";
