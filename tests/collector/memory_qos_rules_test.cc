@@ -1,5 +1,5 @@
 // Every generation's Memory QoS rules (collector/memory_qos_rules.h): the KEP's v1.22 and
-// v1.27 tables (seed 004), every row of the v1.36 mapping table (the v1.36 blog's table and
+// v1.27 tables, every row of the v1.36 mapping table (the v1.36 blog's table and
 // the KEP's mapping rules), v1.37's defaults, and each version's defaults.
 #include "collector/memory_qos_rules.h"
 
@@ -21,7 +21,7 @@ MemoryQosRules Rules(MemoryQosGeneration g, std::optional<double> factor,
   r.enabled = true;
   r.throttling_factor = factor;
   r.reservation = p;
-  r.page_size = page;  // the seed's tables assume a 1Mi page
+  r.page_size = page;  // KEP-2570's tables assume a 1Mi page
   return r;
 }
 
@@ -32,7 +32,7 @@ std::optional<uint64_t> High(const MemoryQosRules& r, uint64_t request, uint64_t
 
 // ---------------------------------------------------------------- v1.22 and v1.27 (kept)
 
-// Seed table "limits.memory (1000) | memory throttling factor (0.9)", v1.27 formula. The
+// KEP-2570 table "limits.memory (1000) | memory throttling factor (0.9)", v1.27 formula. The
 // KEP printed 960 and 980 for requests 800 and 900 until 658b6fdf corrected them to the
 // formula's 980 and 990.
 TEST(MemoryQosRulesV127, TableLimit1000Factor09) {
@@ -54,7 +54,7 @@ TEST(MemoryQosRulesV127, TableLimit1000Factor09) {
   EXPECT_EQ(g.min, 1000 * kMi);
 }
 
-// Seed table "Limit 1000Mi Request, factor": both formulas. The KEP's last row reads
+// KEP-2570 table "Limit 1000Mi Request, factor": both formulas. The KEP's last row reads
 // "request 500Gi, factor 0.4" until 658b6fdf; its v1.27 value 700Mi fixes it as 500Mi.
 TEST(MemoryQosRulesV127, ComparisonTableWithV122) {
   struct Row {
