@@ -161,6 +161,7 @@ Json CgroupJson(const CgroupStats& c) {
     Put(jq, "expected_high_bytes", q.expected_high_bytes);
     if (q.min_capped) jq["min_capped"] = *q.min_capped;
     if (q.low_capped) jq["low_capped"] = *q.low_capped;
+    if (c.id.kind == CgroupKind::kContainer) jq["protection_judged"] = q.protection_judged;
     if (q.high_stall_evaluated) jq["high_stalled"] = q.high_stalled;
     if (q.high_stalled) jq["high_stalled_since_ns"] = q.high_stalled_since_ns;
     j["memory_qos"] = jq;

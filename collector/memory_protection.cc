@@ -4,15 +4,6 @@
 #include <string_view>
 
 namespace statlet {
-namespace {
-
-std::string_view Dirname(std::string_view path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string_view::npos || slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-}  // namespace
 
 ProtectionBounds PassedDown(const Snapshot& snap, const std::vector<int32_t>& parents) {
   const size_t n = snap.cgroups.size();
@@ -21,16 +12,20 @@ ProtectionBounds PassedDown(const Snapshot& snap, const std::vector<int32_t>& pa
   b.low.assign(n, std::nullopt);
   // Paths are sorted: a parent's bound is known before its children's.
   for (size_t i = 0; i < n; ++i) {
-    const std::string& path = snap.cgroups[i].id.cgroup_path;
-    if (path == "/") continue;  // the root: exempt, not bounded
-    const std::string_view up = Dirname(path);
-    if (up == "/") {
+    const std::string_view path = snap.cgroups[i].id.cgroup_path;
+    if (path.size() <= 1) continue;  // the root: exempt, not bounded
+    // The nearest ancestor in the snapshot is a prefix directory of the path
+    // (Snapshot::NearestAncestors); it is the parent when no '/' follows it. Otherwise a
+    // cgroup in between is missing: unknown. (A forward find is a memchr.)
+    const int32_t p = i < parents.size() ? parents[i] : -1;
+    const std::string_view up = p >= 0 ? std::string_view(snap.cgroups[static_cast<size_t>(p)].id.cgroup_path) : "/";
+    const size_t rest = up == "/" ? 1 : up.size() + 1;
+    if (path.find('/', rest) != std::string_view::npos) continue;
+    if (up == "/") {  // a child of the root: nothing above it
       b.min[i] = kUnlimited;
       b.low[i] = kUnlimited;
       continue;
     }
-    const int32_t p = i < parents.size() ? parents[i] : -1;
-    if (p < 0 || snap.cgroups[static_cast<size_t>(p)].id.cgroup_path != up) continue;  // a gap: unknown
     const size_t j = static_cast<size_t>(p);
     const MemoryStats& pm = snap.cgroups[j].memory;
     if (b.min[j] && pm.min_bytes) b.min[i] = std::min(*b.min[j], *pm.min_bytes);

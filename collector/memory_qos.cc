@@ -156,6 +156,7 @@ struct TreeSums {
   uint64_t min_total = 0, low_total = 0;
   bool min_total_known = true, low_total_known = true;
   size_t pods = 0;
+  bool high_in_use = false;  // some cgroup under kubepods has a memory.high
 };
 
 void SetExpected(const ExpectedKnobs& k, MemoryQosView* v) {
@@ -177,29 +178,31 @@ void ApplyMemoryQos(const MemoryQosInputs& in, Snapshot* snap) {
   std::vector<CgroupStats>& cgroups = snap->cgroups;
   const size_t n = cgroups.size();
 
+  // One pass: reset, cgroup v2 or not, each cgroup's kubepods tree (an index into `trees`,
+  // or -1; parents come first in path order).
+  const std::vector<int32_t> parents = snap->NearestAncestors();
+  std::vector<int32_t> tree(n, -1);
+  std::vector<TreeSums> trees;
+  std::vector<size_t> tree_root;  // the kubepods cgroup of each tree
   bool v2 = false;
-  for (CgroupStats& c : cgroups) {
+  for (size_t i = 0; i < n; ++i) {
+    CgroupStats& c = cgroups[i];
     c.memory_qos = MemoryQosView();
     v2 |= c.memory.min_bytes.has_value();
-  }
-  node.applied = v2 && rules.Applies();
-
-  const std::vector<int32_t> parents = snap->NearestAncestors();
-  const ProtectionBounds bounds = PassedDown(*snap, parents);
-  MarkCappedProtection(bounds, snap);
-
-  // Each cgroup's kubepods tree (index of its kubepods cgroup, or -1); parents come first.
-  std::vector<int32_t> tree(n, -1);
-  std::vector<TreeSums> trees(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (cgroups[i].id.kind == CgroupKind::kKubepods) {
-      tree[i] = static_cast<int32_t>(i);
-      const Opt<uint64_t>& max = cgroups[i].memory.max_bytes;
-      if (max && *max != kUnlimited) trees[i].allocatable = max;
+    if (c.id.kind == CgroupKind::kKubepods) {
+      tree[i] = static_cast<int32_t>(trees.size());
+      TreeSums& t = trees.emplace_back();
+      tree_root.push_back(i);
+      const Opt<uint64_t>& max = c.memory.max_bytes;
+      if (max && *max != kUnlimited) t.allocatable = max;
     } else if (parents[i] >= 0) {
       tree[i] = tree[static_cast<size_t>(parents[i])];
     }
   }
+  node.applied = v2 && rules.Applies();
+  const ProtectionBounds bounds = PassedDown(*snap, parents);
+  MarkCappedProtection(bounds, snap);
+
   auto allocatable_of = [&](size_t i) -> Opt<uint64_t> {
     return tree[i] >= 0 ? trees[static_cast<size_t>(tree[i])].allocatable : std::nullopt;
   };
@@ -212,11 +215,16 @@ void ApplyMemoryQos(const MemoryQosInputs& in, Snapshot* snap) {
     const PodMemorySpec* p = pods->Pod(c.id.pod_uid);
     return p != nullptr ? p->qos : QosClass::kUnknown;
   };
+  const bool class_decides = rules.reservation == MemoryReservationPolicy::kTieredReservation;
 
-  // Containers: request, limit, expected knobs; their pods' sums.
+  // Containers: request, limit, expected knobs, zone; their pods' sums; memory.high in use.
   std::vector<PodSum> pod_sums(n);
   for (size_t i = 0; i < n; ++i) {
     CgroupStats& c = cgroups[i];
+    const MemoryStats& m = c.memory;
+    if (tree[i] >= 0 && tree_root[static_cast<size_t>(tree[i])] != i && m.high_bytes && *m.high_bytes != kUnlimited) {
+      trees[static_cast<size_t>(tree[i])].high_in_use = true;
+    }
     if (!IsAppContainer(c)) continue;
     const QosClass qos = qos_of(c);
     const Resolved r = ResolveContainer(c, qos, pods);
@@ -237,6 +245,25 @@ void ApplyMemoryQos(const MemoryQosInputs& in, Snapshot* snap) {
         s.all_known = false;
       }
     }
+    // The zone: usage against the protection that holds for the request — the knob the
+    // rules protect the class with, as far as the ancestors pass it down; where the rules
+    // do not apply, whichever of memory.min and memory.low the cgroup has (cgroup v1: the
+    // request).
+    Opt<uint64_t> floor;
+    const Opt<uint64_t> min =
+        m.min_bytes ? Opt<uint64_t>(EffectiveProtection(*m.min_bytes, bounds.min[i])) : std::nullopt;
+    const Opt<uint64_t> low =
+        m.low_bytes ? Opt<uint64_t>(EffectiveProtection(*m.low_bytes, bounds.low[i])) : std::nullopt;
+    if (node.applied && !(class_decides && qos == QosClass::kUnknown)) {
+      const std::optional<ProtectionKnob> knob = ProtectingKnob(rules, qos);
+      floor = !knob ? Opt<uint64_t>(0) : *knob == ProtectionKnob::kMin ? min : low;
+    } else if (min || low) {
+      floor = std::max(min.value_or(0), low.value_or(0));
+    } else {
+      floor = v.request_bytes;
+    }
+    v.protection_judged = bounds.min[i].has_value() && bounds.low[i].has_value();
+    v.zone = ZoneOf(m.usage_bytes, floor, m.high_bytes, m.max_bytes, in.at_limit_margin_bytes);
   }
 
   // Pods: the API server's request (as the kubelet sums it, init containers and overhead
@@ -296,54 +323,23 @@ void ApplyMemoryQos(const MemoryQosInputs& in, Snapshot* snap) {
     }
   }
 
-  // Zones: usage against the protection that holds for the request — the knob the rules
-  // protect the class with, as far as the ancestors pass it down; where the rules do not
-  // apply, whichever of memory.min and memory.low the cgroup has (cgroup v1: the request).
-  for (size_t i = 0; i < n; ++i) {
-    CgroupStats& c = cgroups[i];
-    if (!IsAppContainer(c)) continue;
-    const MemoryStats& m = c.memory;
-    Opt<uint64_t> floor;
-    const Opt<uint64_t> min =
-        m.min_bytes ? Opt<uint64_t>(EffectiveProtection(*m.min_bytes, bounds.min[i])) : std::nullopt;
-    const Opt<uint64_t> low =
-        m.low_bytes ? Opt<uint64_t>(EffectiveProtection(*m.low_bytes, bounds.low[i])) : std::nullopt;
-    const QosClass qos = qos_of(c);
-    const bool class_decides = rules.reservation == MemoryReservationPolicy::kTieredReservation;
-    if (node.applied && !(class_decides && qos == QosClass::kUnknown)) {
-      const std::optional<ProtectionKnob> knob = ProtectingKnob(rules, qos);
-      floor = !knob ? Opt<uint64_t>(0) : *knob == ProtectionKnob::kMin ? min : low;
-    } else if (min || low) {
-      floor = std::max(min.value_or(0), low.value_or(0));
-    } else {
-      floor = c.memory_qos.request_bytes;
-    }
-    c.memory_qos.zone = ZoneOf(m.usage_bytes, floor, m.high_bytes, m.max_bytes, in.at_limit_margin_bytes);
-  }
-
   // The node: the kubepods tree with pods (the first in path order, else the first tree).
   int32_t primary = -1;
-  for (size_t i = 0; i < n; ++i) {
-    if (cgroups[i].id.kind != CgroupKind::kKubepods) continue;
-    if (primary < 0 || (trees[static_cast<size_t>(primary)].pods == 0 && trees[i].pods > 0)) {
-      primary = static_cast<int32_t>(i);
+  for (size_t k = 0; k < trees.size(); ++k) {
+    if (primary < 0 || (trees[static_cast<size_t>(primary)].pods == 0 && trees[k].pods > 0)) {
+      primary = static_cast<int32_t>(k);
     }
   }
   if (primary >= 0) {
     const TreeSums& t = trees[static_cast<size_t>(primary)];
-    node.kubepods_path = cgroups[static_cast<size_t>(primary)].id.cgroup_path;
+    const size_t root = tree_root[static_cast<size_t>(primary)];
+    node.kubepods_path = cgroups[root].id.cgroup_path;
     node.allocatable_bytes = t.allocatable;
     if (node.applied) {
       if (t.min_total_known) node.min_total_bytes = t.min_total;
       if (t.low_total_known) node.low_total_bytes = t.low_total;
     }
-    for (size_t i = 0; i < n; ++i) {
-      const Opt<uint64_t>& high = cgroups[i].memory.high_bytes;
-      if (tree[i] == primary && static_cast<int32_t>(i) != primary && high && *high != kUnlimited) {
-        node.memory_high_in_use = true;
-        break;
-      }
-    }
+    node.memory_high_in_use = t.high_in_use;
   }
 }
 

@@ -69,6 +69,7 @@ void FillMemoryQos(const CgroupStats& cg, const NodeMemoryQos& node, v1::MemoryU
   m->set_request_source(MemoryRequestSourceName(q.request_source));
   m->set_min_capped(q.min_capped.value_or(false));
   m->set_low_capped(q.low_capped.value_or(false));
+  m->set_protection_judged(q.protection_judged);
   if (node.basis) {
     const MemoryQosBasis& b = *node.basis;
     m->set_rules(MemoryQosRulesLabel(b.rules));

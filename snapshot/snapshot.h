@@ -261,6 +261,9 @@ struct MemoryQosView {
   // value configured on an ancestor below the root. Absent when the cgroup configures none
   // or an ancestor's value is unknown.
   Opt<bool> min_capped, low_capped;
+  // Whether every ancestor's memory.min and memory.low were read (a collection that reads
+  // container cgroups alone does not): then the zone accounts for what they pass down.
+  bool protection_judged = false;
   MemoryZone zone = MemoryZone::kUnknown;  // containers only
   // The memory.high livelock detector: usage pinned at memory.high, memory PSI full high
   // and memory.events high rising, for the dwell time. since: wall clock of entry.

@@ -156,6 +156,24 @@ TEST(ApplyMemoryQos, V136TieredReservationExpectedEqualsWhatTheKubeletWrites) {
   // one under its memory.low, which its ancestors cap to nothing.
   EXPECT_EQ(g.zone, MemoryZone::kBelowRequest);
   EXPECT_EQ(b.zone, MemoryZone::kAboveRequest);
+  EXPECT_TRUE(b.protection_judged);
+}
+
+// A collection that reads container cgroups alone (the CRI container calls) knows no
+// ancestor's protection: the zone is judged against the container's own, and says so.
+TEST(ApplyMemoryQos, WithoutTheAncestorsTheZoneTakesTheContainersOwnProtection) {
+  Node n = TieredNode(false);
+  for (CgroupStats& c : n.s.cgroups) {
+    if (c.id.kind != CgroupKind::kContainer) c.memory = MemoryStats();
+  }
+  MemoryQosInputs in;
+  in.basis = Basis(MemoryQosGeneration::kV1_36, 0.9, MemoryReservationPolicy::kTieredReservation);
+  ApplyMemoryQos(in, &n.s);
+  const MemoryQosView& b = n.At(kBCtr).memory_qos;
+  EXPECT_FALSE(b.protection_judged);
+  EXPECT_FALSE(b.low_capped);
+  EXPECT_EQ(b.zone, MemoryZone::kBelowRequest);
+  EXPECT_EQ(b.expected_low_bytes, 128 * kMi);
 }
 
 TEST(ApplyMemoryQos, V137TieredReservationPassesMemoryLowDown) {
