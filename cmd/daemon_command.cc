@@ -121,6 +121,12 @@ int RunDaemonCommand(int argc, char** argv) {
     qos.settings = &kubelet_settings;
     qos.pods = pod_watch.get();
     if (struct utsname u; uname(&u) == 0) qos.kernel_release = u.release;
+    // As the v1.36 kubelet warns: before 5.9 a task can hang at memory.high.
+    if (KernelOlderThan(qos.kernel_release, 5, 9)) {
+      log::Warn("memory qos: kernel " + qos.kernel_release +
+                " is older than 5.9, where a task throttled at memory.high can hang "
+                "(statlet_node_memory_qos_livelock_risk is 1 while some pod has a memory.high)");
+    }
     sampler.SetMemoryQos(std::move(qos), opts.memory_high_stall);
   }
   auto server = MetricsHttpServer::Create(opts.http, opts.metrics, &sampler, &self_metrics);
