@@ -141,7 +141,7 @@ int RunStatsCommand(int argc, char** argv) {
   // The Memory QoS view as this host's kubelet would be judged (no runtime, no API server:
   // requests only where the QoS class implies them).
   const long page = sysconf(_SC_PAGESIZE);
-  kube::KubeletSettings settings(qos_flags, page > 0 ? static_cast<uint64_t>(page) : 4096);
+  kube::KubeletSettings settings(qos_flags, page > 0 ? static_cast<uint64_t>(page) : 4096, /*log=*/false);
   {
     Sampler::MemoryQosSources qos;
     qos.settings = &settings;

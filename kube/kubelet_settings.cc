@@ -113,7 +113,8 @@ MemoryQosBasis JudgeMemoryQos(const MemoryQosFlags& flags, const KubeletConfigRe
       if (!ParseMemoryReservationPolicy(*f.reservation_policy, &p)) {
         b.rules.generation = MemoryQosGeneration::kUnknown;
         AddNote(&b, "memoryReservationPolicy \"" + *f.reservation_policy +
-                        "\" is neither None nor TieredReservation (the kubelet refuses it): no expected knobs");
+                        "\" is neither None nor TieredReservation, the policies whose rules are known: no "
+                        "expected knobs");
         return b;
       }
       b.rules.reservation = p;
@@ -156,8 +157,8 @@ std::string DescribeBasis(const MemoryQosBasis& b) {
   return s;
 }
 
-KubeletSettings::KubeletSettings(MemoryQosFlags flags, uint64_t page_size)
-    : flags_(std::move(flags)), page_size_(page_size) {
+KubeletSettings::KubeletSettings(MemoryQosFlags flags, uint64_t page_size, bool log)
+    : flags_(std::move(flags)), page_size_(page_size), log_(log) {
   config_.path = flags_.kubelet_config;
 }
 
@@ -224,7 +225,7 @@ std::shared_ptr<const MemoryQosBasis> KubeletSettings::Current(const std::string
   auto b =
       std::make_shared<const MemoryQosBasis>(JudgeMemoryQos(flags_, config_, apiserver_kubelet_version, page_size_));
   const std::string line = DescribeBasis(*b);
-  if (line != last_logged_) {
+  if (log_ && line != last_logged_) {
     if (b->rules.generation == MemoryQosGeneration::kUnknown) log::Warn(line);
     else log::Info(line);
     last_logged_ = line;

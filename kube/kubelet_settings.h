@@ -47,7 +47,9 @@ std::string DescribeBasis(const MemoryQosBasis& b);
 // one stat per call) and judges; logs when the result changes.
 class KubeletSettings : public MemoryQosSettingsSource {
  public:
-  KubeletSettings(MemoryQosFlags flags, uint64_t page_size);
+  // log: whether each change of the result is logged (the daemon; a one-shot command puts
+  // the note in its output instead).
+  KubeletSettings(MemoryQosFlags flags, uint64_t page_size, bool log = true);
   std::shared_ptr<const MemoryQosBasis> Current(const std::string& apiserver_kubelet_version) override;
   // Re-reads the file now (for tests and start-up).
   void Reload();
@@ -58,6 +60,7 @@ class KubeletSettings : public MemoryQosSettingsSource {
 
   const MemoryQosFlags flags_;
   const uint64_t page_size_;
+  const bool log_;
   std::mutex mu_;
   KubeletConfigRead config_;
   struct FileId {
