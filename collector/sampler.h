@@ -41,7 +41,7 @@ class Sampler : public SnapshotSource {
   size_t ReleaseStale();
   // The Memory QoS view's inputs (the kubelet's settings and the API server's pods, either
   // may be null) and the memory.high stall detector's thresholds. Set before the first Get;
-  // the sources must outlive the Sampler.
+  // the sources must stay valid while the Sampler collects.
   struct MemoryQosSources {
     MemoryQosSettingsSource* settings = nullptr;
     PodSpecSource* pods = nullptr;
