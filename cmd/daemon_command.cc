@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -20,6 +21,8 @@
 #include "exporters/metrics_http_server.h"
 #include "exporters/otlp/otlp_exporter.h"
 #include "exporters/self_metrics.h"
+#include "kube/kubelet_settings.h"
+#include "kube/pod_watch.h"
 #include "pulls/image_pulls.h"
 
 #ifndef STATLET_VERSION_STRING
@@ -89,10 +92,42 @@ int RunDaemonCommand(int argc, char** argv) {
   trimmer.SetRelease([&sampler] { return sampler.ReleaseStale(); });
   trimmer.Start();
   sampler.SetCollectionObserver([&self_metrics](const Snapshot& s) { self_metrics.ObserveCollection(s); });
+  // Memory QoS: the kubelet's settings and version, and this node's pods from the API server.
+  std::unique_ptr<kube::PodWatch> pod_watch;
+  if (!opts.memory_qos_api.url.empty()) {
+    auto node = pulls::ResolveNodeName(opts.memory_qos_api.node_name, true);
+    if (!node.ok()) {
+      log::Error("--memory-qos.apiserver: " + node.status().ToString());
+      return 1;
+    }
+    kube::PodWatchOptions po;
+    po.api.url = opts.memory_qos_api.url;
+    po.api.token_file = opts.memory_qos_api.token_file;
+    po.api.ca_file = opts.memory_qos_api.ca_file;
+    po.node_name = *node;
+    auto created = kube::PodWatch::Create(std::move(po));
+    if (!created.ok()) {
+      log::Error("--memory-qos.apiserver: " + created.status().ToString());
+      return 1;
+    }
+    pod_watch = std::move(*created);
+    pod_watch->Start();
+    log::Info("memory qos: pods of node " + *node + " from " + pod_watch->State().name);
+  }
+  const long page = sysconf(_SC_PAGESIZE);
+  kube::KubeletSettings kubelet_settings(opts.memory_qos, page > 0 ? static_cast<uint64_t>(page) : 4096);
   {
-    MemoryQosPolicy qos = opts.memory_qos;
-    if (long page = sysconf(_SC_PAGESIZE); page > 0) qos.page_size = static_cast<uint64_t>(page);
-    sampler.SetMemoryQos(qos, opts.memory_high_stall);
+    Sampler::MemoryQosSources qos;
+    qos.settings = &kubelet_settings;
+    qos.pods = pod_watch.get();
+    if (struct utsname u; uname(&u) == 0) qos.kernel_release = u.release;
+    // As the v1.36 kubelet warns: before 5.9 a task can hang at memory.high.
+    if (KernelOlderThan(qos.kernel_release, 5, 9)) {
+      log::Warn("memory qos: kernel " + qos.kernel_release +
+                " is older than 5.9, where a task throttled at memory.high can hang "
+                "(statlet_node_memory_qos_livelock_risk is 1 while some pod has a memory.high)");
+    }
+    sampler.SetMemoryQos(std::move(qos), opts.memory_high_stall);
   }
   auto server = MetricsHttpServer::Create(opts.http, opts.metrics, &sampler, &self_metrics);
   if (!server.ok()) {
@@ -163,6 +198,7 @@ int RunDaemonCommand(int argc, char** argv) {
   // flight is cancelled.
   if (*cri_server) (*cri_server)->Stop(std::chrono::milliseconds(1000));
   if (runtime) runtime->Stop();
+  if (pod_watch) pod_watch->Stop();
   (*server)->Stop();
   log::Info("stopped");
   return 0;

@@ -16,7 +16,7 @@ namespace statlet {
 void RegisterWebFlags(FlagSet& flags, DaemonOptions* o);        // --web.*: the HTTP server of /metrics
 void RegisterLogFlags(FlagSet& flags, DaemonOptions* o);        // --log.*
 void RegisterCollectorFlags(FlagSet& flags, DaemonOptions* o);  // --collector.*: what a collection reads
-void RegisterMemoryQosFlags(FlagSet& flags, DaemonOptions* o);  // --memory-qos.*: KEP-2570 view, stall detector
+void RegisterMemoryQosFlags(FlagSet& flags, DaemonOptions* o);  // --memory-qos.*: kubelet, pods, stall detector
 void RegisterMetricsFlags(FlagSet& flags, DaemonOptions* o);    // --metrics.*: the value rules of every edge
 void RegisterCriFlags(FlagSet& flags, DaemonOptions* o);        // --cri.*: the CRI stats server
 void RegisterRuntimeFlags(FlagSet& flags, DaemonOptions* o);    // --runtime.*: the node runtime client

@@ -12,10 +12,10 @@
 #include "bpf/bpf_probes.h"
 #include "collector/collector.h"
 #include "collector/memory_high_stall.h"
-#include "collector/memory_qos.h"
 #include "cri/daemon_hooks.h"
 #include "exporters/metrics_http_server.h"
 #include "exporters/otlp/otlp_options.h"
+#include "kube/kubelet_settings.h"
 #include "metrics/snapshot_samples.h"
 #include "pulls/image_pulls.h"
 
@@ -31,8 +31,13 @@ struct DaemonOptions {
     c.process_fds = true;
     return c;
   }();
-  // Memory QoS view (KEP-2570 formula) and the memory.high stall detector.
-  MemoryQosPolicy memory_qos;
+  // Memory QoS view: the kubelet's settings (kube/kubelet_settings.h), this node's pods from
+  // the API server (kube/pod_watch.h; url empty: off), the memory.high stall detector.
+  kube::MemoryQosFlags memory_qos;
+  struct MemoryQosApiServer {
+    std::string url;  // "in-cluster", https://host:port; "" off
+    std::string token_file, ca_file, node_name;
+  } memory_qos_api;
   MemoryHighStallOptions memory_high_stall;
   cri::CriDaemonOptions cri;
   pulls::ImagePullOptions pulls;

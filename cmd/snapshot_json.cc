@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collector/memory_qos.h"
+#include "metrics/derived_values.h"
 
 namespace statlet {
 namespace {
@@ -54,6 +55,7 @@ Json MetaJson(const ContainerMetadata& m) {
     Json r = Json::object();
     Put(r, "limit_bytes", m.memory_resources.limit_bytes);
     Put(r, "unified_min_bytes", m.memory_resources.unified_min_bytes);
+    Put(r, "unified_low_bytes", m.memory_resources.unified_low_bytes);
     Put(r, "unified_high_bytes", m.memory_resources.unified_high_bytes);
     j["memory_resources"] = r;
   }
@@ -145,11 +147,21 @@ Json CgroupJson(const CgroupStats& c) {
   if (m.psi.present()) jm["psi"] = PsiJson(m.psi);
   j["memory"] = jm;
   const MemoryQosView& q = c.memory_qos;
-  if (q.zone != MemoryZone::kUnknown || q.high_stall_evaluated || q.expected_min_bytes) {
+  if (q.zone != MemoryZone::kUnknown || q.high_stall_evaluated || q.expected_min_bytes || q.expected_low_bytes ||
+      q.request_bytes || q.min_capped || q.low_capped) {
     Json jq = Json::object();
     jq["zone"] = MemoryZoneName(q.zone);
+    if (q.request_bytes) {
+      jq["request_bytes"] = *q.request_bytes;
+      jq["request_source"] = MemoryRequestSourceName(q.request_source);
+    }
+    Put(jq, "limit_bytes", q.limit_bytes);
     Put(jq, "expected_min_bytes", q.expected_min_bytes);
+    Put(jq, "expected_low_bytes", q.expected_low_bytes);
     Put(jq, "expected_high_bytes", q.expected_high_bytes);
+    if (q.min_capped) jq["min_capped"] = *q.min_capped;
+    if (q.low_capped) jq["low_capped"] = *q.low_capped;
+    if (c.id.kind == CgroupKind::kContainer) jq["protection_judged"] = q.protection_judged;
     if (q.high_stall_evaluated) jq["high_stalled"] = q.high_stalled;
     if (q.high_stalled) jq["high_stalled_since_ns"] = q.high_stalled_since_ns;
     j["memory_qos"] = jq;
@@ -207,9 +219,38 @@ std::string SnapshotToJson(const Snapshot& snap, int indent) {
   j["sequence"] = snap.sequence;
   j["num_cpus"] = snap.num_cpus;
   {
+    const NodeMemoryQos& n = snap.memory_qos;
     Json q = Json::object();
-    q["applied"] = snap.memory_qos.applied;
-    Put(q, "allocatable_bytes", snap.memory_qos.allocatable_bytes);
+    q["applied"] = n.applied;
+    if (n.basis) {
+      // Which rules everything below was judged by, and where each setting came from.
+      const MemoryQosBasis& b = *n.basis;
+      Json jb = Json::object();
+      jb["rules"] = MemoryQosRulesLabel(b.rules);
+      jb["generation"] = MemoryQosGenerationName(b.rules.generation);
+      jb["kubelet_version"] = b.kubelet_version;
+      jb["kubelet_version_source"] = KubeletSettingSourceName(b.version_source);
+      if (b.rules.generation != MemoryQosGeneration::kUnknown) {
+        jb["feature_gate"] = b.rules.enabled;
+        jb["feature_gate_source"] = KubeletSettingSourceName(b.gate_source);
+        jb["throttling_factor"] = metrics::ThrottlingFactorLabel(b.rules.throttling_factor);
+        jb["throttling_factor_source"] = KubeletSettingSourceName(b.factor_source);
+        jb["reservation_policy"] = MemoryReservationPolicyName(b.rules.reservation);
+        jb["reservation_policy_source"] = KubeletSettingSourceName(b.reservation_source);
+        jb["page_size"] = b.rules.page_size;
+      }
+      jb["kubelet_config"] = b.config_file.empty() ? b.config_state : b.config_file;
+      if (!b.note.empty()) jb["note"] = b.note;
+      q["judged_by"] = jb;
+    }
+    if (!n.kubepods_path.empty()) q["kubepods"] = n.kubepods_path;
+    Put(q, "allocatable_bytes", n.allocatable_bytes);
+    Put(q, "min_total_bytes", n.min_total_bytes);
+    Put(q, "low_total_bytes", n.low_total_bytes);
+    if (!n.kernel_release.empty()) {
+      q["kernel_release"] = n.kernel_release;
+      q["livelock_risk"] = n.kernel_before_5_9 && n.memory_high_in_use;
+    }
     j["memory_qos"] = q;
   }
   Json cgroups = Json::array();

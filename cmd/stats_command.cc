@@ -1,5 +1,8 @@
 // statlet stats: a one-shot view of every tracked cgroup, like `crictl stats`, that works
 // on a bare host. Two samples `--interval` apart give CPU %.
+#include <sys/utsname.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -15,7 +18,9 @@
 #include "cmd/flag_parser.h"
 #include "cmd/snapshot_json.h"
 #include "collector/collector.h"
+#include "collector/memory_qos_rules.h"
 #include "collector/sampler.h"
+#include "kube/kubelet_settings.h"
 #include "metrics/snapshot_samples.h"
 
 namespace statlet {
@@ -34,6 +39,11 @@ Flags:
       --all               also list cgroups without processes
       --cgroup.mount DIR  where the cgroup hierarchies are mounted (default /sys/fs/cgroup)
       --proc.root DIR     procfs mount (default /proc)
+      --memory-qos.kubelet-config FILE
+                          the kubelet's configuration file the Memory QoS view is judged
+                          by (default /var/lib/kubelet/config.yaml; "" none)
+      --memory-qos.kubelet-version VERSION
+                          the kubelet's version (e.g. v1.36.2); unknown: no expected knobs
   -h, --help              this text
 )";
 
@@ -88,6 +98,7 @@ int RunStatsCommand(int argc, char** argv) {
   if (WantsCriStatsView(argc, argv)) return RunCriStatsCommand(argc, argv);
   // --- end CRI ---
   CollectorOptions opts;
+  kube::MemoryQosFlags qos_flags;
   std::string output = "table";
   std::chrono::nanoseconds interval = std::chrono::seconds(1);
   FlagParser flags(argc, argv);
@@ -107,6 +118,11 @@ int RunStatsCommand(int argc, char** argv) {
       opts.cgroup_mount = flags.Value();
     } else if (flags.Is("--proc.root")) {
       opts.proc_root = flags.Value();
+    } else if (flags.Is("--memory-qos.kubelet-config")) {
+      qos_flags.kubelet_config = flags.Value();
+    } else if (flags.Is("--memory-qos.kubelet-version")) {
+      qos_flags.kubelet_version = flags.Value();
+      if (!KubeletMinorVersion(qos_flags.kubelet_version)) return flags.Fail("--memory-qos.kubelet-version: not v1.N");
     } else {
       return flags.Fail("unknown flag " + flags.name() + " (see statlet stats --help)");
     }
@@ -122,6 +138,16 @@ int RunStatsCommand(int argc, char** argv) {
     return 1;
   }
   Sampler sampler(std::move(*collector), nullptr, nullptr);
+  // The Memory QoS view as this host's kubelet would be judged (no runtime, no API server:
+  // requests only where the QoS class implies them).
+  const long page = sysconf(_SC_PAGESIZE);
+  kube::KubeletSettings settings(qos_flags, page > 0 ? static_cast<uint64_t>(page) : 4096, /*log=*/false);
+  {
+    Sampler::MemoryQosSources qos;
+    qos.settings = &settings;
+    if (struct utsname u; uname(&u) == 0) qos.kernel_release = u.release;
+    sampler.SetMemoryQos(std::move(qos), MemoryHighStallOptions());
+  }
   auto snap = sampler.Get(std::chrono::nanoseconds(0));
   if (snap.ok() && interval.count() > 0) {
     std::this_thread::sleep_for(interval);  // the sampling window the user asked for

@@ -251,6 +251,7 @@ class TopLoop {
       return true;
     }
     rows_ = top::BuildRows(previous_ ? &*previous_ : nullptr, *sample);
+    memory_qos_ = sample->memory_qos;
     const bool rates = previous_.has_value();
     previous_ = std::move(*sample);
     if (rates) ++frames_;
@@ -278,6 +279,7 @@ class TopLoop {
     frame.interval = FormatInterval(interval_);
     frame.view = view_;
     frame.message = message_;
+    frame.memory_qos = memory_qos_;
     if (editing_ == Editing::kFilter) frame.prompt = "filter (Enter applies, Esc clears): " + edit_;
     if (editing_ == Editing::kInterval) frame.prompt = "refresh interval (e.g. 2s, 500ms; Esc cancels): " + edit_;
     std::vector<top::Row> rows = top::Arrange(rows_, view_);
@@ -415,6 +417,7 @@ class TopLoop {
   long frames_ = 0;
   Clock::time_point next_;
   std::optional<top::Sample> previous_;
+  std::string memory_qos_;  // the last sample's Memory QoS rules
   std::vector<top::Row> rows_;
   std::string clock_ = "--:--:--";
   std::string message_;

@@ -34,6 +34,27 @@ std::string Lower(std::string_view s) {
 
 const char* ColumnName(Column c) { return kColumnNames[static_cast<int>(c)]; }
 
+char MemoryZoneMark(std::string_view zone) {
+  if (zone == "below_request") return '<';
+  if (zone == "throttling") return '^';
+  if (zone == "at_limit") return '!';
+  return ' ';
+}
+
+std::string DescribeMemoryQos(std::string_view rules, std::string_view policy, std::string_view factor,
+                              std::string_view kubelet_version) {
+  if (rules.empty()) return "";
+  std::string s = "memqos ";
+  if (rules == "unknown") return s + "rules unknown";
+  s += rules;
+  if (rules != "off") {
+    if (!policy.empty()) s += " " + std::string(policy);
+    if (!factor.empty()) s += " factor " + std::string(factor);
+  }
+  if (!kubelet_version.empty()) s += ", kubelet " + std::string(kubelet_version);
+  return s;
+}
+
 std::optional<Column> ColumnByName(std::string_view name) {
   for (int i = 0; i < kColumnCount; ++i) {
     if (name == kColumnNames[i]) return static_cast<Column>(i);
@@ -84,6 +105,7 @@ std::vector<Row> BuildRows(const Sample* previous, const Sample& current) {
     r.memory_limit_bytes = e.memory_limit_bytes;
     r.cpu_psi_some_avg10 = e.cpu_psi_some_avg10;
     r.memory_psi_some_avg10 = e.memory_psi_some_avg10;
+    r.memory_zone = e.memory_zone;
     auto it = before.find(e.key);
     if (it == before.end() || e.timestamp_ns <= it->second->timestamp_ns) continue;
     const Entry& p = *it->second;

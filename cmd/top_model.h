@@ -27,11 +27,26 @@ struct Entry {
   std::optional<uint64_t> memory_limit_bytes;  // absent: no limit
   std::optional<uint64_t> rx_bytes, tx_bytes;  // the entry's own network namespace, loopback left out
   std::optional<double> cpu_psi_some_avg10, memory_psi_some_avg10;  // percent
+  // The Memory QoS zone of a container ("below_request", "above_request", "throttling",
+  // "at_limit"; "" unknown), shown as a mark beside its memory (MemoryZoneMark).
+  std::string memory_zone = "";
 };
 
 struct Sample {
   std::vector<Entry> entries;
+  // Which Memory QoS rules the zones were judged by (DescribeMemoryQos); "" when the source
+  // says nothing of them.
+  std::string memory_qos = "";
 };
+
+// The mark the MEM column puts after a container's memory: '<' below its protected request,
+// '^' throttling at memory.high, '!' at its limit; ' ' above its request or unknown.
+char MemoryZoneMark(std::string_view zone);
+// "memqos v1.36 TieredReservation factor 0.9, kubelet v1.36.2", "memqos off, kubelet
+// v1.35.0", "memqos rules unknown": from the rules label, reservation policy, throttling
+// factor and kubelet version the daemon or the collection reports.
+std::string DescribeMemoryQos(std::string_view rules, std::string_view policy, std::string_view factor,
+                              std::string_view kubelet_version);
 
 // The table's columns, left to right; every one can be the sort column.
 enum class Column : uint8_t {
@@ -64,6 +79,7 @@ struct Row {
   std::optional<double> throttled_seconds_per_second;
   std::optional<double> rx_bytes_per_second, tx_bytes_per_second;
   std::optional<double> cpu_psi_some_avg10, memory_psi_some_avg10;
+  std::string memory_zone;
 
   // The value sorted on; absent for kName and for unknown values.
   std::optional<double> Value(Column c) const;

@@ -16,7 +16,7 @@ struct ColumnSpec {
 };
 // Indexed by Column.
 constexpr ColumnSpec kSpecs[kColumnCount] = {
-    {"NAME", 0}, {"CPU%", 7}, {"USR%", 6}, {"SYS%", 6},    {"MEM", 9},     {"LIMIT", 9},
+    {"NAME", 0}, {"CPU%", 7}, {"USR%", 6}, {"SYS%", 6},    {"MEM", 10},    {"LIMIT", 9},
     {"THR%", 6}, {"RX/s", 9}, {"TX/s", 9}, {"CPU-PSI", 8}, {"MEM-PSI", 8},
 };
 // Dropped first to last when the screen is narrow.
@@ -81,7 +81,11 @@ std::string Cell(const Row& r, Column c) {
     case Column::kCpu: return Fixed(r.cpu_percent, "%.1f");
     case Column::kUser: return Fixed(r.user_percent, "%.1f");
     case Column::kSystem: return Fixed(r.system_percent, "%.1f");
-    case Column::kMemory: return Bytes(r.working_set_bytes);
+    case Column::kMemory: {
+      // The Memory QoS zone as a mark; the title says which rules judged it.
+      const char mark = MemoryZoneMark(r.memory_zone);
+      return r.working_set_bytes ? Bytes(r.working_set_bytes) + mark : std::string("-");
+    }
     case Column::kLimit: return Bytes(r.memory_limit_bytes);
     case Column::kThrottled: return Fixed(r.throttled_percent, "%.1f");
     case Column::kRx: return Rate(r.rx_bytes_per_second);
@@ -137,6 +141,7 @@ Screen Render(const std::vector<Row>& rows, const Frame& frame, int width, int h
   std::string title = "statlet top  " + frame.clock + "  " + frame.source + "  every " + frame.interval +
                       "  sort: " + ColumnName(frame.view.sort) + (frame.view.reverse ? " (reversed)" : "") + "  " +
                       std::to_string(rows.size()) + (rows.size() == 1 ? " row" : " rows");
+  if (!frame.memory_qos.empty()) title += "  MEM < protected ^ throttling ! at limit (" + frame.memory_qos + ")";
   add(title);
   std::string status;
   if (!frame.prompt.empty()) {

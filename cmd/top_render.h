@@ -15,8 +15,9 @@ struct Frame {
   std::string clock;     // when the last sample was taken, "15:04:05"
   std::string interval;  // the refresh interval, "1s"
   View view;
-  std::string prompt;   // the line being typed ("filter: ab"); shown instead of the help
-  std::string message;  // a note or the last error; "" for none
+  std::string prompt;      // the line being typed ("filter: ab"); shown instead of the help
+  std::string message;     // a note or the last error; "" for none
+  std::string memory_qos;  // which Memory QoS rules the MEM marks were judged by (Sample::memory_qos)
 };
 
 struct Screen {

@@ -4,7 +4,9 @@
 
 #include "base/unix_socket.h"
 #include "cmd/cri_stats_view.h"
+#include "collector/memory_qos.h"
 #include "collector/sampler.h"
+#include "metrics/derived_values.h"
 #include "metrics/snapshot_samples.h"
 #include "proto/api.grpc.pb.h"
 
@@ -47,6 +49,7 @@ void FillFromCgroup(const Snapshot& s, const CgroupStats& c, Entry* e) {
   e->memory_limit_bytes = Limit(c.memory.max_bytes);
   e->cpu_psi_some_avg10 = SomeAvg10(c.cpu.psi);
   e->memory_psi_some_avg10 = SomeAvg10(c.memory.psi);
+  if (c.id.kind == CgroupKind::kContainer) e->memory_zone = MemoryZoneName(c.memory_qos.zone);
 }
 
 std::string PodKey(const CgroupStats& c) { return c.id.pod_uid.empty() ? c.id.cgroup_path : "pod/" + c.id.pod_uid; }
@@ -79,6 +82,7 @@ void FillFromCri(const v1::CpuUsage& cpu, const v1::MemoryUsage& mem, Entry* e) 
   e->memory_limit_bytes = Value(mem.has_limit_bytes(), mem.limit_bytes());
   e->cpu_psi_some_avg10 = SomeAvg10(cpu.psi(), cpu.has_psi());
   e->memory_psi_some_avg10 = SomeAvg10(mem.psi(), mem.has_psi());
+  if (mem.has_memory_qos()) e->memory_zone = mem.memory_qos().zone();
 }
 
 void FillFromCri(const v1::NetworkUsage& n, Entry* e) {
@@ -135,11 +139,17 @@ class DaemonSource : public SampleSource {
 }  // namespace
 
 Sample SampleFromSnapshot(const Snapshot& s) {
+  Sample out;
+  if (const MemoryQosBasis* b = s.memory_qos.basis.get()) {
+    const bool known = b->rules.generation != MemoryQosGeneration::kUnknown;
+    out.memory_qos =
+        DescribeMemoryQos(MemoryQosRulesLabel(b->rules), known ? MemoryReservationPolicyName(b->rules.reservation) : "",
+                          known ? metrics::ThrottlingFactorLabel(b->rules.throttling_factor) : "", b->kubelet_version);
+  }
   bool kubernetes = false;
   for (const CgroupStats& c : s.cgroups) {
     kubernetes |= c.id.kind == CgroupKind::kPod || c.id.kind == CgroupKind::kContainer;
   }
-  Sample out;
   out.entries.reserve(s.cgroups.size());
   if (kubernetes) {
     for (const CgroupStats& c : s.cgroups) {
@@ -208,6 +218,11 @@ Sample SampleFromPodSandboxStats(const v1::ListPodSandboxStatsResponse& response
       e.parent = pod_key;
       e.name = c.attributes().metadata().name().empty() ? ShortId(e.key) : c.attributes().metadata().name();
       FillFromCri(c.cpu(), c.memory(), &e);
+      if (out.memory_qos.empty() && c.memory().has_memory_qos() && !c.memory().memory_qos().rules().empty()) {
+        const auto& q = c.memory().memory_qos();
+        out.memory_qos =
+            DescribeMemoryQos(q.rules(), q.reservation_policy(), q.throttling_factor(), q.kubelet_version());
+      }
     }
   }
   return out;

@@ -1,55 +1,48 @@
-// Memory QoS (KEP-2570) value rules: the memory.min / memory.high the kubelet would set for
-// a container's requests and limits, and the zone a container's usage is in against the
-// knobs its cgroup really has. Pure functions of their arguments; the Sampler applies them
-// once per snapshot (ApplyMemoryQos) and every edge only formats the result.
+// The Memory QoS view of a snapshot (KEP-2570): for every container, pod, QoS and kubepods
+// cgroup, the request it was judged by and the knobs the judged kubelet would leave there
+// (collector/memory_qos_rules.h); for every cgroup whether its protection is capped by its
+// ancestors (collector/memory_protection.h); for every container the zone its usage is in;
+// for the node the kubelet's totals and the kernel's memory.high livelock risk. Applied once
+// per snapshot by the Sampler; every edge only formats the result.
 #pragma once
 
 #include <cstdint>
-#include <optional>
-#include <string_view>
+#include <memory>
+#include <string>
 
+#include "collector/memory_qos_inputs.h"
+#include "collector/memory_qos_rules.h"
 #include "snapshot/snapshot.h"
 
 namespace statlet {
 
-enum class MemoryHighFormula : uint8_t {
-  kV1_22,  // high = factor × (limit or node allocatable); unset unless above the request
-  kV1_27,  // high = floor[(request + factor × (limit or allocatable − request)) / page] × page
-};
-const char* MemoryHighFormulaName(MemoryHighFormula f);  // "v1.22", "v1.27"
-bool ParseMemoryHighFormula(std::string_view s, MemoryHighFormula* out);
-
-struct MemoryQosPolicy {
-  MemoryHighFormula formula = MemoryHighFormula::kV1_27;
-  double throttling_factor = 0.9;  // the kubelet's memoryThrottlingFactor (v1.27 default)
-  uint64_t page_size = 4096;       // the kubelet rounds memory.high down to a page
+struct MemoryQosInputs {
+  // The rules judged by (MemoryQosSettingsSource::Current); null: unknown, nothing expected.
+  std::shared_ptr<const MemoryQosBasis> basis;
+  // The node's pods from the API server; null when no API server is configured.
+  std::shared_ptr<const PodMemorySpecs> pods;
+  std::string kernel_release;  // uname's release, for the livelock risk ("" unknown)
   // A container counts as at_limit when usage >= memory.max − this margin.
   uint64_t at_limit_margin_bytes = 64 * 4096;
 };
 
-// What the kubelet's Memory QoS would write into a container's cgroup.
-struct ExpectedMemoryQos {
-  uint64_t min_bytes = 0;            // memory.min: the request (0: not set)
-  uint64_t high_bytes = kUnlimited;  // memory.high: kUnlimited when left at "max"
-};
-
-// request, limit: bytes, 0 when the container sets none. node_allocatable: the kubepods
-// cgroup's memory.max, used when there is no limit (empty: unknown, then no memory.high).
-ExpectedMemoryQos ExpectedKnobs(uint64_t request, uint64_t limit, std::optional<uint64_t> node_allocatable,
-                                const MemoryQosPolicy& policy);
-
 // The zones a container can be in, in the order a growing allocation walks them.
 inline constexpr MemoryZone kMemoryZones[] = {MemoryZone::kBelowRequest, MemoryZone::kAboveRequest,
                                               MemoryZone::kThrottling, MemoryZone::kAtLimit};
-const char* MemoryZoneName(MemoryZone z);  // "below_request", ... ; "" for kUnknown
+const char* MemoryZoneName(MemoryZone z);                    // "below_request", ... ; "" for kUnknown
+const char* MemoryRequestSourceName(MemoryRequestSource s);  // "runtime", "apiserver", "qos_class"; "" unknown
 
-// usage, min, high, max as MemoryStats holds them (absent: unknown; kUnlimited: "max").
-// `request` stands in for memory.min where the cgroup has none (cgroup v1).
-MemoryZone ZoneOf(const Opt<uint64_t>& usage, const Opt<uint64_t>& min, const Opt<uint64_t>& high,
-                  const Opt<uint64_t>& max, const Opt<uint64_t>& request, const MemoryQosPolicy& policy);
+// usage, high, max as MemoryStats holds them (absent: unknown; kUnlimited: "max"). floor: the
+// protection that holds for the request (absent: nothing to judge it by).
+MemoryZone ZoneOf(const Opt<uint64_t>& usage, const Opt<uint64_t>& floor, const Opt<uint64_t>& high,
+                  const Opt<uint64_t>& max, uint64_t at_limit_margin_bytes);
 
-// Fills every cgroup's memory.qos (expected knobs, zone) and the snapshot's node-wide
-// memory_qos (allocatable, applied). Node allocatable: the kubepods cgroup's memory.max.
-void ApplyMemoryQos(const MemoryQosPolicy& policy, Snapshot* snap);
+// Whether a kernel release ("5.4.0-150-generic", "6.1.0-13-amd64") is older than major.minor;
+// false when it cannot be read.
+bool KernelOlderThan(const std::string& release, int major, int minor);
+
+// Fills every cgroup's memory_qos (requests, expected knobs, capped protection, zones) and the
+// snapshot's node-wide memory_qos.
+void ApplyMemoryQos(const MemoryQosInputs& in, Snapshot* snap);
 
 }  // namespace statlet

@@ -176,7 +176,16 @@ StatusOr<SnapshotPtr> Sampler::CollectOnce(CollectParts parts) {
     snap->recent_ooms = ooms_;
   }
 
-  ApplyMemoryQos(qos_policy_, snap.get());
+  {
+    MemoryQosInputs in;
+    if (qos_sources_.pods != nullptr) in.pods = qos_sources_.pods->Current();
+    if (qos_sources_.settings != nullptr) {
+      in.basis = qos_sources_.settings->Current(in.pods ? in.pods->kubelet_version : std::string());
+    }
+    in.kernel_release = qos_sources_.kernel_release;
+    in.at_limit_margin_bytes = qos_sources_.at_limit_margin_bytes;
+    ApplyMemoryQos(in, snap.get());
+  }
   stall_.Update(snap.get());
   return SnapshotPtr(std::move(snap));
 }

@@ -16,6 +16,7 @@
 #include "collector/enrichment.h"
 #include "collector/memory_high_stall.h"
 #include "collector/memory_qos.h"
+#include "collector/memory_qos_inputs.h"
 #include "snapshot/snapshot_source.h"
 
 namespace statlet {
@@ -38,10 +39,17 @@ class Sampler : public SnapshotSource {
   // answering from it, which frees it once sent). Called periodically (the daemon's
   // memory trimmer).
   size_t ReleaseStale();
-  // Memory QoS rules (expected knobs, zones) and the memory.high stall detector's
-  // thresholds. Set before the first Get.
-  void SetMemoryQos(const MemoryQosPolicy& policy, const MemoryHighStallOptions& stall) {
-    qos_policy_ = policy;
+  // The Memory QoS view's inputs (the kubelet's settings and the API server's pods, either
+  // may be null) and the memory.high stall detector's thresholds. Set before the first Get;
+  // the sources must stay valid while the Sampler collects.
+  struct MemoryQosSources {
+    MemoryQosSettingsSource* settings = nullptr;
+    PodSpecSource* pods = nullptr;
+    std::string kernel_release;
+    uint64_t at_limit_margin_bytes = 64 * 4096;
+  };
+  void SetMemoryQos(MemoryQosSources sources, const MemoryHighStallOptions& stall) {
+    qos_sources_ = std::move(sources);
     stall_ = MemoryHighStallDetector(stall);
   }
 
@@ -53,7 +61,7 @@ class Sampler : public SnapshotSource {
   std::function<void(const Snapshot&)> observer_;
   MetadataSource* metadata_;
   BpfSource* bpf_;
-  MemoryQosPolicy qos_policy_;
+  MemoryQosSources qos_sources_;
   // Fed by CollectOnce only; collections are single-flight, so one thread at a time.
   MemoryHighStallDetector stall_{MemoryHighStallOptions()};
 

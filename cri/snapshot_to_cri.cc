@@ -50,19 +50,35 @@ void FillMemoryEvents(const MemoryEvents& e, v1::StatletMemoryEvents* out) {
 }
 
 // The container's Memory QoS view; nothing when the Sampler made none (no zone, no
-// detector verdict, no expected knobs).
-void FillMemoryQos(const CgroupStats& cg, bool applied, v1::MemoryUsage* out) {
+// detector verdict, no request, no expected knobs).
+void FillMemoryQos(const CgroupStats& cg, const NodeMemoryQos& node, v1::MemoryUsage* out) {
   const MemoryQosView& q = cg.memory_qos;
-  if (q.zone == MemoryZone::kUnknown && !q.high_stall_evaluated && !q.expected_min_bytes) return;
+  if (q.zone == MemoryZone::kUnknown && !q.high_stall_evaluated && !q.expected_min_bytes && !q.request_bytes) return;
   using Q = v1::StatletMemoryQos;
   auto* m = out->mutable_memory_qos();
   m->set_zone(MemoryZoneName(q.zone));
   m->set_high_stalled(q.high_stalled);
   m->set_high_stalled_since(q.high_stalled ? q.high_stalled_since_ns : 0);
-  m->set_applied(applied);
+  m->set_applied(node.applied);
   SetIf(q.expected_min_bytes, m, &Q::mutable_expected_min_bytes);
+  SetIf(q.expected_low_bytes, m, &Q::mutable_expected_low_bytes);
   SetLimitIf(q.expected_high_bytes, m, &Q::mutable_expected_high_bytes);
   SetIf(cg.memory.min_bytes, m, &Q::mutable_min_bytes);
+  SetIf(cg.memory.low_bytes, m, &Q::mutable_low_bytes);
+  SetIf(q.request_bytes, m, &Q::mutable_request_bytes);
+  m->set_request_source(MemoryRequestSourceName(q.request_source));
+  m->set_min_capped(q.min_capped.value_or(false));
+  m->set_low_capped(q.low_capped.value_or(false));
+  m->set_protection_judged(q.protection_judged);
+  if (node.basis) {
+    const MemoryQosBasis& b = *node.basis;
+    m->set_rules(MemoryQosRulesLabel(b.rules));
+    m->set_kubelet_version(b.kubelet_version);
+    if (b.rules.generation != MemoryQosGeneration::kUnknown) {
+      m->set_reservation_policy(MemoryReservationPolicyName(b.rules.reservation));
+      m->set_throttling_factor(metrics::ThrottlingFactorLabel(b.rules.throttling_factor));
+    }
+  }
 }
 
 bool AnyEvent(const MemoryEvents& e) { return e.low || e.high || e.max || e.oom || e.oom_kill || e.oom_group_kill; }
@@ -211,7 +227,7 @@ void FillContainerStats(const CriView& view, const ContainerEntry& c, v1::Contai
   }
   FillCpuUsage(cg.cpu, ts, out->mutable_cpu());
   FillMemoryUsage(cg.memory, ts, out->mutable_memory());
-  FillMemoryQos(cg, snap.memory_qos.applied, out->mutable_memory());
+  FillMemoryQos(cg, snap.memory_qos, out->mutable_memory());
   // No swap{} at all without swap data: the kubelet turns an empty one into a 1970 time.
   v1::SwapUsage swap;
   if (FillSwapUsage(cg.memory, ts, &swap)) out->mutable_swap()->Swap(&swap);

@@ -1,5 +1,7 @@
 #include "metrics/derived_values.h"
 
+#include <cstdio>
+
 namespace statlet::metrics {
 
 std::optional<uint64_t> MemoryAvailableBytes(const MemoryStats& mem) {
@@ -39,6 +41,13 @@ std::optional<PagingFaults> PagingFaultsOf(const MemoryStats& mem) {
   f.major = *mem.pgmajfault;
   f.minor = *mem.pgfault > f.major ? *mem.pgfault - f.major : 0;
   return f;
+}
+
+std::string ThrottlingFactorLabel(const std::optional<double>& factor) {
+  if (!factor) return "none";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", *factor);
+  return buf;
 }
 
 }  // namespace statlet::metrics

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "snapshot/snapshot.h"
 
@@ -29,5 +30,9 @@ struct PagingFaults {
   uint64_t minor = 0, major = 0;
 };
 std::optional<PagingFaults> PagingFaultsOf(const MemoryStats& mem);
+
+// The kubelet's memoryThrottlingFactor as a label or field value: "0.9"; "none" when it sets
+// no memory.high.
+std::string ThrottlingFactorLabel(const std::optional<double>& factor);
 
 }  // namespace statlet::metrics

@@ -25,6 +25,8 @@ constexpr L kOomEvent[] = {"comm", "constraint", "pid"};
 constexpr L kResource[] = {"resource"};
 constexpr L kKnob[] = {"knob"};
 constexpr L kZone[] = {"zone"};
+constexpr L kSource[] = {"source"};
+constexpr L kMemoryQosInfo[] = {"kubelet_version", "reservation_policy", "rules", "throttling_factor"};
 
 constexpr std::span<const L> None() { return std::span<const L>(kNoLabels, 0); }
 
@@ -40,8 +42,12 @@ constexpr L kStatvfsLayer = "statvfs(writable layer mountpoint)";
 constexpr L kPsiHybrid = "unified *.pressure (hybrid hosts)";
 constexpr L kCriResources = "CRI ContainerStatus resources.linux (memory_limit_in_bytes, unified)";
 constexpr L kKepFormula =
-    "KEP-2570 over the runtime's resources (--memory-qos.formula, --memory-qos.throttling-factor); node "
+    "KEP-2570 rules of the judged kubelet (collector/memory_qos_rules.h) over the request and limit; node "
     "allocatable: kubepods memory.max";
+constexpr L kRequestSource =
+    "CRI ContainerStatus unified memory.min/memory.low, else the API server's pod, else the QoS class";
+constexpr L kCappedSource = "memory.min, memory.low of the cgroup and of its ancestors";
+constexpr L kBasisSource = "kubelet version (Node object or flag), kubelet configuration file, flags";
 constexpr L kZoneSource = "memory.current against memory.min, memory.high, memory.max";
 constexpr L kStallSource = "memory.current, memory.high, memory.pressure full avg10, memory.events high (over time)";
 
@@ -298,20 +304,28 @@ constexpr MetricFamily kFamilies[] = {
      "Packets dropped on every interface of the pod's network namespace.", kPodNet, false, "", "/proc/<pid>/net/dev",
      "/proc/<pid>/net/dev"},
     {FamilyId::kStatletContainerMemoryQosResourceBytes, "statlet_container_memory_qos_resource_bytes", G, Cg, "bytes",
-     "Memory resources the runtime reports for the container (resource limit/min/high: memory_limit_in_bytes and "
-     "the unified memory.min/memory.high the kubelet passed; high +Inf for max).",
+     "Memory resources the runtime reports for the container (resource limit/min/low/high: memory_limit_in_bytes "
+     "and the unified memory.min/memory.low/memory.high the kubelet passed; high +Inf for max).",
      kResource, false, "", kCriResources, kCriResources},
+    {FamilyId::kStatletContainerMemoryQosRequestBytes, "statlet_container_memory_qos_request_bytes", G, Cg, "bytes",
+     "The memory request Memory QoS is judged by, on containers and pods (source runtime: the unified "
+     "memory.min/memory.low the kubelet passed; apiserver: the pod from the API server; qos_class: Guaranteed "
+     "request = limit, BestEffort 0). Absent when unknown.",
+     kSource, false, "", kRequestSource, kRequestSource},
     {FamilyId::kStatletContainerMemoryQosExpectedBytes, "statlet_container_memory_qos_expected_bytes", G, Cg, "bytes",
-     "The memory.min / memory.high (knob min/high) Memory QoS sets for the container's requests and limits; high "
-     "+Inf for max (requests = limits). Only where the node applies Memory QoS; compare with statlet_memory_min_bytes "
-     "and statlet_memory_high_bytes.",
+     "What the judged kubelet leaves in the cgroup's memory.min / memory.low / memory.high (knob min/low/high): 0 "
+     "where it sets no protection, +Inf where memory.high stays max. On containers (min, low, high) and on pod, "
+     "QoS and kubepods cgroups (min, low); only where the node applies Memory QoS and the requests are known. "
+     "Compare with statlet_memory_min_bytes, statlet_memory_low_bytes, statlet_memory_high_bytes; "
+     "statlet_node_memory_qos_info says which rules.",
      kKnob, false, "", kKepFormula, "-"},
     {FamilyId::kStatletContainerMemoryQosApplied, "statlet_container_memory_qos_applied", G, Cg, "",
-     "1 when the node applies Memory QoS (cgroup v2 knobs, and the runtime reports the kubelet's unified "
-     "memory.min/memory.high), 0 when not; on containers with runtime metadata.",
-     None(), false, "", "memory.min present, CRI ContainerStatus resources.linux.unified", "0 (no memory.min)"},
+     "1 when the node applies Memory QoS (cgroup v2 memory knobs, and the judged kubelet's version known with its "
+     "MemoryQoS feature gate on), 0 when not; on containers.",
+     None(), false, "", "memory.min present; statlet_node_memory_qos_info", "0 (no memory.min)"},
     {FamilyId::kStatletContainerMemoryQosZone, "statlet_container_memory_qos_zone", G, Cg, "",
-     "1 for the zone the container's usage is in, 0 for the others (zone below_request: usage < memory.min; "
+     "1 for the zone the container's usage is in, 0 for the others (zone below_request: usage below the "
+     "protection of its request, the knob its class is protected by as far as the ancestors pass it down; "
      "above_request; throttling: usage >= memory.high; at_limit: usage >= memory.max - margin).",
      kZone, false, "", kZoneSource, "memory.usage_in_bytes against memory.limit_in_bytes and the runtime's request"},
     {FamilyId::kStatletContainerMemoryHighStalled, "statlet_container_memory_high_stalled", G, Cg, "",
@@ -324,6 +338,32 @@ constexpr MetricFamily kFamilies[] = {
      "When the current memory.high stall began (its conditions first held), in seconds since the epoch; only "
      "while statlet_container_memory_high_stalled is 1.",
      None(), false, "", kStallSource, "-"},
+    {FamilyId::kStatletMemoryProtectionCapped, "statlet_memory_protection_capped", G, Cg, "",
+     "1 when the cgroup's memory.min / memory.low (knob min/low) exceeds what its ancestors pass down (the "
+     "smallest value configured on an ancestor below the root): its effective protection is below the "
+     "configured one; 0 when not. On cgroups that configure the knob, when every ancestor's value is known.",
+     kKnob, false, "", kCappedSource, "-"},
+    {FamilyId::kStatletNodeMemoryQosInfo, "statlet_node_memory_qos_info", G, Cg, "",
+     "1, on the kubepods cgroup: the rules the Memory QoS view is judged by (rules v1.22/v1.27/v1.36/v1.37, off "
+     "when the kubelet writes no knobs, unknown when its version is not known), the kubelet version, its "
+     "memoryReservationPolicy and memoryThrottlingFactor (none: no memory.high).",
+     kMemoryQosInfo, false, "", kBasisSource, kBasisSource},
+    {FamilyId::kStatletNodeMemoryQosMinBytes, "statlet_node_memory_qos_min_bytes", G, Cg, "bytes",
+     "The pods' expected memory.min, summed (the kubelet's kubelet_memory_qos_node_memory_min_bytes under "
+     "TieredReservation: the Guaranteed pods' requests), on the kubepods cgroup.",
+     None(), false, "", kKepFormula, "-"},
+    {FamilyId::kStatletNodeMemoryQosLowBytes, "statlet_node_memory_qos_low_bytes", G, Cg, "bytes",
+     "The pods' expected memory.low, summed (the kubelet's kubelet_memory_qos_node_memory_low_bytes under "
+     "TieredReservation: the Burstable pods' requests), on the kubepods cgroup.",
+     None(), false, "", kKepFormula, "-"},
+    {FamilyId::kStatletNodeMemoryQosProtectedRatio, "statlet_node_memory_qos_protected_ratio", G, Cg, "ratio",
+     "The kubepods cgroup's memory.min / memory.low (knob min/low) over node allocatable (its memory.max): the "
+     "share of the pods' memory the kernel protects from reclaim.",
+     kKnob, false, "", "kubepods memory.min, memory.low, memory.max", "-"},
+    {FamilyId::kStatletNodeMemoryQosLivelockRisk, "statlet_node_memory_qos_livelock_risk", G, Cg, "",
+     "1 on a kernel before 5.9 while some cgroup under kubepods has a memory.high (such kernels can hang a task "
+     "at memory.high: the KEP's reason to require 5.9), 0 otherwise; on the kubepods cgroup.",
+     None(), false, "", "uname release, memory.high under kubepods", "uname release (no memory.high: 0)"},
     {FamilyId::kStatletCpuRunqueueLatencySeconds, "statlet_cpu_runqueue_latency_seconds", H, Cg, "seconds",
      "Time the cgroup's tasks waited on a run queue before running (log2 buckets from 2 microseconds; eBPF runqlat "
      "probe).",

@@ -116,13 +116,23 @@ enum class FamilyId : uint16_t {
   kStatletPodNetworkPacketsTotal,
   kStatletPodNetworkErrorsTotal,
   kStatletPodNetworkDroppedPacketsTotal,
-  // statlet's own, per container: Memory QoS (KEP-2570) and the memory.high stall detector
+  // statlet's own, per container (expected knobs and requests also per pod, QoS and
+  // kubepods cgroup): Memory QoS (KEP-2570) and the memory.high stall detector
   kStatletContainerMemoryQosResourceBytes,
+  kStatletContainerMemoryQosRequestBytes,
   kStatletContainerMemoryQosExpectedBytes,
   kStatletContainerMemoryQosApplied,
   kStatletContainerMemoryQosZone,
   kStatletContainerMemoryHighStalled,
   kStatletContainerMemoryHighStalledSinceSeconds,
+  // statlet's own, per cgroup: memory.min / memory.low capped by the ancestors
+  kStatletMemoryProtectionCapped,
+  // statlet's own, on the node's kubepods cgroup: Memory QoS node facts
+  kStatletNodeMemoryQosInfo,
+  kStatletNodeMemoryQosMinBytes,
+  kStatletNodeMemoryQosLowBytes,
+  kStatletNodeMemoryQosProtectedRatio,
+  kStatletNodeMemoryQosLivelockRisk,
   // statlet's own, per cgroup, from the eBPF probes
   kStatletCpuRunqueueLatencySeconds,
   kStatletTcpRetransmitsTotal,

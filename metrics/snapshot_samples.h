@@ -96,6 +96,7 @@ class SnapshotSamples {
   std::vector<const NetNamespaceStats*> pod_net_;
   std::vector<std::string> pid_labels_;  // "pid" of each recent OOM event
   std::string major_buf_, minor_buf_;    // device numbers beyond the label table
+  std::string factor_buf_;               // statlet_node_memory_qos_info's throttling_factor
 };
 
 // Upper bounds, in seconds, of the run-queue latency histogram's buckets (the probe's log2

@@ -110,6 +110,10 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
                Value::Count(*v));
     }
   };
+  // The kubepods cgroup the snapshot's node-wide Memory QoS facts are of.
+  auto node_kubepods = [&] {
+    return c.id.kind == CgroupKind::kKubepods && c.id.cgroup_path == s.memory_qos.kubepods_path;
+  };
   auto hugetlb = [&](auto field) STATLET_ALWAYS_INLINE {
     for (const MemoryStats::Hugetlb& h : mem.hugetlb) {
       if (const Opt<uint64_t>& v = h.*field) sink.Add(i, {h.page_size}, Value::Count(*v));
@@ -318,15 +322,22 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
       if (!r.reported) return;
       if (r.limit_bytes) sink.Add(i, {"limit"}, Value::Count(*r.limit_bytes));
       if (r.unified_min_bytes) sink.Add(i, {"min"}, Value::Count(*r.unified_min_bytes));
+      if (r.unified_low_bytes) sink.Add(i, {"low"}, Value::Count(*r.unified_low_bytes));
       if (r.unified_high_bytes) sink.Add(i, {"high"}, StatletLimit(*r.unified_high_bytes));
       return;
     }
+    case F::kStatletContainerMemoryQosRequestBytes:
+      if (c.memory_qos.request_bytes) {
+        sink.Add(i, {MemoryRequestSourceName(c.memory_qos.request_source)}, Value::Count(*c.memory_qos.request_bytes));
+      }
+      return;
     case F::kStatletContainerMemoryQosExpectedBytes:
       if (c.memory_qos.expected_min_bytes) sink.Add(i, {"min"}, Value::Count(*c.memory_qos.expected_min_bytes));
+      if (c.memory_qos.expected_low_bytes) sink.Add(i, {"low"}, Value::Count(*c.memory_qos.expected_low_bytes));
       if (c.memory_qos.expected_high_bytes) sink.Add(i, {"high"}, StatletLimit(*c.memory_qos.expected_high_bytes));
       return;
     case F::kStatletContainerMemoryQosApplied:
-      if (c.id.kind == CgroupKind::kContainer && c.id.meta && !c.id.meta->is_sandbox) {
+      if (c.id.kind == CgroupKind::kContainer && !(c.id.meta && c.id.meta->is_sandbox)) {
         sink.Add(i, {}, Value::Count(s.memory_qos.applied ? 1 : 0));
       }
       return;
@@ -340,6 +351,40 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
     case F::kStatletContainerMemoryHighStalledSinceSeconds:
       if (c.memory_qos.high_stalled && c.memory_qos.high_stalled_since_ns > 0) {
         sink.Add(i, {}, Value::Nanos(static_cast<uint64_t>(c.memory_qos.high_stalled_since_ns)));
+      }
+      return;
+    case F::kStatletMemoryProtectionCapped:
+      if (c.memory_qos.min_capped) sink.Add(i, {"min"}, Value::Count(*c.memory_qos.min_capped ? 1 : 0));
+      if (c.memory_qos.low_capped) sink.Add(i, {"low"}, Value::Count(*c.memory_qos.low_capped ? 1 : 0));
+      return;
+    case F::kStatletNodeMemoryQosInfo:
+      if (node_kubepods() && s.memory_qos.basis) {
+        const MemoryQosBasis& b = *s.memory_qos.basis;
+        const bool known = b.rules.generation != MemoryQosGeneration::kUnknown;
+        factor_buf_.clear();
+        if (known) factor_buf_ = ThrottlingFactorLabel(b.rules.throttling_factor);
+        sink.Add(i,
+                 {b.kubelet_version, known ? MemoryReservationPolicyName(b.rules.reservation) : "",
+                  MemoryQosRulesLabel(b.rules), factor_buf_},
+                 Value::Count(1));
+      }
+      return;
+    case F::kStatletNodeMemoryQosMinBytes:
+      if (node_kubepods()) count(s.memory_qos.min_total_bytes);
+      return;
+    case F::kStatletNodeMemoryQosLowBytes:
+      if (node_kubepods()) count(s.memory_qos.low_total_bytes);
+      return;
+    case F::kStatletNodeMemoryQosProtectedRatio:
+      if (node_kubepods() && Limited(mem.max_bytes) && *mem.max_bytes > 0) {
+        const double alloc = static_cast<double>(*mem.max_bytes);
+        if (Limited(mem.min_bytes)) sink.Add(i, {"min"}, Value::Double(static_cast<double>(*mem.min_bytes) / alloc));
+        if (Limited(mem.low_bytes)) sink.Add(i, {"low"}, Value::Double(static_cast<double>(*mem.low_bytes) / alloc));
+      }
+      return;
+    case F::kStatletNodeMemoryQosLivelockRisk:
+      if (node_kubepods() && !s.memory_qos.kernel_release.empty()) {
+        sink.Add(i, {}, Value::Count(s.memory_qos.kernel_before_5_9 && s.memory_qos.memory_high_in_use ? 1 : 0));
       }
       return;
     case F::kStatletCpuRunqueueLatencySeconds: {

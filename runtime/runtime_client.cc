@@ -84,6 +84,7 @@ ContainerMetadata::MemoryResources MemoryResourcesOf(const v1::LinuxContainerRes
   m.reported = true;
   if (r.memory_limit_in_bytes() > 0) m.limit_bytes = static_cast<uint64_t>(r.memory_limit_in_bytes());
   m.unified_min_bytes = UnifiedBytes(r.unified(), "memory.min");
+  m.unified_low_bytes = UnifiedBytes(r.unified(), "memory.low");
   m.unified_high_bytes = UnifiedBytes(r.unified(), "memory.high");
   return m;
 }

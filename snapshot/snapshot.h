@@ -72,12 +72,14 @@ struct ContainerMetadata {
   } writable_layer;
   // Memory resources the runtime reports for the container (CRI ContainerStatus
   // resources.linux): the limit, and the unified cgroup v2 knobs the kubelet passed (its
-  // Memory QoS writes the request as memory.min and its throttle as memory.high).
+  // Memory QoS writes the request as memory.min, or as memory.low for a Burstable pod under
+  // v1.36+ TieredReservation, and its throttle as memory.high).
   // reported = false: the runtime said nothing about resources.
   struct MemoryResources {
     bool reported = false;
     Opt<uint64_t> limit_bytes;         // memory_limit_in_bytes; absent when 0 (no limit)
     Opt<uint64_t> unified_min_bytes;   // unified["memory.min"]
+    Opt<uint64_t> unified_low_bytes;   // unified["memory.low"]
     Opt<uint64_t> unified_high_bytes;  // unified["memory.high"]; kUnlimited for "max"
   } memory_resources;
 };
@@ -228,21 +230,41 @@ struct OomEvent {
   std::shared_ptr<const Identity> cgroup;
 };
 
-// Memory QoS (KEP-2570) as statlet sees it for one container; filled by the Sampler
-// (collector/memory_qos.h, collector/memory_high_stall.h).
+// Memory QoS (KEP-2570) as statlet sees it for one cgroup; filled by the Sampler
+// (collector/memory_qos.h, collector/memory_protection.h, collector/memory_high_stall.h).
 enum class MemoryZone : uint8_t {
   kUnknown,       // no usage or nothing to compare it with
-  kBelowRequest,  // usage < memory.min (the request): protected from reclaim
-  kAboveRequest,  // memory.min <= usage < memory.high
+  kBelowRequest,  // usage < the protection that holds for the request: protected from reclaim
+  kAboveRequest,  // above it, below memory.high
   kThrottling,    // usage >= memory.high: reclaimed and throttled on every charge
   kAtLimit,       // usage >= memory.max - a margin: the OOM killer is next
 };
+// Where the request statlet judged a container or pod by came from.
+enum class MemoryRequestSource : uint8_t {
+  kUnknown,
+  kRuntime,    // the unified memory.min / memory.low the kubelet passed to the runtime
+  kApiServer,  // the pod from the API server (status.containerStatuses[].resources, else the spec)
+  kQosClass,   // implied by the QoS class: Guaranteed request = limit, BestEffort none
+};
 struct MemoryQosView {
-  // What the kubelet's Memory QoS would set from the runtime's resources; absent when the
-  // node does not apply Memory QoS or the runtime reports no resources. high: kUnlimited
-  // for "max" (requests = limits).
-  Opt<uint64_t> expected_min_bytes, expected_high_bytes;
-  MemoryZone zone = MemoryZone::kUnknown;
+  // The memory request and limit judged by (containers and pods; 0: none set), and where the
+  // request came from. Absent when unknown.
+  Opt<uint64_t> request_bytes, limit_bytes;
+  MemoryRequestSource request_source = MemoryRequestSource::kUnknown;
+  // What the kubelet of the judged rules leaves in this cgroup's memory.min, memory.low and
+  // memory.high (containers; pods, QoS and kubepods cgroups have min and low only): 0 for a
+  // knob it does not set (the kernel's default), kUnlimited for memory.high left at "max".
+  // Absent when the node does not apply Memory QoS, the rules or the request are unknown.
+  Opt<uint64_t> expected_min_bytes, expected_low_bytes, expected_high_bytes;
+  // The cgroup v2 protection rule (cgroup-v2.rst: a cgroup's effective memory.min / memory.low
+  // is limited by those of its ancestors): whether the configured value exceeds the smallest
+  // value configured on an ancestor below the root. Absent when the cgroup configures none
+  // or an ancestor's value is unknown.
+  Opt<bool> min_capped, low_capped;
+  // Whether every ancestor's memory.min and memory.low were read (a collection that reads
+  // container cgroups alone does not): then the zone accounts for what they pass down.
+  bool protection_judged = false;
+  MemoryZone zone = MemoryZone::kUnknown;  // containers only
   // The memory.high livelock detector: usage pinned at memory.high, memory PSI full high
   // and memory.events high rising, for the dwell time. since: wall clock of entry.
   bool high_stalled = false;
@@ -250,12 +272,64 @@ struct MemoryQosView {
   bool high_stall_evaluated = false;  // the detector looked at this cgroup (a container with memory.high)
 };
 
+// The kubelet generations whose Memory QoS rules statlet knows (collector/memory_qos_rules.h).
+enum class MemoryQosGeneration : uint8_t {
+  kUnknown,  // the kubelet's version is not known: nothing is judged
+  kNone,     // a kubelet before v1.22: no Memory QoS
+  kV1_22,    // v1.22 to v1.26 (alpha)
+  kV1_27,    // v1.27 to v1.35 (alpha v2)
+  kV1_36,    // v1.36 (alpha v3: memoryReservationPolicy)
+  kV1_37,    // v1.37 (beta, on by default) and later
+};
+enum class MemoryReservationPolicy : uint8_t {
+  kMinForEveryRequest,  // before v1.36: memory.min = request wherever there is one
+  kNone,                // v1.36+ "None" (the default): no memory.min, no memory.low
+  kTieredReservation,   // v1.36+ "TieredReservation": Guaranteed memory.min, Burstable memory.low
+};
+// Where one of the kubelet's settings came from.
+enum class KubeletSettingSource : uint8_t { kUnknown, kDefault, kConfigFile, kFlag, kApiServer };
+
+// The kubelet's Memory QoS settings a snapshot was judged by, and where each came from.
+struct MemoryQosRules {
+  MemoryQosGeneration generation = MemoryQosGeneration::kUnknown;
+  bool enabled = false;           // the MemoryQoS feature gate
+  Opt<double> throttling_factor;  // memoryThrottlingFactor; absent: no memory.high (v1.37's nil)
+  MemoryReservationPolicy reservation = MemoryReservationPolicy::kMinForEveryRequest;
+  uint64_t page_size = 4096;  // the kubelet rounds memory.high down to the host's base page
+  // Whether the kubelet of these rules writes Memory QoS knobs at all.
+  bool Applies() const {
+    return enabled && generation != MemoryQosGeneration::kUnknown && generation != MemoryQosGeneration::kNone;
+  }
+};
+struct MemoryQosBasis {
+  MemoryQosRules rules;
+  std::string kubelet_version;  // as reported ("v1.36.2"); empty when unknown
+  KubeletSettingSource version_source = KubeletSettingSource::kUnknown;
+  KubeletSettingSource gate_source = KubeletSettingSource::kUnknown;
+  KubeletSettingSource factor_source = KubeletSettingSource::kUnknown;
+  KubeletSettingSource reservation_source = KubeletSettingSource::kUnknown;
+  bool beyond_known = false;  // a kubelet newer than the newest generation with upstream facts
+  std::string config_file;    // the kubelet configuration file read ("" when none is)
+  std::string config_state;   // "read", "absent", "error: …", "off"
+  std::string note;           // why nothing is judged, or what the kubelet would refuse; "" if nothing
+};
+
 // Node-wide Memory QoS facts of one snapshot.
 struct NodeMemoryQos {
+  // The rules judged by; null when the snapshot was not judged (no Memory QoS inputs).
+  std::shared_ptr<const MemoryQosBasis> basis;
+  std::string kubepods_path;        // the kubepods cgroup the node facts are of ("" when none)
   Opt<uint64_t> allocatable_bytes;  // the kubepods cgroup's memory.max (limit)
-  // Whether the node applies Memory QoS: cgroup v2 knobs present and the runtime reports
-  // the kubelet's unified memory.min/memory.high on some container.
+  // Whether the node applies Memory QoS: cgroup v2 memory knobs present and the judged
+  // kubelet writes them (known version, feature gate on).
   bool applied = false;
+  // The kubelet's own totals (kubelet_memory_qos_node_memory_min_bytes / _low_bytes): the
+  // pods' expected memory.min and memory.low, summed. Absent when a pod's is unknown.
+  Opt<uint64_t> min_total_bytes, low_total_bytes;
+  // The kernel, for the memory.high livelock risk (fixed in 5.9, commit b3ff929).
+  std::string kernel_release;
+  bool kernel_before_5_9 = false;
+  bool memory_high_in_use = false;  // some cgroup under kubepods has memory.high below max
 };
 
 // Everything about one cgroup at snapshot time.
@@ -269,7 +343,7 @@ struct CgroupStats {
   Opt<uint64_t> netns_inode;
   bool host_network = false;
   BpfCgroupStats bpf;
-  MemoryQosView memory_qos;  // containers only
+  MemoryQosView memory_qos;  // containers, pods, QoS and kubepods cgroups (capped: any cgroup)
   bool populated = false;    // some process in this cgroup or below
 };
 

@@ -1,5 +1,6 @@
-// What the Memory QoS rules and the memory.high stall detector add to every collection,
-// per container, beside a floor: one pass over the snapshot reading the same fields.
+// What the Memory QoS view (requests, expected knobs at every level, capped protection,
+// zones, node totals) and the memory.high stall detector add to every collection, per
+// container, beside a floor: one pass over the snapshot reading the same fields.
 // Run: memory_qos_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
@@ -12,25 +13,41 @@
 namespace statlet {
 namespace {
 
-// A node of `n` containers under pods, each with the v2 knobs, PSI and runtime resources;
-// every fourth one livelocked at memory.high.
+// A node of `n` containers, two per Burstable pod, laid out as a v1.36 TieredReservation
+// kubelet writes it (kubepods memory.min, the Burstable cgroup's and each pod's memory.low),
+// each container with the v2 knobs, PSI and the runtime's resources; every fourth one
+// livelocked at memory.high.
 Snapshot Node(int n) {
   Snapshot s;
-  auto& kp = s.cgroups.emplace_back();
-  kp.id.cgroup_path = "/kubepods";
-  kp.id.kind = CgroupKind::kKubepods;
-  kp.memory.max_bytes = uint64_t{64} << 30;
-  for (int i = 0; i < n; ++i) {
+  auto add = [&s](std::string path, CgroupKind kind) -> CgroupStats& {
     CgroupStats& c = s.cgroups.emplace_back();
-    c.id.cgroup_path =
-        "/kubepods/burstable/pod" + std::to_string(i / 2) + "/" + std::string(56, 'a') + std::to_string(1000000 + i);
-    c.id.kind = CgroupKind::kContainer;
+    c.id.cgroup_path = std::move(path);
+    c.id.kind = kind;
+    c.id.qos = QosClass::kBurstable;
+    c.memory.min_bytes = 0;
+    c.memory.low_bytes = 0;
+    return c;
+  };
+  CgroupStats& kp = add("/kubepods", CgroupKind::kKubepods);
+  kp.id.qos = QosClass::kUnknown;
+  kp.memory.max_bytes = uint64_t{64} << 30;
+  kp.memory.min_bytes = static_cast<uint64_t>(n) << 28;
+  add("/kubepods/burstable", CgroupKind::kQos).memory.low_bytes = static_cast<uint64_t>(n) << 28;
+  for (int i = 0; i < n; ++i) {
+    const std::string pod = "/kubepods/burstable/pod" + std::to_string(1000000 + i / 2);
+    if (i % 2 == 0) {
+      CgroupStats& p = add(pod, CgroupKind::kPod);
+      p.id.pod_uid = std::to_string(1000000 + i / 2);
+      p.memory.low_bytes = uint64_t{512} << 20;
+    }
+    CgroupStats& c = add(pod + "/" + std::string(56, 'a') + std::to_string(10000000 + i), CgroupKind::kContainer);
+    c.id.pod_uid = std::to_string(1000000 + i / 2);
     c.id.created_ns = i;
     auto meta = std::make_shared<ContainerMetadata>();
-    meta->memory_resources = {true, uint64_t{1} << 30, uint64_t{256} << 20, uint64_t{950} << 20};
+    meta->memory_resources = {true, uint64_t{1} << 30, std::nullopt, uint64_t{256} << 20, uint64_t{950} << 20};
     c.id.meta = meta;
     MemoryStats& m = c.memory;
-    m.min_bytes = uint64_t{256} << 20;
+    m.low_bytes = uint64_t{256} << 20;
     m.high_bytes = uint64_t{950} << 20;
     m.max_bytes = uint64_t{1} << 30;
     m.usage_bytes = i % 4 == 0 ? (uint64_t{951} << 20) : (uint64_t{300} << 20);
@@ -67,11 +84,18 @@ void BM_MemoryQosAndStallDetector(benchmark::State& state) {
   MemoryHighStallOptions o;
   o.dwell = std::chrono::seconds(3600);  // no log lines in the loop
   MemoryHighStallDetector detector(o);
-  MemoryQosPolicy policy;
+  MemoryQosInputs in;
+  auto basis = std::make_shared<MemoryQosBasis>();
+  basis->rules.generation = MemoryQosGeneration::kV1_36;
+  basis->rules.enabled = true;
+  basis->rules.throttling_factor = 0.9;
+  basis->rules.reservation = MemoryReservationPolicy::kTieredReservation;
+  in.basis = basis;
+  in.kernel_release = "6.1.0-13-amd64";
   int64_t t = 0;
   for (auto _ : state) {
     Advance(&s, t += 1000000000);
-    ApplyMemoryQos(policy, &s);
+    ApplyMemoryQos(in, &s);
     detector.Update(&s);
     benchmark::DoNotOptimize(s.cgroups.back().memory_qos.zone);
   }

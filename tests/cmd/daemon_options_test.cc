@@ -162,30 +162,52 @@ TEST(DaemonOptions, ImagePullOptionsFromFlagsAndFile) {
 TEST(DaemonOptions, MemoryQosFromFlagsAndFile) {
   DaemonOptions d;
   ASSERT_TRUE(ParseDaemonOptions({}, &d).ok());
-  EXPECT_EQ(d.memory_qos.formula, MemoryHighFormula::kV1_27);
-  EXPECT_EQ(d.memory_qos.throttling_factor, 0.9);
+  // Nothing assumed: the kubelet's file at kubeadm's path, its version unknown, no overrides.
+  EXPECT_EQ(d.memory_qos.kubelet_config, "/var/lib/kubelet/config.yaml");
+  EXPECT_EQ(d.memory_qos.kubelet_version, "");
+  EXPECT_FALSE(d.memory_qos.feature_gate);
+  EXPECT_FALSE(d.memory_qos.throttling_factor_set);
+  EXPECT_FALSE(d.memory_qos.reservation);
+  EXPECT_EQ(d.memory_qos_api.url, "");
   EXPECT_TRUE(d.memory_high_stall.enabled);
   EXPECT_EQ(d.memory_high_stall.psi_full_avg10_percent, 40.0);
   EXPECT_EQ(d.memory_high_stall.dwell, std::chrono::seconds(10));
 
-  std::string path = TempFile("memory_qos:\n  formula: v1.22\n  throttling_factor: 0.8\n  stall_dwell: 30s\n");
+  std::string path = TempFile(
+      "memory_qos:\n  kubelet_version: v1.36.2\n  throttling_factor: 0.8\n  stall_dwell: 30s\n"
+      "  reservation_policy: TieredReservation\n  apiserver: in-cluster\n");
   DaemonOptions o;
-  Status s = ParseDaemonOptions({"--config.file", path, "--memory-qos.stall-psi-full=25.5",
-                                 "--memory-qos.stall-usage-margin=0.1", "--no-memory-qos.stall-detector"},
-                                &o);
+  Status s = ParseDaemonOptions(
+      {"--config.file", path, "--memory-qos.stall-psi-full=25.5", "--memory-qos.stall-usage-margin=0.1",
+       "--no-memory-qos.stall-detector", "--memory-qos.feature-gate=false", "--memory-qos.kubelet-config=/etc/k.yaml",
+       "--memory-qos.node-name=node-1"},
+      &o);
   ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(o.memory_qos.formula, MemoryHighFormula::kV1_22);
+  EXPECT_EQ(o.memory_qos.kubelet_version, "v1.36.2");
+  EXPECT_EQ(o.memory_qos.kubelet_config, "/etc/k.yaml");
+  EXPECT_TRUE(o.memory_qos.throttling_factor_set);
   EXPECT_EQ(o.memory_qos.throttling_factor, 0.8);
+  EXPECT_EQ(o.memory_qos.feature_gate, false);
+  EXPECT_EQ(o.memory_qos.reservation, MemoryReservationPolicy::kTieredReservation);
+  EXPECT_EQ(o.memory_qos_api.url, "in-cluster");
+  EXPECT_EQ(o.memory_qos_api.node_name, "node-1");
   EXPECT_EQ(o.memory_high_stall.dwell, std::chrono::seconds(30));
   EXPECT_EQ(o.memory_high_stall.psi_full_avg10_percent, 25.5);
   EXPECT_EQ(o.memory_high_stall.usage_margin_ratio, 0.1);
   EXPECT_FALSE(o.memory_high_stall.enabled);
   ::unlink(path.c_str());
 
+  // "none": the override that sets no memory.high.
+  DaemonOptions none;
+  ASSERT_TRUE(ParseDaemonOptions({"--memory-qos.throttling-factor=none"}, &none).ok());
+  EXPECT_TRUE(none.memory_qos.throttling_factor_set);
+  EXPECT_FALSE(none.memory_qos.throttling_factor);
+
   for (const char* bad :
-       {"--memory-qos.formula=1.27", "--memory-qos.throttling-factor=0", "--memory-qos.throttling-factor=1.5",
-        "--memory-qos.stall-psi-full=101", "--memory-qos.stall-psi-full=lots", "--memory-qos.stall-usage-margin=-0.1",
-        "--memory-qos.stall-dwell=soon"}) {
+       {"--memory-qos.kubelet-version=1.x", "--memory-qos.kubelet-version=v2.0.0", "--memory-qos.throttling-factor=0",
+        "--memory-qos.throttling-factor=1.5", "--memory-qos.feature-gate=maybe", "--memory-qos.reservation-policy=Hard",
+        "--memory-qos.apiserver=ftp://x", "--memory-qos.stall-psi-full=101", "--memory-qos.stall-psi-full=lots",
+        "--memory-qos.stall-usage-margin=-0.1", "--memory-qos.stall-dwell=soon"}) {
     DaemonOptions b;
     Status e = ParseDaemonOptions({bad}, &b);
     EXPECT_EQ(e.code(), StatusCode::kInvalidArgument) << bad;

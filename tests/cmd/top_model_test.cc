@@ -238,7 +238,39 @@ TEST(TopRender, HeaderMarksTheSortColumnAndRowsFollowIt) {
   size_t cpu_end = header.find("CPU%") + 4;
   EXPECT_EQ(line.substr(cpu_end - 4, 4), "40.0") << line;
   size_t mem_end = header.find("*MEM") + 4;
-  EXPECT_EQ(line.substr(mem_end - 6, 6), "8.8KiB") << line;
+  EXPECT_EQ(line.substr(mem_end - 7, 7), "8.8KiB ") << line;  // its Memory QoS zone unknown: no mark
+}
+
+// The MEM column marks each container's Memory QoS zone; the title says which rules judged
+// the zones.
+TEST(TopRender, MemoryColumnMarksTheZoneAndTheTitleTheRules) {
+  std::vector<Row> rows = Arrange(PodRows(), View());
+  for (Row& r : rows) r.memory_zone = r.name == "lonely" ? "throttling" : r.name == "sidecar" ? "below_request" : "";
+  Frame f = SomeFrame();
+  f.memory_qos = DescribeMemoryQos("v1.36", "TieredReservation", "0.9", "v1.36.2");
+  Screen s = Render(rows, f, 200, 40);
+  EXPECT_NE(s.lines[0].find("MEM < protected ^ throttling ! at limit (memqos v1.36 TieredReservation factor 0.9, "
+                            "kubelet v1.36.2)"),
+            std::string::npos)
+      << s.lines[0];
+  const size_t mem_end = s.lines[2].find("MEM") + 3;
+  for (size_t i = 3; i < s.lines.size(); ++i) {
+    const std::string& line = s.lines[i];
+    const char mark = line[mem_end - 1];
+    if (line.find("lonely") != std::string::npos) {
+      EXPECT_EQ(mark, '^') << line;
+    } else if (line.find("sidecar") != std::string::npos) {
+      EXPECT_EQ(mark, '<') << line;
+    }
+  }
+  EXPECT_EQ(MemoryZoneMark("at_limit"), '!');
+  EXPECT_EQ(MemoryZoneMark("above_request"), ' ');
+  EXPECT_EQ(DescribeMemoryQos("unknown", "", "", ""), "memqos rules unknown");
+  EXPECT_EQ(DescribeMemoryQos("off", "None", "0.9", "v1.37.0"), "memqos off, kubelet v1.37.0");
+  EXPECT_EQ(DescribeMemoryQos("v1.37", "None", "none", "v1.37.0"), "memqos v1.37 None factor none, kubelet v1.37.0");
+  EXPECT_EQ(DescribeMemoryQos("", "", "", ""), "");
+  Screen plain = Render(rows, SomeFrame(), 200, 40);
+  EXPECT_EQ(plain.lines[0].find("MEM <"), std::string::npos);
 }
 
 TEST(TopRender, NarrowScreensDropColumnsNotNames) {

@@ -172,7 +172,13 @@ class DeployedAgent {
     mkdir(dir.c_str(), 0755);
     mkdir((dir + "/run").c_str(), 0755);
     ManifestHost mh;
-    mh.host_paths = {{"/run/statlet", dir + "/run"}, {"/run/containerd", g_stage->dir()}};
+    // The kubelet's configuration as a v1.36 node with tiered protection has it.
+    std::ofstream(dir + "/kubelet-config.yaml")
+        << "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfeatureGates: {MemoryQoS: true}\n"
+           "memoryReservationPolicy: TieredReservation\n";
+    mh.host_paths = {{"/run/statlet", dir + "/run"},
+                     {"/run/containerd", g_stage->dir()},
+                     {"/var/lib/kubelet/config.yaml", dir + "/kubelet-config.yaml"}};
     mh.node_name = "e2e-node";
     mh.service_env = {{"KUBERNETES_SERVICE_HOST", "10.96.0.1"}, {"KUBERNETES_SERVICE_PORT", "443"}};
     auto m = PodFromDaemonSet(manifest_, mh);

@@ -209,6 +209,12 @@ class DashboardStatlet {
         "--bpf=auto",
         "--bpf.probes=cpu,oom,tcp,cgroup_stats,runqlat,faults",
         "--log.level=warn",
+        // Judged as a v1.36 kubelet with tiered protection, so the Memory QoS panels'
+        // expected knobs and node totals have series where the host has cgroup v2.
+        "--memory-qos.kubelet-version=v1.36.0",
+        "--memory-qos.feature-gate=true",
+        "--memory-qos.reservation-policy=TieredReservation",
+        "--memory-qos.kubelet-config=",
     };
     o.wait_until_ready = true;
     o.start_timeout = milliseconds(60000);

@@ -68,17 +68,36 @@ Snapshot FullSnapshot() {
     if (c.id.kind == CgroupKind::kContainer && c.id.meta && !c.id.meta->is_sandbox) {
       auto meta = std::make_shared<ContainerMetadata>(*c.id.meta);
       meta->writable_layer = {s.timestamp_ns, "/var/lib/containerd", "/dev/vda1", 1000, 10, 1 << 30, 100, 90};
-      meta->memory_resources = {true, uint64_t{1} << 30, uint64_t{256} << 20, uint64_t{900} << 20};
+      meta->memory_resources = {true, uint64_t{1} << 30, uint64_t{256} << 20, std::nullopt, uint64_t{900} << 20};
       c.id.meta = meta;
+      c.memory_qos.request_bytes = uint64_t{256} << 20;
+      c.memory_qos.request_source = MemoryRequestSource::kRuntime;
       c.memory_qos.expected_min_bytes = uint64_t{256} << 20;
+      c.memory_qos.expected_low_bytes = 0;
       c.memory_qos.expected_high_bytes = kUnlimited;
+      c.memory_qos.low_capped = false;
       c.memory_qos.zone = MemoryZone::kThrottling;
       c.memory_qos.high_stall_evaluated = true;
       c.memory_qos.high_stalled = true;
       c.memory_qos.high_stalled_since_ns = s.timestamp_ns - 5000000000;
     }
+    if (c.id.kind == CgroupKind::kKubepods) {
+      m.min_bytes = uint64_t{512} << 20;
+      m.max_bytes = uint64_t{8} << 30;
+      s.memory_qos.kubepods_path = c.id.cgroup_path;
+    }
   }
   s.memory_qos.applied = true;
+  auto basis = std::make_shared<MemoryQosBasis>();
+  basis->rules.generation = MemoryQosGeneration::kV1_36;
+  basis->rules.enabled = true;
+  basis->rules.throttling_factor = 0.9;
+  basis->rules.reservation = MemoryReservationPolicy::kTieredReservation;
+  basis->kubelet_version = "v1.36.2";
+  s.memory_qos.basis = basis;
+  s.memory_qos.min_total_bytes = uint64_t{512} << 20;
+  s.memory_qos.low_total_bytes = 0;
+  s.memory_qos.kernel_release = "6.1.0-13-amd64";
   return s;
 }
 
@@ -161,6 +180,46 @@ TEST(SnapshotSamples, MemoryQosView) {
     samples.ForEachSample(FamilyId::kStatletContainerMemoryQosZone, k, pod);
   }
   EXPECT_TRUE(pod.samples.empty());
+}
+
+// The node's Memory QoS facts hang on its kubepods cgroup only; the info series names the
+// rules; capped protection on any cgroup that configures it.
+TEST(SnapshotSamples, MemoryQosNodeFactsOnTheKubepodsCgroup) {
+  Snapshot s = FullSnapshot();
+  SnapshotSamples samples({}, Dev);
+  samples.Bind(s);
+  size_t kubepods = SIZE_MAX;
+  for (size_t k = 0; k < s.cgroups.size(); ++k) {
+    if (s.cgroups[k].id.kind == CgroupKind::kKubepods) kubepods = k;
+  }
+  ASSERT_NE(kubepods, SIZE_MAX);
+  for (FamilyId f : {FamilyId::kStatletNodeMemoryQosInfo, FamilyId::kStatletNodeMemoryQosMinBytes,
+                     FamilyId::kStatletNodeMemoryQosLowBytes, FamilyId::kStatletNodeMemoryQosProtectedRatio,
+                     FamilyId::kStatletNodeMemoryQosLivelockRisk}) {
+    for (size_t k = 0; k < s.cgroups.size(); ++k) {
+      Recorder r;
+      samples.ForEachSample(f, k, r);
+      EXPECT_EQ(r.samples.empty(), k != kubepods) << Family(f).name << " on " << s.cgroups[k].id.cgroup_path;
+    }
+  }
+  Recorder info;
+  samples.ForEachSample(FamilyId::kStatletNodeMemoryQosInfo, kubepods, info);
+  ASSERT_EQ(info.samples.size(), 1u);
+  EXPECT_EQ(info.samples[0].labels, (std::vector<std::string>{"v1.36.2", "TieredReservation", "v1.36", "0.9"}));
+  Recorder ratio;
+  samples.ForEachSample(FamilyId::kStatletNodeMemoryQosProtectedRatio, kubepods, ratio);
+  ASSERT_EQ(ratio.samples.size(), 2u);
+  EXPECT_EQ(ratio.samples[0].labels[0], "min");
+  EXPECT_EQ(ratio.samples[0].value.d, 512.0 / 8192.0);
+  EXPECT_EQ(ratio.samples[1].value.d, 0.0);
+  // Unknown rules: the info says so, without a factor or a policy.
+  auto unknown = std::make_shared<MemoryQosBasis>();
+  s.memory_qos.basis = unknown;
+  samples.Bind(s);
+  Recorder u;
+  samples.ForEachSample(FamilyId::kStatletNodeMemoryQosInfo, kubepods, u);
+  ASSERT_EQ(u.samples.size(), 1u);
+  EXPECT_EQ(u.samples[0].labels, (std::vector<std::string>{"", "", "unknown", ""}));
 }
 
 TEST(SnapshotSamples, InterfacesCountedAsCadvisorCountsThem) {

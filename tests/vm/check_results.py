@@ -21,6 +21,7 @@ import sys
 
 from guest_results import GuestResults, parse_json
 from memqos_checks import make_checks as make_memqos_checks
+from memqos_kubelet_checks import make_checks as make_kubelet_checks
 
 MiB = 1 << 20
 
@@ -597,6 +598,9 @@ CHECKS = [
 _memqos_part, _memqos_checks = make_memqos_checks(require, parse_metrics)
 PARTS["memqos"] = _memqos_part
 CHECKS += _memqos_checks
+_kubelet_part, _kubelet_checks = make_kubelet_checks(require, parse_metrics)
+PARTS["kubelet"] = _kubelet_part
+CHECKS += _kubelet_checks
 
 
 def main():

@@ -62,6 +62,10 @@ EXP
   mq_container qos-steps; STEPS=$CPATH
   echo $STEPS_MIN > $CG$STEPS/memory.min; echo $STEPS_HIGH > $CG$STEPS/memory.high
   echo $STEPS_MAX > $CG$STEPS/memory.max
+  # Its ancestors carry the request too, as a kubelet sums it up the tree: the kernel caps a
+  # cgroup's memory.min by its ancestors' (cgroup-v2.rst), and statlet's zones follow.
+  k=$(dirname $STEPS)
+  while [ "$k" != / ]; do echo $STEPS_MIN > $CG$k/memory.min; k=$(dirname $k); done
   cat /proc/swaps > $MQ/swaps
 
   mq_scraper > $MQ/scrapes 2> $MQ/scraper.err &
