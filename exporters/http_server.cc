@@ -18,6 +18,7 @@
 #include <boost/beast/ssl.hpp>
 
 #include <atomic>
+#include <list>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -78,6 +79,9 @@ class HttpServer::Impl {
   void Accept(Listener which);
   void OnAccepted(Listener which, tcp::socket socket);
   void Release(SessionBase* s, Listener which, const asio::ip::address& address);
+  // At the connection cap: closes the main-listener connection that has held its slot
+  // longest without a request let through to its handler; false when there is none.
+  bool ShedOne();
   const HttpRoute* Route(const std::string& path) const {
     for (const HttpRoute& r : routes) {
       if (r.path == path) return &r;
@@ -113,6 +117,10 @@ class HttpServer::Impl {
   size_t open_health = 0;
   std::map<asio::ip::address, size_t> per_address;
   std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions;
+  // Main-listener connections no request of which was let through to its handler yet
+  // (still reading one, refused, or waiting for authentication), oldest first: the ones
+  // shed at the connection cap.
+  std::list<SessionBase*> unproven;
   std::atomic<size_t> open_sessions{0};
 
   mutable std::mutex counters_mu;
@@ -133,6 +141,19 @@ class SessionBase : public std::enable_shared_from_this<SessionBase> {
   // Closes the socket now; pending operations end with operation_aborted. Idempotent.
   virtual void CloseNow() = 0;
   bool busy() const { return state_ == State::kWorking || state_ == State::kWriting; }
+  // Sheddable at the connection cap: no request let through yet, and not writing an
+  // answer (a request waiting for authentication may be shed).
+  bool sheddable() const { return unproven_ && state_ != State::kWriting; }
+  void JoinUnproven(std::list<SessionBase*>* list) {
+    unproven_it_ = list->insert(list->end(), this);
+    unproven_ = true;
+  }
+  // Leaves the unproven list: a request was let through, or the connection closed.
+  void Prove() {
+    if (!unproven_) return;
+    s_->unproven.erase(unproven_it_);
+    unproven_ = false;
+  }
 
  protected:
   // Answers `r`; keeps the connection when `keep_alive` (and the answer is no error).
@@ -185,10 +206,14 @@ class SessionBase : public std::enable_shared_from_this<SessionBase> {
   size_t served_ = 0;
 
  private:
+  bool unproven_ = false;
+  std::list<SessionBase*>::iterator unproven_it_;
+
   void Unauthorized() { Fail(401, "Unauthorized", {{"WWW-Authenticate", "Basic realm=\"statlet\""}}); }
 
   void Run(const HttpRoute& route, HttpRequest req, bool keep_alive) {
     if (closed_) return;
+    Prove();
     if (!route.on_worker) {
       Respond(route.handler(req), keep_alive);
       return;
@@ -239,6 +264,7 @@ class Session : public SessionBase {
     beast::error_code ec;
     tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
     tcp().close();
+    Prove();
     s_->Release(this, which_, address_);
   }
 
@@ -472,7 +498,10 @@ void HttpServer::Impl::OnAccepted(Listener which, tcp::socket socket) {
   bool over;
   if (which == Listener::kMain) {
     auto it = per_address.find(address);
-    over = open_main >= o.max_connections || (it != per_address.end() && it->second >= o.max_connections_per_address);
+    over = it != per_address.end() && it->second >= o.max_connections_per_address;
+    // At the cap a newcomer takes the slot of the connection that has held one longest
+    // without a whole request; connections that were served keep theirs.
+    if (!over && open_main >= o.max_connections) over = !ShedOne();
   } else {
     over = open_health >= kHealthConnections;
   }
@@ -502,8 +531,25 @@ void HttpServer::Impl::OnAccepted(Listener which, tcp::socket socket) {
     session = std::make_shared<Session<beast::tcp_stream>>(this, which, address, std::move(socket));
   }
   sessions.emplace(session.get(), session);
+  if (which == Listener::kMain) session->JoinUnproven(&unproven);
   ++open_sessions;
   session->Start();
+}
+
+bool HttpServer::Impl::ShedOne() {
+  for (SessionBase* candidate : unproven) {
+    if (!candidate->sheddable()) continue;
+    auto it = sessions.find(candidate);
+    std::shared_ptr<SessionBase> session = it == sessions.end() ? nullptr : it->second.lock();
+    if (!session) continue;
+    Count(&Counters::connections_shed);
+    log::Once(log::Level::kWarn, "http-shed",
+              "at the connection cap (" + std::to_string(o.max_connections) +
+                  "): closing the connections that held a slot longest without a whole request, for newcomers");
+    session->CloseNow();  // leaves `unproven`: the loop ends here
+    return true;
+  }
+  return false;
 }
 
 void HttpServer::Impl::Release(SessionBase* s, Listener which, const asio::ip::address& address) {

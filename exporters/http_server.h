@@ -4,6 +4,11 @@
 //  - A connection costs a socket and a few KiB, never a thread. Open connections are
 //    capped in total and per client address; over the cap a connection is answered 503
 //    (plain HTTP) or closed at once. The accept queue is bounded.
+//  - At the total cap a newcomer is not refused while some connection holds a slot
+//    without having had a request let through (still reading one, or waiting for
+//    authentication): the one that has held its slot longest is closed instead. A
+//    connection that had a request served keeps its slot: partial requests trickled by
+//    many clients cannot lock scrapers out.
 //  - Reading is bounded in size and time: the header block (431) and a request body (413)
 //    are capped while reading, and a whole request must arrive within the read timeout
 //    of its first byte (408). Waiting for the next request on a keep-alive connection has
@@ -113,6 +118,7 @@ class HttpServer {
   struct Counters {
     uint64_t connections_accepted = 0;
     uint64_t connections_refused = 0;  // over a connection cap
+    uint64_t connections_shed = 0;     // closed at the cap for a newcomer
     uint64_t requests = 0;
     uint64_t rejected = 0;  // answered 4xx/5xx by the server itself (limits, parse errors, auth)
   };
