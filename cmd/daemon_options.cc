@@ -1,5 +1,6 @@
 #include "cmd/daemon_options.h"
 
+#include "base/node_name.h"
 #include "base/unix_socket.h"
 
 #include <yaml-cpp/yaml.h>
@@ -40,6 +41,15 @@ Status ParseSeconds(const std::string& name, const std::string& text, seconds* o
   if (Status s = ParseDuration(text, &ns); !s.ok()) return InvalidArgument(name + ": " + s.message());
   *out = std::chrono::duration_cast<seconds>(ns);
   if (*out < seconds(1)) return InvalidArgument(name + ": must be at least 1s");
+  return Status::Ok();
+}
+
+// A duration of at least a second, kept in milliseconds.
+Status ParseMillis(const std::string& name, const std::string& text, std::chrono::milliseconds* out) {
+  nanoseconds ns;
+  if (Status s = ParseDuration(text, &ns); !s.ok()) return InvalidArgument(name + ": " + s.message());
+  if (ns < seconds(1)) return InvalidArgument(name + ": must be at least 1s");
+  *out = std::chrono::duration_cast<std::chrono::milliseconds>(ns);
   return Status::Ok();
 }
 
@@ -101,6 +111,72 @@ const std::vector<Option>& Options() {
          }
          o->http.health_listen_address = v;
          return Status::Ok();
+       }},
+      {"web.auth", "web.auth", "none",
+       "Who may use the main address besides basic auth users of the web config: none (anyone), or kubernetes "
+       "(a bearer token checked with the API server's TokenReview, the request authorized with a "
+       "SubjectAccessReview as the kubelet authorizes its /metrics: get nodes/metrics for this node; the probe "
+       "address stays open). Bearer tokens want TLS (--web.config.file).",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (v != "none" && v != "kubernetes") return InvalidArgument("web.auth: expected none or kubernetes");
+         o->web_auth_kubernetes = v == "kubernetes";
+         return Status::Ok();
+       }},
+      {"web.auth.apiserver", "web.auth_apiserver", "in-cluster",
+       "The API server that reviews tokens for --web.auth=kubernetes: in-cluster (the service account's host, "
+       "token and CA) or https://host:port.",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (v != "in-cluster" && v.rfind("https://", 0) != 0 && v.rfind("http://", 0) != 0) {
+           return InvalidArgument("web.auth.apiserver: expected \"in-cluster\" or https://host:port");
+         }
+         o->kube_auth.api.url = v;
+         return Status::Ok();
+       }},
+      {"web.auth.token-file", "web.auth_token_file", "",
+       "statlet's own bearer token for the reviews (read again when it changes); empty: the service account's.",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->kube_auth.api.token_file = v.empty() ? KubeApiOptions().token_file : v;
+         return Status::Ok();
+       }},
+      {"web.auth.ca-file", "web.auth_ca_file", "",
+       "CA bundle the API server's certificate is checked against; empty: the service account's.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         o->kube_auth.api.ca_file = v.empty() ? KubeApiOptions().ca_file : v;
+         return Status::Ok();
+       }},
+      {"web.auth.node-name", "web.auth_node_name", "",
+       "The node name access is reviewed for (nodes/<name>/metrics); empty: $NODE_NAME, else the host name.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         if (!v.empty()) {
+           if (Status s = ValidateNodeName(v); !s.ok()) return InvalidArgument("web.auth.node-name: " + s.message());
+         }
+         o->kube_auth.node_name = v;
+         return Status::Ok();
+       }},
+      {"web.auth.token-cache-ttl", "web.auth_token_cache_ttl", "2m",
+       "How long a TokenReview's answer (authenticated or not) is remembered (the kubelet's default).", false,
+       [](DaemonOptions* o, const std::string& v) {
+         return ParseMillis("web.auth.token-cache-ttl", v, &o->kube_auth.token_ttl);
+       }},
+      {"web.auth.allowed-cache-ttl", "web.auth_allowed_cache_ttl", "5m",
+       "How long an allowing SubjectAccessReview is remembered (the kubelet's default).", false,
+       [](DaemonOptions* o, const std::string& v) {
+         return ParseMillis("web.auth.allowed-cache-ttl", v, &o->kube_auth.allowed_ttl);
+       }},
+      {"web.auth.denied-cache-ttl", "web.auth_denied_cache_ttl", "30s",
+       "How long a SubjectAccessReview that did not allow is remembered (the kubelet's default).", false,
+       [](DaemonOptions* o, const std::string& v) {
+         return ParseMillis("web.auth.denied-cache-ttl", v, &o->kube_auth.denied_ttl);
+       }},
+      {"web.auth.reviews-per-second", "web.auth_reviews_per_second", "10",
+       "Reviews of tokens not seen to authenticate before, per second at most (bursts of twice that); requests "
+       "past it are answered 429. Tokens that authenticated before have a budget of their own.",
+       false,
+       [](DaemonOptions* o, const std::string& v) {
+         return ParseReal("web.auth.reviews-per-second", v, 0.1, 10000, &o->kube_auth.reviews_per_second);
        }},
       {"web.max-connections", "web.max_connections", "512",
        "Open connections at most; more are answered 503 and closed. Idle and slow connections cost a socket "

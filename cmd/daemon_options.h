@@ -14,6 +14,7 @@
 #include "collector/memory_high_stall.h"
 #include "collector/memory_qos.h"
 #include "cri/daemon_hooks.h"
+#include "exporters/kubernetes_authorizer.h"
 #include "exporters/metrics_http_server.h"
 #include "exporters/otlp/otlp_options.h"
 #include "metrics/snapshot_samples.h"
@@ -39,6 +40,10 @@ struct DaemonOptions {
   otlp::OtlpOptions otlp;
   BpfOptions bpf;
   std::string web_config_file;
+  // --web.auth=kubernetes: requests to the main address are reviewed by the API server
+  // (node_name empty: resolved at start).
+  bool web_auth_kubernetes = false;
+  KubernetesAuthOptions kube_auth;
   std::string config_file;
   log::Level log_level = log::Level::kInfo;
   log::Format log_format = log::Format::kLogfmt;

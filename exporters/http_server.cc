@@ -44,7 +44,6 @@ namespace {
 enum class Listener { kMain, kHealth };
 
 constexpr size_t kHealthConnections = 32;  // the probe port: the kubelet, a few at a time
-constexpr size_t kAuthQueue = 16;          // credentials waiting for bcrypt
 constexpr size_t kDiscardBytes = 4096;     // scratch for request bodies that are dropped
 constexpr size_t kLingerBytes = 1 << 20;   // read and dropped after an error answer
 constexpr milliseconds kLingerTime{2000};
@@ -72,9 +71,10 @@ class HttpServer::Impl {
   Impl(HttpTransportOptions options, std::vector<HttpRoute> routes)
       : o(std::move(options)),
         routes(std::move(routes)),
-        auth(o.web),
-        workers("statlet-http", std::max<size_t>(1, o.threads), std::max<size_t>(1, o.max_queued_requests)),
-        auth_workers("statlet-auth", 1, kAuthQueue, /*nice=*/10) {}
+        authorizer(o.authorizer),
+        workers("statlet-http", std::max<size_t>(1, o.threads), std::max<size_t>(1, o.max_queued_requests)) {
+    if (!o.web.basic_auth_users.empty()) authorizer = std::make_shared<BasicHttpAuthorizer>(o.web);
+  }
 
   void Accept(Listener which);
   void OnAccepted(Listener which, tcp::socket socket);
@@ -98,9 +98,8 @@ class HttpServer::Impl {
   HttpTransportOptions o;
   std::vector<HttpRoute> routes;
   std::optional<asio::ssl::context> tls;
-  BasicAuthenticator auth;
-  WorkerPool workers;       // on_worker routes
-  WorkerPool auth_workers;  // bcrypt checks, at nice 10
+  std::shared_ptr<HttpAuthorizer> authorizer;  // null: none
+  WorkerPool workers;                          // on_worker routes
   tcp::acceptor main_acceptor{io};
   tcp::acceptor health_acceptor{io};
   asio::steady_timer main_retry{io};
@@ -173,26 +172,28 @@ class SessionBase : public std::enable_shared_from_this<SessionBase> {
       Fail(404, "not found");
       return;
     }
-    if (which_ == Listener::kMain && s_->auth.enabled()) {
-      switch (s_->auth.Remembered(authorization)) {
-        case BasicAuthenticator::Verdict::kAllowed: break;
-        case BasicAuthenticator::Verdict::kDenied: Unauthorized(); return;
-        case BasicAuthenticator::Verdict::kUnknown: {
-          state_ = State::kWorking;
-          auto self = shared_from_this();
-          bool queued = s_->auth_workers.TrySubmit([self, route, req = std::move(req), authorization, keep_alive] {
-            const bool ok = self->s_->auth.Verify(authorization);
-            asio::post(self->s_->io, [self, route, req = std::move(req), ok, keep_alive]() mutable {
-              if (!ok) {
-                self->Unauthorized();
-              } else {
-                self->Run(*route, std::move(req), keep_alive);
-              }
-            });
-          });
-          if (!queued) Fail(429, "too many authentication attempts", {{"Retry-After", "1"}});
+    if (which_ == Listener::kMain && s_->authorizer) {
+      HttpAuthorizer::Request ar{req.method, req.path, authorization};
+      if (std::optional<AuthVerdict> v = s_->authorizer->Remembered(ar)) {
+        if (!v->allowed()) {
+          Refuse(std::move(*v));
           return;
         }
+      } else {
+        // Waiting for the check: not served yet, so the connection may be shed at the cap.
+        state_ = State::kWorking;
+        auto self = shared_from_this();
+        s_->authorizer->Check(ar, [self, route, req = std::move(req), keep_alive](AuthVerdict v) mutable {
+          asio::post(self->s_->io, [self, route, req = std::move(req), keep_alive, v = std::move(v)]() mutable {
+            if (self->closed_) return;
+            if (!v.allowed()) {
+              self->Refuse(std::move(v));
+            } else {
+              self->Run(*route, std::move(req), keep_alive);
+            }
+          });
+        });
+        return;
       }
     }
     Run(*route, std::move(req), keep_alive);
@@ -209,7 +210,7 @@ class SessionBase : public std::enable_shared_from_this<SessionBase> {
   bool unproven_ = false;
   std::list<SessionBase*>::iterator unproven_it_;
 
-  void Unauthorized() { Fail(401, "Unauthorized", {{"WWW-Authenticate", "Basic realm=\"statlet\""}}); }
+  void Refuse(AuthVerdict v) { Fail(v.status, std::move(v.text), std::move(v.headers)); }
 
   void Run(const HttpRoute& route, HttpRequest req, bool keep_alive) {
     if (closed_) return;
@@ -579,6 +580,9 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(HttpTransportOptions op
     return InvalidArgument("connection limits must be at least 1");
   }
   if (options.max_header_bytes < 1024) return InvalidArgument("the header limit must be at least 1024 bytes");
+  if (options.authorizer && !options.web.basic_auth_users.empty()) {
+    return InvalidArgument("basic auth users (web config) and another authorization are exclusive: choose one");
+  }
   auto impl = std::make_unique<Impl>(std::move(options), std::move(routes));
   if (impl->o.web.tls()) {
     auto ctx = MakeTlsServerContext(impl->o.web);
@@ -661,7 +665,7 @@ void HttpServer::Stop() {
   });
   // A worker finishes the job it runs (one collection at most); queued ones are dropped.
   s.workers.Stop();
-  s.auth_workers.Stop();
+  if (s.authorizer) s.authorizer->Stop();
   // Let the loop run the closing handlers, then end it.
   asio::post(s.io, [&s] { s.io.stop(); });
   if (s.thread.joinable()) s.thread.join();

@@ -18,11 +18,9 @@
 //    it), so no range arithmetic can go wrong.
 //  - Cheap routes (/healthz) run on the event loop and are answered even while every
 //    worker is busy; expensive ones run on a bounded worker pool (503 when its queue is
-//    full). The bcrypt check of unknown credentials runs on a one-thread pool of its own
-//    at nice 10 (429 when its queue is full), so a flood of wrong passwords costs at most
-//    a tenth of a busy core and never waits in front of a scraper whose credentials were
-//    verified before. (Nice 19 starved a new scraper's first check for seconds on a busy
-//    node; nice 0 let a flood slow verified scrapes.)
+//    full). Requests to the main address pass an HttpAuthorizer when one is set (basic
+//    auth, or the API server's reviews): a remembered verdict on the loop, else a check
+//    off the loop whose queue is bounded by the authorizer.
 //  - The listen address is held exclusively (no SO_REUSEPORT): a second instance fails
 //    with a clear error. An optional second address serves chosen routes without TLS or
 //    auth, for the kubelet's probes.
@@ -42,6 +40,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "exporters/http_authorizer.h"
 #include "exporters/web_config.h"
 
 namespace statlet {
@@ -83,7 +82,10 @@ struct HttpTransportOptions {
   // A second plain-HTTP address for the routes marked on_health_listener, served without
   // TLS or auth (for probes; bind it to loopback). Empty: none.
   std::string health_listen_address;
-  WebConfig web;                               // TLS, basic auth, extra headers
+  WebConfig web;  // TLS, basic auth, extra headers
+  // Checks every request to the main address; basic auth users in `web` make one of their
+  // own (both at once is an error). Null: none.
+  std::shared_ptr<HttpAuthorizer> authorizer;
   std::chrono::seconds read_timeout{10};       // a whole request, from its first byte
   std::chrono::seconds write_timeout{30};      // a whole answer
   std::chrono::seconds keep_alive_timeout{5};  // waiting for a request (idle)
