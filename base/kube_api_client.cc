@@ -14,6 +14,20 @@ constexpr size_t kKeptConnections = 4;
 
 bool SameTime(const timespec& a, const timespec& b) { return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec; }
 
+// What went wrong, in words an operator can act on.
+std::string Describe(httplib::Error e, const KubeApiOptions& o) {
+  switch (e) {
+    case httplib::Error::Connection: return "cannot connect (connection refused or no route)";
+    case httplib::Error::ConnectionTimeout: return "cannot connect (timed out)";
+    case httplib::Error::Read: return "no answer (connection closed, or timed out)";
+    case httplib::Error::Write: return "cannot send the request (connection closed, or timed out)";
+    case httplib::Error::SSLConnection: return "TLS handshake failed";
+    case httplib::Error::SSLLoadingCerts: return "cannot load the CA bundle " + o.ca_file;
+    case httplib::Error::SSLServerVerification: return "the server's certificate does not verify against " + o.ca_file;
+    default: return httplib::to_string(e);
+  }
+}
+
 }  // namespace
 
 StatusOr<std::string> InClusterApiServer() {
@@ -104,6 +118,7 @@ StatusOr<KubeApiResponse> KubeApiClient::Send(const std::string& method, const s
   for (int attempt = 0; attempt < 2; ++attempt) {
     bool kept = false;
     std::unique_ptr<httplib::Client> c = Connection(&kept);
+    const auto started = std::chrono::steady_clock::now();
     httplib::Result res = method == "POST"    ? c->Post(path.c_str(), headers, body, content_type.c_str())
                           : method == "PATCH" ? c->Patch(path.c_str(), headers, body, content_type.c_str())
                           : method == "PUT"   ? c->Put(path.c_str(), headers, body, content_type.c_str())
@@ -114,8 +129,10 @@ StatusOr<KubeApiResponse> KubeApiClient::Send(const std::string& method, const s
       return r;
     }
     const httplib::Error error = res.error();
-    if (kept && (error == httplib::Error::Read || error == httplib::Error::Write)) continue;
-    return Unavailable(method + " " + base_ + path + ": " + httplib::to_string(error));
+    // A closed connection fails at once; a timeout (which took its time) is not repeated.
+    const bool quick = std::chrono::steady_clock::now() - started < std::chrono::seconds(1);
+    if (kept && quick && (error == httplib::Error::Read || error == httplib::Error::Write)) continue;
+    return Unavailable(method + " " + base_ + path + ": " + Describe(error, options_));
   }
   return Unavailable(method + " " + base_ + path + ": failed twice");
 }
