@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -109,6 +110,15 @@ void KubeApiClient::KeepConnection(std::unique_ptr<httplib::Client> c) {
   if (idle_.size() < kKeptConnections) idle_.push_back(std::move(c));
 }
 
+void KubeApiClient::Cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = true;
+  // httplib's stop() may be called from another thread: it shuts the socket of a request
+  // in flight, which then fails.
+  for (httplib::Client* c : in_flight_) c->stop();
+  idle_.clear();
+}
+
 StatusOr<KubeApiResponse> KubeApiClient::Send(const std::string& method, const std::string& path,
                                               const std::string& body, const std::string& content_type) {
   auto token = Token();
@@ -118,11 +128,20 @@ StatusOr<KubeApiResponse> KubeApiClient::Send(const std::string& method, const s
   for (int attempt = 0; attempt < 2; ++attempt) {
     bool kept = false;
     std::unique_ptr<httplib::Client> c = Connection(&kept);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (cancelled_) return Unavailable(method + " " + base_ + path + ": cancelled (stopping)");
+      in_flight_.push_back(c.get());
+    }
     const auto started = std::chrono::steady_clock::now();
     httplib::Result res = method == "POST"    ? c->Post(path.c_str(), headers, body, content_type.c_str())
                           : method == "PATCH" ? c->Patch(path.c_str(), headers, body, content_type.c_str())
                           : method == "PUT"   ? c->Put(path.c_str(), headers, body, content_type.c_str())
                                               : c->Get(path.c_str(), headers);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      in_flight_.erase(std::find(in_flight_.begin(), in_flight_.end(), c.get()));
+    }
     if (res) {
       KubeApiResponse r{res->status, std::move(res->body)};
       KeepConnection(std::move(c));

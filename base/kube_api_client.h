@@ -55,6 +55,9 @@ class KubeApiClient {
   // failure or an unreadable token an error. Safe to call from several threads.
   StatusOr<KubeApiResponse> Send(const std::string& method, const std::string& path, const std::string& body,
                                  const std::string& content_type);
+  // Ends the requests in flight (their Send fails at once) and every later one: for a
+  // prompt stop whatever the API server does.
+  void Cancel();
   // scheme://host:port, as requests go to it.
   const std::string& url() const { return base_; }
 
@@ -69,6 +72,8 @@ class KubeApiClient {
   std::string base_;
   std::mutex mu_;
   std::vector<std::unique_ptr<httplib::Client>> idle_;  // open connections, at most kKeptConnections
+  std::vector<httplib::Client*> in_flight_;
+  bool cancelled_ = false;
   // The token as last read, and what its file looked like then.
   std::string token_;
   ino_t token_ino_ = 0;

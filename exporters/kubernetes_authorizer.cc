@@ -45,15 +45,17 @@ StatusOr<std::shared_ptr<KubernetesAuthorizer>> KubernetesAuthorizer::Create(Kub
   Transport transport = [shared](const std::string& path, const std::string& body) {
     return shared->Send("POST", path, body, "application/json");
   };
-  return std::make_shared<KubernetesAuthorizer>(std::move(options), std::move(transport), server);
+  return std::make_shared<KubernetesAuthorizer>(std::move(options), std::move(transport), server, Clock::now,
+                                                [shared] { shared->Cancel(); });
 }
 
 KubernetesAuthorizer::KubernetesAuthorizer(KubernetesAuthOptions options, Transport transport, std::string server,
-                                           std::function<Clock::time_point()> now)
+                                           std::function<Clock::time_point()> now, std::function<void()> cancel)
     : options_(std::move(options)),
       transport_(std::move(transport)),
       server_(std::move(server)),
       now_(std::move(now)),
+      cancel_(std::move(cancel)),
       authenticated_(kAuthenticatedTokens),
       unauthenticated_(kUnauthenticatedTokens),
       decisions_(kDecisions),
@@ -67,10 +69,14 @@ KubernetesAuthorizer::KubernetesAuthorizer(KubernetesAuthOptions options, Transp
 KubernetesAuthorizer::~KubernetesAuthorizer() { Stop(); }
 
 void KubernetesAuthorizer::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped_ = true;  // no new checks, no error reports
+  }
+  if (cancel_) cancel_();  // reviews in flight end now, not at their timeout
   new_lane_.Stop();
   known_lane_.Stop();
   std::lock_guard<std::mutex> lock(mu_);
-  stopped_ = true;
   pending_.clear();  // their connections are closed already
 }
 
@@ -231,7 +237,7 @@ void KubernetesAuthorizer::Answer(const std::string& key, const AuthVerdict& v) 
 
 void KubernetesAuthorizer::ReportError(const Status& s) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (s.message() == last_error_) return;
+  if (stopped_ || s.message() == last_error_) return;
   last_error_ = s.message();
   log::Error("web auth: a review at the API server " + server_ + " failed: " + s.message() +
              "; requests whose verdict is not remembered are refused (503) until reviews work again");

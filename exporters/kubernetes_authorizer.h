@@ -61,9 +61,10 @@ class KubernetesAuthorizer : public HttpAuthorizer {
 
   // Reviews through a KubeApiClient made from options.api.
   static StatusOr<std::shared_ptr<KubernetesAuthorizer>> Create(KubernetesAuthOptions options);
-  // Reviews through `transport`; `now` is the clock of the TTLs and the review budget.
+  // Reviews through `transport` (`cancel`, when set, ends its calls in flight at Stop);
+  // `now` is the clock of the TTLs and the review budget.
   KubernetesAuthorizer(KubernetesAuthOptions options, Transport transport, std::string server,
-                       std::function<Clock::time_point()> now = Clock::now);
+                       std::function<Clock::time_point()> now = Clock::now, std::function<void()> cancel = nullptr);
   ~KubernetesAuthorizer() override;
 
   std::optional<AuthVerdict> Remembered(const Request& request) override;
@@ -104,6 +105,7 @@ class KubernetesAuthorizer : public HttpAuthorizer {
   Transport transport_;
   std::string server_;
   std::function<Clock::time_point()> now_;
+  std::function<void()> cancel_;
   std::array<uint8_t, 32> hmac_key_{};  // token digests are keyed: they say nothing outside this process
 
   mutable std::mutex mu_;
