@@ -41,8 +41,7 @@ StatusOr<std::shared_ptr<HttpAuthorizer>> StartKubernetesAuth(DaemonOptions& opt
   opts.kube_auth.node_name = *node;
   auto authorizer = KubernetesAuthorizer::Create(opts.kube_auth);
   if (!authorizer.ok()) return authorizer.status();
-  log::Info("web auth: bearer tokens reviewed by the API server (" +
-            (opts.kube_auth.api.url == "in-cluster" ? std::string("in-cluster") : opts.kube_auth.api.url) +
+  log::Info("web auth: bearer tokens reviewed by the API server (" + opts.kube_auth.api.url +
             "), requests authorized for nodes/" + *node + " as the kubelet's");
   if (!opts.http.web.tls()) {
     log::Warn(
