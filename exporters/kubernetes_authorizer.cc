@@ -4,6 +4,9 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 
 #include "base/log.h"
@@ -38,6 +41,15 @@ StatusOr<std::shared_ptr<KubernetesAuthorizer>> KubernetesAuthorizer::Create(Kub
   if (!(options.reviews_per_second > 0)) return InvalidArgument("reviews per second must be above 0");
   KubeApiOptions api = options.api;
   if (api.timeout > kReviewTimeout) api.timeout = kReviewTimeout;
+  // Files that cannot be read now would fail every review: a setup error, said at start.
+  if (::access(api.token_file.c_str(), R_OK) != 0) {
+    return InvalidArgument("cannot read statlet's token for the reviews " + api.token_file +
+                           " (--web.auth.token-file): " + std::strerror(errno));
+  }
+  if (api.url.rfind("http://", 0) != 0 && ::access(api.ca_file.c_str(), R_OK) != 0) {
+    return InvalidArgument("cannot read the API server's CA bundle " + api.ca_file +
+                           " (--web.auth.ca-file): " + std::strerror(errno));
+  }
   auto client = KubeApiClient::Create(api);
   if (!client.ok()) return client.status();
   std::shared_ptr<KubeApiClient> shared(std::move(*client));
