@@ -12,12 +12,14 @@
 
 #include "base/log.h"
 #include "base/memory_trimmer.h"
+#include "base/node_name.h"
 #include "bpf/bpf_probes.h"
 #include "cmd/commands.h"
 #include "cmd/daemon_options.h"
 #include "collector/collector.h"
 #include "collector/sampler.h"
 #include "cri/daemon_hooks.h"
+#include "exporters/kubernetes_authorizer.h"
 #include "exporters/metrics_http_server.h"
 #include "exporters/otlp/otlp_exporter.h"
 #include "exporters/self_metrics.h"
@@ -33,6 +35,26 @@
 #endif
 
 namespace statlet {
+namespace {
+
+// The API server's reviews for --web.auth=kubernetes, for this node.
+StatusOr<std::shared_ptr<HttpAuthorizer>> StartKubernetesAuth(DaemonOptions& opts) {
+  auto node = ResolveNodeName(opts.kube_auth.node_name);
+  if (!node.ok()) return InvalidArgument("web.auth.node-name: " + node.status().message());
+  opts.kube_auth.node_name = *node;
+  auto authorizer = KubernetesAuthorizer::Create(opts.kube_auth);
+  if (!authorizer.ok()) return authorizer.status();
+  log::Info("web auth: bearer tokens reviewed by the API server (" + opts.kube_auth.api.url +
+            "), requests authorized for nodes/" + *node + " as the kubelet's");
+  if (!opts.http.web.tls()) {
+    log::Warn(
+        "web auth: bearer tokens arrive in plain HTTP; serve TLS (tls_server_config in --web.config.file) "
+        "unless a TLS proxy fronts statlet");
+  }
+  return std::shared_ptr<HttpAuthorizer>(std::move(*authorizer));
+}
+
+}  // namespace
 
 int RunDaemonCommand(int argc, char** argv) {
   // Scrape bodies are megabytes, built on whichever HTTP thread asks: with glibc's defaults
@@ -128,6 +150,14 @@ int RunDaemonCommand(int argc, char** argv) {
                 "(statlet_node_memory_qos_livelock_risk is 1 while some pod has a memory.high)");
     }
     sampler.SetMemoryQos(std::move(qos), opts.memory_high_stall);
+  }
+  if (opts.web_auth_kubernetes) {
+    auto authorizer = StartKubernetesAuth(opts);
+    if (!authorizer.ok()) {
+      log::Error("--web.auth=kubernetes: " + authorizer.status().ToString());
+      return 1;
+    }
+    opts.http.authorizer = std::move(*authorizer);
   }
   auto server = MetricsHttpServer::Create(opts.http, opts.metrics, &sampler, &self_metrics);
   if (!server.ok()) {

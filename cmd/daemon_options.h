@@ -13,6 +13,7 @@
 #include "collector/collector.h"
 #include "collector/memory_high_stall.h"
 #include "cri/daemon_hooks.h"
+#include "exporters/kubernetes_authorizer.h"
 #include "exporters/metrics_http_server.h"
 #include "exporters/otlp/otlp_options.h"
 #include "kube/kubelet_settings.h"
@@ -44,6 +45,10 @@ struct DaemonOptions {
   otlp::OtlpOptions otlp;
   BpfOptions bpf;
   std::string web_config_file;
+  // --web.auth=kubernetes: requests to the main address are reviewed by the API server
+  // (node_name empty: resolved at start).
+  bool web_auth_kubernetes = false;
+  KubernetesAuthOptions kube_auth;
   std::string config_file;
   log::Level log_level = log::Level::kInfo;
   log::Format log_format = log::Format::kLogfmt;

@@ -55,7 +55,7 @@ void RegisterPullFlags(FlagSet& flags, DaemonOptions* o) {
               ApiServer())
       .Example("in-cluster");
   pull.String("apiserver-token-file", &p.apiserver_token_file,
-              "Bearer token for --pull.apiserver, read before each write; empty: the service account's.");
+              "Bearer token for --pull.apiserver (read again when the file changes); empty: the service account's.");
   pull.String("apiserver-ca-file", &p.apiserver_ca_file,
               "CA bundle the API server's certificate is checked against; empty: the service account's.");
 }

@@ -1,5 +1,6 @@
 // --web.*: the HTTP server of /metrics, /healthz and /readyz (HttpServerOptions), as the
 // Prometheus exporters name them.
+#include "base/node_name.h"
 #include "cmd/daemon_flags.h"
 #include "exporters/listen_socket.h"
 
@@ -14,6 +15,47 @@ StringRule ListenAddress(bool empty_ok) {
     int port;
     return ParseListenAddress(v, &host, &port);
   };
+}
+
+StringRule ApiServer() {
+  return [](const std::string& v) {
+    if (v == "in-cluster" || v.rfind("https://", 0) == 0 || v.rfind("http://", 0) == 0) return Status::Ok();
+    return ExpectedValue("\"in-cluster\" or https://host:port", v);
+  };
+}
+
+StringRule NodeName() {
+  return [](const std::string& v) { return v.empty() ? Status::Ok() : ValidateNodeName(v); };
+}
+
+// --web.auth.*: the API server's reviews of bearer tokens (KubernetesAuthOptions).
+void RegisterKubernetesAuthFlags(FlagGroup& web, DaemonOptions* o) {
+  using std::chrono::seconds;
+  KubernetesAuthOptions& k = o->kube_auth;
+  web.Enum("auth", &o->web_auth_kubernetes, {{"none", false}, {"kubernetes", true}},
+           "Who may use the main address besides basic auth users of the web config: none (anyone), or kubernetes "
+           "(a bearer token checked with the API server's TokenReview, the request authorized with a "
+           "SubjectAccessReview as the kubelet authorizes its /metrics: get nodes/metrics for this node; the probe "
+           "address stays open). Bearer tokens want TLS (--web.config.file).");
+  web.String("auth.apiserver", &k.api.url,
+             "The API server that reviews tokens for --web.auth=kubernetes: in-cluster (the service account's host, "
+             "token and CA) or https://host:port.",
+             ApiServer());
+  web.String("auth.token-file", &k.api.token_file,
+             "statlet's own bearer token for the reviews (read again when the file changes).", NotEmpty());
+  web.String("auth.ca-file", &k.api.ca_file, "CA bundle the API server's certificate is checked against.", NotEmpty());
+  web.String("auth.node-name", &k.node_name,
+             "The node whose nodes/metrics access is reviewed; empty: $NODE_NAME, else the host name.", NodeName())
+      .Example("node-a");
+  web.Duration("auth.token-cache-ttl", &k.token_ttl, {.min = seconds(1)},
+               "How long a TokenReview's answer (authenticated or not) is remembered (the kubelet's default).");
+  web.Duration("auth.allowed-cache-ttl", &k.allowed_ttl, {.min = seconds(1)},
+               "How long an allowing SubjectAccessReview is remembered (the kubelet's default).");
+  web.Duration("auth.denied-cache-ttl", &k.denied_ttl, {.min = seconds(1)},
+               "How long a SubjectAccessReview that did not allow is remembered (the kubelet's default).");
+  web.Real("auth.reviews-per-second", &k.reviews_per_second, {.min = 0, .max = 10000, .min_open = true},
+           "Reviews of tokens not seen to authenticate before, per second at most (bursts of twice that); requests "
+           "past it are answered 429. Tokens that authenticated before have a budget of their own.");
 }
 
 }  // namespace
@@ -31,6 +73,7 @@ void RegisterWebFlags(FlagSet& flags, DaemonOptions* o) {
              "loopback, e.g. 127.0.0.1:10341); empty: no such address.",
              ListenAddress(true))
       .Example("127.0.0.1:10341");
+  RegisterKubernetesAuthFlags(web, o);
   web.Integer("max-connections", &http.max_connections, {1, 65536},
               "Open connections at most; more are answered 503 and closed. Idle and slow connections cost a socket "
               "each, never a thread.");

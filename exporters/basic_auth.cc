@@ -8,6 +8,7 @@ namespace {
 
 constexpr size_t kMaxAllowed = 64;   // distinct scrapers' credentials
 constexpr size_t kMaxDenied = 1024;  // recent wrong guesses
+constexpr size_t kCheckQueue = 16;   // credentials waiting for bcrypt
 
 }  // namespace
 
@@ -51,6 +52,30 @@ bool BasicAuthenticator::Verify(std::string_view header) {
   std::lock_guard<std::mutex> lock(mu_);
   Remember(ok ? &allowed_ : &denied_, d, ok ? kMaxAllowed : kMaxDenied);
   return ok;
+}
+
+BasicHttpAuthorizer::BasicHttpAuthorizer(WebConfig config)
+    : auth_(std::move(config)), pool_("statlet-auth", 1, kCheckQueue, /*nice=*/10) {}
+
+AuthVerdict BasicHttpAuthorizer::Unauthorized() {
+  return {401, "Unauthorized", {{"WWW-Authenticate", "Basic realm=\"statlet\""}}};
+}
+
+std::optional<AuthVerdict> BasicHttpAuthorizer::Remembered(const Request& request) {
+  switch (auth_.Remembered(request.authorization)) {
+    case BasicAuthenticator::Verdict::kAllowed: return AuthVerdict::Allow();
+    case BasicAuthenticator::Verdict::kDenied: return Unauthorized();
+    case BasicAuthenticator::Verdict::kUnknown: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+void BasicHttpAuthorizer::Check(const Request& request, std::function<void(AuthVerdict)> done) {
+  auto shared = std::make_shared<std::function<void(AuthVerdict)>>(std::move(done));
+  const bool queued = pool_.TrySubmit([this, authorization = request.authorization, shared] {
+    (*shared)(auth_.Verify(authorization) ? AuthVerdict::Allow() : Unauthorized());
+  });
+  if (!queued) (*shared)({429, "too many authentication attempts", {{"Retry-After", "1"}}});
 }
 
 }  // namespace statlet

@@ -18,6 +18,7 @@
 #include <boost/beast/ssl.hpp>
 
 #include <atomic>
+#include <list>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -43,7 +44,6 @@ namespace {
 enum class Listener { kMain, kHealth };
 
 constexpr size_t kHealthConnections = 32;  // the probe port: the kubelet, a few at a time
-constexpr size_t kAuthQueue = 16;          // credentials waiting for bcrypt
 constexpr size_t kDiscardBytes = 4096;     // scratch for request bodies that are dropped
 constexpr size_t kLingerBytes = 1 << 20;   // read and dropped after an error answer
 constexpr milliseconds kLingerTime{2000};
@@ -71,13 +71,17 @@ class HttpServer::Impl {
   Impl(HttpTransportOptions options, std::vector<HttpRoute> routes)
       : o(std::move(options)),
         routes(std::move(routes)),
-        auth(o.web),
-        workers("statlet-http", std::max<size_t>(1, o.threads), std::max<size_t>(1, o.max_queued_requests)),
-        auth_workers("statlet-auth", 1, kAuthQueue, /*nice=*/10) {}
+        authorizer(o.authorizer),
+        workers("statlet-http", std::max<size_t>(1, o.threads), std::max<size_t>(1, o.max_queued_requests)) {
+    if (!o.web.basic_auth_users.empty()) authorizer = std::make_shared<BasicHttpAuthorizer>(o.web);
+  }
 
   void Accept(Listener which);
   void OnAccepted(Listener which, tcp::socket socket);
   void Release(SessionBase* s, Listener which, const asio::ip::address& address);
+  // At the connection cap: closes the main-listener connection that has held its slot
+  // longest without a request let through to its handler; false when there is none.
+  bool ShedOne();
   const HttpRoute* Route(const std::string& path) const {
     for (const HttpRoute& r : routes) {
       if (r.path == path) return &r;
@@ -94,9 +98,8 @@ class HttpServer::Impl {
   HttpTransportOptions o;
   std::vector<HttpRoute> routes;
   std::optional<asio::ssl::context> tls;
-  BasicAuthenticator auth;
-  WorkerPool workers;       // on_worker routes
-  WorkerPool auth_workers;  // bcrypt checks, at nice 10
+  std::shared_ptr<HttpAuthorizer> authorizer;  // null: none
+  WorkerPool workers;                          // on_worker routes
   tcp::acceptor main_acceptor{io};
   tcp::acceptor health_acceptor{io};
   asio::steady_timer main_retry{io};
@@ -113,6 +116,10 @@ class HttpServer::Impl {
   size_t open_health = 0;
   std::map<asio::ip::address, size_t> per_address;
   std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions;
+  // Main-listener connections no request of which was let through to its handler yet
+  // (still reading one, refused, or waiting for authentication), oldest first: the ones
+  // shed at the connection cap.
+  std::list<SessionBase*> unproven;
   std::atomic<size_t> open_sessions{0};
 
   mutable std::mutex counters_mu;
@@ -133,6 +140,19 @@ class SessionBase : public std::enable_shared_from_this<SessionBase> {
   // Closes the socket now; pending operations end with operation_aborted. Idempotent.
   virtual void CloseNow() = 0;
   bool busy() const { return state_ == State::kWorking || state_ == State::kWriting; }
+  // Sheddable at the connection cap: no request let through yet, and not writing an
+  // answer (a request waiting for authentication may be shed).
+  bool sheddable() const { return unproven_ && state_ != State::kWriting; }
+  void JoinUnproven(std::list<SessionBase*>* list) {
+    unproven_it_ = list->insert(list->end(), this);
+    unproven_ = true;
+  }
+  // Leaves the unproven list: a request was let through, or the connection closed.
+  void Prove() {
+    if (!unproven_) return;
+    s_->unproven.erase(unproven_it_);
+    unproven_ = false;
+  }
 
  protected:
   // Answers `r`; keeps the connection when `keep_alive` (and the answer is no error).
@@ -152,26 +172,28 @@ class SessionBase : public std::enable_shared_from_this<SessionBase> {
       Fail(404, "not found");
       return;
     }
-    if (which_ == Listener::kMain && s_->auth.enabled()) {
-      switch (s_->auth.Remembered(authorization)) {
-        case BasicAuthenticator::Verdict::kAllowed: break;
-        case BasicAuthenticator::Verdict::kDenied: Unauthorized(); return;
-        case BasicAuthenticator::Verdict::kUnknown: {
-          state_ = State::kWorking;
-          auto self = shared_from_this();
-          bool queued = s_->auth_workers.TrySubmit([self, route, req = std::move(req), authorization, keep_alive] {
-            const bool ok = self->s_->auth.Verify(authorization);
-            asio::post(self->s_->io, [self, route, req = std::move(req), ok, keep_alive]() mutable {
-              if (!ok) {
-                self->Unauthorized();
-              } else {
-                self->Run(*route, std::move(req), keep_alive);
-              }
-            });
-          });
-          if (!queued) Fail(429, "too many authentication attempts", {{"Retry-After", "1"}});
+    if (which_ == Listener::kMain && s_->authorizer) {
+      HttpAuthorizer::Request ar{req.method, req.path, authorization};
+      if (std::optional<AuthVerdict> v = s_->authorizer->Remembered(ar)) {
+        if (!v->allowed()) {
+          Refuse(std::move(*v));
           return;
         }
+      } else {
+        // Waiting for the check: not served yet, so the connection may be shed at the cap.
+        state_ = State::kWorking;
+        auto self = shared_from_this();
+        s_->authorizer->Check(ar, [self, route, req = std::move(req), keep_alive](AuthVerdict v) mutable {
+          asio::post(self->s_->io, [self, route, req = std::move(req), keep_alive, v = std::move(v)]() mutable {
+            if (self->closed_) return;
+            if (!v.allowed()) {
+              self->Refuse(std::move(v));
+            } else {
+              self->Run(*route, std::move(req), keep_alive);
+            }
+          });
+        });
+        return;
       }
     }
     Run(*route, std::move(req), keep_alive);
@@ -185,10 +207,14 @@ class SessionBase : public std::enable_shared_from_this<SessionBase> {
   size_t served_ = 0;
 
  private:
-  void Unauthorized() { Fail(401, "Unauthorized", {{"WWW-Authenticate", "Basic realm=\"statlet\""}}); }
+  bool unproven_ = false;
+  std::list<SessionBase*>::iterator unproven_it_;
+
+  void Refuse(AuthVerdict v) { Fail(v.status, std::move(v.text), std::move(v.headers)); }
 
   void Run(const HttpRoute& route, HttpRequest req, bool keep_alive) {
     if (closed_) return;
+    Prove();
     if (!route.on_worker) {
       Respond(route.handler(req), keep_alive);
       return;
@@ -239,6 +265,7 @@ class Session : public SessionBase {
     beast::error_code ec;
     tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
     tcp().close();
+    Prove();
     s_->Release(this, which_, address_);
   }
 
@@ -472,7 +499,10 @@ void HttpServer::Impl::OnAccepted(Listener which, tcp::socket socket) {
   bool over;
   if (which == Listener::kMain) {
     auto it = per_address.find(address);
-    over = open_main >= o.max_connections || (it != per_address.end() && it->second >= o.max_connections_per_address);
+    over = it != per_address.end() && it->second >= o.max_connections_per_address;
+    // At the cap a newcomer takes the slot of the connection that has held one longest
+    // without a whole request; connections that were served keep theirs.
+    if (!over && open_main >= o.max_connections) over = !ShedOne();
   } else {
     over = open_health >= kHealthConnections;
   }
@@ -502,8 +532,25 @@ void HttpServer::Impl::OnAccepted(Listener which, tcp::socket socket) {
     session = std::make_shared<Session<beast::tcp_stream>>(this, which, address, std::move(socket));
   }
   sessions.emplace(session.get(), session);
+  if (which == Listener::kMain) session->JoinUnproven(&unproven);
   ++open_sessions;
   session->Start();
+}
+
+bool HttpServer::Impl::ShedOne() {
+  for (SessionBase* candidate : unproven) {
+    if (!candidate->sheddable()) continue;
+    auto it = sessions.find(candidate);
+    std::shared_ptr<SessionBase> session = it == sessions.end() ? nullptr : it->second.lock();
+    if (!session) continue;
+    Count(&Counters::connections_shed);
+    log::Once(log::Level::kWarn, "http-shed",
+              "at the connection cap (" + std::to_string(o.max_connections) +
+                  "): closing the connections that held a slot longest without a whole request, for newcomers");
+    session->CloseNow();  // leaves `unproven`: the loop ends here
+    return true;
+  }
+  return false;
 }
 
 void HttpServer::Impl::Release(SessionBase* s, Listener which, const asio::ip::address& address) {
@@ -533,6 +580,9 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(HttpTransportOptions op
     return InvalidArgument("connection limits must be at least 1");
   }
   if (options.max_header_bytes < 1024) return InvalidArgument("the header limit must be at least 1024 bytes");
+  if (options.authorizer && !options.web.basic_auth_users.empty()) {
+    return InvalidArgument("basic auth users (web config) and another authorization are exclusive: choose one");
+  }
   auto impl = std::make_unique<Impl>(std::move(options), std::move(routes));
   if (impl->o.web.tls()) {
     auto ctx = MakeTlsServerContext(impl->o.web);
@@ -615,7 +665,7 @@ void HttpServer::Stop() {
   });
   // A worker finishes the job it runs (one collection at most); queued ones are dropped.
   s.workers.Stop();
-  s.auth_workers.Stop();
+  if (s.authorizer) s.authorizer->Stop();
   // Let the loop run the closing handlers, then end it.
   asio::post(s.io, [&s] { s.io.stop(); });
   if (s.thread.joinable()) s.thread.join();

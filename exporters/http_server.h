@@ -4,6 +4,11 @@
 //  - A connection costs a socket and a few KiB, never a thread. Open connections are
 //    capped in total and per client address; over the cap a connection is answered 503
 //    (plain HTTP) or closed at once. The accept queue is bounded.
+//  - At the total cap a newcomer is not refused while some connection holds a slot
+//    without having had a request let through (still reading one, or waiting for
+//    authentication): the one that has held its slot longest is closed instead. A
+//    connection that had a request served keeps its slot: partial requests trickled by
+//    many clients cannot lock scrapers out.
 //  - Reading is bounded in size and time: the header block (431) and a request body (413)
 //    are capped while reading, and a whole request must arrive within the read timeout
 //    of its first byte (408). Waiting for the next request on a keep-alive connection has
@@ -13,11 +18,9 @@
 //    it), so no range arithmetic can go wrong.
 //  - Cheap routes (/healthz) run on the event loop and are answered even while every
 //    worker is busy; expensive ones run on a bounded worker pool (503 when its queue is
-//    full). The bcrypt check of unknown credentials runs on a one-thread pool of its own
-//    at nice 10 (429 when its queue is full), so a flood of wrong passwords costs at most
-//    a tenth of a busy core and never waits in front of a scraper whose credentials were
-//    verified before. (Nice 19 starved a new scraper's first check for seconds on a busy
-//    node; nice 0 let a flood slow verified scrapes.)
+//    full). Requests to the main address pass an HttpAuthorizer when one is set (basic
+//    auth, or the API server's reviews): a remembered verdict on the loop, else a check
+//    off the loop whose queue is bounded by the authorizer.
 //  - The listen address is held exclusively (no SO_REUSEPORT): a second instance fails
 //    with a clear error. An optional second address serves chosen routes without TLS or
 //    auth, for the kubelet's probes.
@@ -37,6 +40,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "exporters/http_authorizer.h"
 #include "exporters/web_config.h"
 
 namespace statlet {
@@ -78,7 +82,10 @@ struct HttpTransportOptions {
   // A second plain-HTTP address for the routes marked on_health_listener, served without
   // TLS or auth (for probes; bind it to loopback). Empty: none.
   std::string health_listen_address;
-  WebConfig web;                               // TLS, basic auth, extra headers
+  WebConfig web;  // TLS, basic auth, extra headers
+  // Checks every request to the main address; basic auth users in `web` make one of their
+  // own (both at once is an error). Null: none.
+  std::shared_ptr<HttpAuthorizer> authorizer;
   std::chrono::seconds read_timeout{10};       // a whole request, from its first byte
   std::chrono::seconds write_timeout{30};      // a whole answer
   std::chrono::seconds keep_alive_timeout{5};  // waiting for a request (idle)
@@ -113,6 +120,7 @@ class HttpServer {
   struct Counters {
     uint64_t connections_accepted = 0;
     uint64_t connections_refused = 0;  // over a connection cap
+    uint64_t connections_shed = 0;     // closed at the cap for a newcomer
     uint64_t requests = 0;
     uint64_t rejected = 0;  // answered 4xx/5xx by the server itself (limits, parse errors, auth)
   };

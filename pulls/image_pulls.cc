@@ -3,12 +3,8 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/impl/codegen/service_type.h>
 
-#include <unistd.h>
-
-#include <cctype>
-#include <cstdlib>
-
 #include "base/log.h"
+#include "base/node_name.h"
 #include "pulls/containerd_content.h"
 #include "pulls/image_service.h"
 #include "pulls/node_pulls.h"
@@ -20,29 +16,6 @@
 
 namespace statlet::pulls {
 
-StatusOr<std::string> ResolveNodeName(const std::string& configured, bool strict) {
-  std::string name = configured;
-  if (name.empty()) {
-    const char* env = std::getenv("NODE_NAME");
-    if (env != nullptr) name = env;
-  }
-  if (name.empty()) {
-    char host[256] = {};
-    if (gethostname(host, sizeof host - 1) != 0) return ErrnoStatus(errno, "gethostname");
-    name = host;
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    // A host name is only a default: a bare host whose name Kubernetes would refuse (a
-    // guest's "(none)") still pulls images; only the object's name is then unusable.
-    if (!strict) {
-      if (Status s = ValidateNodeName(name); !s.ok())
-        log::Warn("image pulls: the host name is no node name: " + s.message());
-      return name;
-    }
-  }
-  if (Status s = ValidateNodeName(name); !s.ok()) return s;
-  return name;
-}
-
 StatusOr<std::unique_ptr<ImagePulls>> ImagePulls::Start(const ImagePullOptions& o,
                                                         const std::string& runtime_endpoint) {
   // The name must be valid where it names an object on the API server, or was given.
@@ -51,13 +24,7 @@ StatusOr<std::unique_ptr<ImagePulls>> ImagePulls::Start(const ImagePullOptions& 
   std::unique_ptr<StatusWriter> writer;
   if (!o.apiserver.empty()) {
     StatusWriterOptions wo;
-    if (o.apiserver == "in-cluster") {
-      auto url = InClusterApiServer();
-      if (!url.ok()) return url.status();
-      wo.url = *url;
-    } else {
-      wo.url = o.apiserver;
-    }
+    wo.url = o.apiserver;  // "in-cluster" or a URL
     if (!o.apiserver_token_file.empty()) wo.token_file = o.apiserver_token_file;
     if (!o.apiserver_ca_file.empty()) wo.ca_file = o.apiserver_ca_file;
     wo.node_name = *node;

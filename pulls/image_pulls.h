@@ -48,11 +48,6 @@ struct ImagePullOptions {
   std::string apiserver_ca_file;
 };
 
-// The node name for the NodeImagePulls object: `configured`, else $NODE_NAME, else the
-// host name in lower case. A configured or $NODE_NAME name must be a valid node name; the
-// host name must be too when `strict` (the object goes to an API server).
-StatusOr<std::string> ResolveNodeName(const std::string& configured, bool strict = true);
-
 class ImagePulls {
  public:
   // `runtime_endpoint`: the daemon's --runtime.endpoint (empty: auto-detect).

@@ -27,18 +27,6 @@ std::string Clip(const std::string& s, size_t max) { return s.size() <= max ? s 
 
 }  // namespace
 
-Status ValidateNodeName(const std::string& name) {
-  if (name.empty() || name.size() > 253) return InvalidArgument("node name must have 1..253 characters");
-  for (size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
-    bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-    if (alnum) continue;
-    if ((c == '-' || c == '.') && i != 0 && i + 1 != name.size()) continue;
-    return InvalidArgument("node name \"" + name + "\" is not a DNS subdomain (lower case letters, digits, '-', '.')");
-  }
-  return Status::Ok();
-}
-
 std::string NodePullsJson(const NodePullsOptions& options, const std::vector<PullViewPtr>& pulls, int64_t now_unix_ns,
                           bool with_time) {
   using nlohmann::json;

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/node_name.h"
 #include "base/status.h"
 #include "pulls/pull_view.h"
 
@@ -30,9 +31,6 @@ struct NodePullsOptions {
   std::string node_name;
   std::chrono::seconds period{5};
 };
-
-// A node name as Kubernetes accepts it (a DNS subdomain: lower case, digits, '-', '.').
-Status ValidateNodeName(const std::string& name);
 
 // The object for `pulls` (oldest first) at `now_unix_ns`. With `with_time` false the
 // updateTime is left empty: what two objects are compared by.

@@ -1,52 +1,19 @@
 #include "pulls/status_writer.h"
 
-#include <httplib.h>
-
 #include <algorithm>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "base/log.h"
 #include "pulls/node_pulls.h"
 
 namespace statlet::pulls {
-namespace {
-
-StatusOr<std::string> ReadToken(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Unavailable("cannot read the service account token " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string t = ss.str();
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
-  if (t.empty()) return Unavailable("the service account token " + path + " is empty");
-  return t;
-}
-
-}  // namespace
-
-StatusOr<std::string> InClusterApiServer() {
-  const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
-  const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
-  if (host == nullptr || port == nullptr || *host == '\0' || *port == '\0') {
-    return Unavailable("not in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set");
-  }
-  std::string h = host;
-  if (h.find(':') != std::string::npos) h = "[" + h + "]";  // IPv6
-  return "https://" + h + ":" + port;
-}
 
 StatusOr<std::unique_ptr<StatusWriter>> StatusWriter::Create(StatusWriterOptions options) {
   if (Status s = ValidateNodeName(options.node_name); !s.ok()) return s;
-  const std::string& url = options.url;
-  if (url.rfind("https://", 0) != 0 && url.rfind("http://", 0) != 0) {
-    return InvalidArgument("API server URL " + url + ": expected https://host:port");
-  }
-  std::string base = url;
-  while (!base.empty() && base.back() == '/') base.pop_back();
+  auto api = KubeApiClient::Create(
+      {.url = options.url, .token_file = options.token_file, .ca_file = options.ca_file, .timeout = options.timeout});
+  if (!api.ok()) return api.status();
   std::unique_ptr<StatusWriter> w(new StatusWriter(std::move(options)));
-  w->scheme_host_port_ = base;
+  w->api_ = std::move(*api);
   w->path_ = std::string("/apis/") + kNodePullsApiVersion + "/nodeimagepulls/" + w->options_.node_name +
              "?fieldManager=statlet&force=true";
   return w;
@@ -135,20 +102,9 @@ void StatusWriter::Loop() {
 }
 
 Status StatusWriter::Apply(const std::string& body) {
-  auto token = ReadToken(options_.token_file);
-  if (!token.ok()) return token.status();
-  httplib::Client client(scheme_host_port_);
-  client.set_connection_timeout(options_.timeout);
-  client.set_read_timeout(options_.timeout);
-  client.set_write_timeout(options_.timeout);
-  if (scheme_host_port_.rfind("https://", 0) == 0) {
-    client.enable_server_certificate_verification(true);
-    client.set_ca_cert_path(options_.ca_file.c_str());
-  }
-  client.set_bearer_token_auth(token->c_str());
   // A JSON document is YAML: server-side apply takes it as application/apply-patch+yaml.
-  auto res = client.Patch(path_.c_str(), body, "application/apply-patch+yaml");
-  if (!res) return Unavailable("PATCH " + scheme_host_port_ + path_ + ": " + httplib::to_string(res.error()));
+  auto res = api_->Send("PATCH", path_, body, "application/apply-patch+yaml");
+  if (!res.ok()) return res.status();
   if (res->status != 200 && res->status != 201) {
     return Unavailable("PATCH " + path_ + ": HTTP " + std::to_string(res->status) + ": " + res->body.substr(0, 300));
   }

@@ -1,7 +1,7 @@
 // StatusWriter: server-side-applies the node's NodeImagePulls object to the Kubernetes API
 // server (PATCH .../nodeimagepulls/<node>?fieldManager=statlet&force=true with an
-// application/apply-patch+yaml body), authenticated with the service account token, the
-// API server checked against the service account CA.
+// application/apply-patch+yaml body) through the KubeApiClient (base/kube_api_client.h):
+// the service account's token and CA.
 //
 // Rate limited: at most one request per min_interval, only when the object's content
 // changed or resync has passed since the last write; after a failure the wait doubles up
@@ -16,11 +16,10 @@
 #include <string>
 #include <thread>
 
+#include "base/kube_api_client.h"
 #include "base/status.h"
 
 namespace statlet::pulls {
-
-inline constexpr char kServiceAccountDir[] = "/var/run/secrets/kubernetes.io/serviceaccount";
 
 struct StatusWriterOptions {
   std::string url;  // "https://10.0.0.1:443" (http:// only for tests)
@@ -38,9 +37,6 @@ struct StatusWriterCounters {
   uint64_t failed = 0;
 };
 
-// https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT, as client-go's in-cluster config.
-StatusOr<std::string> InClusterApiServer();
-
 class StatusWriter {
  public:
   static StatusOr<std::unique_ptr<StatusWriter>> Create(StatusWriterOptions options);
@@ -57,7 +53,7 @@ class StatusWriter {
   Status Apply(const std::string& body);
 
   StatusWriterOptions options_;
-  std::string scheme_host_port_;
+  std::unique_ptr<KubeApiClient> api_;
   std::string path_;
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -159,6 +159,40 @@ TEST(DaemonOptions, ImagePullOptionsFromFlagsAndFile) {
   }
 }
 
+TEST(DaemonOptions, KubernetesAuthFromFlagsAndFile) {
+  DaemonOptions d;
+  ASSERT_TRUE(ParseDaemonOptions({}, &d).ok());
+  EXPECT_FALSE(d.web_auth_kubernetes) << "off by default";
+  EXPECT_EQ(d.kube_auth.api.url, "in-cluster");
+  EXPECT_EQ(d.kube_auth.api.token_file, "/var/run/secrets/kubernetes.io/serviceaccount/token");
+  // The kubelet's cache TTLs.
+  EXPECT_EQ(d.kube_auth.token_ttl, std::chrono::minutes(2));
+  EXPECT_EQ(d.kube_auth.allowed_ttl, std::chrono::minutes(5));
+  EXPECT_EQ(d.kube_auth.denied_ttl, std::chrono::seconds(30));
+
+  std::string path = TempFile("web:\n  auth: kubernetes\n  auth_node_name: node-a\n  auth_denied_cache_ttl: 10s\n");
+  DaemonOptions o;
+  Status s = ParseDaemonOptions(
+      {"--config.file", path, "--web.auth.apiserver=https://10.0.0.1:6443", "--web.auth.ca-file=/etc/ca.crt",
+       "--web.auth.reviews-per-second=2.5", "--web.auth.token-cache-ttl=1m"},
+      &o);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(o.web_auth_kubernetes);
+  EXPECT_EQ(o.kube_auth.node_name, "node-a");
+  EXPECT_EQ(o.kube_auth.api.url, "https://10.0.0.1:6443");
+  EXPECT_EQ(o.kube_auth.api.ca_file, "/etc/ca.crt");
+  EXPECT_EQ(o.kube_auth.denied_ttl, std::chrono::seconds(10));
+  EXPECT_EQ(o.kube_auth.token_ttl, std::chrono::minutes(1));
+  EXPECT_EQ(o.kube_auth.reviews_per_second, 2.5);
+  ::unlink(path.c_str());
+
+  for (const char* bad : {"--web.auth=oidc", "--web.auth.apiserver=ftp://x", "--web.auth.node-name=Node_A",
+                          "--web.auth.token-cache-ttl=500ms", "--web.auth.reviews-per-second=0"}) {
+    DaemonOptions b;
+    EXPECT_FALSE(ParseDaemonOptions({bad}, &b).ok()) << bad;
+  }
+}
+
 TEST(DaemonOptions, MemoryQosFromFlagsAndFile) {
   DaemonOptions d;
   ASSERT_TRUE(ParseDaemonOptions({}, &d).ok());
@@ -217,11 +251,27 @@ TEST(DaemonOptions, MemoryQosFromFlagsAndFile) {
 
 TEST(DaemonOptions, HelpDocumentsEveryFlag) {
   std::string usage = DaemonUsage();
-  for (const char* flag :
-       {"--web.listen-address", "--web.telemetry-path", "--web.config.file", "--log.level", "--log.format",
-        "--config.file", "--collector.max-age", "--metrics.max-cgroups", "--metrics.max-interfaces",
-        "--web.read-timeout", "--web.write-timeout", "--web.max-request-bytes", "10340", "SIGTERM",
-        "--pull.no-progress-timeout", "--pull.status-period", "--pull.apiserver", "statlet pull"}) {
+  for (const char* flag : {"--web.listen-address",
+                           "--web.telemetry-path",
+                           "--web.config.file",
+                           "--log.level",
+                           "--log.format",
+                           "--config.file",
+                           "--collector.max-age",
+                           "--metrics.max-cgroups",
+                           "--metrics.max-interfaces",
+                           "--web.read-timeout",
+                           "--web.write-timeout",
+                           "--web.max-request-bytes",
+                           "10340",
+                           "SIGTERM",
+                           "--pull.no-progress-timeout",
+                           "--pull.status-period",
+                           "--pull.apiserver",
+                           "statlet pull",
+                           "--web.auth",
+                           "--web.auth.apiserver",
+                           "--web.auth.reviews-per-second"}) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
   }
   DaemonOptions o;

@@ -105,7 +105,7 @@ base_dir = os.path.join(root, "deploy/kubernetes")
 base, objects = load_kustomization(base_dir)
 kinds = sorted(o["kind"] for o in objects)
 check(kinds == sorted(["Namespace", "CustomResourceDefinition", "ServiceAccount", "ClusterRole",
-                       "ClusterRoleBinding", "DaemonSet", "Service"]), f"base kinds {kinds}")
+                       "ClusterRoleBinding", "ClusterRoleBinding", "DaemonSet", "Service"]), f"base kinds {kinds}")
 namespace = one(objects, "Namespace")
 ns = namespace["metadata"]["name"]
 for o in objects:
@@ -143,9 +143,14 @@ for mode in ("audit", "warn"):
 
 sa = one(objects, "ServiceAccount")["metadata"]["name"]
 check(pod["spec"].get("serviceAccountName") == sa, "the DaemonSet does not run as the manifest's service account")
-binding = one(objects, "ClusterRoleBinding")
-check({"kind": "ServiceAccount", "name": sa, "namespace": ns} in binding["subjects"], "RBAC does not bind the service account")
-check(binding["roleRef"]["name"] == one(objects, "ClusterRole")["metadata"]["name"], "RBAC binds another role")
+# The manifest's own role, and system:auth-delegator (token and access reviews for
+# --web.auth=kubernetes), both bound to the service account.
+roles = {b["roleRef"]["name"]: b for b in objects if b["kind"] == "ClusterRoleBinding"}
+check(set(roles) == {one(objects, "ClusterRole")["metadata"]["name"], "system:auth-delegator"},
+      f"RBAC binds {sorted(roles)}")
+for binding in roles.values():
+    check({"kind": "ServiceAccount", "name": sa, "namespace": ns} in binding["subjects"],
+          f"{binding['metadata']['name']} does not bind the service account")
 
 svc = one(objects, "Service")
 check(svc["spec"]["selector"].items() <= pod["metadata"]["labels"].items(), "the Service does not select statlet's pods")

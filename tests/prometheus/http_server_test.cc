@@ -9,7 +9,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <thread>
 
 #include "exporters/gzip_compressor.h"
 #include "tests/support/snapshot_builder.h"
@@ -154,6 +156,57 @@ TEST(MetricsHttpServer, BasicAuthFromWebConfig) {
   EXPECT_EQ(s.client->Get("/metrics")->status, 200);
   s.client->set_basic_auth("prom", "nope");
   EXPECT_EQ(s.client->Get("/metrics")->status, 401);
+}
+
+// An authorizer of the test's own: "Bearer yes" and "Bearer no" are remembered verdicts,
+// "Bearer later" is checked on a thread of its own, "Bearer busy" cannot be queued.
+class TestAuthorizer : public HttpAuthorizer {
+ public:
+  std::optional<AuthVerdict> Remembered(const Request& r) override {
+    if (r.authorization == "Bearer yes") return AuthVerdict::Allow();
+    if (r.authorization == "Bearer later" || r.authorization == "Bearer busy") return std::nullopt;
+    return AuthVerdict{401, "Unauthorized", {{"WWW-Authenticate", "Bearer"}}};
+  }
+  void Check(const Request& r, std::function<void(AuthVerdict)> done) override {
+    ++checks;
+    if (r.authorization == "Bearer busy") {
+      done({429, "busy", {}});
+      return;
+    }
+    std::thread([done = std::move(done), path = r.path] {
+      done(path == "/metrics" ? AuthVerdict::Allow() : AuthVerdict{403, "Forbidden", {}});
+    }).detach();
+  }
+  std::atomic<int> checks{0};
+};
+
+TEST(MetricsHttpServer, AnAuthorizerGuardsTheMainAddress) {
+  HttpServerOptions o;
+  auto authorizer = std::make_shared<TestAuthorizer>();
+  o.authorizer = authorizer;
+  o.health_listen_address = "127.0.0.1:0";
+  Served s(o);
+  auto with = [&](const std::string& token, const std::string& path = "/metrics") {
+    return s.client->Get(path, {{"Authorization", "Bearer " + token}})->status;
+  };
+  EXPECT_EQ(s.client->Get("/metrics")->status, 401);
+  EXPECT_EQ(with("no"), 401);
+  EXPECT_EQ(s.source.gets_, 0) << "no collection for an unauthorised scrape";
+  EXPECT_EQ(with("yes"), 200);
+  EXPECT_EQ(with("later"), 200);
+  EXPECT_EQ(with("later", "/"), 403);
+  EXPECT_EQ(with("busy"), 429);
+  EXPECT_EQ(authorizer->checks, 3);
+  httplib::Client probe("127.0.0.1", s.server->health_port());
+  EXPECT_EQ(probe.Get("/healthz")->status, 200) << "the probe address is not guarded";
+  // Basic auth users and another authorizer at once: refused, not one silently ignored.
+  auto web =
+      ParseWebConfig("basic_auth_users:\n  prom: \"$2b$04$abcdefghijklmnopqrstuuJ0W7vhzO0V5o7nM7Vw2c7Yv3P0nRk3W\"\n");
+  ASSERT_TRUE(web.ok());
+  o.web = *web;
+  o.listen_address = "127.0.0.1:0";
+  FixedSource source(testing::MakeNodeSnapshot({}));
+  EXPECT_FALSE(MetricsHttpServer::Create(o, {}, &source).ok());
 }
 
 TEST(MetricsHttpServer, HeadAnswersTheLengthWithoutTheBody) {
