@@ -117,7 +117,7 @@ int RunDaemonCommand(int argc, char** argv) {
   // Memory QoS: the kubelet's settings and version, and this node's pods from the API server.
   std::unique_ptr<kube::PodWatch> pod_watch;
   if (!opts.memory_qos_api.url.empty()) {
-    auto node = pulls::ResolveNodeName(opts.memory_qos_api.node_name, true);
+    auto node = ResolveNodeName(opts.memory_qos_api.node_name, true);
     if (!node.ok()) {
       log::Error("--memory-qos.apiserver: " + node.status().ToString());
       return 1;

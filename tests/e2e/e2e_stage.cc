@@ -92,8 +92,7 @@ Status E2eStage::StartAgent(const StageOptions& options) {
   // The stage plays a v1.27 kubelet with Memory QoS on: the tests pass the unified
   // memory.min / memory.high such a kubelet would (no kubelet configuration file).
   o.flags = {"--runtime.endpoint=unix://" + dir_ + "/containerd.sock", "--log.level=warn",
-             "--memory-qos.kubelet-version=v1.27.0", "--memory-qos.feature-gate=true",
-             "--memory-qos.kubelet-config="};
+             "--memory-qos.kubelet-version=v1.27.0", "--memory-qos.feature-gate=true", "--memory-qos.kubelet-config="};
   o.flags.insert(o.flags.end(), options.agent_flags.begin(), options.agent_flags.end());
   o.wait_until_ready = true;
   o.start_timeout = std::chrono::seconds(60);

@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "exporters/gzip_compressor.h"
-#include "tests/support/snapshot_builder.h"
 #include "tests/support/fixed_snapshot_source.h"
+#include "tests/support/snapshot_builder.h"
 
 namespace statlet {
 namespace {
@@ -191,7 +191,7 @@ TEST(MetricsHttpServer, AnAuthorizerGuardsTheMainAddress) {
   };
   EXPECT_EQ(s.client->Get("/metrics")->status, 401);
   EXPECT_EQ(with("no"), 401);
-  EXPECT_EQ(s.source.gets_, 0) << "no collection for an unauthorised scrape";
+  EXPECT_EQ(s.source.gets(), 0) << "no collection for an unauthorised scrape";
   EXPECT_EQ(with("yes"), 200);
   EXPECT_EQ(with("later"), 200);
   EXPECT_EQ(with("later", "/"), 403);
@@ -205,7 +205,7 @@ TEST(MetricsHttpServer, AnAuthorizerGuardsTheMainAddress) {
   ASSERT_TRUE(web.ok());
   o.web = *web;
   o.listen_address = "127.0.0.1:0";
-  FixedSource source(testing::MakeNodeSnapshot({}));
+  testing::FixedSnapshotSource source(testing::MakeNodeSnapshot({}));
   EXPECT_FALSE(MetricsHttpServer::Create(o, {}, &source).ok());
 }
 

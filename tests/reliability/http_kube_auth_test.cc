@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "tests/reliability/container_tree.h"
-#include "tests/support/statlet_daemon.h"
-#include "tests/support/http_client.h"
 #include "tests/support/child_process.h"
+#include "tests/support/http_client.h"
+#include "tests/support/statlet_daemon.h"
 #include "tests/support/wait_for.h"
 
 #ifndef STATLET_REVIEW_STUB
