@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "base/memory_trimmer.h"
 #include "bpf/bpf_probes.h"
+#include "cmd/build_info.h"
 #include "cmd/commands.h"
 #include "cmd/daemon_options.h"
 #include "collector/collector.h"
@@ -21,13 +22,6 @@
 #include "exporters/otlp/otlp_exporter.h"
 #include "exporters/self_metrics.h"
 #include "pulls/image_pulls.h"
-
-#ifndef STATLET_VERSION_STRING
-#define STATLET_VERSION_STRING "unknown"
-#endif
-#ifndef STATLET_REVISION_STRING
-#define STATLET_REVISION_STRING "unknown"
-#endif
 
 namespace statlet {
 
@@ -49,7 +43,7 @@ int RunDaemonCommand(int argc, char** argv) {
     return 0;
   }
   if (opts.version) {
-    std::printf("statlet %s (revision %s)\n", STATLET_VERSION_STRING, STATLET_REVISION_STRING);
+    std::printf("statlet %s (revision %s)\n", StatletVersion(), StatletRevision());
     return 0;
   }
   log::SetLevel(opts.log_level);
@@ -80,7 +74,7 @@ int RunDaemonCommand(int argc, char** argv) {
   }
   // The runtime's metadata joins the snapshots; absent or down, stats are still served.
   std::unique_ptr<RuntimeClient> runtime = cri::StartRuntimeClient(opts.cri);
-  SelfMetrics self_metrics(STATLET_VERSION_STRING, STATLET_REVISION_STRING);
+  SelfMetrics self_metrics(StatletVersion(), StatletRevision());
   Sampler sampler(std::move(*collector), runtime.get(), probes->get());
   // Freed memory goes back to the kernel within a period of a burst (large answers,
   // clients flooding the sockets), so the resident set follows what is in use; between
