@@ -266,13 +266,13 @@ StatusOr<ExtraAgent> PullStage::StartAgent(const std::string& name, const std::v
         return SocketIsLive(a.socket);
       },
       std::chrono::seconds(30));
-  // The port the agent picked, from its log ("serving http on 127.0.0.1:0 (port PORT)/metrics").
+  // The port the agent picked, from its log ("serving metrics on http://127.0.0.1:PORT/metrics").
   std::ifstream in(a.log);
   std::string line;
+  const std::string serving = "serving metrics on http://127.0.0.1:";
   while (std::getline(in, line)) {
-    if (line.find("serving http on ") == std::string::npos) continue;
-    size_t at = line.find("(port ");
-    if (at != std::string::npos) a.metrics_port = std::atoi(line.c_str() + at + 6);
+    size_t at = line.find(serving);
+    if (at != std::string::npos) a.metrics_port = std::atoi(line.c_str() + at + serving.size());
   }
   if (!up || !SocketIsLive(a.socket)) return Unavailable("agent " + name + " did not start:\n" + e2e::Tail(a.log, 10));
   return a;
