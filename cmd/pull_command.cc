@@ -3,6 +3,7 @@
 // endpoint without the call (UNIMPLEMENTED) gets a plain PullImage, as the KEP's fallback.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -97,6 +98,38 @@ std::string StageName(kep::LayerStage s) {
   }
 }
 
+// Why the endpoint cannot take the call, before any is made: the usual first error is a
+// daemon that is not running (or serves another path), and gRPC's own words for it ("failed
+// to connect to all addresses") do not say so. "" when something accepts connections there.
+std::string Unreachable(const std::string& endpoint, const std::string& path) {
+  struct stat st;
+  std::string why;
+  if (stat(path.c_str(), &st) != 0) why = "no socket at " + path;
+  else if (!S_ISSOCK(st.st_mode)) why = path + " is not a socket";
+  else if (!SocketIsLive(path)) why = "nothing accepts connections on " + path;
+  else return "";
+  return "cannot reach the image service at " + endpoint + ": " + why +
+         ". Is the statlet daemon running? Give its CRI socket (its --cri.listen) with --endpoint";
+}
+
+// What a failed call means, in words that say what to change; gRPC's code when it gave no
+// message.
+std::string Explain(const grpc::Status& s, const std::string& endpoint) {
+  std::string detail = s.error_message().empty() ? "gRPC code " + std::to_string(s.error_code()) : s.error_message();
+  switch (s.error_code()) {
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return endpoint + " does not serve image pulls (" + detail +
+             "): a statlet there has them off (--pull.enabled=false, --runtime.endpoint=none, or a runtime other "
+             "than containerd); pull through the runtime's own socket with --endpoint, or turn them on";
+    case grpc::StatusCode::UNAVAILABLE:
+      return "cannot reach the image service at " + endpoint + " (" + detail +
+             "). Is the statlet daemon running? Give its CRI socket (its --cri.listen) with --endpoint";
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return detail + " (the --no-progress-timeout passed without a byte arriving)";
+    default: return detail;
+  }
+}
+
 int ExitCode(const grpc::Status& s) {
   if (g_interrupted) return 130;
   if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) return 3;
@@ -149,7 +182,10 @@ int RunPullCommand(int argc, char** argv) {
   }
   if (flags.failed()) return 2;
   if (image.empty()) {
-    std::fputs(kUsage, stderr);
+    std::fputs(
+        "statlet pull: no image given: name the image to pull, e.g. statlet pull registry.example/app:1 "
+        "(statlet pull --help lists the flags)\n",
+        stderr);
     return 2;
   }
   uint64_t interval = granularity == kep::TIME ? 1 : 64ull << 20;
@@ -168,8 +204,12 @@ int RunPullCommand(int argc, char** argv) {
   }
   auto path = ParseUnixEndpoint(endpoint);
   if (!path.ok()) {
-    std::fprintf(stderr, "statlet: --endpoint: %s\n", path.status().message().c_str());
+    std::fprintf(stderr, "statlet pull: --endpoint: %s\n", path.status().message().c_str());
     return 2;
+  }
+  if (std::string why = Unreachable(endpoint, *path); !why.empty()) {
+    std::fprintf(stderr, "statlet pull %s: %s\n", image.c_str(), why.c_str());
+    return 1;
   }
   // Before any thread starts, so that every thread inherits the mask.
   sigset_t stop;
@@ -216,7 +256,7 @@ int RunPullCommand(int argc, char** argv) {
   grpc::Status st = reader->Finish();
   SetContext(nullptr);
   if (st.error_code() == grpc::StatusCode::UNIMPLEMENTED && reports == 0) {
-    std::fprintf(stderr, "statlet: %s does not implement PullImageWithProgress; pulling without progress\n",
+    std::fprintf(stderr, "statlet pull: %s does not implement PullImageWithProgress; pulling without progress\n",
                  endpoint.c_str());
     grpc::ClientContext plain_ctx;
     SetContext(&plain_ctx);
@@ -228,7 +268,7 @@ int RunPullCommand(int argc, char** argv) {
   if (!st.ok()) {
     std::fprintf(stderr, "statlet pull %s: %s: %s\n", image.c_str(),
                  st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? "stalled" : "failed",
-                 st.error_message().c_str());
+                 Explain(st, endpoint).c_str());
     return ExitCode(st);
   }
   std::string done = display.Done(image_ref, elapsed());

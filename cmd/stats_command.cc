@@ -14,6 +14,7 @@
 #include "cmd/cri_stats_view.h"
 #include "cmd/flag_parser.h"
 #include "cmd/snapshot_json.h"
+#include "cmd/subtree_check.h"
 #include "collector/collector.h"
 #include "collector/sampler.h"
 #include "metrics/snapshot_samples.h"
@@ -35,6 +36,15 @@ Flags:
       --cgroup.mount DIR  where the cgroup hierarchies are mounted (default /sys/fs/cgroup)
       --proc.root DIR     procfs mount (default /proc)
   -h, --help              this text
+
+Reading a CRI endpoint instead (statlet's socket or a runtime's), like crictl stats:
+      --cri.endpoint URL  unix:///PATH of the CRI socket to read
+      --pods              pod sandboxes (crictl statsp) instead of containers
+  -o, --output FORMAT     table (default), json or yaml
+      --id ID             a container (with --pods: a pod) id or prefix
+      --pod POD_ID        containers of this pod sandbox id or prefix
+      --label KEY=VALUE   only items with this label; repeatable
+      --timeout SECONDS   deadline of each call (default 10)
 )";
 
 std::string DisplayName(const CgroupStats& c) {
@@ -116,9 +126,13 @@ int RunStatsCommand(int argc, char** argv) {
     std::fprintf(stderr, "statlet stats: unknown output format %s (table or json)\n", output.c_str());
     return 2;
   }
+  if (Status s = CheckCgroupSubtrees(opts, "statlet stats"); !s.ok()) {
+    std::fprintf(stderr, "statlet stats: %s\n", s.message().c_str());
+    return 1;
+  }
   auto collector = Collector::Create(opts);
   if (!collector.ok()) {
-    std::fprintf(stderr, "statlet stats: %s\n", collector.status().ToString().c_str());
+    std::fprintf(stderr, "statlet stats: %s\n", collector.status().message().c_str());
     return 1;
   }
   Sampler sampler(std::move(*collector), nullptr, nullptr);
@@ -128,7 +142,7 @@ int RunStatsCommand(int argc, char** argv) {
     snap = sampler.Get(std::chrono::nanoseconds(0));
   }
   if (!snap.ok()) {
-    std::fprintf(stderr, "statlet stats: %s\n", snap.status().ToString().c_str());
+    std::fprintf(stderr, "statlet stats: %s\n", snap.status().message().c_str());
     return 1;
   }
   if (output == "json") {

@@ -27,6 +27,7 @@
 #include "base/duration.h"
 #include "cmd/commands.h"
 #include "cmd/flag_parser.h"
+#include "cmd/subtree_check.h"
 #include "cmd/top_model.h"
 #include "cmd/top_render.h"
 #include "cmd/top_source.h"
@@ -470,6 +471,10 @@ int RunTopCommand(int argc, char** argv) {
   }
   if (flags.failed()) return 2;
   if (in_process) o.source.socket.clear();
+  if (Status s = CheckCgroupSubtrees(o.source.collector, "statlet top"); !s.ok()) {
+    std::fprintf(stderr, "statlet top: %s\n", s.message().c_str());
+    return 1;
+  }
 
   // Signals arrive on a descriptor the loop polls, so every way out passes through the
   // terminal's restore. Blocked before any thread exists (gRPC starts some) so that none
