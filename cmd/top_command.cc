@@ -41,14 +41,17 @@ constexpr const char* kUsage = R"(Usage: statlet top [flags]
 A live view of this node: one row per pod and its containers (on a host without
 Kubernetes, one row per cgroup) with CPU % (and its user/kernel split), memory (working
 set) and its limit, CPU throttling, network rx/tx per second (pods) and CPU/memory
-pressure (PSI some avg10). Reads a running statlet's CRI socket when it lists pods,
-else collects in this process.
+pressure (PSI some avg10). On a node that also runs other things (the kubelet, the
+runtime, services), the pods and the rest are two sections, each with its totals. Reads a
+running statlet's CRI socket when it lists pods (pods only), else collects in this
+process (every cgroup).
 
 Keys:
   c m n t        sort by CPU, memory, name, throttling      < >  move the sort column
   r              reverse the order                          /    filter (Enter applies,
   + -            refresh faster / slower                         Esc clears)
-  d              type a refresh interval                    q    quit
+  d              type a refresh interval                    k    all, pods only, host only
+  q              quit
 
 Flags:
       --interval DURATION  refresh interval (default 1s, at least 100ms)
@@ -59,6 +62,7 @@ Flags:
       --filter TEXT        only rows whose name or id contains TEXT (and their pod or
                            containers)
       --iterations N       draw N frames with rates, then exit (0 = until q)
+      --show WHAT          all (default), pods or host: the sections a mixed node shows
   In-process collection (these imply it: the daemon cannot apply them):
       --cgroup PATH        only this cgroup subtree (e.g. /kubepods.slice); repeatable
       --all                also cgroups without processes
@@ -66,7 +70,7 @@ Flags:
       --proc.root DIR      procfs mount (default /proc)
   -h, --help               this text
 
-Without a terminal (piped), every frame is printed as plain text.
+Without a terminal (piped), every frame is printed as plain text, without the keys.
 )";
 
 using Clock = std::chrono::steady_clock;
@@ -279,6 +283,7 @@ class TopLoop {
     frame.interval = FormatInterval(interval_);
     frame.view = view_;
     frame.message = message_;
+    frame.interactive = tty_;
     if (editing_ == Editing::kFilter) frame.prompt = "filter (Enter applies, Esc clears): " + edit_;
     if (editing_ == Editing::kInterval) frame.prompt = "refresh interval (e.g. 2s, 500ms; Esc cancels): " + edit_;
     std::vector<top::Row> rows = top::Arrange(rows_, view_);
@@ -355,6 +360,11 @@ class TopLoop {
         case 'n': view_.sort = top::Column::kName; break;
         case 't': view_.sort = top::Column::kThrottled; break;
         case 'r': view_.reverse = !view_.reverse; break;
+        case 'k':
+          view_.show = view_.show == top::Show::kAll    ? top::Show::kPods
+                       : view_.show == top::Show::kPods ? top::Show::kHost
+                                                        : top::Show::kAll;
+          break;
         case '<':
         case ',': MoveSort(-1); break;
         case '>':
@@ -446,6 +456,11 @@ int RunTopCommand(int argc, char** argv) {
       std::optional<top::Column> c = top::ColumnByName(v);
       if (!c) return flags.Fail("--sort: unknown column " + v + " (see statlet top --help)");
       o.view.sort = *c;
+    } else if (flags.Is("--show")) {
+      std::string v = flags.Value();
+      std::optional<top::Show> show = top::ShowByName(v);
+      if (!show) return flags.Fail("--show " + v + ": expected all, pods or host");
+      o.view.show = *show;
     } else if (flags.Is("--filter")) {
       o.view.filter = flags.Value();
     } else if (flags.Is("--iterations")) {

@@ -135,8 +135,9 @@ Screen Render(const std::vector<Row>& rows, const Frame& frame, int width, int h
   };
 
   std::string title = "statlet top  " + frame.clock + "  " + frame.source + "  every " + frame.interval +
-                      "  sort: " + ColumnName(frame.view.sort) + (frame.view.reverse ? " (reversed)" : "") + "  " +
-                      std::to_string(rows.size()) + (rows.size() == 1 ? " row" : " rows");
+                      "  sort: " + ColumnName(frame.view.sort) + (frame.view.reverse ? " (reversed)" : "") +
+                      (frame.view.show == Show::kAll ? "" : std::string("  show: ") + ShowName(frame.view.show)) +
+                      "  " + std::to_string(rows.size()) + (rows.size() == 1 ? " row" : " rows");
   add(title);
   std::string status;
   if (!frame.prompt.empty()) {
@@ -144,9 +145,10 @@ Screen Render(const std::vector<Row>& rows, const Frame& frame, int width, int h
   } else {
     if (!frame.view.filter.empty()) status = "filter: " + frame.view.filter + "  ";
     if (!frame.message.empty()) status += frame.message + "  ";
-    status += "keys: c m n t < > r sort  / filter  + - d interval  q quit";
+    if (frame.interactive) status += "keys: c m n t < > r sort  / filter  k pods/host  + - d interval  q quit";
   }
-  add(status);
+  while (!status.empty() && status.back() == ' ') status.pop_back();
+  if (!status.empty() || frame.interactive) add(status);
 
   const std::vector<Column> cols = VisibleColumns(width);
   const int name_width = std::max(width - FixedWidth(cols), 1);
@@ -169,7 +171,7 @@ Screen Render(const std::vector<Row>& rows, const Frame& frame, int width, int h
     for (Column c : cols) cells.push_back(Cell(r, c));
     // NAME: indented under its parent; a long name keeps its end, the telling part of a path.
     std::string indent(static_cast<size_t>(std::min(r.depth, 8)) * 2, ' ');
-    std::string name = r.name;
+    std::string name = r.kind == EntryKind::kSection ? "== " + r.name + " ==" : r.name;
     const size_t room_for_name =
         static_cast<size_t>(name_width) > indent.size() + 1 ? static_cast<size_t>(name_width) - indent.size() - 1 : 1;
     if (Width(name) > room_for_name) name = ".." + Tail(name, room_for_name > 2 ? room_for_name - 2 : 0);
