@@ -38,7 +38,7 @@ endpoint (statlet's CRI socket, or any image service that implements it); an end
 without it gets a plain PullImage.
 
 Flags:
-      --endpoint URL              image service socket (default unix:///run/statlet/cri.sock)
+      --cri.endpoint URL          image service socket (default unix:///run/statlet/cri.sock)
       --granularity time|size     report every --interval seconds or bytes (default time)
       --interval N                time: a duration in whole seconds (default 1s);
                                   size: bytes, with KiB/MiB/GiB (default 64MiB)
@@ -51,6 +51,8 @@ Flags:
 
 Exit status: 0 pulled, 1 failed, 2 usage, 3 stalled (no progress for the timeout), 130
 interrupted.
+
+Old spelling, still accepted with a notice: --endpoint (--cri.endpoint).
 )";
 
 // SIGINT and SIGTERM cancel the call in flight (the pull goes on for other clients, or to
@@ -109,7 +111,7 @@ std::string Unreachable(const std::string& endpoint, const std::string& path) {
   else if (!SocketIsLive(path)) why = "nothing accepts connections on " + path;
   else return "";
   return "cannot reach the image service at " + endpoint + ": " + why +
-         ". Is the statlet daemon running? Give its CRI socket (its --cri.listen) with --endpoint";
+         ". Is the statlet daemon running? Give its CRI socket (its --cri.listen) with --cri.endpoint";
 }
 
 // What a failed call means, in words that say what to change; gRPC's code when it gave no
@@ -120,10 +122,10 @@ std::string Explain(const grpc::Status& s, const std::string& endpoint) {
     case grpc::StatusCode::UNIMPLEMENTED:
       return endpoint + " does not serve image pulls (" + detail +
              "): a statlet there has them off (--pull.enabled=false, --runtime.endpoint=none, or a runtime other "
-             "than containerd); pull through the runtime's own socket with --endpoint, or turn them on";
+             "than containerd); pull through the runtime's own socket with --cri.endpoint, or turn them on";
     case grpc::StatusCode::UNAVAILABLE:
       return "cannot reach the image service at " + endpoint + " (" + detail +
-             "). Is the statlet daemon running? Give its CRI socket (its --cri.listen) with --endpoint";
+             "). Is the statlet daemon running? Give its CRI socket (its --cri.listen) with --cri.endpoint";
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return detail + " (the --no-progress-timeout passed without a byte arriving)";
     default: return detail;
@@ -145,26 +147,26 @@ int RunPullCommand(int argc, char** argv) {
   std::string interval_text;
   std::optional<uint32_t> timeout;
   bool summary = false, plain = false;
-  FlagParser flags(argc, argv);
+  FlagParser flags(argc, argv, "statlet pull");
   while (flags.Next()) {
     if (flags.Is("-h") || flags.Is("--help")) {
       std::fputs(kUsage, stdout);
       return 0;
-    } else if (flags.Is("--endpoint")) {
+    } else if (flags.Is("--cri.endpoint", {"--endpoint"})) {
       endpoint = flags.Value();
     } else if (flags.Is("--granularity")) {
       std::string g = flags.Value();
       if (g == "time") granularity = kep::TIME;
       else if (g == "size") granularity = kep::SIZE;
-      else return flags.Fail("--granularity: expected time or size");
+      else return flags.Fail("--granularity " + g + ": expected time or size");
     } else if (flags.Is("--interval")) {
       interval_text = flags.Value();
     } else if (flags.Is("--no-progress-timeout")) {
       std::chrono::nanoseconds d;
       if (Status s = ParseDuration(flags.Value(), &d); !s.ok())
-        return flags.Fail("--no-progress-timeout: " + s.message());
+        return flags.Fail("--no-progress-timeout: " + s.message() + " (e.g. 30s; 0 never)");
       if (d.count() % 1000000000 != 0 || d.count() < 0 || d > std::chrono::hours(24 * 365)) {
-        return flags.Fail("--no-progress-timeout: whole seconds");
+        return flags.Fail("--no-progress-timeout: expected whole seconds up to a year (e.g. 30s; 0 never)");
       }
       timeout = static_cast<uint32_t>(d.count() / 1000000000);
     } else if (flags.Is("--summary")) {
@@ -173,11 +175,11 @@ int RunPullCommand(int argc, char** argv) {
       plain = true;
     } else if (flags.Is("--creds")) {
       creds = flags.Value();
-      if (creds.find(':') == std::string::npos) return flags.Fail("--creds: expected USER:PASSWORD");
+      if (creds.find(':') == std::string::npos) return flags.Fail("--creds: expected USER:PASSWORD, got no ':'");
     } else if (!flags.name().empty() && flags.name()[0] != '-' && image.empty()) {
       image = flags.name();
     } else {
-      return flags.Fail("unexpected argument " + flags.name() + " (see statlet pull --help)");
+      return flags.Unknown();
     }
   }
   if (flags.failed()) return 2;
@@ -193,18 +195,20 @@ int RunPullCommand(int argc, char** argv) {
     if (granularity == kep::TIME) {
       std::chrono::nanoseconds d;
       if (!ParseDuration(interval_text, &d).ok() || d.count() <= 0 || d.count() % 1000000000 != 0) {
-        std::fprintf(stderr, "statlet: --interval: whole seconds for time granularity, e.g. 1s\n");
+        std::fprintf(stderr, "statlet pull: --interval %s: whole seconds for time granularity, e.g. 1s\n",
+                     interval_text.c_str());
         return 2;
       }
       interval = static_cast<uint64_t>(d.count() / 1000000000);
     } else if (!ParseBytes(interval_text, &interval) || interval == 0) {
-      std::fprintf(stderr, "statlet: --interval: bytes for size granularity, e.g. 64MiB\n");
+      std::fprintf(stderr, "statlet pull: --interval %s: bytes for size granularity, e.g. 64MiB\n",
+                   interval_text.c_str());
       return 2;
     }
   }
   auto path = ParseUnixEndpoint(endpoint);
   if (!path.ok()) {
-    std::fprintf(stderr, "statlet pull: --endpoint: %s\n", path.status().message().c_str());
+    std::fprintf(stderr, "statlet pull: --cri.endpoint: %s\n", path.status().message().c_str());
     return 2;
   }
   if (std::string why = Unreachable(endpoint, *path); !why.empty()) {

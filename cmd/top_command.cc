@@ -55,8 +55,8 @@ Keys:
 
 Flags:
       --interval DURATION  refresh interval (default 1s, at least 100ms)
-      --socket PATH        the daemon's CRI socket (default /run/statlet/cri.sock); ""
-                           collects in this process
+      --cri.endpoint URL   the daemon's CRI socket (default unix:///run/statlet/cri.sock);
+                           "" collects in this process
       --sort COLUMN        name, cpu (default), user, system, memory, limit, throttled,
                            rx, tx, cpu-psi or memory-psi
       --filter TEXT        only rows whose name or id contains TEXT (and their pod or
@@ -64,13 +64,23 @@ Flags:
       --iterations N       draw N frames with rates, then exit (0 = until q)
       --show WHAT          all (default), pods or host: the sections a mixed node shows
   In-process collection (these imply it: the daemon cannot apply them):
-      --cgroup PATH        only this cgroup subtree (e.g. /kubepods.slice); repeatable
-      --all                also cgroups without processes
-      --cgroup.mount DIR   where the cgroup hierarchies are mounted (default /sys/fs/cgroup)
-      --proc.root DIR      procfs mount (default /proc)
+      --collector.subtree PATH, --cgroup PATH
+                           only this cgroup subtree (e.g. /kubepods.slice); repeatable
+      --collector.include-empty
+                           also cgroups without processes
+      --collector.cgroup-root DIR
+                           where the cgroup hierarchies are mounted (default /sys/fs/cgroup)
+      --collector.proc-root DIR
+                           procfs mount (default /proc)
   -h, --help               this text
 
+Columns: CPU% of one CPU, its USR% and SYS% (user and kernel), WORKING SET (memory less
+inactive file pages, what the kubelet evicts by), MEM LIMIT, THROTTLED% (of the CFS periods
+in the interval), RX/s and TX/s (pods' networks), CPU-PSI and MEM-PSI (some avg10, percent).
 Without a terminal (piped), every frame is printed as plain text, without the keys.
+
+Old spellings, still accepted with a notice: --socket (--cri.endpoint), --cgroup.mount,
+--proc.root, --all (the --collector.* flags above).
 )";
 
 using Clock = std::chrono::steady_clock;
@@ -439,22 +449,26 @@ int RunTopCommand(int argc, char** argv) {
   Options o;
   o.source.socket = cri::kDefaultCriListenPath;
   bool in_process = false;
-  FlagParser flags(argc, argv);
+  FlagParser flags(argc, argv, "statlet top");
   while (flags.Next()) {
     if (flags.Is("-h") || flags.Is("--help")) {
       std::fputs(kUsage, stdout);
       return 0;
     } else if (flags.Is("--interval")) {
       if (Status s = ParseDuration(flags.Value(), &o.interval); !s.ok()) {
-        return flags.Fail("--interval: " + s.message());
+        return flags.Fail("--interval: " + s.message() + " (e.g. 1s, 500ms)");
       }
-      if (o.interval < kMinInterval) return flags.Fail("--interval: at least 100ms");
-    } else if (flags.Is("--socket")) {
+      if (o.interval < kMinInterval) return flags.Fail("--interval: at least 100ms (e.g. 500ms)");
+    } else if (flags.Is("--cri.endpoint", {"--socket"})) {
       o.source.socket = flags.Value();
     } else if (flags.Is("--sort")) {
       std::string v = flags.Value();
       std::optional<top::Column> c = top::ColumnByName(v);
-      if (!c) return flags.Fail("--sort: unknown column " + v + " (see statlet top --help)");
+      if (!c) {
+        return flags.Fail("--sort " + v +
+                          ": expected name, cpu, user, system, memory, limit, throttled, rx, tx, cpu-psi or "
+                          "memory-psi");
+      }
       o.view.sort = *c;
     } else if (flags.Is("--show")) {
       std::string v = flags.Value();
@@ -467,21 +481,23 @@ int RunTopCommand(int argc, char** argv) {
       std::string v = flags.Value();
       char* end = nullptr;
       o.iterations = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || o.iterations < 0) return flags.Fail("--iterations: a count >= 0, not " + v);
-    } else if (flags.Is("--cgroup")) {
+      if (v.empty() || *end != '\0' || o.iterations < 0) {
+        return flags.Fail("--iterations " + v + ": expected a count of 0 or more (e.g. 3; 0 runs until q)");
+      }
+    } else if (flags.Is("--collector.subtree") || flags.Is("--cgroup")) {
       o.source.collector.subtrees.push_back(flags.Value());
       in_process = true;
-    } else if (flags.Is("--all")) {
+    } else if (flags.Is("--collector.include-empty", {"--all"})) {
       o.source.collector.include_empty = true;
       in_process = true;
-    } else if (flags.Is("--cgroup.mount")) {
+    } else if (flags.Is("--collector.cgroup-root", {"--cgroup.mount"})) {
       o.source.collector.cgroup_mount = flags.Value();
       in_process = true;
-    } else if (flags.Is("--proc.root")) {
+    } else if (flags.Is("--collector.proc-root", {"--proc.root"})) {
       o.source.collector.proc_root = flags.Value();
       in_process = true;
     } else {
-      return flags.Fail("unknown flag " + flags.name() + " (see statlet top --help)");
+      return flags.Unknown();
     }
   }
   if (flags.failed()) return 2;

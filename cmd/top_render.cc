@@ -15,9 +15,12 @@ struct ColumnSpec {
   int width;  // value cells are right-aligned in this many columns
 };
 // Indexed by Column.
+// Each label says what its column holds (the help spells them out): CPU % of one CPU split
+// into user and kernel time, the working set (what the kubelet evicts by), the memory limit,
+// the share of CFS periods throttled, bytes per second and PSI "some" avg10.
 constexpr ColumnSpec kSpecs[kColumnCount] = {
-    {"NAME", 0}, {"CPU%", 7}, {"USR%", 6}, {"SYS%", 6},    {"MEM", 9},     {"LIMIT", 9},
-    {"THR%", 6}, {"RX/s", 9}, {"TX/s", 9}, {"CPU-PSI", 8}, {"MEM-PSI", 8},
+    {"NAME", 0},        {"CPU%", 7}, {"USR%", 6}, {"SYS%", 6},    {"WORKING SET", 12}, {"MEM LIMIT", 10},
+    {"THROTTLED%", 11}, {"RX/s", 9}, {"TX/s", 9}, {"CPU-PSI", 8}, {"MEM-PSI", 8},
 };
 // Dropped first to last when the screen is narrow.
 constexpr Column kDropOrder[] = {Column::kMemoryPsi, Column::kCpuPsi, Column::kTx,   Column::kRx,

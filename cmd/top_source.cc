@@ -105,7 +105,7 @@ class InProcessSource : public SampleSource {
 class DaemonSource : public SampleSource {
  public:
   DaemonSource(const std::string& path, std::chrono::milliseconds timeout)
-      : name_("daemon " + path + ": pods only, --socket= for every cgroup"), timeout_(timeout) {
+      : name_("daemon " + path + ": pods only, --cri.endpoint= for every cgroup"), timeout_(timeout) {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(256 << 20);  // a node's pods can exceed gRPC's 4 MiB default
     stub_ = v1::RuntimeService::NewStub(

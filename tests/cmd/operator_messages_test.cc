@@ -16,6 +16,7 @@
 #include "tests/reliability/daemon_under_test.h"
 #include "tests/reliability/raw_http.h"
 #include "tests/support/child_process.h"
+#include "tests/support/live_cgroup.h"
 #include "tests/support/wait_for.h"
 
 namespace statlet::testing {
@@ -202,11 +203,11 @@ TEST(PullCommand, WithoutAnImageSaysItIsMissing) {
 }
 
 TEST(PullCommand, WithoutADaemonAsksWhetherItRunsAndNamesTheFlag) {
-  const Outcome r = Statlet({"pull", "--endpoint", "unix:///tmp/statlet-messages-none/cri.sock", "busybox"});
+  const Outcome r = Statlet({"pull", "--cri.endpoint", "unix:///tmp/statlet-messages-none/cri.sock", "busybox"});
   EXPECT_EQ(r.code, 1);
   EXPECT_TRUE(Has(r.err, "no socket at /tmp/statlet-messages-none/cri.sock")) << r.err;
   EXPECT_TRUE(Has(r.err, "Is the statlet daemon running?")) << r.err;
-  EXPECT_TRUE(Has(r.err, "--endpoint")) << r.err;
+  EXPECT_TRUE(Has(r.err, "with --cri.endpoint")) << r.err;
   EXPECT_FALSE(Has(r.err, "failed to connect to all addresses")) << r.err;
 
   // The socket file a daemon that died leaves behind: bound, nobody listening.
@@ -219,7 +220,7 @@ TEST(PullCommand, WithoutADaemonAsksWhetherItRunsAndNamesTheFlag) {
   std::snprintf(a.sun_path, sizeof a.sun_path, "%s", dead.c_str());
   ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
   ::close(fd);
-  const Outcome refused = Statlet({"pull", "--endpoint", "unix://" + dead, "busybox"});
+  const Outcome refused = Statlet({"pull", "--cri.endpoint", "unix://" + dead, "busybox"});
   ::unlink(dead.c_str());
   ::rmdir(dir);
   EXPECT_EQ(refused.code, 1);
@@ -230,14 +231,14 @@ TEST(PullCommand, WithoutADaemonAsksWhetherItRunsAndNamesTheFlag) {
 TEST(PullCommand, AgainstADaemonWithPullsOffSaysWhyNotAnEmptyReason) {
   Daemon d({.flags = {"--runtime.endpoint=", "--pull.enabled=false"}, .serve_cri = true});
   ASSERT_TRUE(d.ok()) << d.error();
-  const Outcome r = Statlet({"pull", "--endpoint", "unix://" + d.cri_socket(), "busybox"});
+  const Outcome r = Statlet({"pull", "--cri.endpoint", "unix://" + d.cri_socket(), "busybox"});
   EXPECT_EQ(r.code, 1);
   const std::vector<std::string> failed = Lines(r.err, "statlet pull busybox: failed: ");
   ASSERT_EQ(failed.size(), 1u) << r.err;
   EXPECT_FALSE(Has(failed[0] + "\n", "failed: \n")) << "an empty reason: " << r.err;
   EXPECT_TRUE(Has(failed[0], "does not serve image pulls")) << failed[0];
   EXPECT_TRUE(Has(failed[0], "--pull.enabled=false")) << failed[0];
-  EXPECT_TRUE(Has(failed[0], "--endpoint")) << failed[0];
+  EXPECT_TRUE(Has(failed[0], "--cri.endpoint")) << failed[0];
 }
 
 // ------------------------------------------------------------------ statlet stats / top
@@ -253,6 +254,93 @@ TEST(StatsCommand, ACgroupThatDoesNotExistIsAnErrorNotAnEmptyTable) {
   const Outcome top = Statlet({"top", "--cgroup", "/does/not/exist", "--iterations", "1"});
   EXPECT_EQ(top.code, 1);
   EXPECT_TRUE(Has(top.err, "statlet top: --cgroup /does/not/exist: no such cgroup")) << top.err;
+}
+
+// ------------------------------------------------------------------ one vocabulary
+
+TEST(Vocabulary, OldSpellingsStillWorkWithANoticeNamingTheNewOne) {
+  const Outcome r = Statlet({"stats", "--interval", "0", "--cgroup", "/", "--cgroup.mount", "/sys/fs/cgroup",
+                             "--proc.root", "/proc", "--all", "-o", "json"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(Has(r.err, "statlet stats: --cgroup.mount is now --collector.cgroup-root")) << r.err;
+  EXPECT_TRUE(Has(r.err, "statlet stats: --proc.root is now --collector.proc-root")) << r.err;
+  EXPECT_TRUE(Has(r.err, "statlet stats: --all is now --collector.include-empty")) << r.err;
+  EXPECT_TRUE(Has(r.out, "\"cgroups\"")) << "the old spellings did their job";
+  // The daemon's names, as the daemon spells them, and no notice.
+  const Outcome same = Statlet({"stats", "--interval", "0", "--collector.subtree", "/", "--collector.cgroup-root",
+                                "/sys/fs/cgroup", "--collector.proc-root", "/proc", "--collector.include-empty"});
+  EXPECT_EQ(same.code, 0) << same.err;
+  EXPECT_EQ(same.err, "");
+  const Outcome top = Statlet({"top", "--socket=", "--cgroup", "/", "--iterations", "1", "--interval", "100ms"});
+  EXPECT_EQ(top.code, 0) << top.err;
+  EXPECT_TRUE(Has(top.err, "statlet top: --socket is now --cri.endpoint")) << top.err;
+  const Outcome pull = Statlet({"pull", "--endpoint", "unix:///tmp/statlet-messages-none/cri.sock", "busybox"});
+  EXPECT_TRUE(Has(pull.err, "statlet pull: --endpoint is now --cri.endpoint")) << pull.err;
+}
+
+TEST(Vocabulary, UnknownFlagsSuggestTheNearestAndBadValuesAValidOne) {
+  Outcome r = Statlet({"stats", "--cgrop", "/x"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(Has(r.err, "statlet stats: unknown flag --cgrop; did you mean --cgroup?")) << r.err;
+  r = Statlet({"top", "--intreval", "1s"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(Has(r.err, "statlet top: unknown flag --intreval; did you mean --interval?")) << r.err;
+  r = Statlet({"pull", "--granulrity", "size", "busybox"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(Has(r.err, "did you mean --granularity?")) << r.err;
+  r = Statlet({"stats", "--cri.endpoint", "unix:///x", "--lable", "a=b"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(Has(r.err, "unknown flag --lable; did you mean --label?")) << r.err;
+  r = Statlet({"--collector.maxage=1s"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(Has(r.err, "statlet: unknown flag --collector.maxage; did you mean --collector.max-age?")) << r.err;
+  r = Statlet({"--collector.max-age=abc"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(Has(r.err, "statlet: --collector.max-age: expected a duration")) << r.err;
+  EXPECT_TRUE(Has(r.err, "got \"abc\" (e.g. 2s)")) << r.err;
+  r = Statlet({"stats", "-o", "xml"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(Has(r.err, "--output xml: expected table, json or yaml")) << r.err;
+}
+
+// Bytes in binary units and headers that say what a column holds, in both of statlet stats'
+// views: of this host's cgroups, and of a CRI endpoint (here the daemon's, over a
+// kubepods-shaped container with 8 MiB of touched memory).
+TEST(Vocabulary, EveryViewPrintsBinaryUnitsUnderHeadersThatSayWhat) {
+  const std::string root = "/" + UniqueName("statlet-messages");
+  const std::string uid = "2f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0";
+  const std::string id = "7e" + std::string(62, 'c');
+  LiveCgroup top(root);
+  LiveCgroup ctr(root + "/kubepods/besteffort/pod" + uid + "/" + id);
+  ASSERT_TRUE(top.ok() && ctr.ok()) << ctr.error();
+  Child holder([] {
+    static char block[8 << 20];
+    for (size_t i = 0; i < sizeof block; i += 4096) block[i] = 1;
+    return uint64_t{1};
+  });
+  ASSERT_TRUE(holder.StartIn(ctr));
+  ASSERT_EQ(holder.Result(), std::optional<uint64_t>(1));
+
+  const Outcome local = Statlet({"stats", "--interval", "0", "--cgroup", root});
+  ASSERT_EQ(local.code, 0) << local.err;
+  const std::string header = local.out.substr(0, local.out.find('\n'));
+  EXPECT_TRUE(Has(header, "WORKING SET") && Has(header, "RX TOTAL") && !Has(header, " MEM ")) << header;
+
+  Daemon d({.cgroup_subtree = root, .serve_cri = true});
+  ASSERT_TRUE(d.ok()) << d.error();
+  const Outcome cri = Statlet({"stats", "--cri.endpoint", "unix://" + d.cri_socket()});
+  ASSERT_EQ(cri.code, 0) << cri.err;
+  std::vector<std::string> lines = Lines(cri.out, "");
+  ASSERT_GE(lines.size(), 2u) << cri.out;
+  EXPECT_TRUE(Has(lines[0], "WORKING SET") && !Has(lines[0], " MEM ")) << lines[0];
+  // The working set of 8 MiB touched, in the unit every view uses: MiB, never MB or kB.
+  const std::vector<std::string> row = Lines(cri.out, id.substr(0, 13));
+  ASSERT_EQ(row.size(), 1u) << cri.out;
+  EXPECT_TRUE(Has(row[0], "MiB")) << row[0];
+  EXPECT_FALSE(Has(row[0], "MB") || Has(row[0], "kB")) << row[0];
+  const Outcome pods = Statlet({"stats", "--cri.endpoint", "unix://" + d.cri_socket(), "--pods"});
+  ASSERT_EQ(pods.code, 0) << pods.err;
+  EXPECT_TRUE(Has(Lines(pods.out, "POD")[0], "WORKING SET")) << pods.out;
 }
 
 }  // namespace

@@ -228,7 +228,7 @@ TEST(TopRender, HeaderMarksTheSortColumnAndRowsFollowIt) {
   ASSERT_EQ(s.header_line, 2);
   ASSERT_EQ(s.lines.size(), 3 + rows.size());
   EXPECT_NE(s.lines[0].find("sort: memory"), std::string::npos) << s.lines[0];
-  EXPECT_NE(s.lines[2].find("*MEM"), std::string::npos) << s.lines[2];
+  EXPECT_NE(s.lines[2].find("*WORKING SET"), std::string::npos) << s.lines[2];
   EXPECT_EQ(s.lines[2].find("*CPU"), std::string::npos);
   EXPECT_EQ(s.lines[3].rfind("lonely ", 0), 0u) << s.lines[3];
   EXPECT_EQ(s.lines[5].rfind("  sidecar ", 0), 0u) << s.lines[5];
@@ -237,7 +237,7 @@ TEST(TopRender, HeaderMarksTheSortColumnAndRowsFollowIt) {
   const std::string& line = s.lines[3];
   size_t cpu_end = header.find("CPU%") + 4;
   EXPECT_EQ(line.substr(cpu_end - 4, 4), "40.0") << line;
-  size_t mem_end = header.find("*MEM") + 4;
+  size_t mem_end = header.find("*WORKING SET") + 12;
   EXPECT_EQ(line.substr(mem_end - 6, 6), "8.8KiB") << line;
 }
 

@@ -45,7 +45,8 @@ class Tmux : public testing::TmuxSession {
 };
 
 // One table row as the screen shows it: its name, nesting and cells left to right (CPU%,
-// USR%, SYS%, MEM, LIMIT, THR%, RX/s, TX/s, CPU-PSI, MEM-PSI at 160 columns).
+// USR%, SYS%, WORKING SET, MEM LIMIT, THROTTLED%, RX/s, TX/s, CPU-PSI, MEM-PSI at 160 columns;
+// the two-word labels are headers only, every cell is one word).
 struct ScreenRow {
   std::string name;
   int depth = 0;
@@ -157,7 +158,7 @@ class TopTerminal : public ::testing::Test {
   }
 
   std::string TopCommand() const {
-    return std::string(STATLET_BINARY) + " top --socket= --cgroup " + root_ + " --interval=1s";
+    return std::string(STATLET_BINARY) + " top --cri.endpoint= --cgroup " + root_ + " --interval=1s";
   }
   // The pane's command: top, then its exit code and the terminal's settings as the shell
   // finds them afterwards; then the shell waits for a line, so the pane's screen can be read
@@ -301,7 +302,8 @@ TEST_F(TopTerminal, CtrlCAndSigtermRestoreTheTerminal) {
 }
 
 TEST_F(TopTerminal, PipedFramesArePlainText) {
-  const std::string out = PipedTop("--socket= --cgroup " + root_ + " --interval=200ms --iterations=2 --sort=memory");
+  const std::string out =
+      PipedTop("--cri.endpoint= --cgroup " + root_ + " --interval=200ms --iterations=2 --sort=memory");
   EXPECT_NE(out.find("\nexit=0\n"), std::string::npos) << out;
   // Two frames with rates, no escape sequences, the 64 MiB process first under the root.
   EXPECT_EQ(out.find('\x1b'), std::string::npos);
@@ -331,7 +333,7 @@ TEST(TopMixedHost, PodsAndTheRestOfTheHostInTwoSections) {
   ASSERT_TRUE(ctr.Add(idle.pid()));
   Child burner(testing::SpinForever);
   ASSERT_TRUE(burner.StartIn(service));
-  const std::string out = PipedTop("--socket= --cgroup " + root + " --iterations=2 --interval=500ms");
+  const std::string out = PipedTop("--cri.endpoint= --cgroup " + root + " --iterations=2 --interval=500ms");
   EXPECT_NE(out.find("\nexit=0\n"), std::string::npos) << out;
   ParsedScreen last = Parse(out.substr(std::min(out.rfind("statlet top"), out.size())));
   std::vector<std::string> names;
@@ -362,11 +364,13 @@ TEST(TopMixedHost, PodsAndTheRestOfTheHostInTwoSections) {
   std::optional<double> busy_cpu = Number(last.rows[static_cast<size_t>(busy)].cells.at(0));
   EXPECT_TRUE(busy_cpu && *busy_cpu > 5.0) << out;
 
-  const std::string pods_only = PipedTop("--socket= --cgroup " + root + " --iterations=1 --interval=200ms --show=pods");
+  const std::string pods_only =
+      PipedTop("--cri.endpoint= --cgroup " + root + " --iterations=1 --interval=200ms --show=pods");
   EXPECT_NE(pods_only.find("show: pods"), std::string::npos) << pods_only;
   EXPECT_NE(pods_only.find("pod" + uid), std::string::npos) << pods_only;
   EXPECT_EQ(pods_only.find("busy.service"), std::string::npos) << pods_only;
-  const std::string host_only = PipedTop("--socket= --cgroup " + root + " --iterations=1 --interval=200ms --show=host");
+  const std::string host_only =
+      PipedTop("--cri.endpoint= --cgroup " + root + " --iterations=1 --interval=200ms --show=host");
   EXPECT_NE(host_only.find("busy.service"), std::string::npos) << host_only;
   EXPECT_EQ(host_only.find("pod" + uid), std::string::npos) << host_only;
 }
@@ -396,7 +400,7 @@ TEST(TopDaemon, ReadsTheDaemonsSocketWhenItListsPods) {
         },
         milliseconds(20000)))
         << testing::ReadWholeFile(log);
-    const std::string out = PipedTop("--socket=" + socket + " --iterations=2 --interval=1s");
+    const std::string out = PipedTop("--cri.endpoint=unix://" + socket + " --iterations=2 --interval=1s");
     EXPECT_NE(out.find("\nexit=0\n"), std::string::npos) << out;
     ParsedScreen last = Parse(out.substr(std::min(out.rfind("statlet top"), out.size())));
     EXPECT_NE(last.title.find("daemon " + socket), std::string::npos) << out;

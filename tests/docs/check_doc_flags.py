@@ -6,7 +6,12 @@
   - after `statlet stats`, `statlet top` or `statlet pull` on a line, every flag up to the end
     of that command is in that subcommand's --help; after `statlet` alone, in the daemon's;
   - the container args of the manifests (and their kustomize patches) and the systemd unit's
-    ExecStart are daemon flags.
+    ExecStart are daemon flags;
+  - a flag's alternatives written `FLAG a|b|c` (as docs/cri.md writes `-o table|json|yaml`)
+    are each in that flag's --help text;
+  - one vocabulary: a dotted flag a subcommand lists is the daemon's flag of that name
+    (stats and top take --collector.* as the daemon spells them); the one exception is
+    --cri.endpoint, the socket a client reads, where the daemon has --cri.listen.
 Other programs' flags (kubectl, crictl, cmake, skopeo...) are not statlet's and are left alone.
 
 usage: check_doc_flags.py STATLET_BINARY REPO_ROOT"""
@@ -28,25 +33,60 @@ def help_text(args):
 
 
 def listed(text):
-    """Flags a --help lists: on lines that start (after blanks) with a flag."""
-    flags, bools = set(), set()
+    """Flags a --help lists (on lines that start, after blanks, with a flag), the booleans
+    among the daemon's, and each flag's text (its line and the deeper-indented lines after)."""
+    flags, bools, texts = set(), set(), {}
+    current = []
     for line in text.splitlines():
         if not re.match(r"\s+-", line):
+            if current and line.startswith("      "):
+                for f in current:
+                    texts[f] += " " + line.strip()
+            else:
+                current = []
             continue
         head = line.strip()
+        current = []
         for f in re.findall(r"(?:^|[\s,])(" + FLAG + r")", head.split("  ")[0] if "  " in head else head):
-            flags.add(f.split("=")[0])
+            name = f.split("=")[0]
+            flags.add(name)
+            current.append(name)
+            texts[name] = texts.get(name, "") + " " + head
         m = re.match(r"\s+(--[\w.-]+) \(default (true|false)\)", line)
         if m:
             bools.add(m.group(1))
-    return flags, bools
+    return flags, bools, texts
 
 
-daemon, daemon_bools = listed(help_text([]))
+daemon, daemon_bools, daemon_texts = listed(help_text([]))
 commands = {"": daemon}
+texts = {"": daemon_texts}
 for sub in ("stats", "top", "pull"):
-    commands[sub] = listed(help_text([sub]))[0]
+    commands[sub], _, texts[sub] = listed(help_text([sub]))
+    for f in sorted(commands[sub]):
+        if "." in f and f != "--cri.endpoint" and f not in daemon:
+            failures.append(f"statlet {sub} --help lists {f}, which the daemon does not: one name for one thing")
 namespaces = {f[2:].split(".")[0] for f in daemon if "." in f} | {"config"}
+
+
+def accepted(sub, flag):
+    """Whether `statlet SUB FLAG` gets past the flag (two unknown flags after it stop the
+    command at parsing, whether FLAG takes a value or not); stats' CRI view flags count
+    with --cri.endpoint before them."""
+    for prefix in ([], ["--cri.endpoint", "unix:///nonexistent/cri.sock"]):
+        out = subprocess.run([binary, sub] + prefix + [flag, "--zz-one", "--zz-two"], capture_output=True, text=True,
+                             timeout=20, stdin=subprocess.DEVNULL)
+        if f"unknown flag {flag}" not in out.stderr and f'unknown argument "{flag}"' not in out.stderr:
+            return True
+    return False
+
+
+# Every flag a subcommand's --help lists is one it takes (the help and the parser are two
+# texts in those commands: this keeps them one vocabulary).
+for sub in ("stats", "top", "pull"):
+    for f in sorted(commands[sub]):
+        if f not in ("-h", "--help") and not accepted(sub, f):
+            failures.append(f"statlet {sub} --help lists {f}, which statlet {sub} refuses as unknown")
 every = set().union(*commands.values())
 
 
@@ -79,7 +119,10 @@ for doc in docs:
     for n, line in logical_lines(os.path.join(root, doc)):
         where = f"{doc}:{n}"
         # Any flag in a daemon namespace, wherever it stands.
-        for f in re.findall(r"(?<![\w-])(--(?:no-)?[a-z][a-z0-9-]*\.[a-z0-9.-]*[a-z0-9])", line):
+        for m in re.finditer(r"(?<![\w-])(--(?:no-)?[a-z][a-z0-9-]*\.[a-z0-9.-]*[a-z0-9])", line):
+            f = m.group(1)
+            if line[:m.start()].endswith("unknown flag "):
+                continue  # an error message quoted with the mistyped flag it answers
             ns = f[2:].removeprefix("no-").split(".")[0]
             if ns in namespaces:
                 checked += 1
@@ -95,7 +138,7 @@ for doc in docs:
                 if token in ("|", "||", "&&", ";") or token.startswith("#"):
                     break
                 args.append(token)
-            for token in args:
+            for k, token in enumerate(args):
                 f = re.match(r"\[?(" + FLAG + r")", token)
                 if not f:
                     continue
@@ -104,6 +147,16 @@ for doc in docs:
                 if not known(f, commands[sub], daemon_bools if sub == "" else frozenset()):
                     failures.append(f"{where}: `statlet {sub + ' ' if sub else ''}{f}`: "
                                     f"statlet {sub + ' ' if sub else ''}--help does not list {f.split('=')[0]}")
+                    continue
+                # `FLAG a|b|c`: every alternative is one the flag's help names.
+                value = f.split("=", 1)[1] if "=" in f else (args[k + 1] if k + 1 < len(args) else "")
+                value = value.strip("[]")
+                if "|" in value and re.fullmatch(r"[\w.|-]+", value):
+                    text = texts[sub].get(f.split("=")[0], "")
+                    for alt in value.split("|"):
+                        if not re.search(rf"(?<![\w-]){re.escape(alt)}(?![\w-])", text):
+                            failures.append(f"{where}: `{f.split('=')[0]} {value}`: the flag's --help does not name "
+                                            f"{alt}")
         # Manifest args and the unit's command line: the daemon's.
         if doc.endswith((".yaml", ".service")):
             for f in re.findall(r"(?:^\s*-\s+|value:\s+|ExecStart=\S+\s.*?)(--[a-z][\w.-]*)", line):
