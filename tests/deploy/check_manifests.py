@@ -280,6 +280,28 @@ if kubectl:
             want_ds["spec"]["template"]["spec"]["containers"][0]["image"] = got[0]["spec"]["template"]["spec"][
                 "containers"][0]["image"] if got else None
             check(got and got[0] == want_ds, f"kubectl kustomize {d}: the DaemonSet differs from the patched base")
+    # The Prometheus Operator kustomizations with a runtime's component, as README tells
+    # CRI-O and k3s clusters to apply them: the DaemonSet is that runtime's.
+    if components:
+        import tempfile
+        for prom_dir, prom_objects in ((kp_dir, kp_objects), (mon_dir, mon_objects)):
+            for comp, want in (("cri-o", crio_ds), ("k3s", k3s_ds)):
+                with tempfile.TemporaryDirectory() as tmp:
+                    with open(os.path.join(tmp, "kustomization.yaml"), "w") as f:
+                        yaml.safe_dump({"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+                                        "resources": [os.path.relpath(prom_dir, tmp)],
+                                        "components": [os.path.relpath(os.path.join(root, "deploy/components", comp),
+                                                                       tmp)]}, f)
+                    out = subprocess.run([kubectl, "kustomize", tmp], capture_output=True, text=True)
+                    where = f"{os.path.relpath(prom_dir, root)} with components/{comp}"
+                    check(out.returncode == 0, f"kubectl kustomize {where}: {out.stderr.strip()}")
+                    rendered = [o for o in yaml.safe_load_all(out.stdout) if o]
+                    got = [o for o in rendered if o["kind"] == "DaemonSet"]
+                    want_args = want["spec"]["template"]["spec"]["containers"][0]["args"]
+                    check(len(got) == 1 and got[0]["spec"]["template"]["spec"]["containers"][0]["args"] == want_args,
+                          f"{where}: the DaemonSet is not the {comp} variant's")
+                    check(len(rendered) == len(prom_objects), f"{where} renders {len(rendered)} objects")
+                    variants.append((tmp, rendered, None))
     print(f"kubectl kustomize: {len(variants)} kustomizations render"
           + ("" if components else " (this kubectl's kustomize predates components: the runtime variants checked "
                                     "here only)"))
