@@ -76,7 +76,7 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
     if (auto h = DetectHierarchies("/sys/fs/cgroup", "/proc"); h.ok()) v1_walks = v1_.Start(*h, config.max_cgroups);
     if (!unified.ok()) {
       if (v1_walks == 0) return unified;
-      log::Info("bpf cgroup_stats: the unified hierarchy's files are read from cgroupfs: " + unified.message());
+      log::Debug("bpf cgroup_stats: the unified hierarchy's files are read from cgroupfs: " + unified.message());
     }
     return Status::Ok();
   }
@@ -122,7 +122,8 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
       __atomic_store_n(&bss_->memstat_ready, 1, __ATOMIC_RELEASE);
     } else {
       memstat_unavailable_ = why_not;
-      log::Info(std::string("bpf cgroup_stats: memory.stat is read from cgroupfs: ") + why_not);
+      // A property of the kernel, not a fault: nothing to act on, so debug level.
+      log::Debug(std::string("bpf cgroup_stats: memory.stat is read from cgroupfs: ") + why_not);
     }
     // pids.events became per-event arrays in 6.12; the iterator reads the older counter.
     pids_events_ = kernel.pids_events_limit;

@@ -111,7 +111,7 @@ size_t CgroupV1Walks::Start(const CgroupHierarchies& h, uint32_t max_cgroups) {
   }
   for (auto it = walks_.begin(); it != walks_.end();) {
     if (Status st = (*it)->Start(max_cgroups); !st.ok()) {
-      log::Info("bpf cgroup_stats: the files of " + (*it)->mount + " are read from cgroupfs: " + st.message());
+      log::Debug("bpf cgroup_stats: the files of " + (*it)->mount + " are read from cgroupfs: " + st.message());
       it = walks_.erase(it);
     } else {
       ++it;

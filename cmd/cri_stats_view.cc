@@ -1,5 +1,6 @@
 #include "cmd/cri_stats_view.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -9,9 +10,11 @@
 
 #include <google/protobuf/util/json_util.h>
 #include <grpcpp/grpcpp.h>
-#include <yaml-cpp/yaml.h>
 
+#include "base/human_bytes.h"
 #include "base/unix_socket.h"
+#include "cmd/flag_suggest.h"
+#include "cmd/structured_output.h"
 #include "proto/api.grpc.pb.h"
 
 namespace statlet {
@@ -22,18 +25,8 @@ const char kUsage[] =
     "usage: statlet stats --cri.endpoint unix:///PATH [--pods] [-o table|json|yaml]\n"
     "                     [--id ID] [--pod POD_ID] [--label KEY=VALUE]... [--timeout SECONDS]\n";
 
-std::string Human(uint64_t bytes) {
-  static const char* const kUnits[] = {"B", "kB", "MB", "GB", "TB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1000 && u < 4) {
-    v /= 1000;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), u == 0 ? "%.0f%s" : "%.4g%s", v, kUnits[u]);
-  return buf;
-}
+// Binary units, as every statlet view prints bytes (base/human_bytes.h).
+std::string Human(uint64_t bytes) { return HumanBytes(static_cast<double>(bytes)); }
 
 std::string Percent(double p) {
   char buf[32];
@@ -71,15 +64,6 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-void SetBlock(YAML::Node n) {
-  n.SetStyle(YAML::EmitterStyle::Block);
-  if (n.IsMap()) {
-    for (auto it = n.begin(); it != n.end(); ++it) SetBlock(it->second);
-  } else if (n.IsSequence()) {
-    for (auto it = n.begin(); it != n.end(); ++it) SetBlock(*it);
-  }
-}
-
 int PrintStructured(const google::protobuf::Message& m, const std::string& format, std::ostream& out,
                     std::ostream& err) {
   std::string json;
@@ -95,11 +79,7 @@ int PrintStructured(const google::protobuf::Message& m, const std::string& forma
     out << json;
     return 0;
   }
-  YAML::Node node = YAML::Load(json);
-  SetBlock(node);
-  YAML::Emitter e;
-  e << node;
-  out << e.c_str() << "\n";
+  out << JsonAsYaml(json) << "\n";
   return 0;
 }
 
@@ -139,8 +119,11 @@ std::string NetColumn(const v1::NetworkUsage& n, bool rx) {
   return Human(rx ? t.rx_bytes : t.tx_bytes);
 }
 
-int Fail(std::ostream& err, const char* call, const grpc::Status& s) {
-  err << "statlet stats: " << call << ": " << s.error_message() << " (gRPC code " << s.error_code() << ")\n";
+int Fail(std::ostream& err, const char* call, const std::string& endpoint, const grpc::Status& s) {
+  err << "statlet stats: " << call << " on " << endpoint << " failed: " << s.error_message() << " (gRPC code "
+      << s.error_code() << ")";
+  if (s.error_code() == grpc::StatusCode::UNAVAILABLE) err << "; is a CRI endpoint there? (--cri.endpoint)";
+  err << "\n";
   return 1;
 }
 
@@ -155,7 +138,7 @@ int ContainersView(v1::RuntimeService::Stub& stub, const CriStatsViewOptions& o,
     return stub.ListContainerStats(&ctx, req, resp);
   };
   v1::ListContainerStatsResponse resp;
-  if (auto s = call(&resp); !s.ok()) return Fail(err, "ListContainerStats", s);
+  if (auto s = call(&resp); !s.ok()) return Fail(err, "ListContainerStats", o.endpoint, s);
   if (o.output != "table") return PrintStructured(resp, o.output, out, err);
 
   auto id_of = [](const v1::ContainerStats& c) -> const std::string& { return c.attributes().id(); };
@@ -172,8 +155,10 @@ int ContainersView(v1::RuntimeService::Stub& stub, const CriStatsViewOptions& o,
     v1::ListContainerStatsResponse second;
     if (call(&second).ok()) fallback = CpuFromTwoSamples(resp.stats(), second.stats(), id_of, cpu_of);
   }
-  std::vector<std::string> header = {"CONTAINER", "NAME", "CPU %", "MEM", "DISK", "INODES", "SWAP"};
-  if (enhanced) header.insert(header.end(), {"KERNEL", "USER", "PROCS", "NET RX", "NET TX"});
+  // crictl's columns, each saying what it holds: MEM is the working set, DISK and INODES the
+  // writable layer's; then statlet's additions (CPU seconds since start, totals in bytes).
+  std::vector<std::string> header = {"CONTAINER", "NAME", "CPU %", "WORKING SET", "WRITABLE LAYER", "INODES", "SWAP"};
+  if (enhanced) header.insert(header.end(), {"KERNEL CPU", "USER CPU", "PROCS", "RX TOTAL", "TX TOTAL"});
   Table t(header);
   for (const auto& c : resp.stats()) {
     std::vector<std::string> row = {
@@ -208,7 +193,7 @@ int PodsView(v1::RuntimeService::Stub& stub, const CriStatsViewOptions& o, std::
     return stub.ListPodSandboxStats(&ctx, req, resp);
   };
   v1::ListPodSandboxStatsResponse resp;
-  if (auto s = call(&resp); !s.ok()) return Fail(err, "ListPodSandboxStats", s);
+  if (auto s = call(&resp); !s.ok()) return Fail(err, "ListPodSandboxStats", o.endpoint, s);
   if (o.output != "table") return PrintStructured(resp, o.output, out, err);
 
   auto id_of = [](const v1::PodSandboxStats& p) -> const std::string& { return p.attributes().id(); };
@@ -224,8 +209,8 @@ int PodsView(v1::RuntimeService::Stub& stub, const CriStatsViewOptions& o, std::
     v1::ListPodSandboxStatsResponse second;
     if (call(&second).ok()) fallback = CpuFromTwoSamples(resp.stats(), second.stats(), id_of, cpu_of);
   }
-  std::vector<std::string> header = {"POD", "POD ID", "CPU %", "MEM", "PROCS", "NET RX", "NET TX"};
-  if (enhanced) header.insert(header.end(), {"KERNEL", "USER"});
+  std::vector<std::string> header = {"POD", "POD ID", "CPU %", "WORKING SET", "PROCS", "RX TOTAL", "TX TOTAL"};
+  if (enhanced) header.insert(header.end(), {"KERNEL CPU", "USER CPU"});
   Table t(header);
   for (const auto& p : resp.stats()) {
     const auto& l = p.linux();
@@ -280,9 +265,12 @@ StatusOr<CriStatsViewOptions> ParseCriStatsViewArgs(int argc, char** argv) {
       o.pods = true;
       continue;
     }
-    if (arg != "--cri.endpoint" && arg != "-o" && arg != "--output" && arg != "--id" && arg != "--pod" &&
-        arg != "--label" && arg != "--timeout") {
-      return InvalidArgument("unknown argument \"" + arg + "\"\n" + kUsage);
+    static const std::vector<std::string> kFlags = {"--cri.endpoint", "--output",  "--id",  "--pod",
+                                                    "--label",        "--timeout", "--pods"};
+    if (arg != "-o" && std::find(kFlags.begin(), kFlags.end(), arg) == kFlags.end()) {
+      const std::string near = NearestName(arg, kFlags);
+      return InvalidArgument("unknown flag " + arg + (near.empty() ? "" : "; did you mean " + near + "?") +
+                             " (with --cri.endpoint, statlet stats takes these)\n" + kUsage);
     }
     auto v = next();
     if (!v.ok()) return v.status();
@@ -290,7 +278,7 @@ StatusOr<CriStatsViewOptions> ParseCriStatsViewArgs(int argc, char** argv) {
       o.endpoint = *v;
     } else if (arg == "-o" || arg == "--output") {
       if (*v != "table" && *v != "json" && *v != "yaml") {
-        return InvalidArgument("--output must be table, json or yaml, not \"" + *v + "\"");
+        return InvalidArgument("--output " + *v + ": expected table, json or yaml");
       }
       o.output = *v;
     } else if (arg == "--id") {
@@ -304,7 +292,9 @@ StatusOr<CriStatsViewOptions> ParseCriStatsViewArgs(int argc, char** argv) {
     } else if (arg == "--timeout") {
       char* end = nullptr;
       double secs = std::strtod(v->c_str(), &end);
-      if (end == v->c_str() || *end != '\0' || secs <= 0) return InvalidArgument("--timeout wants seconds > 0");
+      if (end == v->c_str() || *end != '\0' || secs <= 0) {
+        return InvalidArgument("--timeout " + *v + ": expected seconds above 0 (e.g. 10)");
+      }
       o.timeout = std::chrono::milliseconds(static_cast<int64_t>(secs * 1000));
     }
   }

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/utsname.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -13,9 +14,12 @@
 #include "base/log.h"
 #include "base/memory_trimmer.h"
 #include "base/node_name.h"
+#include "base/unix_socket.h"
 #include "bpf/bpf_probes.h"
+#include "cmd/build_info.h"
 #include "cmd/commands.h"
 #include "cmd/daemon_options.h"
+#include "cmd/startup_summary.h"
 #include "collector/collector.h"
 #include "collector/sampler.h"
 #include "cri/daemon_hooks.h"
@@ -26,13 +30,7 @@
 #include "kube/kubelet_settings.h"
 #include "kube/pod_watch.h"
 #include "pulls/image_pulls.h"
-
-#ifndef STATLET_VERSION_STRING
-#define STATLET_VERSION_STRING "unknown"
-#endif
-#ifndef STATLET_REVISION_STRING
-#define STATLET_REVISION_STRING "unknown"
-#endif
+#include "runtime/runtime_client.h"
 
 namespace statlet {
 namespace {
@@ -52,6 +50,44 @@ StatusOr<std::shared_ptr<HttpAuthorizer>> StartKubernetesAuth(DaemonOptions& opt
         "unless a TLS proxy fronts statlet");
   }
   return std::shared_ptr<HttpAuthorizer>(std::move(*authorizer));
+}
+
+// The CRI socket can be served: checked before anything is loaded or collected, so a second
+// instance stops at once and says which flag to change.
+Status CheckCriListen(const std::string& listen) {
+  if (listen.empty()) return Status::Ok();
+  auto path = ParseUnixEndpoint(listen);
+  if (!path.ok()) return InvalidArgument("--cri.listen=" + listen + ": " + path.status().message());
+  if (SocketIsLive(*path)) {
+    return Unavailable("cannot serve the CRI socket " + *path + ": another process (another statlet?) accepts " +
+                       "connections on it; stop it, or give this one another path with --cri.listen");
+  }
+  struct stat st;
+  if (lstat(path->c_str(), &st) == 0 && !S_ISSOCK(st.st_mode)) {
+    return InvalidArgument("cannot serve the CRI socket " + *path + ": it exists and is not a socket; remove it, " +
+                           "or choose another path with --cri.listen");
+  }
+  return Status::Ok();
+}
+
+// Why image pulls are off, in the flags that turned them off; "" when they are on.
+std::string PullsOffReason(const DaemonOptions& o) {
+  if (o.cri.listen.empty()) return "--cri.listen=\"\": no CRI socket";
+  if (!o.pulls.enabled) return "--pull.enabled=false";
+  if (o.cri.runtime_endpoint == "none") return "--runtime.endpoint=none";
+  return "";
+}
+
+std::string DescribeRuntime(const cri::CriDaemonOptions& o, const RuntimeClient* runtime) {
+  if (runtime == nullptr) return "none (--runtime.endpoint=none)";
+  RuntimeClientStatus st = runtime->status();
+  const std::string asked = o.runtime_endpoint.empty() ? std::string("auto-detected") : o.runtime_endpoint;
+  switch (st.state) {
+    case RuntimeState::kUp: return st.runtime_name + " " + st.runtime_version + " at " + st.endpoint;
+    case RuntimeState::kAbsent: return asked + ": none found yet, still looking (ids from cgroup paths meanwhile)";
+    case RuntimeState::kDown: return st.endpoint + " unavailable (" + st.last_error + "), reconnecting";
+    default: return asked + " (connecting)";
+  }
 }
 
 }  // namespace
@@ -74,7 +110,7 @@ int RunDaemonCommand(int argc, char** argv) {
     return 0;
   }
   if (opts.version) {
-    std::printf("statlet %s (revision %s)\n", STATLET_VERSION_STRING, STATLET_REVISION_STRING);
+    std::printf("statlet %s (revision %s)\n", StatletVersion(), StatletRevision());
     return 0;
   }
   log::SetLevel(opts.log_level);
@@ -89,23 +125,29 @@ int RunDaemonCommand(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);  // a scraper hanging up must not kill the daemon
 
+  if (Status s = CheckCriListen(opts.cri.listen); !s.ok()) {
+    log::Error(s.message());
+    return 1;
+  }
+
   // Optional eBPF probes: in auto mode a probe that cannot load is skipped with a log line
   // and reported down by statlet_bpf_probe_up; with --bpf=off every probe reports down.
   // Loaded before the collector, which takes part of its files from the cgroup_stats probe.
   auto probes = BpfProbes::Create(opts.bpf);
   if (!probes.ok()) {
-    log::Error("eBPF probes (--bpf=on): " + probes.status().ToString());
+    log::Error("eBPF probes (--bpf=on): " + probes.status().message() + "; use --bpf=auto to run without them");
     return 1;
   }
   opts.collector.file_source = (*probes)->FileSource();
   auto collector = Collector::Create(opts.collector);
   if (!collector.ok()) {
-    log::Error("cannot start the collector: " + collector.status().ToString());
+    log::Error("cannot start the collector: " + collector.status().message());
     return 1;
   }
   // The runtime's metadata joins the snapshots; absent or down, stats are still served.
   std::unique_ptr<RuntimeClient> runtime = cri::StartRuntimeClient(opts.cri);
-  SelfMetrics self_metrics(STATLET_VERSION_STRING, STATLET_REVISION_STRING);
+  const std::string cgroup_mode = (*collector)->CgroupMode();
+  SelfMetrics self_metrics(StatletVersion(), StatletRevision());
   Sampler sampler(std::move(*collector), runtime.get(), probes->get());
   // Freed memory goes back to the kernel within a period of a burst (large answers,
   // clients flooding the sockets), so the resident set follows what is in use; between
@@ -161,7 +203,7 @@ int RunDaemonCommand(int argc, char** argv) {
   }
   auto server = MetricsHttpServer::Create(opts.http, opts.metrics, &sampler, &self_metrics);
   if (!server.ok()) {
-    log::Error("cannot configure the HTTP server: " + server.status().ToString());
+    log::Error("cannot configure the HTTP server: " + server.status().message());
     return 1;
   }
   // Image pulls (the CRI socket's ImageService, over the runtime's own pull), their
@@ -170,7 +212,7 @@ int RunDaemonCommand(int argc, char** argv) {
   if (!opts.cri.listen.empty() && opts.pulls.enabled && opts.cri.runtime_endpoint != "none") {
     auto started = pulls::ImagePulls::Start(opts.pulls, opts.cri.runtime_endpoint);
     if (!started.ok()) {
-      log::Error("cannot start image pulls: " + started.status().ToString());
+      log::Error("cannot start image pulls: " + started.status().message());
       return 1;
     }
     pulls = std::move(*started);
@@ -179,24 +221,30 @@ int RunDaemonCommand(int argc, char** argv) {
     (*server)->AddRoute("/imagepulls", [p] {
       return MetricsHttpServer::RouteBody{200, "application/json", *p->NodeObject()};
     });
+  } else {
+    // Not a bare 404: the route exists, this configuration turned it off.
+    const std::string body = "image pulls are off on this statlet (" + PullsOffReason(opts) +
+                             "); /imagepulls lists the pulls made through its CRI socket (docs/image-pulls.md)\n";
+    (*server)->AddRoute("/imagepulls", [body] { return MetricsHttpServer::RouteBody{404, "text/plain", body}; });
   }
   if (Status s = (*server)->Start(); !s.ok()) {
-    log::Error(s.ToString());
+    log::Error(s.message());
     return 1;
   }
   // A first collection opens the kept fds and makes /readyz answer 200.
+  size_t first_cgroups = 0;
   if (auto first = sampler.Get(std::chrono::nanoseconds(0)); first.ok()) {
     (*server)->SetReady(true);
-    log::Info("first collection: " + std::to_string((*first)->cgroups.size()) + " cgroups");
+    first_cgroups = (*first)->cgroups.size();
   } else {
-    log::Warn("first collection failed: " + first.status().ToString());
+    log::Warn("first collection failed: " + first.status().message() + "; /readyz answers 503 until one succeeds");
   }
 
   // CRI runtime.v1 stats on a unix socket, from the same Sampler.
   auto cri_server =
       cri::StartCriServer(&sampler, opts.cri, opts.metrics, &self_metrics, pulls ? pulls->service() : nullptr);
   if (!cri_server.ok()) {
-    log::Error("cannot start the CRI stats service: " + cri_server.status().ToString());
+    log::Error("cannot start the CRI stats service: " + cri_server.status().message());
     (*server)->Stop();
     return 1;
   }
@@ -207,7 +255,7 @@ int RunDaemonCommand(int argc, char** argv) {
   if (!opts.otlp.endpoint.empty()) {
     auto created = otlp::OtlpExporter::Create(opts.otlp, opts.metrics, &sampler, &self_metrics);
     if (!created.ok()) {
-      log::Error("cannot start the OTLP exporter: " + created.status().ToString());
+      log::Error("cannot start the OTLP exporter: " + created.status().message());
       if (*cri_server) (*cri_server)->Stop(std::chrono::milliseconds(1000));
       (*server)->Stop();
       return 1;
@@ -215,8 +263,23 @@ int RunDaemonCommand(int argc, char** argv) {
     otlp_exporter = std::move(*created);
     if (pulls) otlp_exporter->AddFamilies(pulls->metrics());
     otlp_exporter->Start();
-    log::Info("otlp: exporting to " + opts.otlp.endpoint);
   }
+
+  StartupFacts facts;
+  facts.version = StatletVersion();
+  facts.revision = StatletRevision();
+  facts.cgroup_mode = cgroup_mode;
+  facts.cgroup_mount = opts.collector.cgroup_mount;
+  facts.cgroups = first_cgroups;
+  facts.runtime = DescribeRuntime(opts.cri, runtime.get());
+  facts.bpf_mode = opts.bpf.mode;
+  facts.probes = (*probes)->ProbeStatus();
+  facts.http = (*server)->MetricsUrl();
+  facts.health = (*server)->HealthUrl();
+  if (*cri_server) facts.cri = "unix://" + (*cri_server)->path();
+  facts.pulls = pulls ? "on" : "off (" + PullsOffReason(opts) + ")";
+  facts.otlp = opts.otlp.endpoint;
+  log::Info(StartupSummary(facts));
 
   int sig = 0;
   sigwait(&stop_signals, &sig);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cmd/daemon_flags.h"
+#include "cmd/flag_suggest.h"
 
 namespace statlet {
 namespace {
@@ -20,6 +21,18 @@ Status ReadFile(const std::string& path, std::string* out) {
   ss << in.rdbuf();
   *out = ss.str();
   return Status::Ok();
+}
+
+// " (did you mean X?)" for the name nearest `name` among `names`, else "".
+std::string Suggestion(const std::string& name, const std::vector<std::string>& names, const std::string& prefix) {
+  const std::string near = NearestName(name, names);
+  return near.empty() ? "" : "; did you mean " + prefix + near + "?";
+}
+
+std::vector<std::string> FlagNames(const FlagSet& flags) {
+  std::vector<std::string> names = {"config.file", "help", "version"};
+  for (const Flag& f : flags.flags()) names.push_back(f.name);
+  return names;
 }
 
 // Applies a config document onto the options `flags` are bound to.
@@ -38,7 +51,11 @@ Status ApplyConfig(const std::string& yaml_text, const FlagSet& flags) {
       for (const auto& kv : section.second) {
         std::string key = sname + "." + kv.first.as<std::string>();
         const Flag* flag = flags.FindConfigKey(key);
-        if (flag == nullptr) return InvalidArgument("config: unknown key " + key);
+        if (flag == nullptr) {
+          std::vector<std::string> keys;
+          for (const Flag& f : flags.flags()) keys.push_back(f.config_key);
+          return InvalidArgument("config: unknown key " + key + Suggestion(key, keys, ""));
+        }
         if (kv.second.IsSequence()) {
           for (const auto& item : kv.second) {
             if (Status s = flag->Set(item.as<std::string>()); !s.ok()) return InvalidArgument("config: " + s.message());
@@ -110,11 +127,16 @@ Status ParseDaemonOptions(const std::vector<std::string>& args, DaemonOptions* o
     const Flag* flag = flags.Find(name);
     if (flag == nullptr && name.rfind("no-", 0) == 0) {
       flag = flags.Find(name.substr(3));
-      if (flag == nullptr || !flag->is_bool || has_value) return InvalidArgument("unknown flag --" + name);
+      if (flag == nullptr || !flag->is_bool || has_value) {
+        return InvalidArgument("unknown flag --" + name + Suggestion(name.substr(3), FlagNames(flags), "--no-") +
+                               " (see --help)");
+      }
       given.emplace_back(flag, "false");
       continue;
     }
-    if (flag == nullptr) return InvalidArgument("unknown flag --" + name + " (see --help)");
+    if (flag == nullptr) {
+      return InvalidArgument("unknown flag --" + name + Suggestion(name, FlagNames(flags), "--") + " (see --help)");
+    }
     if (!has_value) {
       if (flag->is_bool) {
         value = "true";
@@ -138,7 +160,11 @@ Status ParseDaemonOptions(const std::vector<std::string>& args, DaemonOptions* o
   std::set<const Flag*> cleared;  // a repeatable list given as flags replaces the file's
   for (const auto& [flag, value] : given) {
     if (flag->clear && cleared.insert(flag).second) flag->clear();
-    if (Status s = flag->Set(value); !s.ok()) return s;
+    if (Status s = flag->Set(value); !s.ok()) {
+      // As given on the command line: "--name: what is wrong (e.g. a valid value)".
+      const std::string& m = s.message();
+      return InvalidArgument("--" + (m.rfind(flag->name + ":", 0) == 0 ? m : flag->name + ": " + m));
+    }
   }
   if (!out->web_config_file.empty()) {
     auto web = LoadWebConfig(out->web_config_file);

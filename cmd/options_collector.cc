@@ -7,9 +7,11 @@ namespace statlet {
 void RegisterCollectorFlags(FlagSet& flags, DaemonOptions* o) {
   CollectorOptions& c = o->collector;
   FlagGroup collector = flags.Group("collector");
-  collector.Duration("max-age", &o->http.max_age, {},
-                     "Serve a snapshot younger than this instead of collecting again (0: collect per scrape; "
-                     "concurrent scrapes always share one collection).");
+  collector
+      .Duration("max-age", &o->http.max_age, {},
+                "Serve a snapshot younger than this instead of collecting again (0: collect per scrape; "
+                "concurrent scrapes always share one collection).")
+      .Example("2s");
   collector.String("cgroup-root", &c.cgroup_mount, "Where the cgroup hierarchies are mounted.");
   collector.String("proc-root", &c.proc_root, "Mount point of procfs.");
   collector

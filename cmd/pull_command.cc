@@ -3,6 +3,7 @@
 // endpoint without the call (UNIMPLEMENTED) gets a plain PullImage, as the KEP's fallback.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -37,7 +38,7 @@ endpoint (statlet's CRI socket, or any image service that implements it); an end
 without it gets a plain PullImage.
 
 Flags:
-      --endpoint URL              image service socket (default unix:///run/statlet/cri.sock)
+      --cri.endpoint URL          image service socket (default unix:///run/statlet/cri.sock)
       --granularity time|size     report every --interval seconds or bytes (default time)
       --interval N                time: a duration in whole seconds (default 1s);
                                   size: bytes, with KiB/MiB/GiB (default 64MiB)
@@ -50,6 +51,8 @@ Flags:
 
 Exit status: 0 pulled, 1 failed, 2 usage, 3 stalled (no progress for the timeout), 130
 interrupted.
+
+Old spelling, still accepted with a notice: --endpoint (--cri.endpoint).
 )";
 
 // SIGINT and SIGTERM cancel the call in flight (the pull goes on for other clients, or to
@@ -97,6 +100,38 @@ std::string StageName(kep::LayerStage s) {
   }
 }
 
+// Why the endpoint cannot take the call, before any is made: the usual first error is a
+// daemon that is not running (or serves another path), and gRPC's own words for it ("failed
+// to connect to all addresses") do not say so. "" when something accepts connections there.
+std::string Unreachable(const std::string& endpoint, const std::string& path) {
+  struct stat st;
+  std::string why;
+  if (stat(path.c_str(), &st) != 0) why = "no socket at " + path;
+  else if (!S_ISSOCK(st.st_mode)) why = path + " is not a socket";
+  else if (!SocketIsLive(path)) why = "nothing accepts connections on " + path;
+  else return "";
+  return "cannot reach the image service at " + endpoint + ": " + why +
+         ". Is the statlet daemon running? Give its CRI socket (its --cri.listen) with --cri.endpoint";
+}
+
+// What a failed call means, in words that say what to change; gRPC's code when it gave no
+// message.
+std::string Explain(const grpc::Status& s, const std::string& endpoint) {
+  std::string detail = s.error_message().empty() ? "gRPC code " + std::to_string(s.error_code()) : s.error_message();
+  switch (s.error_code()) {
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return endpoint + " does not serve image pulls (" + detail +
+             "): a statlet there has them off (--pull.enabled=false, --runtime.endpoint=none, or a runtime other "
+             "than containerd); pull through the runtime's own socket with --cri.endpoint, or turn them on";
+    case grpc::StatusCode::UNAVAILABLE:
+      return "cannot reach the image service at " + endpoint + " (" + detail +
+             "). Is the statlet daemon running? Give its CRI socket (its --cri.listen) with --cri.endpoint";
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return detail + " (the --no-progress-timeout passed without a byte arriving)";
+    default: return detail;
+  }
+}
+
 int ExitCode(const grpc::Status& s) {
   if (g_interrupted) return 130;
   if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) return 3;
@@ -112,26 +147,26 @@ int RunPullCommand(int argc, char** argv) {
   std::string interval_text;
   std::optional<uint32_t> timeout;
   bool summary = false, plain = false;
-  FlagParser flags(argc, argv);
+  FlagParser flags(argc, argv, "statlet pull");
   while (flags.Next()) {
     if (flags.Is("-h") || flags.Is("--help")) {
       std::fputs(kUsage, stdout);
       return 0;
-    } else if (flags.Is("--endpoint")) {
+    } else if (flags.Is("--cri.endpoint", {"--endpoint"})) {
       endpoint = flags.Value();
     } else if (flags.Is("--granularity")) {
       std::string g = flags.Value();
       if (g == "time") granularity = kep::TIME;
       else if (g == "size") granularity = kep::SIZE;
-      else return flags.Fail("--granularity: expected time or size");
+      else return flags.Fail("--granularity " + g + ": expected time or size");
     } else if (flags.Is("--interval")) {
       interval_text = flags.Value();
     } else if (flags.Is("--no-progress-timeout")) {
       std::chrono::nanoseconds d;
       if (Status s = ParseDuration(flags.Value(), &d); !s.ok())
-        return flags.Fail("--no-progress-timeout: " + s.message());
+        return flags.Fail("--no-progress-timeout: " + s.message() + " (e.g. 30s; 0 never)");
       if (d.count() % 1000000000 != 0 || d.count() < 0 || d > std::chrono::hours(24 * 365)) {
-        return flags.Fail("--no-progress-timeout: whole seconds");
+        return flags.Fail("--no-progress-timeout: expected whole seconds up to a year (e.g. 30s; 0 never)");
       }
       timeout = static_cast<uint32_t>(d.count() / 1000000000);
     } else if (flags.Is("--summary")) {
@@ -140,16 +175,19 @@ int RunPullCommand(int argc, char** argv) {
       plain = true;
     } else if (flags.Is("--creds")) {
       creds = flags.Value();
-      if (creds.find(':') == std::string::npos) return flags.Fail("--creds: expected USER:PASSWORD");
+      if (creds.find(':') == std::string::npos) return flags.Fail("--creds: expected USER:PASSWORD, got no ':'");
     } else if (!flags.name().empty() && flags.name()[0] != '-' && image.empty()) {
       image = flags.name();
     } else {
-      return flags.Fail("unexpected argument " + flags.name() + " (see statlet pull --help)");
+      return flags.Unknown();
     }
   }
   if (flags.failed()) return 2;
   if (image.empty()) {
-    std::fputs(kUsage, stderr);
+    std::fputs(
+        "statlet pull: no image given: name the image to pull, e.g. statlet pull registry.example/app:1 "
+        "(statlet pull --help lists the flags)\n",
+        stderr);
     return 2;
   }
   uint64_t interval = granularity == kep::TIME ? 1 : 64ull << 20;
@@ -157,19 +195,25 @@ int RunPullCommand(int argc, char** argv) {
     if (granularity == kep::TIME) {
       std::chrono::nanoseconds d;
       if (!ParseDuration(interval_text, &d).ok() || d.count() <= 0 || d.count() % 1000000000 != 0) {
-        std::fprintf(stderr, "statlet: --interval: whole seconds for time granularity, e.g. 1s\n");
+        std::fprintf(stderr, "statlet pull: --interval %s: whole seconds for time granularity, e.g. 1s\n",
+                     interval_text.c_str());
         return 2;
       }
       interval = static_cast<uint64_t>(d.count() / 1000000000);
     } else if (!ParseBytes(interval_text, &interval) || interval == 0) {
-      std::fprintf(stderr, "statlet: --interval: bytes for size granularity, e.g. 64MiB\n");
+      std::fprintf(stderr, "statlet pull: --interval %s: bytes for size granularity, e.g. 64MiB\n",
+                   interval_text.c_str());
       return 2;
     }
   }
   auto path = ParseUnixEndpoint(endpoint);
   if (!path.ok()) {
-    std::fprintf(stderr, "statlet: --endpoint: %s\n", path.status().message().c_str());
+    std::fprintf(stderr, "statlet pull: --cri.endpoint: %s\n", path.status().message().c_str());
     return 2;
+  }
+  if (std::string why = Unreachable(endpoint, *path); !why.empty()) {
+    std::fprintf(stderr, "statlet pull %s: %s\n", image.c_str(), why.c_str());
+    return 1;
   }
   // Before any thread starts, so that every thread inherits the mask.
   sigset_t stop;
@@ -216,7 +260,7 @@ int RunPullCommand(int argc, char** argv) {
   grpc::Status st = reader->Finish();
   SetContext(nullptr);
   if (st.error_code() == grpc::StatusCode::UNIMPLEMENTED && reports == 0) {
-    std::fprintf(stderr, "statlet: %s does not implement PullImageWithProgress; pulling without progress\n",
+    std::fprintf(stderr, "statlet pull: %s does not implement PullImageWithProgress; pulling without progress\n",
                  endpoint.c_str());
     grpc::ClientContext plain_ctx;
     SetContext(&plain_ctx);
@@ -228,7 +272,7 @@ int RunPullCommand(int argc, char** argv) {
   if (!st.ok()) {
     std::fprintf(stderr, "statlet pull %s: %s: %s\n", image.c_str(),
                  st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ? "stalled" : "failed",
-                 st.error_message().c_str());
+                 Explain(st, endpoint).c_str());
     return ExitCode(st);
   }
   std::string done = display.Done(image_ref, elapsed());

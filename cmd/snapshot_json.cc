@@ -10,8 +10,15 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// An absent value is left out (unknown); a limit the kernel reports as "max" (kUnlimited) is
+// null, not 18446744073709551615, which neither jq nor JavaScript holds exactly.
 void Put(Json& j, const char* key, const Opt<uint64_t>& v) {
-  if (v) j[key] = *v;
+  if (!v) return;
+  if (*v == kUnlimited) {
+    j[key] = nullptr;
+  } else {
+    j[key] = *v;
+  }
 }
 
 Json PsiJson(const Psi& p) {

@@ -17,6 +17,8 @@
 #include "cmd/cri_stats_view.h"
 #include "cmd/flag_parser.h"
 #include "cmd/snapshot_json.h"
+#include "cmd/structured_output.h"
+#include "cmd/subtree_check.h"
 #include "collector/collector.h"
 #include "collector/memory_qos_rules.h"
 #include "collector/sampler.h"
@@ -31,20 +33,40 @@ constexpr const char* kUsage = R"(Usage: statlet stats [flags]
 One-shot statistics of every container and cgroup on this host.
 
 Flags:
-  -o, --output FORMAT     table (default) or json (every snapshot field, raw counters in
-                          nanoseconds, bytes and counts)
-      --cgroup PATH       only this cgroup subtree (relative to the hierarchy root, e.g.
+  -o, --output FORMAT     table (default), json or yaml (every snapshot field, raw counters
+                          in nanoseconds, bytes and counts; a limit that is "max" is null)
+      --collector.subtree PATH, --cgroup PATH
+                          only this cgroup subtree (relative to the hierarchy root, e.g.
                           /kubepods.slice); repeatable
       --interval DURATION sampling window for CPU % (default 1s; 0 = one sample, no CPU %)
-      --all               also list cgroups without processes
-      --cgroup.mount DIR  where the cgroup hierarchies are mounted (default /sys/fs/cgroup)
-      --proc.root DIR     procfs mount (default /proc)
+      --collector.include-empty
+                          also list cgroups without processes
+      --collector.cgroup-root DIR
+                          where the cgroup hierarchies are mounted (default /sys/fs/cgroup)
+      --collector.proc-root DIR
+                          procfs mount (default /proc)
       --memory-qos.kubelet-config FILE
                           the kubelet's configuration file the Memory QoS view is judged
                           by (default /var/lib/kubelet/config.yaml; "" none)
       --memory-qos.kubelet-version VERSION
                           the kubelet's version (e.g. v1.36.2); unknown: no expected knobs
   -h, --help              this text
+
+The table: CPU % of one CPU over the interval, WORKING SET (memory usage less inactive
+file pages, what the kubelet evicts by), RX and TX TOTAL (bytes since the network
+namespace was made), PIDS (processes and threads).
+
+Reading a CRI endpoint instead (statlet's socket or a runtime's), like crictl stats:
+      --cri.endpoint URL  unix:///PATH of the CRI socket to read
+      --pods              pod sandboxes (crictl statsp) instead of containers
+  -o, --output FORMAT     table (default), json or yaml
+      --id ID             a container (with --pods: a pod) id or prefix
+      --pod POD_ID        containers of this pod sandbox id or prefix
+      --label KEY=VALUE   only items with this label; repeatable
+      --timeout SECONDS   deadline of each call (default 10)
+
+Old spellings, still accepted with a notice: --cgroup.mount (--collector.cgroup-root),
+--proc.root (--collector.proc-root), --all (--collector.include-empty).
 )";
 
 std::string DisplayName(const CgroupStats& c) {
@@ -58,8 +80,8 @@ std::string DisplayName(const CgroupStats& c) {
 }
 
 void PrintTable(const Snapshot& s) {
-  std::printf("%-24s %-9s %7s %10s %10s %10s %6s  %s\n", "NAME", "KIND", "CPU %", "MEM", "NET RX", "NET TX", "PIDS",
-              "CGROUP");
+  std::printf("%-24s %-9s %7s %11s %10s %10s %6s  %s\n", "NAME", "KIND", "CPU %", "WORKING SET", "RX TOTAL", "TX TOTAL",
+              "PIDS", "CGROUP");
   for (const auto& c : s.cgroups) {
     std::string cpu = "-";
     if (c.cpu.usage_nano_cores) {
@@ -86,7 +108,7 @@ void PrintTable(const Snapshot& s) {
                                               : "-";
     std::string name = DisplayName(c);
     if (name.size() > 24) name = "…" + name.substr(name.size() - 23);
-    std::printf("%-24s %-9s %7s %10s %10s %10s %6s  %s\n", name.c_str(), CgroupKindName(c.id.kind), cpu.c_str(),
+    std::printf("%-24s %-9s %7s %11s %10s %10s %6s  %s\n", name.c_str(), CgroupKindName(c.id.kind), cpu.c_str(),
                 mem.c_str(), rx.c_str(), tx.c_str(), pids.c_str(), c.id.cgroup_path.c_str());
   }
 }
@@ -101,22 +123,24 @@ int RunStatsCommand(int argc, char** argv) {
   kube::MemoryQosFlags qos_flags;
   std::string output = "table";
   std::chrono::nanoseconds interval = std::chrono::seconds(1);
-  FlagParser flags(argc, argv);
+  FlagParser flags(argc, argv, "statlet stats");
   while (flags.Next()) {
     if (flags.Is("-h") || flags.Is("--help")) {
       std::fputs(kUsage, stdout);
       return 0;
-    } else if (flags.Is("-o") || flags.Is("--output")) {
+    } else if (flags.Is("--output") || flags.Is("-o")) {
       output = flags.Value();
-    } else if (flags.Is("--cgroup")) {
+    } else if (flags.Is("--collector.subtree") || flags.Is("--cgroup")) {
       opts.subtrees.push_back(flags.Value());
     } else if (flags.Is("--interval")) {
-      if (Status s = ParseDuration(flags.Value(), &interval); !s.ok()) return flags.Fail("--interval: " + s.message());
-    } else if (flags.Is("--all")) {
+      if (Status s = ParseDuration(flags.Value(), &interval); !s.ok()) {
+        return flags.Fail("--interval: " + s.message() + " (e.g. 1s, 500ms; 0 for one sample)");
+      }
+    } else if (flags.Is("--collector.include-empty", {"--all"})) {
       opts.include_empty = true;
-    } else if (flags.Is("--cgroup.mount")) {
+    } else if (flags.Is("--collector.cgroup-root", {"--cgroup.mount"})) {
       opts.cgroup_mount = flags.Value();
-    } else if (flags.Is("--proc.root")) {
+    } else if (flags.Is("--collector.proc-root", {"--proc.root"})) {
       opts.proc_root = flags.Value();
     } else if (flags.Is("--memory-qos.kubelet-config")) {
       qos_flags.kubelet_config = flags.Value();
@@ -124,17 +148,21 @@ int RunStatsCommand(int argc, char** argv) {
       qos_flags.kubelet_version = flags.Value();
       if (!KubeletMinorVersion(qos_flags.kubelet_version)) return flags.Fail("--memory-qos.kubelet-version: not v1.N");
     } else {
-      return flags.Fail("unknown flag " + flags.name() + " (see statlet stats --help)");
+      return flags.Unknown();
     }
   }
   if (flags.failed()) return 2;
-  if (output != "table" && output != "json") {
-    std::fprintf(stderr, "statlet stats: unknown output format %s (table or json)\n", output.c_str());
+  if (output != "table" && output != "json" && output != "yaml") {
+    std::fprintf(stderr, "statlet stats: --output %s: expected table, json or yaml\n", output.c_str());
     return 2;
+  }
+  if (Status s = CheckCgroupSubtrees(opts, "statlet stats"); !s.ok()) {
+    std::fprintf(stderr, "statlet stats: %s\n", s.message().c_str());
+    return 1;
   }
   auto collector = Collector::Create(opts);
   if (!collector.ok()) {
-    std::fprintf(stderr, "statlet stats: %s\n", collector.status().ToString().c_str());
+    std::fprintf(stderr, "statlet stats: %s\n", collector.status().message().c_str());
     return 1;
   }
   Sampler sampler(std::move(*collector), nullptr, nullptr);
@@ -154,11 +182,12 @@ int RunStatsCommand(int argc, char** argv) {
     snap = sampler.Get(std::chrono::nanoseconds(0));
   }
   if (!snap.ok()) {
-    std::fprintf(stderr, "statlet stats: %s\n", snap.status().ToString().c_str());
+    std::fprintf(stderr, "statlet stats: %s\n", snap.status().message().c_str());
     return 1;
   }
-  if (output == "json") {
+  if (output == "json" || output == "yaml") {
     std::string j = SnapshotToJson(**snap, 2);
+    if (output == "yaml") j = JsonAsYaml(j);
     std::fwrite(j.data(), 1, j.size(), stdout);
     std::fputc('\n', stdout);
   } else {

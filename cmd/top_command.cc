@@ -27,6 +27,7 @@
 #include "base/duration.h"
 #include "cmd/commands.h"
 #include "cmd/flag_parser.h"
+#include "cmd/subtree_check.h"
 #include "cmd/top_model.h"
 #include "cmd/top_render.h"
 #include "cmd/top_source.h"
@@ -40,32 +41,46 @@ constexpr const char* kUsage = R"(Usage: statlet top [flags]
 A live view of this node: one row per pod and its containers (on a host without
 Kubernetes, one row per cgroup) with CPU % (and its user/kernel split), memory (working
 set) and its limit, CPU throttling, network rx/tx per second (pods) and CPU/memory
-pressure (PSI some avg10). Reads a running statlet's CRI socket when it lists pods,
-else collects in this process.
+pressure (PSI some avg10). On a node that also runs other things (the kubelet, the
+runtime, services), the pods and the rest are two sections, each with its totals. Reads a
+running statlet's CRI socket when it lists pods (pods only), else collects in this
+process (every cgroup).
 
 Keys:
   c m n t        sort by CPU, memory, name, throttling      < >  move the sort column
   r              reverse the order                          /    filter (Enter applies,
   + -            refresh faster / slower                         Esc clears)
-  d              type a refresh interval                    q    quit
+  d              type a refresh interval                    k    all, pods only, host only
+  q              quit
 
 Flags:
       --interval DURATION  refresh interval (default 1s, at least 100ms)
-      --socket PATH        the daemon's CRI socket (default /run/statlet/cri.sock); ""
-                           collects in this process
+      --cri.endpoint URL   the daemon's CRI socket (default unix:///run/statlet/cri.sock);
+                           "" collects in this process
       --sort COLUMN        name, cpu (default), user, system, memory, limit, throttled,
                            rx, tx, cpu-psi or memory-psi
       --filter TEXT        only rows whose name or id contains TEXT (and their pod or
                            containers)
       --iterations N       draw N frames with rates, then exit (0 = until q)
+      --show WHAT          all (default), pods or host: the sections a mixed node shows
   In-process collection (these imply it: the daemon cannot apply them):
-      --cgroup PATH        only this cgroup subtree (e.g. /kubepods.slice); repeatable
-      --all                also cgroups without processes
-      --cgroup.mount DIR   where the cgroup hierarchies are mounted (default /sys/fs/cgroup)
-      --proc.root DIR      procfs mount (default /proc)
+      --collector.subtree PATH, --cgroup PATH
+                           only this cgroup subtree (e.g. /kubepods.slice); repeatable
+      --collector.include-empty
+                           also cgroups without processes
+      --collector.cgroup-root DIR
+                           where the cgroup hierarchies are mounted (default /sys/fs/cgroup)
+      --collector.proc-root DIR
+                           procfs mount (default /proc)
   -h, --help               this text
 
-Without a terminal (piped), every frame is printed as plain text.
+Columns: CPU% of one CPU, its USR% and SYS% (user and kernel), WORKING SET (memory less
+inactive file pages, what the kubelet evicts by), MEM LIMIT, THROTTLED% (of the CFS periods
+in the interval), RX/s and TX/s (pods' networks), CPU-PSI and MEM-PSI (some avg10, percent).
+Without a terminal (piped), every frame is printed as plain text, without the keys.
+
+Old spellings, still accepted with a notice: --socket (--cri.endpoint), --cgroup.mount,
+--proc.root, --all (the --collector.* flags above).
 )";
 
 using Clock = std::chrono::steady_clock;
@@ -280,6 +295,7 @@ class TopLoop {
     frame.view = view_;
     frame.message = message_;
     frame.memory_qos = memory_qos_;
+    frame.interactive = tty_;
     if (editing_ == Editing::kFilter) frame.prompt = "filter (Enter applies, Esc clears): " + edit_;
     if (editing_ == Editing::kInterval) frame.prompt = "refresh interval (e.g. 2s, 500ms; Esc cancels): " + edit_;
     std::vector<top::Row> rows = top::Arrange(rows_, view_);
@@ -356,6 +372,11 @@ class TopLoop {
         case 'n': view_.sort = top::Column::kName; break;
         case 't': view_.sort = top::Column::kThrottled; break;
         case 'r': view_.reverse = !view_.reverse; break;
+        case 'k':
+          view_.show = view_.show == top::Show::kAll    ? top::Show::kPods
+                       : view_.show == top::Show::kPods ? top::Show::kHost
+                                                        : top::Show::kAll;
+          break;
         case '<':
         case ',': MoveSort(-1); break;
         case '>':
@@ -431,48 +452,63 @@ int RunTopCommand(int argc, char** argv) {
   Options o;
   o.source.socket = cri::kDefaultCriListenPath;
   bool in_process = false;
-  FlagParser flags(argc, argv);
+  FlagParser flags(argc, argv, "statlet top");
   while (flags.Next()) {
     if (flags.Is("-h") || flags.Is("--help")) {
       std::fputs(kUsage, stdout);
       return 0;
     } else if (flags.Is("--interval")) {
       if (Status s = ParseDuration(flags.Value(), &o.interval); !s.ok()) {
-        return flags.Fail("--interval: " + s.message());
+        return flags.Fail("--interval: " + s.message() + " (e.g. 1s, 500ms)");
       }
-      if (o.interval < kMinInterval) return flags.Fail("--interval: at least 100ms");
-    } else if (flags.Is("--socket")) {
+      if (o.interval < kMinInterval) return flags.Fail("--interval: at least 100ms (e.g. 500ms)");
+    } else if (flags.Is("--cri.endpoint", {"--socket"})) {
       o.source.socket = flags.Value();
     } else if (flags.Is("--sort")) {
       std::string v = flags.Value();
       std::optional<top::Column> c = top::ColumnByName(v);
-      if (!c) return flags.Fail("--sort: unknown column " + v + " (see statlet top --help)");
+      if (!c) {
+        return flags.Fail("--sort " + v +
+                          ": expected name, cpu, user, system, memory, limit, throttled, rx, tx, cpu-psi or "
+                          "memory-psi");
+      }
       o.view.sort = *c;
+    } else if (flags.Is("--show")) {
+      std::string v = flags.Value();
+      std::optional<top::Show> show = top::ShowByName(v);
+      if (!show) return flags.Fail("--show " + v + ": expected all, pods or host");
+      o.view.show = *show;
     } else if (flags.Is("--filter")) {
       o.view.filter = flags.Value();
     } else if (flags.Is("--iterations")) {
       std::string v = flags.Value();
       char* end = nullptr;
       o.iterations = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || o.iterations < 0) return flags.Fail("--iterations: a count >= 0, not " + v);
-    } else if (flags.Is("--cgroup")) {
+      if (v.empty() || *end != '\0' || o.iterations < 0) {
+        return flags.Fail("--iterations " + v + ": expected a count of 0 or more (e.g. 3; 0 runs until q)");
+      }
+    } else if (flags.Is("--collector.subtree") || flags.Is("--cgroup")) {
       o.source.collector.subtrees.push_back(flags.Value());
       in_process = true;
-    } else if (flags.Is("--all")) {
+    } else if (flags.Is("--collector.include-empty", {"--all"})) {
       o.source.collector.include_empty = true;
       in_process = true;
-    } else if (flags.Is("--cgroup.mount")) {
+    } else if (flags.Is("--collector.cgroup-root", {"--cgroup.mount"})) {
       o.source.collector.cgroup_mount = flags.Value();
       in_process = true;
-    } else if (flags.Is("--proc.root")) {
+    } else if (flags.Is("--collector.proc-root", {"--proc.root"})) {
       o.source.collector.proc_root = flags.Value();
       in_process = true;
     } else {
-      return flags.Fail("unknown flag " + flags.name() + " (see statlet top --help)");
+      return flags.Unknown();
     }
   }
   if (flags.failed()) return 2;
   if (in_process) o.source.socket.clear();
+  if (Status s = CheckCgroupSubtrees(o.source.collector, "statlet top"); !s.ok()) {
+    std::fprintf(stderr, "statlet top: %s\n", s.message().c_str());
+    return 1;
+  }
 
   // Signals arrive on a descriptor the loop polls, so every way out passes through the
   // terminal's restore. Blocked before any thread exists (gRPC starts some) so that none

@@ -55,6 +55,21 @@ std::string DescribeMemoryQos(std::string_view rules, std::string_view policy, s
   return s;
 }
 
+const char* ShowName(Show s) {
+  switch (s) {
+    case Show::kPods: return "pods";
+    case Show::kHost: return "host";
+    default: return "all";
+  }
+}
+
+std::optional<Show> ShowByName(std::string_view name) {
+  for (Show s : {Show::kAll, Show::kPods, Show::kHost}) {
+    if (name == ShowName(s)) return s;
+  }
+  return std::nullopt;
+}
+
 std::optional<Column> ColumnByName(std::string_view name) {
   for (int i = 0; i < kColumnCount; ++i) {
     if (name == kColumnNames[i]) return static_cast<Column>(i);
@@ -145,8 +160,20 @@ std::vector<Row> Arrange(std::vector<Row> rows, const View& view) {
     }
   }
 
-  // Which rows stay: matched, under a match, or above one.
+  // Which rows stay: in the section shown, and matched, under a match, or above one.
   std::vector<bool> keep(n, true);
+  const char* shown_section = view.show == Show::kPods   ? kKubernetesSection
+                              : view.show == Show::kHost ? kHostSection
+                                                         : nullptr;
+  if (shown_section != nullptr && index.count(shown_section) != 0) {
+    const size_t section = index[shown_section];
+    for (size_t i = 0; i < n; ++i) {
+      int64_t a = static_cast<int64_t>(i);
+      for (size_t steps = 0; parent[static_cast<size_t>(a)] >= 0 && steps <= n; ++steps)
+        a = parent[static_cast<size_t>(a)];
+      keep[i] = static_cast<size_t>(a) == section;
+    }
+  }
   if (!view.filter.empty()) {
     const std::string needle = Lower(view.filter);
     std::vector<bool> match(n, false);
@@ -154,7 +181,11 @@ std::vector<Row> Arrange(std::vector<Row> rows, const View& view) {
       match[i] =
           Lower(rows[i].name).find(needle) != std::string::npos || Lower(rows[i].key).find(needle) != std::string::npos;
     }
+    const std::vector<bool> in_view = keep;
     std::fill(keep.begin(), keep.end(), false);
+    for (size_t i = 0; i < n; ++i) {
+      match[i] = match[i] && in_view[i];
+    }
     for (size_t i = 0; i < n; ++i) {
       if (!match[i]) continue;
       // The step limit ends the walk on a malformed sample whose parents form a cycle.
@@ -183,6 +214,10 @@ std::vector<Row> Arrange(std::vector<Row> rows, const View& view) {
   auto less = [&](size_t a, size_t b) {
     const Row& x = rows[a];
     const Row& y = rows[b];
+    if (x.kind == EntryKind::kSection || y.kind == EntryKind::kSection) {
+      if (x.kind != y.kind) return x.kind == EntryKind::kSection;
+      return a < b;  // sections in the order the source gave them
+    }
     if (view.sort != Column::kName) {
       std::optional<double> vx = x.Value(view.sort), vy = y.Value(view.sort);
       if (vx.has_value() != vy.has_value()) return vx.has_value();  // unknown last

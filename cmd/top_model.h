@@ -11,7 +11,13 @@
 
 namespace statlet::top {
 
-enum class EntryKind : uint8_t { kPod, kContainer, kCgroup };
+// kSection: a heading of a mixed host's view (cmd/top_source.h), above the Kubernetes pods
+// or the host's other cgroups, with the totals of what it heads where they are known.
+enum class EntryKind : uint8_t { kPod, kContainer, kCgroup, kSection };
+
+// The keys of the two sections of a mixed host, which View::show selects between.
+inline constexpr char kKubernetesSection[] = "section/kubernetes";
+inline constexpr char kHostSection[] = "section/host";
 
 // One pod, container or cgroup at one instant, as its source reported it. Counters are
 // cumulative, in base units; an absent value is unknown, never 0.
@@ -90,14 +96,22 @@ struct Row {
 // same path) or no time passed, they stay absent.
 std::vector<Row> BuildRows(const Sample* previous, const Sample& current);
 
+// Which section of a mixed host the view shows; a sample without sections shows whole.
+enum class Show : uint8_t { kAll, kPods, kHost };
+const char* ShowName(Show s);  // "all", "pods", "host": the --show values
+std::optional<Show> ShowByName(std::string_view name);
+
 struct View {
   Column sort = Column::kCpu;
+  Show show = Show::kAll;
   bool reverse = false;  // flips the natural order: largest first, names A-Z
   std::string filter;    // case-insensitive substring of a row's name or key; "" = all
 };
 
 // The rows to show, in display order: a row stays when it, one of its ancestors or one of
-// its descendants matches the filter (a pod keeps its containers, a container its pod).
+// its descendants matches the filter (a pod keeps its containers, a container its pod), and
+// it is in the section `show` asks for (when the rows have sections). Sections keep their
+// order in `rows`; the rows under each are sorted.
 // Siblings are sorted by the view's column (unknown values last, then by name), each row
 // followed by its own children; `depth` says how deep. A row whose parent is not among
 // `rows` is shown at the top.

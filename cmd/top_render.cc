@@ -15,9 +15,12 @@ struct ColumnSpec {
   int width;  // value cells are right-aligned in this many columns
 };
 // Indexed by Column.
+// Each label says what its column holds (the help spells them out): CPU % of one CPU split
+// into user and kernel time, the working set (what the kubelet evicts by), the memory limit,
+// the share of CFS periods throttled, bytes per second and PSI "some" avg10.
 constexpr ColumnSpec kSpecs[kColumnCount] = {
-    {"NAME", 0}, {"CPU%", 7}, {"USR%", 6}, {"SYS%", 6},    {"MEM", 10},    {"LIMIT", 9},
-    {"THR%", 6}, {"RX/s", 9}, {"TX/s", 9}, {"CPU-PSI", 8}, {"MEM-PSI", 8},
+    {"NAME", 0},        {"CPU%", 7}, {"USR%", 6}, {"SYS%", 6},    {"WORKING SET", 12}, {"MEM LIMIT", 10},
+    {"THROTTLED%", 11}, {"RX/s", 9}, {"TX/s", 9}, {"CPU-PSI", 8}, {"MEM-PSI", 8},
 };
 // Dropped first to last when the screen is narrow.
 constexpr Column kDropOrder[] = {Column::kMemoryPsi, Column::kCpuPsi, Column::kTx,   Column::kRx,
@@ -139,8 +142,9 @@ Screen Render(const std::vector<Row>& rows, const Frame& frame, int width, int h
   };
 
   std::string title = "statlet top  " + frame.clock + "  " + frame.source + "  every " + frame.interval +
-                      "  sort: " + ColumnName(frame.view.sort) + (frame.view.reverse ? " (reversed)" : "") + "  " +
-                      std::to_string(rows.size()) + (rows.size() == 1 ? " row" : " rows");
+                      "  sort: " + ColumnName(frame.view.sort) + (frame.view.reverse ? " (reversed)" : "") +
+                      (frame.view.show == Show::kAll ? "" : std::string("  show: ") + ShowName(frame.view.show)) +
+                      "  " + std::to_string(rows.size()) + (rows.size() == 1 ? " row" : " rows");
   if (!frame.memory_qos.empty()) title += "  MEM < protected ^ throttling ! at limit (" + frame.memory_qos + ")";
   add(title);
   std::string status;
@@ -149,9 +153,10 @@ Screen Render(const std::vector<Row>& rows, const Frame& frame, int width, int h
   } else {
     if (!frame.view.filter.empty()) status = "filter: " + frame.view.filter + "  ";
     if (!frame.message.empty()) status += frame.message + "  ";
-    status += "keys: c m n t < > r sort  / filter  + - d interval  q quit";
+    if (frame.interactive) status += "keys: c m n t < > r sort  / filter  k pods/host  + - d interval  q quit";
   }
-  add(status);
+  while (!status.empty() && status.back() == ' ') status.pop_back();
+  if (!status.empty() || frame.interactive) add(status);
 
   const std::vector<Column> cols = VisibleColumns(width);
   const int name_width = std::max(width - FixedWidth(cols), 1);
@@ -174,7 +179,7 @@ Screen Render(const std::vector<Row>& rows, const Frame& frame, int width, int h
     for (Column c : cols) cells.push_back(Cell(r, c));
     // NAME: indented under its parent; a long name keeps its end, the telling part of a path.
     std::string indent(static_cast<size_t>(std::min(r.depth, 8)) * 2, ' ');
-    std::string name = r.name;
+    std::string name = r.kind == EntryKind::kSection ? "== " + r.name + " ==" : r.name;
     const size_t room_for_name =
         static_cast<size_t>(name_width) > indent.size() + 1 ? static_cast<size_t>(name_width) - indent.size() - 1 : 1;
     if (Width(name) > room_for_name) name = ".." + Tail(name, room_for_name > 2 ? room_for_name - 2 : 0);

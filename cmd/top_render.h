@@ -15,8 +15,9 @@ struct Frame {
   std::string clock;     // when the last sample was taken, "15:04:05"
   std::string interval;  // the refresh interval, "1s"
   View view;
-  std::string prompt;      // the line being typed ("filter: ab"); shown instead of the help
-  std::string message;     // a note or the last error; "" for none
+  std::string prompt;       // the line being typed ("filter: ab"); shown instead of the help
+  std::string message;      // a note or the last error; "" for none
+  bool interactive = true;  // a terminal: the keys are listed (piped frames leave them out)
   std::string memory_qos;  // which Memory QoS rules the MEM marks were judged by (Sample::memory_qos)
 };
 
@@ -30,9 +31,10 @@ struct Screen {
 // and memory.
 std::vector<Column> VisibleColumns(int width);
 
-// Two lines of status (title, then help, the prompt or the filter), the column header with
-// the sort column marked by '*', then one line per row until `height` is used up; the last
-// line says how many rows did not fit.
+// Two lines of status (title, then the keys, the prompt or the filter; piped, the second
+// only when there is a filter or message), the column header with the sort column marked by
+// '*', then one line per row until `height` is used up; the last line says how many rows
+// did not fit. A section row is drawn as a heading: "== NAME ==" with its totals.
 Screen Render(const std::vector<Row>& rows, const Frame& frame, int width, int height);
 
 }  // namespace statlet::top

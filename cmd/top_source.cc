@@ -109,7 +109,7 @@ class InProcessSource : public SampleSource {
 class DaemonSource : public SampleSource {
  public:
   DaemonSource(const std::string& path, std::chrono::milliseconds timeout)
-      : name_("daemon " + path), timeout_(timeout) {
+      : name_("daemon " + path + ": pods only, --cri.endpoint= for every cgroup"), timeout_(timeout) {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(256 << 20);  // a node's pods can exceed gRPC's 4 MiB default
     stub_ = v1::RuntimeService::NewStub(
@@ -138,7 +138,89 @@ class DaemonSource : public SampleSource {
 
 }  // namespace
 
+namespace {
+
+bool IsKubernetes(const CgroupStats& c) {
+  return c.id.kind == CgroupKind::kPod || (c.id.kind == CgroupKind::kContainer && !c.id.pod_uid.empty());
+}
+
+// Everything else a host runs: services, sessions, bare runtime containers.
+bool IsHost(const CgroupStats& c) {
+  return c.id.kind == CgroupKind::kOther || (c.id.kind == CgroupKind::kContainer && c.id.pod_uid.empty());
+}
+
+// A pod (at the top, or under `section`) or one of its application containers.
+void AddKubernetesEntry(const Snapshot& s, const CgroupStats& c, const std::string& section, Sample* out) {
+  const ContainerMetadata* meta = c.id.meta.get();
+  if (meta != nullptr && meta->is_sandbox) return;
+  Entry& e = out->entries.emplace_back();
+  FillFromCgroup(s, c, &e);
+  if (c.id.kind == CgroupKind::kPod) {
+    e.kind = EntryKind::kPod;
+    e.key = PodKey(c);
+    e.parent = section;
+    e.name = meta != nullptr && !meta->pod_name.empty() ? meta->pod_namespace + "/" + meta->pod_name
+             : !c.id.pod_uid.empty()                    ? "pod" + c.id.pod_uid
+                                                        : c.id.cgroup_path;
+    // A host-network pod has no traffic of its own: the node's interfaces are not its.
+    if (const NetNamespaceStats* ns = s.Netns(c); ns != nullptr && !c.host_network) AddNetwork(*ns, &e);
+  } else {
+    e.kind = EntryKind::kContainer;
+    e.key = c.id.container_id.empty() ? c.id.cgroup_path : "container/" + c.id.container_id;
+    e.parent = c.id.pod_uid.empty() ? section : "pod/" + c.id.pod_uid;
+    e.name = meta != nullptr && !meta->container_name.empty() ? meta->container_name
+             : !c.id.container_id.empty()                     ? ShortId(c.id.container_id)
+                                                              : c.id.cgroup_path;
+  }
+}
+
+// Cgroups of `s` that `take` accepts, each under its nearest accepted ancestor (named by the
+// path below it), the others under `top` ("" at the top).
+template <typename Take>
+void AddCgroupTree(const Snapshot& s, Take take, const std::string& top, Sample* out) {
+  const std::vector<int32_t> parent = s.NearestAncestors();
+  for (size_t i = 0; i < s.cgroups.size(); ++i) {
+    const CgroupStats& c = s.cgroups[i];
+    if (!take(c)) continue;
+    Entry& e = out->entries.emplace_back();
+    FillFromCgroup(s, c, &e);
+    e.kind = EntryKind::kCgroup;
+    e.key = c.id.cgroup_path;
+    e.name = c.id.cgroup_path;
+    e.parent = top;
+    int32_t a = parent[i];
+    while (a >= 0 && !take(s.cgroups[static_cast<size_t>(a)])) a = parent[static_cast<size_t>(a)];
+    if (a >= 0) {
+      // Shown under its parent: the path below it is enough.
+      e.parent = s.cgroups[static_cast<size_t>(a)].id.cgroup_path;
+      e.name = c.id.cgroup_path.substr(e.parent == "/" ? 1 : e.parent.size() + 1);
+    }
+    if (!c.host_network) {
+      if (const NetNamespaceStats* ns = s.Netns(c)) AddNetwork(*ns, &e);
+    }
+  }
+}
+
+std::optional<uint64_t> Minus(const std::optional<uint64_t>& a, const std::optional<uint64_t>& b) {
+  if (!a || !b || *b > *a) return std::nullopt;
+  return *a - *b;
+}
+
+}  // namespace
+
 Sample SampleFromSnapshot(const Snapshot& s) {
+  bool kubernetes = false, host = false;
+  const CgroupStats* root = nullptr;
+  const CgroupStats* kubepods = nullptr;
+  for (const CgroupStats& c : s.cgroups) {
+    kubernetes |= IsKubernetes(c);
+    host |= IsHost(c);
+    if (c.id.kind == CgroupKind::kRoot) root = &c;
+    if (c.id.kind == CgroupKind::kKubepods &&
+        (kubepods == nullptr || c.id.cgroup_path.size() < kubepods->id.cgroup_path.size())) {
+      kubepods = &c;
+    }
+  }
   Sample out;
   if (const MemoryQosBasis* b = s.memory_qos.basis.get()) {
     const bool known = b->rules.generation != MemoryQosGeneration::kUnknown;
@@ -146,54 +228,45 @@ Sample SampleFromSnapshot(const Snapshot& s) {
         DescribeMemoryQos(MemoryQosRulesLabel(b->rules), known ? MemoryReservationPolicyName(b->rules.reservation) : "",
                           known ? metrics::ThrottlingFactorLabel(b->rules.throttling_factor) : "", b->kubelet_version);
   }
-  bool kubernetes = false;
-  for (const CgroupStats& c : s.cgroups) {
-    kubernetes |= c.id.kind == CgroupKind::kPod || c.id.kind == CgroupKind::kContainer;
+  out.entries.reserve(s.cgroups.size() + 2);
+  if (!kubernetes) {
+    AddCgroupTree(
+        s, [](const CgroupStats&) { return true; }, "", &out);
+    return out;
   }
-  out.entries.reserve(s.cgroups.size());
-  if (kubernetes) {
+  if (!host) {  // Kubernetes alone (e.g. --cgroup /kubepods.slice): pods at the top
     for (const CgroupStats& c : s.cgroups) {
-      if (c.id.kind != CgroupKind::kPod && c.id.kind != CgroupKind::kContainer) continue;
-      const ContainerMetadata* meta = c.id.meta.get();
-      if (meta != nullptr && meta->is_sandbox) continue;
-      Entry& e = out.entries.emplace_back();
-      FillFromCgroup(s, c, &e);
-      if (c.id.kind == CgroupKind::kPod) {
-        e.kind = EntryKind::kPod;
-        e.key = PodKey(c);
-        e.name = meta != nullptr && !meta->pod_name.empty() ? meta->pod_namespace + "/" + meta->pod_name
-                 : !c.id.pod_uid.empty()                    ? "pod" + c.id.pod_uid
-                                                            : c.id.cgroup_path;
-        // A host-network pod has no traffic of its own: the node's interfaces are not its.
-        if (const NetNamespaceStats* ns = s.Netns(c); ns != nullptr && !c.host_network) AddNetwork(*ns, &e);
-      } else {
-        e.kind = EntryKind::kContainer;
-        e.key = c.id.container_id.empty() ? c.id.cgroup_path : "container/" + c.id.container_id;
-        if (!c.id.pod_uid.empty()) e.parent = "pod/" + c.id.pod_uid;
-        e.name = meta != nullptr && !meta->container_name.empty() ? meta->container_name
-                 : !c.id.container_id.empty()                     ? ShortId(c.id.container_id)
-                                                                  : c.id.cgroup_path;
-      }
+      if (IsKubernetes(c)) AddKubernetesEntry(s, c, "", &out);
     }
     return out;
   }
-  const std::vector<int32_t> parent = s.NearestAncestors();
-  for (size_t i = 0; i < s.cgroups.size(); ++i) {
-    const CgroupStats& c = s.cgroups[i];
-    Entry& e = out.entries.emplace_back();
-    FillFromCgroup(s, c, &e);
-    e.kind = EntryKind::kCgroup;
-    e.key = c.id.cgroup_path;
-    e.name = c.id.cgroup_path;
-    if (parent[i] >= 0) {
-      // Shown under its parent: the path below it is enough.
-      e.parent = s.cgroups[static_cast<size_t>(parent[i])].id.cgroup_path;
-      e.name = c.id.cgroup_path.substr(e.parent == "/" ? 1 : e.parent.size() + 1);
-    }
-    if (!c.host_network) {
-      if (const NetNamespaceStats* ns = s.Netns(c)) AddNetwork(*ns, &e);
-    }
+  // A mixed host: the pods, and under a section of their own whatever else the host runs,
+  // so that load outside Kubernetes (the kubelet, the runtime, the node's services) shows.
+  Entry& pods = out.entries.emplace_back();
+  pods.kind = EntryKind::kSection;
+  pods.key = kKubernetesSection;
+  pods.name = "Kubernetes pods";
+  if (kubepods != nullptr) {
+    FillFromCgroup(s, *kubepods, &pods);
+    pods.name += " (" + kubepods->id.cgroup_path + ")";
   }
+  pods.memory_limit_bytes.reset();  // node allocatable is no limit of the pods' own
+  Entry& rest = out.entries.emplace_back();
+  rest.kind = EntryKind::kSection;
+  rest.key = kHostSection;
+  rest.name = "host, outside Kubernetes";
+  rest.timestamp_ns = s.monotonic_ns;
+  if (root != nullptr && kubepods != nullptr) {
+    // The node's totals less the pods': what the rest of the node costs.
+    rest.cpu_ns = Minus(root->cpu.usage_ns, kubepods->cpu.usage_ns);
+    rest.user_ns = Minus(root->cpu.user_ns, kubepods->cpu.user_ns);
+    rest.system_ns = Minus(root->cpu.system_ns, kubepods->cpu.system_ns);
+    rest.working_set_bytes = Minus(root->memory.working_set_bytes, kubepods->memory.working_set_bytes);
+  }
+  for (const CgroupStats& c : s.cgroups) {
+    if (IsKubernetes(c)) AddKubernetesEntry(s, c, kKubernetesSection, &out);
+  }
+  AddCgroupTree(s, IsHost, kHostSection, &out);
   return out;
 }
 

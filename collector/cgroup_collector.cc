@@ -162,6 +162,7 @@ class CgroupCollector : public Collector {
         budget_(FdBudget::ForKeptFiles(o.max_kept_files)),
         dir_budget_(FdBudget::FromRlimit(512) - budget_.limit()),
         mounts_(h.mount),
+        mode_(h.Mode()),
         workers_(ReadThreads(o.read_threads)),
         pool_(workers_.size()) {
     num_cpus_ = static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_CONF));
@@ -177,6 +178,7 @@ class CgroupCollector : public Collector {
   }
 
   StatusOr<Snapshot> Collect(CollectParts parts) override;
+  const char* CgroupMode() const override { return mode_; }
 
  private:
   void AddNode(const std::string& path, CgroupDiscovery::HierarchyMask mask);
@@ -232,6 +234,7 @@ class CgroupCollector : public Collector {
   std::unordered_map<int, std::pair<Node*, size_t>> watched_;  // watch → (node, slot)
   std::vector<int> written_, ended_;                           // Drain's scratch
   std::array<std::string, kNumHierarchies> mounts_;
+  const char* mode_;  // CgroupHierarchies::Mode(), a static string
   // By path; a key views its node's own path (no second copy of every path).
   std::map<std::string_view, std::unique_ptr<Node>> nodes_;
   std::map<std::pair<std::string, std::string>, uint64_t> errors_;
@@ -426,18 +429,19 @@ void CgroupCollector::SetUpFileSource() {
     if (source_index_[i] < 0) continue;
     source_hierarchies_ |= 1u << r.hierarchy;
     source_files_[r.hierarchy]++;
-    names += std::string(names.empty() ? "" : ", ") + r.name;
-    if (r.hierarchy != kUnified) names += std::string(" (") + HierarchyName(r.hierarchy) + ")";
+    // Each file with its hierarchy: cpu.stat of cpu and of the unified tree are two files.
+    names += std::string(names.empty() ? "" : ", ") + r.name + " (" + HierarchyName(r.hierarchy) + ")";
   }
+  // Which files come from where asks nothing of the operator: debug level.
   if (names.empty()) {
-    log::Info(
+    log::Debug(
         "collector: the eBPF cgroup iterator renders none of the files this host's read plan has; all read from "
         "cgroupfs");
     source_ = nullptr;  // no walk per collection for nothing
   } else {
-    log::Info("collector: " + names +
-              " from the eBPF cgroup iterator (one kernel walk per hierarchy and collection, where at least " +
-              std::to_string(opts_.min_walked_files) + " of its files are read), the other files from cgroupfs");
+    log::Debug("collector: " + names +
+               " from the eBPF cgroup iterator (one kernel walk per hierarchy and collection, where at least " +
+               std::to_string(opts_.min_walked_files) + " of its files are read), the other files from cgroupfs");
   }
 }
 

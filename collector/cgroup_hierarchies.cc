@@ -161,4 +161,17 @@ StatusOr<CgroupHierarchies> DetectHierarchies(const std::string& cgroup_mount, c
   return h;
 }
 
+std::vector<std::string> MissingSubtrees(const CgroupHierarchies& h, const std::vector<std::string>& subtrees) {
+  std::vector<std::string> missing;
+  for (const std::string& subtree : subtrees) {
+    bool found = false;
+    for (const std::string& mount : h.mount) {
+      struct stat st;
+      if (!mount.empty() && stat((mount + subtree).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) found = true;
+    }
+    if (!found) missing.push_back(subtree);
+  }
+  return missing;
+}
+
 }  // namespace statlet

@@ -5,6 +5,7 @@
 #include <array>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 
@@ -42,5 +43,9 @@ void ParseV2Controllers(std::string_view controllers, CgroupHierarchies* h);
 // fixture tree, or a container without /proc/self/mountinfo): a cgroup.controllers file at
 // its top means pure v2.
 StatusOr<CgroupHierarchies> DetectHierarchies(const std::string& cgroup_mount, const std::string& proc_root);
+
+// Of `subtrees` (paths relative to the hierarchy roots, e.g. "/kubepods.slice"), those that
+// are a directory in no mounted hierarchy: a one-shot view of them would be empty.
+std::vector<std::string> MissingSubtrees(const CgroupHierarchies& h, const std::vector<std::string>& subtrees);
 
 }  // namespace statlet

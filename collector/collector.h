@@ -79,6 +79,8 @@ class Collector {
   // snapshot which it read.
   virtual StatusOr<Snapshot> Collect(CollectParts parts) = 0;
   StatusOr<Snapshot> Collect() { return Collect(CollectParts::All()); }
+  // How this host mounts its hierarchies: "v2", "hybrid" or "v1" (CgroupHierarchies::Mode).
+  virtual const char* CgroupMode() const = 0;
 };
 
 }  // namespace statlet

@@ -599,7 +599,7 @@ void HttpServer::AddRoute(HttpRoute route) {
 Status HttpServer::Start() {
   Impl& s = *impl_;
   if (s.started) return Status::Ok();
-  auto main = OpenListenSocket(s.o.listen_address, s.o.listen_backlog);
+  auto main = OpenListenSocket(s.o.listen_address, s.o.listen_backlog, "--web.listen-address");
   if (!main.ok()) return main.status();
   beast::error_code ec;
   s.main_acceptor.assign(main->family == AF_INET6 ? tcp::v6() : tcp::v4(), main->fd, ec);
@@ -609,7 +609,7 @@ Status HttpServer::Start() {
   }
   s.port = main->port;
   if (!s.o.health_listen_address.empty()) {
-    auto health = OpenListenSocket(s.o.health_listen_address, 16);
+    auto health = OpenListenSocket(s.o.health_listen_address, 16, "--web.health-listen-address");
     if (!health.ok()) {
       s.main_acceptor.close(ec);
       return health.status();

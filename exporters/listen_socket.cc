@@ -29,10 +29,12 @@ Status ParseListenAddress(const std::string& address, std::string* host, int* po
   return Status::Ok();
 }
 
-StatusOr<ListenSocket> OpenListenSocket(const std::string& address, int backlog) {
+StatusOr<ListenSocket> OpenListenSocket(const std::string& address, int backlog, const std::string& setting) {
   std::string host;
   int port = 0;
-  if (Status s = ParseListenAddress(address, &host, &port); !s.ok()) return s;
+  if (Status s = ParseListenAddress(address, &host, &port); !s.ok())
+    return InvalidArgument(setting + ": " + s.message());
+  const std::string where = "cannot listen on " + address + " (" + setting + ")";
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -40,9 +42,9 @@ StatusOr<ListenSocket> OpenListenSocket(const std::string& address, int backlog)
   addrinfo* found = nullptr;
   const std::string service = std::to_string(port);
   if (int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0) {
-    return InvalidArgument("listen address " + address + ": " + ::gai_strerror(rc));
+    return InvalidArgument(where + ": " + ::gai_strerror(rc) + "; give a numeric address or a resolvable host name");
   }
-  Status last = Unavailable("listen address " + address + ": no usable address");
+  Status last = Unavailable(where + ": no usable address");
   for (addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
     int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
     if (fd < 0) {
@@ -55,13 +57,14 @@ StatusOr<ListenSocket> OpenListenSocket(const std::string& address, int backlog)
       const int err = errno;
       ::close(fd);
       if (err == EADDRINUSE) {
-        last = Unavailable("cannot listen on " + address +
-                           ": address already in use (another statlet, or another "
-                           "program, serves it; stop it or choose --web.listen-address)");
+        last = Unavailable(where + ": address already in use: another statlet, or another program, serves it; " +
+                           "stop it or choose another address");
       } else if (err == EACCES) {
-        last = Unavailable("cannot listen on " + address + ": permission denied (ports below 1024 need privileges)");
+        last = Unavailable(where + ": permission denied: ports below 1024 need privileges; choose a higher port");
+      } else if (err == EADDRNOTAVAIL) {
+        last = Unavailable(where + ": no interface of this host has that address; choose one it has, or :PORT for all");
       } else {
-        last = ErrnoStatus(err, "bind " + address);
+        last = ErrnoStatus(err, where + ": bind");
       }
       continue;
     }

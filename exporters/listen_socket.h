@@ -21,6 +21,7 @@ struct ListenSocket {
 
 // Binds and listens on `address` (ParseListenAddress form) with an accept queue of
 // `backlog` connections. The fd is non-blocking and close-on-exec; the caller owns it.
-StatusOr<ListenSocket> OpenListenSocket(const std::string& address, int backlog);
+// `setting` names where the address came from (e.g. "--web.listen-address"), for errors.
+StatusOr<ListenSocket> OpenListenSocket(const std::string& address, int backlog, const std::string& setting);
 
 }  // namespace statlet

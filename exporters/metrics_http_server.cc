@@ -61,12 +61,33 @@ StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Create(HttpServe
 
 Status MetricsHttpServer::Start() {
   if (Status st = http_->Start(); !st.ok()) return st;
-  log::Info("serving " + std::string(options_.web.tls() ? "https" : "http") + " on " + options_.listen_address +
-            " (port " + std::to_string(http_->port()) + ")" + options_.telemetry_path +
-            (options_.health_listen_address.empty() ? std::string()
-                                                    : ", probes on http://" + options_.health_listen_address +
-                                                          " (port " + std::to_string(http_->health_port()) + ")"));
+  const std::string health = HealthUrl();
+  log::Info("serving metrics on " + MetricsUrl() + ", /healthz and /readyz beside it" +
+            (health.empty() ? std::string() : ", and without auth on " + health + "/healthz and /readyz"));
   return Status::Ok();
+}
+
+namespace {
+
+// "host:port" with the bound port in place of the requested one.
+std::string BoundAddress(const std::string& listen_address, int port) {
+  std::string host;
+  int requested = 0;
+  if (!ParseListenAddress(listen_address, &host, &requested).ok()) return listen_address;
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  return host + ":" + std::to_string(port);
+}
+
+}  // namespace
+
+std::string MetricsHttpServer::MetricsUrl() const {
+  return std::string(options_.web.tls() ? "https" : "http") + "://" +
+         BoundAddress(options_.listen_address, http_->port()) + options_.telemetry_path;
+}
+
+std::string MetricsHttpServer::HealthUrl() const {
+  if (options_.health_listen_address.empty()) return "";
+  return "http://" + BoundAddress(options_.health_listen_address, http_->health_port());
 }
 
 void MetricsHttpServer::Stop() {

@@ -69,6 +69,11 @@ class MetricsHttpServer {
   void Stop();
   int port() const { return http_->port(); }
   int health_port() const { return http_->health_port(); }
+  // Once started: where the metrics are served, e.g. "http://127.0.0.1:10340/metrics" (the
+  // bound port in place of a requested 0; ":10340" when listening on every address), and
+  // the probe address, "http://127.0.0.1:10341" ("" without one).
+  std::string MetricsUrl() const;
+  std::string HealthUrl() const;
   // /readyz answers 200 once set (after the first successful collection).
   void SetReady(bool ready) { ready_ = ready; }
 

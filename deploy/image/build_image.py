@@ -2,8 +2,8 @@
 """Builds statlet's container image from a built statlet binary, without a container engine.
 
 usage:
-  build_image.py --binary PATH --oci-archive OUT.tar [--name REF]   an OCI image archive
-  build_image.py --binary PATH --rootfs DIR                          the image's file tree
+  build_image.py --binary PATH --oci-archive OUT.tar [--name REF]...  an OCI image archive
+  build_image.py --binary PATH --rootfs DIR                            the image's file tree
 
 The image holds only what the binary runs with: statlet at /usr/bin/statlet, every shared
 library the dynamic loader resolves for it on the build host (`ldd`), the libraries it loads
@@ -14,10 +14,13 @@ else: no shell, no package manager, so a read-only root filesystem is all it nee
 on the Debian release the image is meant to match (Debian 12 here and in the Containerfile,
 whose last stage is this script's --rootfs output).
 
-The OCI archive (an image layout in a tar, one layer) is what `ctr -n k8s.io images import`
-and `podman load` read; REF (default docker.io/library/statlet:latest, the name the
-DaemonSet's `statlet:latest` resolves to) names it. Deterministic: every mtime is zero and
-entries are sorted, so the same inputs give the same digests. Prints the manifest digest.
+The OCI archive (an image layout in a tar, one layer) is what `ctr -n k8s.io images import`,
+`podman load` and `skopeo copy oci-archive:…` read (deploy/image/publish.sh pushes or loads
+it). Each REF names it; by default the binary's own version and revision (`statlet
+--version`): docker.io/library/statlet:VERSION, the tag the manifests name, and
+docker.io/library/statlet:VERSION-REVISION, one tag per build, never reused. Deterministic:
+every mtime is zero and entries are sorted, so the same inputs give the same digests.
+Prints the manifest digest and the names.
 """
 import argparse
 import gzip
@@ -138,7 +141,25 @@ def layer_tar(files):
     return raw.getvalue()
 
 
-def write_oci_archive(files, out, name):
+def version_of(binary):
+    """(version, revision) as `statlet --version` prints them."""
+    out = subprocess.run([binary, "--version"], check=True, capture_output=True, text=True).stdout
+    m = re.fullmatch(r"statlet (\S+) \(revision (\S+)\)\s*", out)
+    if not m:
+        sys.exit(f"build_image: {binary} --version printed {out!r}")
+    return m.groups()
+
+
+def default_names(version, revision):
+    """statlet:VERSION and statlet:VERSION-REVISION."""
+    names = [f"docker.io/library/statlet:{version}"]
+    if revision != "unknown":
+        # A tag is [A-Za-z0-9_][A-Za-z0-9_.-]{0,127} (OCI distribution spec).
+        names.append(f"docker.io/library/statlet:{version}-" + re.sub(r"[^A-Za-z0-9_.-]", "_", revision))
+    return names
+
+
+def write_oci_archive(files, out, names, version, revision):
     blobs = {}
 
     def blob(data):
@@ -157,6 +178,8 @@ def write_oci_archive(files, out, name):
             "ExposedPorts": {"10340/tcp": {}},
             "WorkingDir": "/",
             "Labels": {"org.opencontainers.image.title": "statlet",
+                       "org.opencontainers.image.version": version,
+                       "org.opencontainers.image.revision": revision,
                        "org.opencontainers.image.description": "container and cgroup metrics for every node"},
         },
         "rootfs": {"type": "layers", "diff_ids": ["sha256:" + hashlib.sha256(raw).hexdigest()]},
@@ -170,6 +193,7 @@ def write_oci_archive(files, out, name):
         "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", **layer}],
     }
     manifest_desc = blob(json.dumps(manifest, sort_keys=True).encode())
+    # One entry per name, all the same manifest: importers name the image by each.
     index = {
         "schemaVersion": 2,
         "mediaType": "application/vnd.oci.image.index.v1+json",
@@ -178,7 +202,7 @@ def write_oci_archive(files, out, name):
             "platform": {"architecture": "amd64", "os": "linux"},
             "annotations": {"io.containerd.image.name": name,
                             "org.opencontainers.image.ref.name": name.rsplit(":", 1)[-1]},
-        }],
+        } for name in names],
     }
     tmp = out + ".tmp"
     with tarfile.open(tmp, mode="w", format=tarfile.PAX_FORMAT) as t:
@@ -199,7 +223,7 @@ def main():
     p.add_argument("--binary", required=True)
     p.add_argument("--oci-archive")
     p.add_argument("--rootfs")
-    p.add_argument("--name", default="docker.io/library/statlet:latest")
+    p.add_argument("--name", action="append", help="repeatable; default: statlet:VERSION and statlet:VERSION-REVISION")
     a = p.parse_args()
     if bool(a.oci_archive) == bool(a.rootfs):
         p.error("give one of --oci-archive and --rootfs")
@@ -207,7 +231,11 @@ def main():
     if a.rootfs:
         write_rootfs(files, a.rootfs)
     else:
-        print(write_oci_archive(files, a.oci_archive, a.name))
+        version, revision = version_of(a.binary)
+        names = a.name or default_names(version, revision)
+        print(write_oci_archive(files, a.oci_archive, names, version, revision))
+        for name in names:
+            print(name)
 
 
 if __name__ == "__main__":

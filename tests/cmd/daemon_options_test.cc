@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "cmd/flag_suggest.h"
 #include "exporters/web_config.h"
 
 namespace statlet {
@@ -316,6 +317,39 @@ TEST(WebConfig, BasicAuthChecksBcrypt) {
   EXPECT_FALSE(CheckBasicAuth(cfg, good + "!"));
   EXPECT_FALSE(CheckBasicAuth(cfg, good.substr(0, good.size() - 1)));
   EXPECT_FALSE(CheckBasicAuth(cfg, good + "AAAA"));
+}
+
+// What an operator reads for the two commonest mistakes: a value that is not one, and a
+// flag or config key mistyped (docs/errors.md).
+TEST(DaemonOptionsMessages, ABadValueNamesTheFlagAndAValidExample) {
+  DaemonOptions o;
+  Status s = ParseDaemonOptions({"--collector.max-age=abc"}, &o);
+  EXPECT_EQ(s.message(),
+            "--collector.max-age: expected a duration (a number and ns, us, ms, s, m or h), got \"abc\" (e.g. 2s)");
+  s = ParseDaemonOptions({"--collector.read-threads", "0"}, &o);
+  EXPECT_EQ(s.message(), "--collector.read-threads: expected an integer in 1..64, got \"0\" (e.g. 2)");
+}
+
+TEST(DaemonOptionsMessages, AnUnknownFlagOrKeySuggestsTheNearest) {
+  DaemonOptions o;
+  EXPECT_EQ(ParseDaemonOptions({"--collector.maxage=1s"}, &o).message(),
+            "unknown flag --collector.maxage; did you mean --collector.max-age? (see --help)");
+  EXPECT_EQ(ParseDaemonOptions({"--web.listen-adress=:1"}, &o).message(),
+            "unknown flag --web.listen-adress; did you mean --web.listen-address? (see --help)");
+  EXPECT_EQ(ParseDaemonOptions({"--no-collector.netwrk"}, &o).message(),
+            "unknown flag --no-collector.netwrk; did you mean --no-collector.network? (see --help)");
+  EXPECT_EQ(ParseDaemonOptions({"--frobnicate"}, &o).message(), "unknown flag --frobnicate (see --help)");
+  EXPECT_EQ(ApplyConfigYaml("collector:\n  maxage: 2s\n", &o).message(),
+            "config: unknown key collector.maxage; did you mean collector.max_age?");
+}
+
+TEST(FlagSuggest, NearestNameWithinAThirdOfTheName) {
+  const std::vector<std::string> names = {"--cgroup", "--collector.include-empty", "--interval", "--output"};
+  EXPECT_EQ(NearestName("--cgrop", names), "--cgroup");
+  EXPECT_EQ(NearestName("--intreval", names), "--interval");  // a swap of neighbours
+  EXPECT_EQ(NearestName("--collector.includeempty", names), "--collector.include-empty");
+  EXPECT_EQ(NearestName("--colour", names), "");
+  EXPECT_EQ(NearestName("--x", names), "");
 }
 
 }  // namespace

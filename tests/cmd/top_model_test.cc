@@ -228,7 +228,7 @@ TEST(TopRender, HeaderMarksTheSortColumnAndRowsFollowIt) {
   ASSERT_EQ(s.header_line, 2);
   ASSERT_EQ(s.lines.size(), 3 + rows.size());
   EXPECT_NE(s.lines[0].find("sort: memory"), std::string::npos) << s.lines[0];
-  EXPECT_NE(s.lines[2].find("*MEM"), std::string::npos) << s.lines[2];
+  EXPECT_NE(s.lines[2].find("*WORKING SET"), std::string::npos) << s.lines[2];
   EXPECT_EQ(s.lines[2].find("*CPU"), std::string::npos);
   EXPECT_EQ(s.lines[3].rfind("lonely ", 0), 0u) << s.lines[3];
   EXPECT_EQ(s.lines[5].rfind("  sidecar ", 0), 0u) << s.lines[5];
@@ -237,7 +237,7 @@ TEST(TopRender, HeaderMarksTheSortColumnAndRowsFollowIt) {
   const std::string& line = s.lines[3];
   size_t cpu_end = header.find("CPU%") + 4;
   EXPECT_EQ(line.substr(cpu_end - 4, 4), "40.0") << line;
-  size_t mem_end = header.find("*MEM") + 4;
+  size_t mem_end = header.find("*WORKING SET") + 12;
   EXPECT_EQ(line.substr(mem_end - 7, 7), "8.8KiB ") << line;  // its Memory QoS zone unknown: no mark
 }
 
@@ -253,7 +253,7 @@ TEST(TopRender, MemoryColumnMarksTheZoneAndTheTitleTheRules) {
                             "kubelet v1.36.2)"),
             std::string::npos)
       << s.lines[0];
-  const size_t mem_end = s.lines[2].find("MEM") + 3;
+  const size_t mem_end = s.lines[2].find("WORKING SET") + 11;
   for (size_t i = 3; i < s.lines.size(); ++i) {
     const std::string& line = s.lines[i];
     const char mark = line[mem_end - 1];
@@ -387,7 +387,6 @@ TEST(TopSource, PodsAndContainersFromASnapshot) {
   meta->is_sandbox = true;
   pause.id.meta = meta;
   s.cgroups.push_back(pause);
-  s.cgroups.push_back(MakeCgroup("/system.slice", CgroupKind::kOther, 5));
   Sample out = SampleFromSnapshot(s);
   ASSERT_EQ(out.entries.size(), 2u);  // the pod and its one application container
   EXPECT_EQ(out.entries[0].kind, EntryKind::kPod);
@@ -398,6 +397,80 @@ TEST(TopSource, PodsAndContainersFromASnapshot) {
   EXPECT_EQ(out.entries[1].parent, out.entries[0].key);
   EXPECT_EQ(out.entries[1].name, "abcdef0123456");
   EXPECT_FALSE(out.entries[1].rx_bytes);  // network is the pod's
+}
+
+// A node running pods and services: the pods under one section with the kubepods cgroup's
+// totals, everything else under another with the node's totals less the pods'.
+TEST(TopSource, MixedHostShowsPodsAndTheRestInTwoSections) {
+  Snapshot s;
+  s.monotonic_ns = 9;
+  s.cgroups.push_back(MakeCgroup("/", CgroupKind::kRoot, 100));
+  s.cgroups.push_back(MakeCgroup("/kubepods", CgroupKind::kKubepods, 60));
+  s.cgroups.push_back(MakeCgroup("/kubepods/burstable", CgroupKind::kQos, 50));
+  CgroupStats pod = MakeCgroup("/kubepods/burstable/podu1", CgroupKind::kPod, 50);
+  pod.id.pod_uid = "u1";
+  s.cgroups.push_back(pod);
+  CgroupStats ctr = MakeCgroup("/kubepods/burstable/podu1/abc", CgroupKind::kContainer, 45);
+  ctr.id.pod_uid = "u1";
+  ctr.id.container_id = "abc";
+  s.cgroups.push_back(ctr);
+  s.cgroups.push_back(MakeCgroup("/system.slice", CgroupKind::kOther, 30));
+  s.cgroups.push_back(MakeCgroup("/system.slice/kubelet.service", CgroupKind::kOther, 25));
+  CgroupStats docker = MakeCgroup("/system.slice/docker-f00.scope", CgroupKind::kContainer, 4);
+  docker.id.container_id = "f00";  // a bare runtime container: no pod, so the host's
+  s.cgroups.push_back(docker);
+  Sample out = SampleFromSnapshot(s);
+  std::vector<std::string> keys;
+  for (const Entry& e : out.entries) keys.push_back(e.key + " < " + e.parent);
+  EXPECT_EQ(keys, (std::vector<std::string>{
+                      std::string(kKubernetesSection) + " < ",
+                      std::string(kHostSection) + " < ",
+                      "pod/u1 < " + std::string(kKubernetesSection),
+                      "container/abc < pod/u1",
+                      "/system.slice < " + std::string(kHostSection),
+                      "/system.slice/kubelet.service < /system.slice",
+                      "/system.slice/docker-f00.scope < /system.slice",
+                  }));
+  EXPECT_EQ(out.entries[0].kind, EntryKind::kSection);
+  EXPECT_EQ(*out.entries[0].cpu_ns, 60u);  // the kubepods cgroup's
+  EXPECT_EQ(out.entries[0].name, "Kubernetes pods (/kubepods)");
+  EXPECT_EQ(*out.entries[1].cpu_ns, 40u);  // the node's 100 less the pods' 60
+  EXPECT_EQ(*out.entries[1].working_set_bytes, 80u);
+  EXPECT_EQ(out.entries[5].name, "kubelet.service");
+
+  // Sections stay in that order whatever the sort; `show` picks one.
+  std::vector<Row> rows = BuildRows(nullptr, out);
+  View v;
+  v.sort = Column::kName;
+  v.reverse = true;
+  EXPECT_EQ(Names(Arrange(rows, v)),
+            (std::vector<std::string>{"Kubernetes pods (/kubepods)", "  podu1", "    abc", "host, outside Kubernetes",
+                                      "  /system.slice", "    kubelet.service", "    docker-f00.scope"}));
+  v.show = Show::kHost;
+  EXPECT_EQ(Names(Arrange(rows, v)), (std::vector<std::string>{"host, outside Kubernetes", "  /system.slice",
+                                                               "    kubelet.service", "    docker-f00.scope"}));
+  v.show = Show::kPods;
+  v.filter = "abc";
+  EXPECT_EQ(Names(Arrange(rows, v)), (std::vector<std::string>{"Kubernetes pods (/kubepods)", "  podu1", "    abc"}));
+  v.filter = "kubelet";  // in the other section: nothing
+  EXPECT_TRUE(Arrange(rows, v).empty());
+  EXPECT_EQ(ShowByName("pods"), Show::kPods);
+  EXPECT_FALSE(ShowByName("nodes"));
+}
+
+TEST(TopRender, PipedFramesLeaveTheKeysOut) {
+  Frame f = SomeFrame();
+  f.interactive = false;
+  Screen s = Render(Arrange(PodRows(), View()), f, 160, 40);
+  for (const std::string& l : s.lines) EXPECT_EQ(l.find("keys:"), std::string::npos) << l;
+  EXPECT_EQ(s.header_line, 1);  // title, then the column header
+  f.view.filter = "web";
+  s = Render({}, f, 160, 40);
+  EXPECT_EQ(s.lines[1], "filter: web");
+  f.interactive = true;
+  s = Render({}, f, 160, 40);
+  EXPECT_NE(s.lines[1].find("keys:"), std::string::npos);
+  EXPECT_NE(s.lines[1].find("k pods/host"), std::string::npos);
 }
 
 TEST(TopSource, PodsAndContainersFromTheDaemon) {

@@ -46,7 +46,8 @@ class Tmux : public testing::TmuxSession {
 };
 
 // One table row as the screen shows it: its name, nesting and cells left to right (CPU%,
-// USR%, SYS%, MEM, LIMIT, THR%, RX/s, TX/s, CPU-PSI, MEM-PSI at 160 columns).
+// USR%, SYS%, WORKING SET, MEM LIMIT, THROTTLED%, RX/s, TX/s, CPU-PSI, MEM-PSI at 160 columns;
+// the two-word labels are headers only, every cell is one word).
 struct ScreenRow {
   std::string name;
   int depth = 0;
@@ -158,7 +159,7 @@ class TopTerminal : public ::testing::Test {
   }
 
   std::string TopCommand() const {
-    return std::string(STATLET_BINARY) + " top --socket= --cgroup " + root_ + " --interval=1s";
+    return std::string(STATLET_BINARY) + " top --cri.endpoint= --cgroup " + root_ + " --interval=1s";
   }
   // The pane's command: top, then its exit code and the terminal's settings as the shell
   // finds them afterwards; then the shell waits for a line, so the pane's screen can be read
@@ -302,18 +303,77 @@ TEST_F(TopTerminal, CtrlCAndSigtermRestoreTheTerminal) {
 }
 
 TEST_F(TopTerminal, PipedFramesArePlainText) {
-  const std::string out = PipedTop("--socket= --cgroup " + root_ + " --interval=200ms --iterations=2 --sort=memory");
+  const std::string out =
+      PipedTop("--cri.endpoint= --cgroup " + root_ + " --interval=200ms --iterations=2 --sort=memory");
   EXPECT_NE(out.find("\nexit=0\n"), std::string::npos) << out;
   // Two frames with rates, no escape sequences, the 64 MiB process first under the root.
   EXPECT_EQ(out.find('\x1b'), std::string::npos);
   size_t frames = 0;
   for (size_t at = out.find("statlet top"); at != std::string::npos; at = out.find("statlet top", at + 1)) ++frames;
   EXPECT_EQ(frames, 2u) << out;
+  EXPECT_EQ(out.find("keys:"), std::string::npos) << "a pipe has no keys to press:\n" << out;
   ParsedScreen last = Parse(out.substr(std::min(out.rfind("statlet top"), out.size())));
   EXPECT_EQ(FirstChild(last), "hog") << out;
   const ScreenRow* burner = RowNamed(last, "burner");
   ASSERT_TRUE(burner != nullptr && !burner->cells.empty()) << out;
   EXPECT_TRUE(Number(burner->cells[0])) << "no CPU % in a piped frame:\n" << out;
+}
+
+// A node with pods and a busy service beside them: both show, each in its section, and
+// --show (the `k` key) narrows the view to one.
+TEST(TopMixedHost, PodsAndTheRestOfTheHostInTwoSections) {
+  if (geteuid() != 0) GTEST_SKIP() << "live cgroup tests need root";
+  const std::string root = "/" + UniqueName("statlet-top-mixed");
+  const std::string uid = "1f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0";
+  const std::string id = "6e" + std::string(62, 'b');
+  LiveCgroup top(root);
+  LiveCgroup ctr(root + "/kubepods/besteffort/pod" + uid + "/" + id);
+  LiveCgroup service(root + "/system.slice/busy.service");
+  ASSERT_TRUE(top.ok() && ctr.ok() && service.ok()) << ctr.error() << service.error();
+  Child idle(Child::Sleeper());
+  ASSERT_TRUE(ctr.Add(idle.pid()));
+  Child burner(testing::SpinForever);
+  ASSERT_TRUE(burner.StartIn(service));
+  const std::string out = PipedTop("--cri.endpoint= --cgroup " + root + " --iterations=2 --interval=500ms");
+  EXPECT_NE(out.find("\nexit=0\n"), std::string::npos) << out;
+  ParsedScreen last = Parse(out.substr(std::min(out.rfind("statlet top"), out.size())));
+  std::vector<std::string> names;
+  for (const ScreenRow& r : last.rows) names.push_back(std::string(static_cast<size_t>(r.depth) * 2, ' ') + r.name);
+  // The section headings, then under each what it holds: the pod with its container, and
+  // the busy service.
+  auto at = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) - names.begin(); };
+  const long pods = at("=="), pod = at("  pod" + uid), container = at("    " + id.substr(0, 13));
+  long host = -1;
+  for (size_t i = 0; i < last.rows.size(); ++i) {
+    if (last.rows[i].name == "==" && i > 0) host = static_cast<long>(i);
+  }
+  long busy = -1;  // under the host section, named by its path or the part below its parent
+  for (size_t i = 0; i < last.rows.size(); ++i) {
+    const std::string& n = last.rows[i].name;
+    if (n.size() >= 12 && n.compare(n.size() - 12, 12, "busy.service") == 0) busy = static_cast<long>(i);
+  }
+  EXPECT_EQ(pods, 0) << out;
+  EXPECT_EQ(pod, 1) << out;
+  EXPECT_EQ(container, 2) << out;
+  EXPECT_GT(host, container) << out;
+  EXPECT_GT(busy, host) << out;
+  EXPECT_LT(busy, static_cast<long>(names.size())) << out;
+  EXPECT_NE(out.find("== Kubernetes pods ("), std::string::npos) << out;
+  EXPECT_NE(out.find("== host, outside Kubernetes =="), std::string::npos) << out;
+  // The burner's CPU shows in the host section's own row.
+  ASSERT_GE(host, 0);
+  std::optional<double> busy_cpu = Number(last.rows[static_cast<size_t>(busy)].cells.at(0));
+  EXPECT_TRUE(busy_cpu && *busy_cpu > 5.0) << out;
+
+  const std::string pods_only =
+      PipedTop("--cri.endpoint= --cgroup " + root + " --iterations=1 --interval=200ms --show=pods");
+  EXPECT_NE(pods_only.find("show: pods"), std::string::npos) << pods_only;
+  EXPECT_NE(pods_only.find("pod" + uid), std::string::npos) << pods_only;
+  EXPECT_EQ(pods_only.find("busy.service"), std::string::npos) << pods_only;
+  const std::string host_only =
+      PipedTop("--cri.endpoint= --cgroup " + root + " --iterations=1 --interval=200ms --show=host");
+  EXPECT_NE(host_only.find("busy.service"), std::string::npos) << host_only;
+  EXPECT_EQ(host_only.find("pod" + uid), std::string::npos) << host_only;
 }
 
 // With a daemon whose CRI socket lists a pod, top reads the socket: pods with their
@@ -337,7 +397,7 @@ TEST(TopDaemon, ReadsTheDaemonsSocketWhenItListsPods) {
     o.flags = {"--runtime.endpoint="};  // the node's runtime, if any (auto-detect)
     testing::Daemon daemon(o);
     ASSERT_TRUE(daemon.ok()) << daemon.error();
-    const std::string out = PipedTop("--socket=" + socket + " --iterations=2 --interval=1s");
+    const std::string out = PipedTop("--cri.endpoint=unix://" + socket + " --iterations=2 --interval=1s");
     EXPECT_NE(out.find("\nexit=0\n"), std::string::npos) << out;
     ParsedScreen last = Parse(out.substr(std::min(out.rfind("statlet top"), out.size())));
     EXPECT_NE(last.title.find("daemon " + socket), std::string::npos) << out;

@@ -13,9 +13,13 @@ the cluster's conventions:
     job="cadvisor" (deploy/kubernetes-prometheus-operator) or job="kubelet" and
     metrics_path="/metrics/cadvisor" (deploy/kube-prometheus, checked further by
     check_kube_prometheus.py); kube-prometheus' Prometheus may discover it;
-  - the CRI-O variant (a kustomize component): its patches, applied here as RFC 6902 says,
-    leave a DaemonSet that talks to CRI-O's socket through a mount of it and nothing of
-    containerd;
+  - the image is a release's tag (CMakeLists.txt's version), in the DaemonSet and in the
+    kustomization's `images`, never `latest`;
+  - the CRI-O and k3s variants (kustomize components): their patches, applied here as RFC
+    6902 says, leave a DaemonSet that talks to that runtime's socket through a mount of its
+    directory and names no other runtime's (CRI-O: image pulls through statlet off);
+  - no prometheus.io/scrape annotation (an annotation job would scrape statlet without
+    honor_labels, under another job: deploy/prometheus has the scrape config);
   - where kubectl is installed, that `kubectl kustomize` renders each variant to exactly
     those objects (the CRI-O component needs kustomize 3.7 or newer: older kubectls, such as
     Debian's 1.20, are told apart and say so).
@@ -129,8 +133,14 @@ check(any(t.get("operator") == "Exists" and "key" not in t for t in pod["spec"].
       "DaemonSet does not tolerate every taint")
 check("limits" in container.get("resources", {}) and "requests" in container["resources"],
       "container without requests and limits")
-images = {i["name"] for i in base.get("images", [])}
+images = {i["name"]: i for i in base.get("images", [])}
 check(container["image"].split(":")[0] in images, f"image {container['image']} is not rewritten by kustomization images")
+image_tag = container["image"].rsplit(":", 1)[1] if ":" in container["image"] else "latest"
+check(image_tag == project_version, f"the DaemonSet runs {container['image']}, not the release's tag {project_version}")
+check(str(images.get("statlet", {}).get("newTag")) == project_version,
+      f"deploy/kubernetes/kustomization.yaml sets tag {images.get('statlet', {}).get('newTag')!r}, not {project_version}")
+check(not any(a.startswith("prometheus.io/") for a in pod["metadata"].get("annotations", {})),
+      "the pod carries prometheus.io annotations: a generic annotation job would scrape it a second time")
 
 level, why = pod_security_level(pod["spec"])
 ns_labels = namespace["metadata"].get("labels", {})
@@ -211,33 +221,48 @@ if role and rb:
     check({"kind": "ServiceAccount", "name": "prometheus-k8s", "namespace": "monitoring"} in rb[0]["subjects"],
           "deploy/kube-prometheus: the RoleBinding does not name kube-prometheus' Prometheus")
 
-# ---------------------------------------------------------------- the CRI-O variant
-crio_dir = os.path.join(root, "deploy/kubernetes-cri-o")
-crio_k = yaml.safe_load(open(os.path.join(crio_dir, "kustomization.yaml")))
-check(crio_k.get("resources") == ["../kubernetes"], "deploy/kubernetes-cri-o is not the base plus its component")
-component_dir = os.path.normpath(os.path.join(crio_dir, crio_k.get("components", ["?"])[0]))
-component = yaml.safe_load(open(os.path.join(component_dir, "kustomization.yaml")))
-check(component.get("kind") == "Component", f"{component_dir} is not a kustomize Component")
-crio_ds = ds
-try:
-    for p in component.get("patches", []):
-        check(p["target"]["kind"] == "DaemonSet" and p["target"]["name"] == ds["metadata"]["name"],
-              "the CRI-O component patches something else")
-        crio_ds = json_patch(crio_ds, yaml.safe_load(p["patch"]))
-except (ValueError, KeyError, IndexError) as e:
-    check(False, f"the CRI-O component's patch does not apply to deploy/kubernetes: {e}")
-crio_pod = crio_ds["spec"]["template"]["spec"]
-crio_c = crio_pod["containers"][0]
-endpoint = [a.split("=", 1)[1] for a in crio_c["args"] if a.startswith("--runtime.endpoint=")]
-check(endpoint == ["unix:///run/crio/crio.sock"], f"CRI-O variant: runtime endpoint {endpoint}")
-volumes = {v["name"]: v for v in crio_pod["volumes"]}
-mounts = [m for m in crio_c["volumeMounts"] if endpoint and endpoint[0][len("unix://"):].startswith(m["mountPath"] + "/")]
-check(len(mounts) == 1 and volumes.get(mounts[0]["name"], {}).get("hostPath", {}).get("path") == "/var/run/crio",
-      "CRI-O variant: the socket's directory is not mounted from the node's /var/run/crio")
-check("containerd" not in yaml.safe_dump(crio_c["args"]) + yaml.safe_dump(crio_pod["volumes"]),
-      "CRI-O variant: containerd is still named in the args or volumes")
-check("--pull.enabled=false" in crio_c["args"] and not any(a.startswith("--pull.apiserver") for a in crio_c["args"]),
-      "CRI-O variant: pulls through statlet (which watch containerd's content store) are not off")
+# ---------------------------------------------------------------- the runtime variants
+def runtime_variant(name, endpoint, host_dir, others, pulls):
+    """deploy/kubernetes-NAME: the base plus deploy/components/NAME, whose patches leave a
+    DaemonSet that reaches `endpoint` through a mount of the node's `host_dir`, naming none
+    of `others`; `pulls`: image pulls through statlet stay on."""
+    d = os.path.join(root, "deploy/kubernetes-" + name)
+    k = yaml.safe_load(open(os.path.join(d, "kustomization.yaml")))
+    check(k.get("resources") == ["../kubernetes"], f"deploy/kubernetes-{name} is not the base plus its component")
+    component_dir = os.path.normpath(os.path.join(d, k.get("components", ["?"])[0]))
+    component = yaml.safe_load(open(os.path.join(component_dir, "kustomization.yaml")))
+    check(component.get("kind") == "Component", f"{component_dir} is not a kustomize Component")
+    patched = ds
+    try:
+        for p in component.get("patches", []):
+            check(p["target"]["kind"] == "DaemonSet" and p["target"]["name"] == ds["metadata"]["name"],
+                  f"the {name} component patches something else")
+            patched = json_patch(patched, yaml.safe_load(p["patch"]))
+    except (ValueError, KeyError, IndexError) as e:
+        check(False, f"the {name} component's patch does not apply to deploy/kubernetes: {e}")
+    spec = patched["spec"]["template"]["spec"]
+    c = spec["containers"][0]
+    got = [a.split("=", 1)[1] for a in c["args"] if a.startswith("--runtime.endpoint=")]
+    check(got == [endpoint], f"{name} variant: runtime endpoint {got}")
+    volumes = {v["name"]: v for v in spec["volumes"]}
+    mounts = [m for m in c["volumeMounts"] if got and got[0][len("unix://"):].startswith(m["mountPath"] + "/")]
+    check(len(mounts) == 1 and volumes.get(mounts[0]["name"], {}).get("hostPath", {}).get("path") == host_dir,
+          f"{name} variant: the socket's directory is not mounted from the node's {host_dir}")
+    check(not mounts or mounts[0].get("readOnly") is True, f"{name} variant: the runtime's directory is writable")
+    named = yaml.safe_dump(c["args"]) + yaml.safe_dump(spec["volumes"]) + yaml.safe_dump(c["volumeMounts"])
+    for other in others:
+        check(other not in named, f"{name} variant: {other} is still named in the args, mounts or volumes")
+    if pulls:
+        check("--pull.apiserver=in-cluster" in c["args"], f"{name} variant: image pulls lost their NodeImagePulls writes")
+    else:
+        check("--pull.enabled=false" in c["args"] and not any(a.startswith("--pull.apiserver") for a in c["args"]),
+              f"{name} variant: pulls through statlet (which watch containerd's content store) are not off")
+    return d, patched
+
+
+crio_dir, crio_ds = runtime_variant("cri-o", "unix:///run/crio/crio.sock", "/var/run/crio", ["containerd"], False)
+k3s_dir, k3s_ds = runtime_variant("k3s", "unix:///run/k3s/containerd/containerd.sock", "/run/k3s/containerd",
+                                  ["/run/containerd", "crio"], True)
 
 # ---------------------------------------------------------------- kubectl kustomize
 kubectl = shutil.which("kubectl")
@@ -247,7 +272,7 @@ if kubectl:
     components = bool(m) and (int(m.group(1)), int(m.group(2))) >= (3, 7)
     variants = [(base_dir, objects, None), (mon_dir, mon_objects, None), (kp_dir, kp_objects, None)]
     if components:
-        variants.append((crio_dir, objects, crio_ds))
+        variants += [(crio_dir, objects, crio_ds), (k3s_dir, objects, k3s_ds)]
     for d, objs, want_ds in variants:
         out = subprocess.run([kubectl, "kustomize", d], capture_output=True, text=True)
         check(out.returncode == 0, f"kubectl kustomize {d}: {out.stderr.strip()}")
@@ -260,8 +285,31 @@ if kubectl:
             want_ds["spec"]["template"]["spec"]["containers"][0]["image"] = got[0]["spec"]["template"]["spec"][
                 "containers"][0]["image"] if got else None
             check(got and got[0] == want_ds, f"kubectl kustomize {d}: the DaemonSet differs from the patched base")
+    # The Prometheus Operator kustomizations with a runtime's component, as README tells
+    # CRI-O and k3s clusters to apply them: the DaemonSet is that runtime's.
+    if components:
+        import tempfile
+        for prom_dir, prom_objects in ((kp_dir, kp_objects), (mon_dir, mon_objects)):
+            for comp, want in (("cri-o", crio_ds), ("k3s", k3s_ds)):
+                with tempfile.TemporaryDirectory() as tmp:
+                    with open(os.path.join(tmp, "kustomization.yaml"), "w") as f:
+                        yaml.safe_dump({"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+                                        "resources": [os.path.relpath(prom_dir, tmp)],
+                                        "components": [os.path.relpath(os.path.join(root, "deploy/components", comp),
+                                                                       tmp)]}, f)
+                    out = subprocess.run([kubectl, "kustomize", tmp], capture_output=True, text=True)
+                    where = f"{os.path.relpath(prom_dir, root)} with components/{comp}"
+                    check(out.returncode == 0, f"kubectl kustomize {where}: {out.stderr.strip()}")
+                    rendered = [o for o in yaml.safe_load_all(out.stdout) if o]
+                    got = [o for o in rendered if o["kind"] == "DaemonSet"]
+                    want_args = want["spec"]["template"]["spec"]["containers"][0]["args"]
+                    check(len(got) == 1 and got[0]["spec"]["template"]["spec"]["containers"][0]["args"] == want_args,
+                          f"{where}: the DaemonSet is not the {comp} variant's")
+                    check(len(rendered) == len(prom_objects), f"{where} renders {len(rendered)} objects")
+                    variants.append((tmp, rendered, None))
     print(f"kubectl kustomize: {len(variants)} kustomizations render"
-          + ("" if components else " (this kubectl's kustomize predates components: CRI-O variant checked here only)"))
+          + ("" if components else " (this kubectl's kustomize predates components: the runtime variants checked "
+                                    "here only)"))
 else:
     print("kubectl is not installed: kustomize rendering not checked (the structure was)")
 

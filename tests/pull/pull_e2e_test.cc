@@ -711,8 +711,8 @@ int BarFill(const std::string& screen, const std::string& digest) {
 
 TEST_F(PullE2e, StatletPullDrawsMovingBarsInATerminal) {
   Tmux tmux;
-  ASSERT_TRUE(tmux.Start(std::string(STATLET_E2E_AGENT) + " pull --endpoint unix://" + stage_->statlet_socket() + " " +
-                         image_->ref + "; echo EXIT=$?; sleep 600"));
+  ASSERT_TRUE(tmux.Start(std::string(STATLET_E2E_AGENT) + " pull --cri.endpoint unix://" + stage_->statlet_socket() +
+                         " " + image_->ref + "; echo EXIT=$?; sleep 600"));
   std::vector<int> fills;
   std::string screen;
   ASSERT_TRUE(testing::WaitFor(
@@ -749,8 +749,8 @@ TEST_F(PullE2e, StatletPullDrawsMovingBarsInATerminal) {
 
 TEST_F(PullE2e, StatletPullPrintsPlainLinesWhenPiped) {
   const std::string out = stage_->dir() + "/pull.out", err = stage_->dir() + "/pull.err";
-  int code =
-      RunExit({STATLET_E2E_AGENT, "pull", "--endpoint", "unix://" + stage_->statlet_socket(), image_->ref}, out, err);
+  int code = RunExit({STATLET_E2E_AGENT, "pull", "--cri.endpoint", "unix://" + stage_->statlet_socket(), image_->ref},
+                     out, err);
   std::string text = ReadAll(out);
   EXPECT_EQ(code, 0) << ReadAll(err);
   EXPECT_EQ(text.find('\033'), std::string::npos) << "no terminal control codes when piped";
@@ -772,7 +772,7 @@ TEST_F(PullE2e, StatletPullExitsWithThreeWhenThePullStalls) {
   const std::string out = stage_->dir() + "/stall.out", err = stage_->dir() + "/stall.err";
   int code = -1;
   std::thread run([&] {
-    code = RunExit({STATLET_E2E_AGENT, "pull", "--endpoint", "unix://" + stage_->statlet_socket(),
+    code = RunExit({STATLET_E2E_AGENT, "pull", "--cri.endpoint", "unix://" + stage_->statlet_socket(),
                     "--no-progress-timeout", "2s", image_->ref},
                    out, err);
   });

@@ -63,6 +63,8 @@ start_daemon() {
   statlet --help > $R/statlet/help.out 2>&1
   grep -q -- '--cri.listen' $R/statlet/help.out && flags="$flags --cri.listen $CRI_SOCK"
   grep -q -- '--bpf' $R/statlet/help.out && flags="$flags --bpf=on"
+  # Which files the eBPF walks render is a debug line (check_results.py reads it).
+  grep -q -- '--log.level' $R/statlet/help.out && flags="$flags --log.level=debug"
   echo "$flags" > $R/statlet/daemon.flags
   make_cgroup /system.slice/statlet
   run_in /system.slice/statlet statlet $flags > $R/statlet/daemon.log 2>&1
