@@ -119,6 +119,7 @@ class FixedTree : public Collector {
     }
     return s;
   }
+  const char* CgroupMode() const override { return "v2"; }
 };
 
 // The kernel side as the probes give it: every live cgroup's own values, Seed(k) with k

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "tests/reliability/daemon_under_test.h"
-#include "tests/reliability/raw_http.h"
 #include "tests/support/child_process.h"
+#include "tests/support/http_client.h"
 #include "tests/support/live_cgroup.h"
+#include "tests/support/statlet_daemon.h"
 #include "tests/support/wait_for.h"
 
 namespace statlet::testing {
