@@ -345,13 +345,28 @@ const std::vector<Option>& Options() {
        }},
       {"cri.max-message-bytes", "cri.max_message_bytes", "16777216",
        "A unary ListPodSandboxMetrics answer larger than this is refused with RESOURCE_EXHAUSTED (the kubelet "
-       "accepts 16 MiB); StreamPodSandboxMetrics has no such limit.",
+       "accepts 16 MiB); StreamPodSandboxMetrics has no such limit. In proxy mode also the largest message "
+       "passed either way.",
        false,
        [](DaemonOptions* o, const std::string& v) {
          uint64_t n = 0;
          if (Status s = ParseUint("cri.max-message-bytes", v, &n); !s.ok()) return s;
          if (n == 0) return InvalidArgument("cri.max-message-bytes must be > 0");
          o->cri.max_unary_metrics_bytes = n;
+         return Status::Ok();
+       }},
+      {"cri.proxy", "cri.proxy", "false",
+       "Proxy mode: the CRI socket is the node's container runtime endpoint for the kubelet. Stats calls and "
+       "PullImage are answered by statlet; every other runtime.v1 call passes to --runtime.endpoint (which must "
+       "be set) unchanged (docs/cri.md).",
+       true, [](DaemonOptions* o, const std::string& v) { return ParseBool("cri.proxy", v, &o->cri.proxy); }},
+      {"cri.proxy-max-calls", "cri.proxy_max_calls", "1024",
+       "Proxy mode: calls passed to the runtime in flight at once; more are answered RESOURCE_EXHAUSTED.", false,
+       [](DaemonOptions* o, const std::string& v) {
+         uint64_t n = 0;
+         if (Status s = ParseUint("cri.proxy-max-calls", v, &n); !s.ok()) return s;
+         if (n == 0 || n > 65536) return InvalidArgument("cri.proxy-max-calls must be 1..65536");
+         o->cri.proxy_max_calls = static_cast<int>(n);
          return Status::Ok();
        }},
       {"runtime.endpoint", "runtime.endpoint", "",
@@ -749,6 +764,12 @@ Status ParseDaemonOptions(const std::vector<std::string>& args, DaemonOptions* o
       subtree_flags = true;
     }
     if (Status s = opt->set(out, value); !s.ok()) return s;
+  }
+  if (out->cri.proxy) {
+    if (out->cri.listen.empty()) return InvalidArgument("cri.proxy needs a CRI socket (--cri.listen)");
+    if (out->cri.runtime_endpoint.empty() || out->cri.runtime_endpoint == "none") {
+      return InvalidArgument("cri.proxy needs the runtime's socket (--runtime.endpoint unix:///...)");
+    }
   }
   if (!out->web_config_file.empty()) {
     auto web = LoadWebConfig(out->web_config_file);
