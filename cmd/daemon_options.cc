@@ -360,7 +360,7 @@ const std::vector<Option>& Options() {
        "PullImage are answered by statlet; every other runtime.v1 call passes to --runtime.endpoint (which must "
        "be set) unchanged (docs/cri.md).",
        true, [](DaemonOptions* o, const std::string& v) { return ParseBool("cri.proxy", v, &o->cri.proxy); }},
-      {"cri.proxy-max-calls", "cri.proxy_max_calls", "1024",
+      {"cri.proxy-max-calls", "cri.proxy_max_calls", "4096",
        "Proxy mode: calls passed to the runtime in flight at once; more are answered RESOURCE_EXHAUSTED.", false,
        [](DaemonOptions* o, const std::string& v) {
          uint64_t n = 0;

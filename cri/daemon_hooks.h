@@ -27,7 +27,7 @@ struct CriDaemonOptions {
   // Proxy mode (cri/passthrough.h): the socket passes every call statlet does not answer
   // to runtime_endpoint.
   bool proxy = false;
-  int proxy_max_calls = 1024;
+  int proxy_max_calls = 4096;
 };
 
 // A started RuntimeClient, or null when disabled.

@@ -43,7 +43,7 @@ namespace statlet::cri {
 
 struct PassThroughOptions {
   std::string runtime_endpoint;  // unix:///run/containerd/containerd.sock
-  int max_calls = 1024;
+  int max_calls = 4096;
   size_t max_message_bytes = size_t{16} << 20;  // what the kubelet and containerd accept
   size_t max_held_bytes = size_t{64} << 20;
   std::chrono::milliseconds request_timeout{10000};
