@@ -150,7 +150,7 @@ TEST(DaemonOptions, ImagePullOptionsFromFlagsAndFile) {
   EXPECT_EQ(o.pulls.containerd_endpoint, "unix:///run/c.sock");
   ::unlink(path.c_str());
 
-  // The seed's 1 s..1 min for the per-node object; whole seconds for timeouts.
+  // The 2019 Image Pull Progress KEP's 1 s..1 min for the per-node object; whole seconds for timeouts.
   for (const char* bad : {"--pull.status-period=500ms", "--pull.status-period=2m", "--pull.status-period=1500ms",
                           "--pull.no-progress-timeout=1.5s", "--pull.poll-interval=1ms", "--pull.apiserver=ftp://x",
                           "--pull.max-pulls=0", "--pull.containerd-endpoint=tcp://x"}) {
@@ -205,6 +205,30 @@ TEST(DaemonOptions, HelpDocumentsEveryFlag) {
   DaemonOptions o;
   ASSERT_TRUE(ParseDaemonOptions({"--help"}, &o).ok());
   EXPECT_TRUE(o.help);
+}
+
+TEST(DaemonOptions, CriProxyNeedsItsSocketAndTheRuntimes) {
+  DaemonOptions o;
+  ASSERT_TRUE(
+      ParseDaemonOptions({"--cri.proxy", "--runtime.endpoint=unix:///run/containerd/containerd.sock"}, &o).ok());
+  EXPECT_TRUE(o.cri.proxy);
+  EXPECT_EQ(o.cri.proxy_max_calls, 4096);
+  DaemonOptions plain;
+  ASSERT_TRUE(ParseDaemonOptions({}, &plain).ok());
+  EXPECT_FALSE(plain.cri.proxy) << "stats mode by default";
+  const std::vector<std::vector<std::string>> bad = {
+      {"--cri.proxy"},
+      {"--cri.proxy", "--runtime.endpoint=none"},
+      {"--cri.proxy", "--runtime.endpoint=unix:///run/containerd/containerd.sock", "--cri.listen="},
+      {"--cri.proxy-max-calls=0"},
+      {"--cri.proxy-max-calls=100000"}};
+  for (const auto& args : bad) {
+    DaemonOptions b;
+    Status e = ParseDaemonOptions(args, &b);
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument) << args[0];
+    EXPECT_NE(e.message().find("cri."), std::string::npos) << e.message();
+  }
+  EXPECT_NE(DaemonUsage().find("--cri.proxy"), std::string::npos);
 }
 
 TEST(WebConfig, ParsesSupportedFieldsAndRejectsTheRest) {
