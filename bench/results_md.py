@@ -2,7 +2,7 @@
 """Turns one bench/run's outputs into bench/RESULTS.md and bench/results.json.
 
 usage: results_md.py OUT_DIR RESULTS.md results.json
-OUT_DIR holds cri.json (bench_cri --json), encoder.json (Google Benchmark JSON) and the
+OUT_DIR holds cri.json (bench_cri --json), proxy.json (bench_proxy --json), encoder.json (Google Benchmark JSON) and the
 text output of every bench (<name>.txt).
 """
 import datetime
@@ -80,6 +80,33 @@ def cri_tables(cri):
     return lines
 
 
+def proxy_table(proxy):
+    lines = [f"\n### CRI proxy: containerd straight vs through statlet (--cri.proxy)\n",
+             f"{proxy['rounds']} rounds alternating the sides, {proxy['calls']} calls of each kind per side and round, "
+             f"{proxy['cycles']} pod cycles per side and round, {proxy['pods']} pods listed. "
+             "Targets: ≤ +100 µs p50 and ≤ +1 ms p99 per passed call, the pod cycle ≤ 1.05× direct, "
+             "proxy RSS ≤ stats-mode RSS + 5 MiB after 10,000 passed calls.\n",
+             "| call | direct p50 ms [min–max] | statlet p50 ms [min–max] | added p50 µs [min–max] | "
+             "direct p99 ms | statlet p99 ms | added p99 µs [min–max] |",
+             "|---|---|---|---|---|---|---|"]
+    for u in proxy["unary"]:
+        lines.append(f"| {u['call']} | {u['direct_p50_ms']:.3f} [{u['direct_p50_min_ms']:.3f}–{u['direct_p50_max_ms']:.3f}] "
+                     f"| {u['statlet_p50_ms']:.3f} [{u['statlet_p50_min_ms']:.3f}–{u['statlet_p50_max_ms']:.3f}] "
+                     f"| {u['added_p50_us']:+.0f} [{u['added_p50_min_us']:+.0f}…{u['added_p50_max_us']:+.0f}] "
+                     f"| {u['direct_p99_ms']:.3f} | {u['statlet_p99_ms']:.3f} "
+                     f"| {u['added_p99_us']:+.0f} [{u['added_p99_min_us']:+.0f}…{u['added_p99_max_us']:+.0f}] |")
+    c = proxy["cycle"]
+    lines.append(f"\nPod cycle (RunPodSandbox → CreateContainer → StartContainer → StopContainer → RemoveContainer → "
+                 f"StopPodSandbox → RemovePodSandbox): direct {c['direct_ms']:.1f} ms [{c['direct_min_ms']:.1f}–"
+                 f"{c['direct_max_ms']:.1f}], through statlet {c['statlet_ms']:.1f} ms [{c['statlet_min_ms']:.1f}–"
+                 f"{c['statlet_max_ms']:.1f}], ratio {c['ratio']:.3f}× [{c['ratio_min']:.3f}–{c['ratio_max']:.3f}].")
+    m = proxy["memory"]
+    lines.append(f"RSS after {m['passed']} passed calls: proxy {m['proxy_kib'] / 1024:.1f} MiB "
+                 f"({m['proxy_before_kib'] / 1024:.1f} before them), stats mode {m['stats_kib'] / 1024:.1f} MiB "
+                 f"({m['stats_before_kib'] / 1024:.1f}): {(m['proxy_kib'] - m['stats_kib']) / 1024:+.1f} MiB.")
+    return lines
+
+
 def encoder_table(enc):
     lines = ["\n### Prometheus encoder (Google Benchmark, medians of the repetitions)\n",
              "| benchmark | ns per series | CPU ns per iteration |", "|---|---|---|"]
@@ -113,6 +140,11 @@ def main():
         with open(cri_path) as f:
             results["cri"] = json.load(f)
         lines += cri_tables(results["cri"])
+    proxy_path = os.path.join(out, "proxy.json")
+    if os.path.exists(proxy_path):
+        with open(proxy_path) as f:
+            results["proxy"] = json.load(f)
+        lines += proxy_table(results["proxy"])
     enc_path = os.path.join(out, "encoder.json")
     if os.path.exists(enc_path):
         with open(enc_path) as f:

@@ -3,8 +3,8 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/utsname.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -19,10 +19,12 @@
 #include "cmd/build_info.h"
 #include "cmd/commands.h"
 #include "cmd/daemon_options.h"
+#include "cmd/service_notify.h"
 #include "cmd/startup_summary.h"
 #include "collector/collector.h"
 #include "collector/sampler.h"
 #include "cri/daemon_hooks.h"
+#include "cri/deferred_source.h"
 #include "exporters/kubernetes_authorizer.h"
 #include "exporters/metrics_http_server.h"
 #include "exporters/otlp/otlp_exporter.h"
@@ -130,6 +132,43 @@ int RunDaemonCommand(int argc, char** argv) {
     return 1;
   }
 
+  // The runtime's metadata joins the snapshots; absent or down, stats are still served.
+  std::unique_ptr<RuntimeClient> runtime = cri::StartRuntimeClient(opts.cri);
+  // Image pulls (the CRI socket's ImageService, over the runtime's own pull), their
+  // per-node view on /imagepulls and their families on /metrics (and in OTLP, below).
+  std::unique_ptr<pulls::ImagePulls> pulls;
+  if (!opts.cri.listen.empty() && opts.pulls.enabled && opts.cri.runtime_endpoint != "none") {
+    opts.pulls.pulls_only = opts.cri.proxy;
+    auto started = pulls::ImagePulls::Start(opts.pulls, opts.cri.runtime_endpoint);
+    if (!started.ok()) {
+      log::Error("cannot start image pulls: " + started.status().message());
+      return 1;
+    }
+    pulls = std::move(*started);
+  }
+  SelfMetrics self_metrics(StatletVersion(), StatletRevision());
+  // Proxy mode: the CRI socket is the kubelet's runtime, so it serves first (before the
+  // eBPF programs load and the collector's first walk): passed calls need neither, and a
+  // stats call that comes meanwhile waits for the Sampler.
+  cri::DeferredSource deferred_source;
+  StatusOr<std::unique_ptr<cri::CriServer>> cri_server = std::unique_ptr<cri::CriServer>();
+  if (opts.cri.proxy) {
+    cri_server = cri::StartCriServer(&deferred_source, opts.cri, opts.metrics, &self_metrics,
+                                     pulls ? pulls->service() : nullptr, runtime.get());
+    if (!cri_server.ok()) {
+      log::Error("cannot start the CRI proxy: " + cri_server.status().message());
+      return 1;
+    }
+    NotifyServiceManager("READY=1");
+  }
+  // Whatever ends the daemon, the CRI server stops before the Sampler it reads goes.
+  struct StopCriFirst {
+    StatusOr<std::unique_ptr<cri::CriServer>>* server;
+    ~StopCriFirst() {
+      if (server->ok() && **server) (**server)->Stop(std::chrono::milliseconds(0));
+    }
+  };
+
   // Optional eBPF probes: in auto mode a probe that cannot load is skipped with a log line
   // and reported down by statlet_bpf_probe_up; with --bpf=off every probe reports down.
   // Loaded before the collector, which takes part of its files from the cgroup_stats probe.
@@ -144,11 +183,9 @@ int RunDaemonCommand(int argc, char** argv) {
     log::Error("cannot start the collector: " + collector.status().message());
     return 1;
   }
-  // The runtime's metadata joins the snapshots; absent or down, stats are still served.
-  std::unique_ptr<RuntimeClient> runtime = cri::StartRuntimeClient(opts.cri);
   const std::string cgroup_mode = (*collector)->CgroupMode();
-  SelfMetrics self_metrics(StatletVersion(), StatletRevision());
   Sampler sampler(std::move(*collector), runtime.get(), probes->get());
+  StopCriFirst stop_cri_first{&cri_server};
   // Freed memory goes back to the kernel within a period of a burst (large answers,
   // clients flooding the sockets), so the resident set follows what is in use; between
   // calls the daemon holds no snapshot that nobody can reuse (~2 KB a cgroup).
@@ -201,21 +238,14 @@ int RunDaemonCommand(int argc, char** argv) {
     }
     opts.http.authorizer = std::move(*authorizer);
   }
+  deferred_source.Bind(&sampler);
   auto server = MetricsHttpServer::Create(opts.http, opts.metrics, &sampler, &self_metrics);
   if (!server.ok()) {
     log::Error("cannot configure the HTTP server: " + server.status().message());
     return 1;
   }
-  // Image pulls (the CRI socket's ImageService, over the runtime's own pull), their
-  // per-node view on /imagepulls and their families on /metrics (and in OTLP, below).
-  std::unique_ptr<pulls::ImagePulls> pulls;
-  if (!opts.cri.listen.empty() && opts.pulls.enabled && opts.cri.runtime_endpoint != "none") {
-    auto started = pulls::ImagePulls::Start(opts.pulls, opts.cri.runtime_endpoint);
-    if (!started.ok()) {
-      log::Error("cannot start image pulls: " + started.status().message());
-      return 1;
-    }
-    pulls = std::move(*started);
+  // Image pulls: their per-node view on /imagepulls and their families on /metrics.
+  if (pulls) {
     (*server)->AddFamilies(pulls->metrics());
     pulls::ImagePulls* p = pulls.get();
     (*server)->AddRoute("/imagepulls", [p] {
@@ -241,12 +271,15 @@ int RunDaemonCommand(int argc, char** argv) {
   }
 
   // CRI runtime.v1 stats on a unix socket, from the same Sampler.
-  auto cri_server =
-      cri::StartCriServer(&sampler, opts.cri, opts.metrics, &self_metrics, pulls ? pulls->service() : nullptr);
-  if (!cri_server.ok()) {
-    log::Error("cannot start the CRI stats service: " + cri_server.status().message());
-    (*server)->Stop();
-    return 1;
+  if (!opts.cri.proxy) {
+    cri_server = cri::StartCriServer(&sampler, opts.cri, opts.metrics, &self_metrics,
+                                     pulls ? pulls->service() : nullptr, runtime.get());
+    if (!cri_server.ok()) {
+      log::Error("cannot start the CRI stats service: " + cri_server.status().message());
+      (*server)->Stop();
+      return 1;
+    }
+    NotifyServiceManager("READY=1");
   }
 
   // OTLP push, on its own thread, from the same Sampler; the pull families on the node's
@@ -284,6 +317,7 @@ int RunDaemonCommand(int argc, char** argv) {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   log::Info(std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ", shutting down");
+  NotifyServiceManager("STOPPING=1");
   if (otlp_exporter) otlp_exporter->Stop();  // aborts a request in flight
   if (pulls) pulls->Stop();                  // pull calls end before the server waits for its calls
   // Within Kubernetes' grace period whatever the clients do: calls still running after a

@@ -24,6 +24,9 @@ void RegisterPullFlags(FlagSet& flags, DaemonOptions* o);       // --pull.*: ima
 void RegisterOtlpFlags(FlagSet& flags, DaemonOptions* o);       // --otlp.*: OTLP push
 void RegisterBpfFlags(FlagSet& flags, DaemonOptions* o);        // --bpf, --bpf.*: eBPF probes
 
+// What one flag cannot judge alone: --cri.proxy needs --cri.listen and --runtime.endpoint.
+Status CheckCriFlags(const cri::CriDaemonOptions& c);
+
 // Every flag of the daemon, bound to *o; the defaults --help shows are *o's values now.
 void RegisterDaemonFlags(FlagSet& flags, DaemonOptions* o);
 

@@ -166,6 +166,7 @@ Status ParseDaemonOptions(const std::vector<std::string>& args, DaemonOptions* o
       return InvalidArgument("--" + (m.rfind(flag->name + ":", 0) == 0 ? m : flag->name + ": " + m));
     }
   }
+  if (Status s = CheckCriFlags(out->cri); !s.ok()) return s;
   if (!out->web_config_file.empty()) {
     auto web = LoadWebConfig(out->web_config_file);
     if (!web.ok()) return web.status();

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <string>
 
+#include "proto/cri_services.h"
+
 namespace statlet::cri {
 namespace {
 
@@ -24,13 +26,20 @@ class CallMetricsInterceptor final : public grpc::experimental::Interceptor {
 
  private:
   // "/runtime.v1.RuntimeService/ListContainerStats" -> "RuntimeService/ListContainerStats".
+  // A method statlet's proto does not declare counts as "<Service>/other", and any other
+  // path as "other": in proxy mode callers choose the paths, and the label stays bounded.
   static std::string MethodName(const char* full) {
     std::string_view m = full ? full : "";
     if (!m.empty() && m.front() == '/') m.remove_prefix(1);
     const size_t slash = m.find('/');
-    const size_t dot = m.rfind('.', slash);
-    if (dot != std::string_view::npos && dot < slash) m.remove_prefix(dot + 1);
-    return std::string(m);
+    if (slash == std::string_view::npos) return "other";
+    const std::string_view service = m.substr(0, slash), method = m.substr(slash + 1);
+    for (const google::protobuf::ServiceDescriptor* known : {&proto::CriRuntimeService(), &proto::CriImageService()}) {
+      if (service != known->full_name()) continue;
+      return known->name() + "/" +
+             (known->FindMethodByName(std::string(method)) != nullptr ? std::string(method) : "other");
+    }
+    return "other";
   }
 
   metrics::CallObserver* observer_;

@@ -6,6 +6,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
+
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/resource_quota.h>
 
@@ -53,7 +56,15 @@ constexpr int kKeepaliveTimeoutMs = 20 * 1000;
 
 constexpr int kPollerIdleMs = 1000;
 
-void Bound(grpc::ServerBuilder* builder) {
+// Proxy mode: the socket is the kubelet's runtime. Its calls are many and some live long
+// (GetContainerEvents, PullImage and ExecSync have no deadline): no connection age, so a
+// stream lasts as long as it would on the runtime's own socket, and more streams per
+// connection (the kubelet's pod workers, probes and stats share one); its requests may be
+// as large as the runtime accepts. A passed call holds no thread (callback API), and
+// PassThroughService bounds what passed calls hold and how long they may stall.
+constexpr int kProxyMaxStreamsPerConnection = 512;
+
+void Bound(grpc::ServerBuilder* builder, const std::optional<PassThroughOptions>& proxy) {
   grpc::ResourceQuota quota("statlet-cri");
   quota.SetMaxThreads(kMaxThreads);
   quota.Resize(kTransportMemoryBytes);
@@ -64,10 +75,15 @@ void Bound(grpc::ServerBuilder* builder) {
   // A poller beyond MIN_POLLERS leaves when its wait times out: gRPC's default of 10 s kept
   // the threads of a burst of calls that long after it; one wake-up a second instead.
   builder->SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::CQ_TIMEOUT_MSEC, kPollerIdleMs);
-  builder->SetMaxReceiveMessageSize(kMaxRequestBytes);
-  builder->AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, kMaxStreamsPerConnection);
-  builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, kMaxConnectionAgeMs);
-  builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, kMaxConnectionAgeGraceMs);
+  if (proxy) {
+    builder->SetMaxReceiveMessageSize(static_cast<int>(std::min<size_t>(proxy->max_message_bytes, INT32_MAX)));
+    builder->AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, kProxyMaxStreamsPerConnection);
+  } else {
+    builder->SetMaxReceiveMessageSize(kMaxRequestBytes);
+    builder->AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, kMaxStreamsPerConnection);
+    builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS, kMaxConnectionAgeMs);
+    builder->AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, kMaxConnectionAgeGraceMs);
+  }
   builder->AddChannelArgument(GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, kMaxReadChunkBytes);
   builder->AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE, kMaxMetadataBytes);
   builder->AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, kMaxPingStrikes);
@@ -91,18 +107,28 @@ StatusOr<std::unique_ptr<CriServer>> CriServer::Start(SnapshotSource* source, co
   if (!path.ok()) return path.status();
   if (Status s = PrepareListenPath(*path); !s.ok()) return s;
 
-  std::unique_ptr<CriServer> server(new CriServer(*path, std::make_unique<CriStatsService>(source, options.service)));
+  CriServiceOptions service = options.service;
+  std::unique_ptr<PassThroughService> pass_through;
+  if (options.proxy) {
+    service.stats_calls_only = true;
+    auto created = PassThroughService::Create(*options.proxy);
+    if (!created.ok()) return created.status();
+    pass_through = std::move(*created);
+  }
+  std::unique_ptr<CriServer> server(new CriServer(*path, std::make_unique<CriStatsService>(source, service)));
+  server->pass_through_ = std::move(pass_through);
   grpc::Service* images = options.image_service;
-  if (images == nullptr) {
+  if (images == nullptr && !options.proxy) {
     server->unimplemented_images_ = std::make_unique<UnimplementedImageService>();
     images = server->unimplemented_images_.get();
   }
   grpc::ServerBuilder builder;
-  Bound(&builder);
+  Bound(&builder, options.proxy);
   int bound = 0;
   builder.AddListeningPort("unix:" + *path, grpc::InsecureServerCredentials(), &bound);
   builder.RegisterService(server->stats_.get());
-  builder.RegisterService(images);
+  if (images != nullptr) builder.RegisterService(images);
+  if (server->pass_through_) builder.RegisterCallbackGenericService(server->pass_through_.get());
   if (options.call_observer) {
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
     interceptors.push_back(CallMetricsInterceptorFactory(options.call_observer));
@@ -120,7 +146,12 @@ StatusOr<std::unique_ptr<CriServer>> CriServer::Start(SnapshotSource* source, co
   }
   struct stat st;
   if (stat(path->c_str(), &st) == 0) server->socket_inode_ = st.st_ino;
-  log::Info("CRI stats service listening on unix://" + *path);
+  if (options.proxy) {
+    log::Info("CRI proxy listening on unix://" + *path +
+              ": stats calls answered by statlet, every other call passed to " + options.proxy->runtime_endpoint);
+  } else {
+    log::Info("CRI stats service listening on unix://" + *path);
+  }
   return server;
 }
 

@@ -1,15 +1,18 @@
 // CriServer: serves CriStatsService and an ImageService on a unix socket. The daemon
 // starts one with its SnapshotSource (and its image service, pulls/) and stops it at
-// shutdown.
+// shutdown. In proxy mode (`proxy` set) it also registers the generic PassThroughService:
+// every call neither service registers goes to the runtime (cri/passthrough.h).
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "base/status.h"
+#include "cri/passthrough.h"
 #include "cri/stats_service.h"
 #include "metrics/call_observer.h"
 #include "snapshot/snapshot_source.h"
@@ -30,8 +33,12 @@ struct CriServerOptions {
   CriServiceOptions service;
   metrics::CallObserver* call_observer = nullptr;  // told every call when set; must outlive the server
   // Serves runtime.v1.ImageService (must outlive the server); null: every image call
-  // answers UNIMPLEMENTED.
+  // answers UNIMPLEMENTED (passes to the runtime in proxy mode). In proxy mode it must
+  // register only the methods statlet answers itself.
   grpc::Service* image_service = nullptr;
+  // Proxy mode: the runtime and the bounds of passed calls. service.stats_calls_only is
+  // then implied.
+  std::optional<PassThroughOptions> proxy;
 };
 
 class CriServer {
@@ -45,6 +52,8 @@ class CriServer {
   // file. Idempotent.
   void Stop(std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
   const std::string& path() const { return path_; }
+  // Proxy mode's passed calls; null otherwise.
+  const PassThroughService* pass_through() const { return pass_through_.get(); }
 
  private:
   CriServer(std::string path, std::unique_ptr<CriStatsService> stats);
@@ -53,6 +62,7 @@ class CriServer {
   ino_t socket_inode_ = 0;
   std::unique_ptr<CriStatsService> stats_;
   std::unique_ptr<grpc::Service> unimplemented_images_;  // when no image service is given
+  std::unique_ptr<PassThroughService> pass_through_;     // proxy mode; outlives server_
   std::unique_ptr<grpc::Server> server_;
 };
 

@@ -17,7 +17,7 @@ std::unique_ptr<RuntimeClient> StartRuntimeClient(const CriDaemonOptions& o) {
 
 StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, const CriDaemonOptions& o,
                                                     const metrics::SampleRules& rules, metrics::CallObserver* calls,
-                                                    grpc::Service* image_service) {
+                                                    grpc::Service* image_service, RuntimeClient* runtime) {
   if (o.listen.empty()) return std::unique_ptr<CriServer>();
   CriServerOptions so;
   so.listen_path = o.listen;
@@ -26,6 +26,15 @@ StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, cons
   so.service.rules = rules;
   so.call_observer = calls;
   so.image_service = image_service;
+  if (o.proxy) {
+    PassThroughOptions po;
+    po.runtime_endpoint = o.runtime_endpoint;
+    po.max_calls = o.proxy_max_calls;
+    po.max_message_bytes = o.max_unary_metrics_bytes;
+    if (runtime != nullptr) po.on_change = [runtime](std::string_view) { runtime->NoteChange(); };
+    so.proxy = std::move(po);
+    so.service.changes = runtime;
+  }
   return CriServer::Start(source, so);
 }
 

@@ -24,15 +24,22 @@ struct CriDaemonOptions {
   std::chrono::milliseconds runtime_refresh_period{2000};
   std::chrono::nanoseconds max_age = std::chrono::seconds(1);  // snapshot reuse for CRI calls
   size_t max_unary_metrics_bytes = size_t{16} << 20;           // see CriServiceOptions
+  // Proxy mode (cri/passthrough.h): the socket passes every call statlet does not answer
+  // to runtime_endpoint.
+  bool proxy = false;
+  int proxy_max_calls = 4096;
 };
 
 // A started RuntimeClient, or null when disabled.
 std::unique_ptr<RuntimeClient> StartRuntimeClient(const CriDaemonOptions& o);
 // A started CriServer over `source`, or null (and Ok) when --cri.listen is "". `rules`: the
 // daemon's value rules; `calls` (may be null) is told every call; `image_service` serves
-// runtime.v1.ImageService (null: UNIMPLEMENTED).
+// runtime.v1.ImageService (null: UNIMPLEMENTED, or passed in proxy mode); `runtime` (may
+// be null) learns of the changes passed in proxy mode and makes the stats calls wait for
+// their metadata.
 StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, const CriDaemonOptions& o,
                                                     const metrics::SampleRules& rules, metrics::CallObserver* calls,
-                                                    grpc::Service* image_service = nullptr);
+                                                    grpc::Service* image_service = nullptr,
+                                                    RuntimeClient* runtime = nullptr);
 
 }  // namespace statlet::cri

@@ -201,17 +201,38 @@ void FillProcessUsage(const ProcessStats& p, int64_t ts, v1::ProcessUsage* out) 
   SetLimitIf(p.pids_max, out, &M::mutable_pids_limit);
 }
 
-void FillNetworkUsage(const NetNamespaceStats& ns, int64_t ts, v1::NetworkUsage* out) {
-  out->set_timestamp(ts);
+bool FillNetworkUsage(const NetNamespaceStats& ns, int64_t ts, v1::NetworkUsage* out) {
+  // The kubelet reads default_interface of every network it is given, unchecked: a
+  // namespace without eth0 names its first other interface instead, and one with only a
+  // loopback gives no network at all.
+  const NetInterfaceStats* main = nullptr;
   for (const auto& itf : ns.interfaces) {
     if (itf.name == "lo") continue;
     if (itf.name == "eth0") {
-      FillInterface(itf, out->mutable_default_interface());
-    } else {
-      FillInterface(itf, out->add_interfaces());
+      main = &itf;
+      break;
     }
+    if (main == nullptr) main = &itf;
   }
+  if (main == nullptr) return false;
+  out->set_timestamp(ts);
+  FillInterface(*main, out->mutable_default_interface());
+  for (const auto& itf : ns.interfaces) {
+    if (itf.name != "lo" && &itf != main) FillInterface(itf, out->add_interfaces());
+  }
+  return true;
 }
+
+namespace {
+
+// The network of a pod or container, set only when FillNetworkUsage finds one.
+template <typename Msg>
+void SetNetwork(const NetNamespaceStats& ns, int64_t ts, Msg* msg) {
+  v1::NetworkUsage net;
+  if (FillNetworkUsage(ns, ts, &net)) msg->mutable_network()->Swap(&net);
+}
+
+}  // namespace
 
 void FillContainerStats(const CriView& view, const ContainerEntry& c, v1::ContainerStats* out) {
   const Snapshot& snap = *view.snapshot;
@@ -246,7 +267,7 @@ void FillContainerStats(const CriView& view, const ContainerEntry& c, v1::Contai
   if (!cg.host_network) {
     const NetNamespaceStats* ns = snap.Netns(cg);
     if (ns == nullptr && c.pod_index >= 0) ns = view.pods[c.pod_index].netns;
-    if (ns != nullptr) FillNetworkUsage(*ns, ts, out->mutable_network());
+    if (ns != nullptr) SetNetwork(*ns, ts, out);
   }
   out->set_cgroup_path(cg.id.cgroup_path);
   out->set_pod_sandbox_id(c.pod_sandbox_id);
@@ -270,7 +291,7 @@ void FillPodSandboxStats(const CriView& view, const PodEntry& p, v1::PodSandboxS
   auto* linux = out->mutable_linux();
   FillCpuUsage(cg.cpu, ts, linux->mutable_cpu());
   FillMemoryUsage(cg.memory, ts, linux->mutable_memory());
-  if (p.netns != nullptr) FillNetworkUsage(*p.netns, ts, linux->mutable_network());
+  if (p.netns != nullptr) SetNetwork(*p.netns, ts, linux);
   FillProcessUsage(PodAppProcesses(view, p), ts, linux->mutable_process());
   FillIoUsage(cg.io, ts, linux->mutable_io());
   for (int ci : p.containers) FillContainerStats(view, view.containers[ci], linux->add_containers());

@@ -19,8 +19,10 @@ void FillMemoryUsage(const MemoryStats& mem, int64_t timestamp_ns, v1::MemoryUsa
 bool FillSwapUsage(const MemoryStats& mem, int64_t timestamp_ns, v1::SwapUsage* out);
 void FillIoUsage(const IoStats& io, int64_t timestamp_ns, v1::IoUsage* out);
 void FillProcessUsage(const ProcessStats& p, int64_t timestamp_ns, v1::ProcessUsage* out);
-// default_interface = eth0 when present; `interfaces` = the others without the loopback.
-void FillNetworkUsage(const NetNamespaceStats& ns, int64_t timestamp_ns, v1::NetworkUsage* out);
+// default_interface = eth0 when present, else the first other interface; `interfaces` =
+// the others without the loopback. False (`out` untouched) when there is no interface but
+// the loopback: a network without a default interface crashes the kubelet.
+bool FillNetworkUsage(const NetNamespaceStats& ns, int64_t timestamp_ns, v1::NetworkUsage* out);
 void FillPsi(const Psi& psi, v1::PsiStats* out);
 
 void FillContainerStats(const CriView& view, const ContainerEntry& c, v1::ContainerStats* out);

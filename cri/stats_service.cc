@@ -1,14 +1,18 @@
 #include "cri/stats_service.h"
 
 #include <malloc.h>
+#include <time.h>
 
+#include <algorithm>
 #include <atomic>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "cri/pod_metrics.h"
 #include "cri/snapshot_to_cri.h"
 #include "cri/stats_selection.h"
+#include "proto/cri_services.h"
 
 namespace statlet::cri {
 namespace v1 = ::runtime::v1;
@@ -54,9 +58,7 @@ constexpr CollectParts kPodStatsParts = CollectParts(CollectParts::kNonContainer
 // ListPodSandboxMetrics carries container_file_descriptors, _sockets and _ulimits_soft.
 constexpr CollectParts kMetricsParts = CollectParts::All();
 
-StatusOr<Frame> Load(SnapshotSource* source, std::chrono::nanoseconds max_age, CollectParts parts) {
-  TrimAfterLargeAnswer();
-  auto snap = source->Get(max_age, parts);
+StatusOr<Frame> Load(StatusOr<SnapshotPtr> snap) {
   if (!snap.ok()) return Unavailable("collecting stats failed: " + snap.status().message());
   Frame f;
   f.snapshot = std::move(snap).value();
@@ -95,8 +97,45 @@ grpc::Status StreamChunks(grpc::ServerWriter<Resp>* writer, const std::vector<co
 
 }  // namespace
 
+bool IsStatsCall(std::string_view method) {
+  static constexpr std::string_view kStats[] = {
+      "ContainerStats",        "ListContainerStats",    "StreamContainerStats",
+      "PodSandboxStats",       "ListPodSandboxStats",   "StreamPodSandboxStats",
+      "ListMetricDescriptors", "ListPodSandboxMetrics", "StreamPodSandboxMetrics",
+  };
+  return std::find(std::begin(kStats), std::end(kStats), method) != std::end(kStats);
+}
+
 CriStatsService::CriStatsService(SnapshotSource* source, CriServiceOptions options)
-    : source_(source), options_(options) {}
+    : source_(source), options_(options) {
+  if (!options_.stats_calls_only) return;
+  // Registered methods take precedence over the generic service: every method that is not
+  // a stats call is unregistered (the descriptor's order is the generated service's).
+  const google::protobuf::ServiceDescriptor& service = proto::CriRuntimeService();
+  for (int i = 0; i < service.method_count(); ++i) {
+    if (!IsStatsCall(service.method(i)->name())) MarkMethodGeneric(i);
+  }
+}
+
+StatusOr<SnapshotPtr> CriStatsService::LoadSnapshot(CollectParts parts) {
+  TrimAfterLargeAnswer();
+  std::chrono::nanoseconds max_age = options_.max_age;
+  if (RuntimeClient* rc = options_.changes; rc != nullptr) {
+    // The runtime lists what the caller has just created or removed through statlet: the
+    // answer must name it as the runtime does (ids, pods of containers), so it waits for
+    // a round of the runtime client that began after the last change, and for a
+    // collection younger than that round's metadata.
+    if (const uint64_t change = rc->changes(); change != 0) {
+      if (std::optional<int64_t> covered = rc->WaitCovering(change, options_.freshness_wait)) {
+        timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        const int64_t now = static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+        max_age = std::min(max_age, std::chrono::nanoseconds(std::max<int64_t>(now - *covered, 0)));
+      }
+    }
+  }
+  return source_->Get(max_age, parts);
+}
 
 grpc::Status CriStatsService::Version(Ctx*, const v1::VersionRequest*, v1::VersionResponse* resp) {
   resp->set_version("0.1.0");  // the kubelet runtime API version every runtime reports
@@ -109,7 +148,7 @@ grpc::Status CriStatsService::Version(Ctx*, const v1::VersionRequest*, v1::Versi
 grpc::Status CriStatsService::ContainerStats(Ctx*, const v1::ContainerStatsRequest* req,
                                              v1::ContainerStatsResponse* resp) {
   if (req->container_id().empty()) return ToGrpc(InvalidArgument("container_id is empty"));
-  auto frame = Load(source_, options_.max_age, kContainerStatsParts);
+  auto frame = Load(LoadSnapshot(kContainerStatsParts));
   if (!frame.ok()) return ToGrpc(frame.status());
   auto c = FindContainer(frame->view, req->container_id());
   if (!c.ok()) return ToGrpc(c.status());
@@ -121,7 +160,7 @@ grpc::Status CriStatsService::ListContainerStats(Ctx*, const v1::ListContainerSt
                                                  v1::ListContainerStatsResponse* resp) {
   ContainerFilter filter = FromProto(req->filter());
   if (statlet::Status s = ValidateLabelSelector(filter.label_selector); !s.ok()) return ToGrpc(s);
-  auto frame = Load(source_, options_.max_age, kContainerStatsParts);
+  auto frame = Load(LoadSnapshot(kContainerStatsParts));
   if (!frame.ok()) return ToGrpc(frame.status());
   for (const ContainerEntry* c : Select(frame->view, frame->view.containers, filter)) {
     FillContainerStats(frame->view, *c, resp->add_stats());
@@ -133,7 +172,7 @@ grpc::Status CriStatsService::StreamContainerStats(Ctx*, const v1::StreamContain
                                                    grpc::ServerWriter<v1::StreamContainerStatsResponse>* writer) {
   ContainerFilter filter = FromProto(req->filter());
   if (statlet::Status s = ValidateLabelSelector(filter.label_selector); !s.ok()) return ToGrpc(s);
-  auto frame = Load(source_, options_.max_age, kContainerStatsParts);
+  auto frame = Load(LoadSnapshot(kContainerStatsParts));
   if (!frame.ok()) return ToGrpc(frame.status());
   const CriView& view = frame->view;
   return StreamChunks(
@@ -145,7 +184,7 @@ grpc::Status CriStatsService::StreamContainerStats(Ctx*, const v1::StreamContain
 grpc::Status CriStatsService::PodSandboxStats(Ctx*, const v1::PodSandboxStatsRequest* req,
                                               v1::PodSandboxStatsResponse* resp) {
   if (req->pod_sandbox_id().empty()) return ToGrpc(InvalidArgument("pod_sandbox_id is empty"));
-  auto frame = Load(source_, options_.max_age, kPodStatsParts);
+  auto frame = Load(LoadSnapshot(kPodStatsParts));
   if (!frame.ok()) return ToGrpc(frame.status());
   auto p = FindPod(frame->view, req->pod_sandbox_id());
   if (!p.ok()) return ToGrpc(p.status());
@@ -157,7 +196,7 @@ grpc::Status CriStatsService::ListPodSandboxStats(Ctx*, const v1::ListPodSandbox
                                                   v1::ListPodSandboxStatsResponse* resp) {
   PodFilter filter = FromProto(req->filter());
   if (statlet::Status s = ValidateLabelSelector(filter.label_selector); !s.ok()) return ToGrpc(s);
-  auto frame = Load(source_, options_.max_age, kPodStatsParts);
+  auto frame = Load(LoadSnapshot(kPodStatsParts));
   if (!frame.ok()) return ToGrpc(frame.status());
   for (const PodEntry* p : Select(frame->view, frame->view.pods, filter)) {
     FillPodSandboxStats(frame->view, *p, resp->add_stats());
@@ -169,7 +208,7 @@ grpc::Status CriStatsService::StreamPodSandboxStats(Ctx*, const v1::StreamPodSan
                                                     grpc::ServerWriter<v1::StreamPodSandboxStatsResponse>* writer) {
   PodFilter filter = FromProto(req->filter());
   if (statlet::Status s = ValidateLabelSelector(filter.label_selector); !s.ok()) return ToGrpc(s);
-  auto frame = Load(source_, options_.max_age, kPodStatsParts);
+  auto frame = Load(LoadSnapshot(kPodStatsParts));
   if (!frame.ok()) return ToGrpc(frame.status());
   const CriView& view = frame->view;
   return StreamChunks(
@@ -186,7 +225,7 @@ grpc::Status CriStatsService::ListMetricDescriptors(Ctx*, const v1::ListMetricDe
 
 grpc::Status CriStatsService::ListPodSandboxMetrics(Ctx*, const v1::ListPodSandboxMetricsRequest*,
                                                     v1::ListPodSandboxMetricsResponse* resp) {
-  auto frame = Load(source_, options_.max_age, kMetricsParts);
+  auto frame = Load(LoadSnapshot(kMetricsParts));
   if (!frame.ok()) return ToGrpc(frame.status());
   metrics::SnapshotSamples samples(CriSampleRules(options_.rules));
   samples.Bind(*frame->view.snapshot);
@@ -211,7 +250,7 @@ grpc::Status CriStatsService::ListPodSandboxMetrics(Ctx*, const v1::ListPodSandb
 
 grpc::Status CriStatsService::StreamPodSandboxMetrics(Ctx*, const v1::StreamPodSandboxMetricsRequest*,
                                                       grpc::ServerWriter<v1::StreamPodSandboxMetricsResponse>* writer) {
-  auto frame = Load(source_, options_.max_age, kMetricsParts);
+  auto frame = Load(LoadSnapshot(kMetricsParts));
   if (!frame.ok()) return ToGrpc(frame.status());
   const CriView& view = frame->view;
   metrics::SnapshotSamples samples(CriSampleRules(options_.rules));

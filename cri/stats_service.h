@@ -1,14 +1,18 @@
 // CriStatsService: runtime.v1 RuntimeService's stats calls over statlet's snapshots.
 // Every RPC reads one snapshot through SnapshotSource::Get(max_age), so concurrent callers
 // share a collection (single-flight lives in the source). Methods not overridden here
-// answer UNIMPLEMENTED (gRPC's default for a declared but unimplemented method).
+// answer UNIMPLEMENTED (gRPC's default for a declared but unimplemented method) — except in
+// proxy mode, where only the stats calls are registered and every other method is left to
+// the server's generic service, which passes it to the runtime (cri/passthrough.h).
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <string_view>
 
 #include "metrics/snapshot_samples.h"
 #include "proto/api.grpc.pb.h"
+#include "runtime/runtime_client.h"
 #include "snapshot/snapshot_source.h"
 
 namespace statlet::cri {
@@ -24,7 +28,18 @@ struct CriServiceOptions {
   size_t max_unary_metrics_bytes = size_t{16} << 20;
   // The value rules of ListPodSandboxMetrics (the network always on the pod).
   metrics::SampleRules rules;
+  // Proxy mode: register the stats calls only (Version and the rest pass to the runtime).
+  bool stats_calls_only = false;
+  // Proxy mode: the runtime client that sees the changes passed through statlet; a stats
+  // call first waits (at most freshness_wait) for the metadata of every change noted
+  // before it began, and answers from a collection that read it. Null: no waiting.
+  RuntimeClient* changes = nullptr;
+  std::chrono::milliseconds freshness_wait{2000};
 };
+
+// The names of the calls CriStatsService answers (the stats and metrics calls and their
+// Stream* variants; Version is also answered outside proxy mode).
+bool IsStatsCall(std::string_view method);
 
 class CriStatsService final : public ::runtime::v1::RuntimeService::Service {
  public:
@@ -53,6 +68,10 @@ class CriStatsService final : public ::runtime::v1::RuntimeService::Service {
       ::grpc::ServerWriter<::runtime::v1::StreamPodSandboxMetricsResponse>*) override;
 
  private:
+  // A snapshot for one call: no older than max_age and, with `changes`, read after the
+  // metadata of the changes noted so far.
+  StatusOr<SnapshotPtr> LoadSnapshot(CollectParts parts);
+
   SnapshotSource* source_;
   CriServiceOptions options_;
 };

@@ -53,6 +53,7 @@ StatusOr<std::unique_ptr<ImagePulls>> ImagePulls::Start(const ImagePullOptions& 
   self->engine_->Start();
   ImageServiceOptions so;
   so.default_no_progress_timeout = o.no_progress_timeout;
+  so.pulls_only = o.pulls_only;
   self->service_ = NewImageService(self->engine_.get(), self->runtime_.get(), so);
   self->writer_ = std::move(writer);
   StatusWriter* w = self->writer_.get();

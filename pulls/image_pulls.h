@@ -46,6 +46,9 @@ struct ImagePullOptions {
   std::string apiserver;
   std::string apiserver_token_file;  // empty: the service account's
   std::string apiserver_ca_file;
+  // Proxy mode (not a flag: the daemon sets it): the image service registers the pull
+  // calls only, the CRI server passes the others to the runtime.
+  bool pulls_only = false;
 };
 
 class ImagePulls {

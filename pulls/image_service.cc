@@ -6,6 +6,7 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
+#include "proto/cri_services.h"
 #include "proto/image_service.grpc.pb.h"
 #include "pulls/report_schedule.h"
 
@@ -328,7 +329,16 @@ using Base = v1::ImageService::WithRawCallbackMethod_ListImages<v1::ImageService
 class ImageService final : public Base {
  public:
   ImageService(PullEngine* engine, RuntimeChannel* runtime, ImageServiceOptions options)
-      : engine_(engine), runtime_(runtime), options_(options) {}
+      : engine_(engine), runtime_(runtime), options_(options) {
+    if (!options_.pulls_only) return;
+    // Registered methods take precedence over the server's generic service: the calls
+    // that are not pulls are unregistered (the descriptor's order is the service's).
+    const google::protobuf::ServiceDescriptor& service = proto::CriImageService();
+    for (int i = 0; i < service.method_count(); ++i) {
+      const std::string& name = service.method(i)->name();
+      if (name != "PullImage" && name != "PullImageWithProgress" && name != "PullImageProgress") MarkMethodGeneric(i);
+    }
+  }
 
   grpc::ServerUnaryReactor* ListImages(grpc::CallbackServerContext* ctx, const grpc::ByteBuffer* req,
                                        grpc::ByteBuffer* resp) override {
@@ -358,6 +368,9 @@ class ImageService final : public Base {
     StatusOr<PullRequest> request = parsed.ParseFromString(bytes)
                                         ? MakePullRequest(parsed, bytes)
                                         : StatusOr<PullRequest>(InvalidArgument("PullImageRequest does not parse"));
+    // In proxy mode a request the engine cannot take (no image, a name it does not parse)
+    // is the runtime's to judge: the caller gets the runtime's own answer.
+    if (!request.ok() && options_.pulls_only) return Forward(ctx, "/runtime.v1.ImageService/PullImage", req, resp);
     SubscribeOptions o;
     o.no_progress_timeout = options_.default_no_progress_timeout;
     return UnaryPullCall::Start(engine_, std::move(request), o, resp);

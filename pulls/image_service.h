@@ -9,6 +9,9 @@
 //     --image-endpoint` pointed at statlet works for everything.
 //   * StreamImages answers UNIMPLEMENTED (crictl does not use it; containerd 1.6 does
 //     not serve it).
+// In proxy mode (`pulls_only`, docs/cri.md) only PullImage and the two progress
+// calls are registered: the other image calls reach the CRI server's generic service,
+// which passes them to the runtime with their metadata and trailers.
 #pragma once
 
 #include <chrono>
@@ -31,6 +34,8 @@ struct ImageServiceOptions {
   std::chrono::milliseconds forward_timeout{120000};
   // Passed-through calls in flight at once; more answer RESOURCE_EXHAUSTED.
   int max_forwarded_calls = 64;
+  // Register PullImage, PullImageWithProgress and PullImageProgress only (proxy mode).
+  bool pulls_only = false;
 };
 
 // `engine` and `runtime` must outlive the service.

@@ -1,9 +1,11 @@
 #include "runtime/runtime_client.h"
 
 #include <sys/stat.h>
+#include <time.h>
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
 
 #include <grpcpp/grpcpp.h>
 
@@ -51,6 +53,15 @@ bool IsSocket(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
+int64_t MonotonicNowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// Containers new to a round asked ContainerStats for their writable layer, at most.
+constexpr int kMaxLayerAsksPerRound = 16;
+
 std::string Describe(const grpc::Status& s) {
   return "code " + std::to_string(static_cast<int>(s.error_code())) + ": " + s.error_message();
 }
@@ -77,6 +88,45 @@ Opt<uint64_t> UnifiedBytes(const google::protobuf::Map<std::string, std::string>
   if (ec != std::errc() || end != v.data() + v.size() || v.empty()) return std::nullopt;
   return n;
 }
+
+// The runtime's FilesystemUsage as a writable layer. The filesystem under a reachable
+// mountpoint is measured with statvfs once per reader (one round); a runtime that names no
+// mountpoint is asked (once per reader) where its container filesystem is.
+class LayerReader {
+ public:
+  explicit LayerReader(std::function<std::string()> container_filesystem)
+      : container_filesystem_(std::move(container_filesystem)) {}
+
+  ContainerMetadata::WritableLayer Read(const v1::FilesystemUsage& fu) {
+    ContainerMetadata::WritableLayer l;
+    l.timestamp_ns = fu.timestamp();
+    l.mountpoint = fu.fs_id().mountpoint();
+    if (l.mountpoint.empty()) {
+      if (!asked_) fallback_ = container_filesystem_();
+      asked_ = true;
+      l.mountpoint = fallback_;
+    }
+    if (fu.has_used_bytes()) l.used_bytes = fu.used_bytes().value();
+    if (fu.has_inodes_used()) l.inodes_used = fu.inodes_used().value();
+    if (l.timestamp_ns == 0) l.timestamp_ns = 1;  // reported, without a time of its own
+    if (!l.mountpoint.empty()) {
+      auto [it, fresh] = by_mountpoint_.try_emplace(l.mountpoint);
+      if (fresh && !StatFilesystem(l.mountpoint, &it->second)) it->second.device.clear();
+      const FilesystemStats& fs = it->second;
+      l.capacity_bytes = fs.capacity_bytes;
+      l.inodes_total = fs.inodes_total;
+      l.inodes_free = fs.inodes_free;
+      l.device = fs.device;
+    }
+    return l;
+  }
+
+ private:
+  std::function<std::string()> container_filesystem_;
+  bool asked_ = false;
+  std::string fallback_;
+  std::unordered_map<std::string, FilesystemStats> by_mountpoint_;
+};
 
 // The memory part of the resources the runtime reports for a container.
 ContainerMetadata::MemoryResources MemoryResourcesOf(const v1::LinuxContainerResources& r) {
@@ -146,9 +196,16 @@ void RuntimeClient::Loop() {
   std::chrono::steady_clock::time_point last_stats{};
   bool stats_asked = false;
   while (true) {
+    const uint64_t round_change = changes_.load(std::memory_order_relaxed);
     Status s = Refresh();
     std::chrono::milliseconds wait = options_.refresh_period;
     if (s.ok()) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        covered_change_ = std::max(covered_change_, round_change);
+        covered_at_ns_ = MonotonicNowNs();
+      }
+      covered_cv_.notify_all();
       auto now = std::chrono::steady_clock::now();
       if (options_.stats_period.count() > 0 && (!stats_asked || now - last_stats >= options_.stats_period)) {
         // A failure is counted in the status and retried at the next period, not sooner:
@@ -163,8 +220,29 @@ void RuntimeClient::Loop() {
       backoff = std::min(backoff * 2, options_.max_backoff);
     }
     std::unique_lock<std::mutex> lock(loop_mu_);
-    if (loop_cv_.wait_for(lock, wait, [this] { return stop_; })) return;
+    // A change noted during the round (or the wait) starts the next one at once.
+    loop_cv_.wait_for(lock, wait, [&] { return stop_ || changes_.load(std::memory_order_relaxed) != round_change; });
+    if (stop_) return;
   }
+}
+
+uint64_t RuntimeClient::NoteChange() {
+  const uint64_t n = changes_.fetch_add(1, std::memory_order_relaxed) + 1;
+  {
+    // Taken only for the wake-up not to fall between the loop's check and its wait: the
+    // loop holds it just while it decides to wait, never during a round.
+    std::lock_guard<std::mutex> lock(loop_mu_);
+  }
+  loop_cv_.notify_all();
+  return n;
+}
+
+std::optional<int64_t> RuntimeClient::WaitCovering(uint64_t change, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const bool covered = covered_cv_.wait_for(
+      lock, timeout, [&] { return covered_change_ >= change || status_.state != RuntimeState::kUp; });
+  if (!covered || covered_change_ < change) return std::nullopt;
+  return covered_at_ns_;
 }
 
 std::shared_ptr<const MetadataMap> RuntimeClient::Current() {
@@ -187,7 +265,8 @@ void RuntimeClient::SetState(RuntimeState s, const std::string& endpoint, const 
     status_.last_error = error;
     if (s != RuntimeState::kUp) ++status_.failures;
   }
-  if (before == s) return;  // log transitions only: once per outage
+  if (s != RuntimeState::kUp) covered_cv_.notify_all();  // nobody waits for a round that cannot come
+  if (before == s) return;                               // log transitions only: once per outage
   switch (s) {
     case RuntimeState::kAbsent:
       log::Warn("no container runtime found (" + error +
@@ -218,6 +297,7 @@ Status RuntimeClient::RefreshLocked() {
   if (Status s = VersionLocked(*path); !s.ok()) return s;
   if (Status s = ListLocked(*path); !s.ok()) return s;
   if (Status s = AskNewContainersLocked(*path); !s.ok()) return s;
+  AskNewLayersLocked();
   PublishIfChangedLocked();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -354,7 +434,8 @@ void RuntimeClient::PublishIfChangedLocked() {
   for (const auto& c : lists_->containers.containers()) {
     auto it = known_.find(c.id());
     fp += c.id() + ":" + std::to_string(c.state()) + ":" +
-          std::to_string(it == known_.end() ? 0 : it->second.started_at) + ";";
+          std::to_string(it == known_.end() ? 0 : it->second.started_at) + ":" + std::to_string(layers_.count(c.id())) +
+          ";";
   }
   if (fp == last_fingerprint_) return;
   last_fingerprint_ = std::move(fp);
@@ -445,51 +526,50 @@ Status RuntimeClient::RefreshStatsLocked() {
     grpc::Status s = conn_->stub->ListContainerStats(&ctx, v1::ListContainerStatsRequest(), &resp);
     if (!s.ok()) return Unavailable("ListContainerStats failed: " + Describe(s));
   }
-  // A runtime that names no mountpoint: its container filesystem from ImageFsInfo, asked
-  // at most once per round.
-  bool asked_fs_info = false;
-  std::string fs_info_mountpoint;
-  auto fallback_mountpoint = [&]() -> const std::string& {
-    if (asked_fs_info) return fs_info_mountpoint;
-    asked_fs_info = true;
-    grpc::ClientContext ctx;
-    ActiveCall active(this, &ctx);
-    v1::ImageFsInfoResponse info;
-    if (conn_->images->ImageFsInfo(&ctx, v1::ImageFsInfoRequest(), &info).ok()) {
-      for (const auto* list : {&info.container_filesystems(), &info.image_filesystems()}) {
-        for (const auto& fs : *list) {
-          if (fs_info_mountpoint.empty()) fs_info_mountpoint = fs.fs_id().mountpoint();
-        }
-      }
-    }
-    return fs_info_mountpoint;
-  };
-  std::unordered_map<std::string, FilesystemStats> by_mountpoint;  // statvfs once per filesystem
+  LayerReader reader([this] { return ContainerFilesystemLocked(); });
   std::unordered_map<std::string, ContainerMetadata::WritableLayer> layers;
   for (const auto& cs : resp.stats()) {
     if (!cs.has_writable_layer() || cs.attributes().id().empty()) continue;
-    const v1::FilesystemUsage& fu = cs.writable_layer();
-    ContainerMetadata::WritableLayer l;
-    l.timestamp_ns = fu.timestamp();
-    l.mountpoint = fu.fs_id().mountpoint();
-    if (l.mountpoint.empty()) l.mountpoint = fallback_mountpoint();
-    if (fu.has_used_bytes()) l.used_bytes = fu.used_bytes().value();
-    if (fu.has_inodes_used()) l.inodes_used = fu.inodes_used().value();
-    if (l.timestamp_ns == 0) l.timestamp_ns = 1;  // reported, without a time of its own
-    if (!l.mountpoint.empty()) {
-      auto [it, fresh] = by_mountpoint.try_emplace(l.mountpoint);
-      if (fresh && !StatFilesystem(l.mountpoint, &it->second)) it->second.device.clear();
-      const FilesystemStats& fs = it->second;
-      l.capacity_bytes = fs.capacity_bytes;
-      l.inodes_total = fs.inodes_total;
-      l.inodes_free = fs.inodes_free;
-      l.device = fs.device;
-    }
-    layers.emplace(cs.attributes().id(), std::move(l));
+    layers.emplace(cs.attributes().id(), reader.Read(cs.writable_layer()));
   }
   layers_ = std::move(layers);
   PublishLocked();
   return Status::Ok();
+}
+
+void RuntimeClient::AskNewLayersLocked() {
+  if (options_.stats_period.count() == 0) return;  // the runtime's stats are never asked
+  LayerReader reader([this] { return ContainerFilesystemLocked(); });
+  int asked = 0;
+  for (const auto& c : lists_->containers.containers()) {
+    if (asked == kMaxLayerAsksPerRound) break;
+    if (c.state() != v1::CONTAINER_RUNNING || layers_.count(c.id()) != 0 || !layer_asked_.insert(c.id()).second) {
+      continue;
+    }
+    ++asked;
+    grpc::ClientContext ctx;
+    ActiveCall active(this, &ctx);
+    v1::ContainerStatsRequest req;
+    req.set_container_id(c.id());
+    v1::ContainerStatsResponse resp;
+    if (!conn_->stub->ContainerStats(&ctx, req, &resp).ok() || !resp.stats().has_writable_layer()) continue;
+    layers_.emplace(c.id(), reader.Read(resp.stats().writable_layer()));
+  }
+  // Forget the containers gone from the lists.
+  std::erase_if(layer_asked_, [&](const std::string& id) { return known_.count(id) == 0; });
+}
+
+std::string RuntimeClient::ContainerFilesystemLocked() {
+  grpc::ClientContext ctx;
+  ActiveCall active(this, &ctx);
+  v1::ImageFsInfoResponse info;
+  if (!conn_->images->ImageFsInfo(&ctx, v1::ImageFsInfoRequest(), &info).ok()) return "";
+  for (const auto* list : {&info.container_filesystems(), &info.image_filesystems()}) {
+    for (const auto& fs : *list) {
+      if (!fs.fs_id().mountpoint().empty()) return fs.fs_id().mountpoint();
+    }
+  }
+  return "";
 }
 
 SourceState RuntimeClient::State() const {

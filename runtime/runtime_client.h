@@ -10,17 +10,26 @@
 // default; never per scrape) for what only the runtime knows: each container's writable
 // layer (used bytes and inodes, and where it lives). The filesystem under it is measured
 // with statvfs when statlet can reach the reported mountpoint; a runtime that reports no
-// mountpoint is asked ImageFsInfo for its container filesystem instead.
+// mountpoint is asked ImageFsInfo for its container filesystem instead. A container new to
+// a round is asked ContainerStats at once, so its layer does not wait for the next period.
+//
+// In proxy mode (cri/passthrough.h) statlet sees the calls that change the node's sandboxes
+// and containers: NoteChange starts a round at once, and the stats calls wait (briefly)
+// for a round that covers every change noted before they began, so that their answers
+// name what the runtime lists (WaitCovering).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "base/status.h"
@@ -87,9 +96,23 @@ class RuntimeClient : public MetadataSource {
   RuntimeClientStatus status() const;
   SourceState State() const override;
 
+  // A call that changes sandboxes or containers succeeded through statlet's CRI socket: the
+  // next round starts now. Returns the change's number. Never waits on a round.
+  uint64_t NoteChange();
+  // The number of the last change noted.
+  uint64_t changes() const { return changes_.load(std::memory_order_relaxed); }
+  // Waits until a round that started after change `change` has published, at most
+  // `timeout`, and not at all while the runtime is not up. Returns the CLOCK_MONOTONIC ns
+  // from which a collection reads that round's metadata; none when it did not come.
+  std::optional<int64_t> WaitCovering(uint64_t change, std::chrono::milliseconds timeout);
+
  private:
   struct Conn;
   void Loop();
+  // ContainerStats of running containers without a writable layer yet (a few a round).
+  void AskNewLayersLocked();
+  // The runtime's container filesystem (ImageFsInfo), for layers reported without one.
+  std::string ContainerFilesystemLocked();
   // One list round by phase: the socket, the channel, Version (once per connection), the
   // lists, ContainerStatus for containers new to us, and the map when anything changed.
   Status RefreshLocked();
@@ -122,10 +145,15 @@ class RuntimeClient : public MetadataSource {
   struct Lists;
   std::unique_ptr<Lists> lists_;
   std::unordered_map<std::string, ContainerMetadata::WritableLayer> layers_;
+  std::unordered_set<std::string> layer_asked_;  // guarded by refresh_mu_: ContainerStats asked once
 
   mutable std::mutex mu_;
   std::shared_ptr<const MetadataMap> current_;  // guarded by mu_
   RuntimeClientStatus status_;                  // guarded by mu_
+  std::atomic<uint64_t> changes_{0};
+  uint64_t covered_change_ = 0;  // guarded by mu_: the last change a published round covers
+  int64_t covered_at_ns_ = 0;    // guarded by mu_: when that round published
+  std::condition_variable covered_cv_;
 
   class ActiveCall;
   std::mutex call_mu_;

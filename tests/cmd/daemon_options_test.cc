@@ -280,6 +280,30 @@ TEST(DaemonOptions, HelpDocumentsEveryFlag) {
   EXPECT_TRUE(o.help);
 }
 
+TEST(DaemonOptions, CriProxyNeedsItsSocketAndTheRuntimes) {
+  DaemonOptions o;
+  ASSERT_TRUE(
+      ParseDaemonOptions({"--cri.proxy", "--runtime.endpoint=unix:///run/containerd/containerd.sock"}, &o).ok());
+  EXPECT_TRUE(o.cri.proxy);
+  EXPECT_EQ(o.cri.proxy_max_calls, 4096);
+  DaemonOptions plain;
+  ASSERT_TRUE(ParseDaemonOptions({}, &plain).ok());
+  EXPECT_FALSE(plain.cri.proxy) << "stats mode by default";
+  const std::vector<std::vector<std::string>> bad = {
+      {"--cri.proxy"},
+      {"--cri.proxy", "--runtime.endpoint=none"},
+      {"--cri.proxy", "--runtime.endpoint=unix:///run/containerd/containerd.sock", "--cri.listen="},
+      {"--cri.proxy-max-calls=0"},
+      {"--cri.proxy-max-calls=100000"}};
+  for (const auto& args : bad) {
+    DaemonOptions b;
+    Status e = ParseDaemonOptions(args, &b);
+    EXPECT_EQ(e.code(), StatusCode::kInvalidArgument) << args[0];
+    EXPECT_NE(e.message().find("cri."), std::string::npos) << e.message();
+  }
+  EXPECT_NE(DaemonUsage().find("--cri.proxy"), std::string::npos);
+}
+
 TEST(WebConfig, ParsesSupportedFieldsAndRejectsTheRest) {
   auto ok = ParseWebConfig(
       "tls_server_config:\n  cert_file: /c.pem\n  key_file: /k.pem\n"

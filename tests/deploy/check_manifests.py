@@ -172,6 +172,10 @@ listen = [a.split("=", 1)[1] for a in container["args"] if a.startswith("--web.l
 check(listen and all(int(listen[0].rsplit(":", 1)[1]) == p["containerPort"] for p in port_names.values()),
       f"--web.listen-address {listen} is not the container port")
 
+# The DaemonSet serves stats mode: a pod cannot be its own kubelet's runtime endpoint
+# (proxy mode runs on the host: deploy/systemd/statlet-cri-proxy.service).
+check(not any(a == "--cri.proxy" or a.startswith("--cri.proxy=") for a in container["args"]),
+      "the DaemonSet must not run proxy mode")
 
 # ---------------------------------------------------------------- Prometheus Operator variants
 def check_servicemonitor(d, job, path):

@@ -3,9 +3,13 @@
 #
 #   containerd_harness.sh start DIR CGROUP_ROOT IMAGE   containerd on DIR/containerd.sock
 #   containerd_harness.sh stop DIR                      stop it and remove every trace
+#   containerd_harness.sh stop-daemon DIR               stop containerd alone (its pods and
+#                                                       state stay, as when it crashes)
+#   containerd_harness.sh start-daemon DIR              start it again over that state
 #
 # containerd runs in a network namespace of its own (the CNI bridge and the pods' veths
-# live there, never in the host's), with root, state, sockets and CNI files under DIR.
+# live there, never in the host's; kept at DIR/netns across restarts), with root, state,
+# sockets and CNI files under DIR.
 # Pods are expected under CGROUP_ROOT (their cgroup_parent); stop kills what is left in
 # those cgroups and removes them, deepest first, in every hierarchy, as the kubelet would.
 # Only processes this harness started are signalled, each by its PID.
@@ -35,16 +39,33 @@ start() {
   sed -e "s|@DIR@|$dir|g" "$HERE/10-bridge.conflist.in" > "$dir/cni/net.d/10-bridge.conflist"
   /usr/bin/python3 "$HERE/make_oci_image.py" "$dir/image.tar" "$image" > "$dir/image.digest"
 
-  # A new network namespace with lo up; exec keeps the PID, so it is containerd's.
-  unshare --net -- sh -c 'ip link set lo up && exec containerd --config "$1"' sh "$dir/containerd.toml" \
-    > "$dir/containerd.log" 2>&1 < /dev/null &
+  # A network namespace of its own, kept at DIR/netns (a restarted containerd finds its
+  # bridge there), with lo up.
+  touch "$dir/netns"
+  unshare --net="$dir/netns" ip link set lo up
+  start_daemon "$dir"
+  ctr --address "$dir/containerd.sock" -n k8s.io images import "$dir/image.tar" > "$dir/import.log" 2>&1 \
+    || { cat "$dir/import.log" >&2; die "image import failed"; }
+}
+
+# containerd in DIR/netns; exec keeps the PID, so it is containerd's.
+start_daemon() {
+  local dir="$1"
+  nsenter --net="$dir/netns" containerd --config "$dir/containerd.toml" >> "$dir/containerd.log" 2>&1 < /dev/null &
   echo $! > "$dir/containerd.pid"
   if ! wait_for 30 ctr --address "$dir/containerd.sock" version; then
     tail -20 "$dir/containerd.log" >&2
     die "containerd did not answer on $dir/containerd.sock"
   fi
-  ctr --address "$dir/containerd.sock" -n k8s.io images import "$dir/image.tar" > "$dir/import.log" 2>&1 \
-    || { cat "$dir/import.log" >&2; die "image import failed"; }
+}
+
+# SIGTERM to containerd alone (the shims and their containers go on); waits for it to exit.
+stop_daemon() {
+  local dir="$1" pid
+  pid="$(cat "$dir/containerd.pid")"
+  kill -TERM "$pid" 2>/dev/null || return 0
+  wait_for 10 sh -c "! kill -0 $pid" || kill -KILL "$pid" 2>/dev/null || true
+  wait_for 10 sh -c "! kill -0 $pid"
 }
 
 # Processes whose command line names this containerd's socket: the shims it started.
@@ -96,5 +117,7 @@ stop() {
 case "${1:-}" in
   start) [ $# -eq 4 ] || die "usage: $0 start DIR CGROUP_ROOT IMAGE"; start "$2" "$3" "$4" ;;
   stop) [ $# -eq 2 ] || die "usage: $0 stop DIR"; stop "$2" ;;
-  *) die "usage: $0 start DIR CGROUP_ROOT IMAGE | stop DIR" ;;
+  stop-daemon) [ $# -eq 2 ] || die "usage: $0 stop-daemon DIR"; stop_daemon "$2" ;;
+  start-daemon) [ $# -eq 2 ] || die "usage: $0 start-daemon DIR"; start_daemon "$2" ;;
+  *) die "usage: $0 start DIR CGROUP_ROOT IMAGE | stop DIR | stop-daemon DIR | start-daemon DIR" ;;
 esac

@@ -124,6 +124,20 @@ void H2Attacker::SubmitCall(const std::string& method) {
   nghttp2_submit_request(session_, nullptr, hdrs, sizeof hdrs / sizeof hdrs[0], &body, nullptr);
 }
 
+void H2Attacker::OpenIdleCalls(const std::string& method, int count) {
+  if (!ok()) return;
+  for (int i = 0; i < count; ++i) {
+    nghttp2_nv hdrs[] = {Header(":method", "POST"),
+                         Header(":scheme", "http"),
+                         Header(":path", method),
+                         Header(":authority", "localhost"),
+                         Header("content-type", "application/grpc"),
+                         Header("te", "trailers")};
+    nghttp2_submit_headers(session_, NGHTTP2_FLAG_NONE, -1, nullptr, hdrs, sizeof hdrs / sizeof hdrs[0], nullptr);
+  }
+  Flush(std::chrono::seconds(2));
+}
+
 void H2Attacker::OpenCalls(const std::string& method, int count) {
   if (!ok()) return;
   for (int i = 0; i < count; ++i) SubmitCall(method);

@@ -26,6 +26,9 @@ class H2Attacker {
   // with an empty request message; as many as the server's stream limit lets through are
   // sent now, the rest as streams close.
   void OpenCalls(const std::string& method, int count);
+  // Opens `count` calls of `method` with their headers only: no request message and no
+  // half-close, as a client that abandoned them would leave them.
+  void OpenIdleCalls(const std::string& method, int count);
   // Sends PINGs for `duration`, and with every 64 PINGs a call of `method` when one is
   // given; reads (and answers) what arrives only when `read`. The number of PINGs sent.
   int FloodPings(std::chrono::milliseconds duration, const std::string& method = "", bool read = false);

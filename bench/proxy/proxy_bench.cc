@@ -1,0 +1,386 @@
+// Upstream api.pb.h before any system header: the values of its enum Signal are named
+// like <signal.h>'s macros.
+#include "api.grpc.pb.h"
+
+// What proxy mode costs a kubelet: the same client (upstream cri-api v0.36.3, the
+// kubelet's channel settings) calls a real containerd straight and through statlet, in
+// alternating order round after round, in one run:
+//   Version, ListContainers (over --pods pods), ContainerStatus: per-call p50 and p99 of
+//     each side, and their difference (what statlet adds);
+//   a pod's cycle RunPodSandbox → CreateContainer → StartContainer → StopContainer →
+//     RemoveContainer → StopPodSandbox → RemovePodSandbox: its time, and statlet/direct.
+// Figures are medians over the rounds with their [min–max]. Then memory: a statlet in
+// stats mode (no --cri.proxy) and the proxy beside it answer the same stats calls, the
+// proxy passes --passed calls more, and both resident sets are read.
+//
+// Targets (docs/cri.md): ≤ +100 µs p50 and ≤ +1 ms p99 per passed unary call, the cycle ≤
+// 1.05× direct, proxy RSS ≤ stats-mode RSS + 5 MiB after 10,000 passed calls. The bench
+// reports them and exits non-zero only when a call fails.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/proxy/kubelet_calls.h"
+#include "tests/proxy/proxy_stage.h"
+#include "tests/support/wait_for.h"
+
+namespace statlet::proxy_test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::seconds;
+
+struct Args {
+  int rounds = 10;
+  int calls = 300;  // per unary call kind, side and round
+  int cycles = 3;   // pod cycles per side and round
+  int pods = 10;    // pods (one container each) ListContainers lists
+  int passed = 10000;
+  std::string json;
+};
+
+double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
+}
+
+struct Spread {
+  double median = 0, min = 0, max = 0;
+};
+Spread SpreadOf(std::vector<double> v) {
+  Spread s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  s.median = v[v.size() / 2];
+  s.min = v.front();
+  s.max = v.back();
+  return s;
+}
+
+uint64_t RssKib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::strtoull(line.c_str() + 6, nullptr, 10);
+  }
+  return 0;
+}
+
+void Check(const grpc::Status& s, const char* what) {
+  if (s.ok()) return;
+  std::fprintf(stderr, "bench_proxy: %s failed: %s\n", what, Describe(s).c_str());
+  std::exit(1);
+}
+
+// One side of the comparison: a client on one socket.
+class Side {
+ public:
+  Side(std::string name, const std::string& socket) : name_(std::move(name)), client_(socket) {}
+  const std::string& name() const { return name_; }
+  KubeletClient& client() { return client_; }
+
+  // `calls` calls of each unary kind; their latencies in ms, by kind.
+  void Unary(int calls, const std::string& container, std::map<std::string, std::vector<double>>* out) {
+    v1::ContainerStatusRequest status;
+    status.set_container_id(container);
+    for (int i = 0; i < calls; ++i) {
+      v1::VersionResponse version;
+      auto t0 = Clock::now();
+      Check(client_.runtime().Version(Ctx().get(), v1::VersionRequest(), &version), "Version");
+      (*out)["Version"].push_back(Ms(Clock::now() - t0));
+    }
+    for (int i = 0; i < calls; ++i) {
+      v1::ListContainersResponse list;
+      auto t0 = Clock::now();
+      Check(client_.runtime().ListContainers(Ctx().get(), v1::ListContainersRequest(), &list), "ListContainers");
+      (*out)["ListContainers"].push_back(Ms(Clock::now() - t0));
+    }
+    for (int i = 0; i < calls; ++i) {
+      v1::ContainerStatusResponse resp;
+      auto t0 = Clock::now();
+      Check(client_.runtime().ContainerStatus(Ctx().get(), status, &resp), "ContainerStatus");
+      (*out)["ContainerStatus"].push_back(Ms(Clock::now() - t0));
+    }
+  }
+
+  // One pod's cycle; its time in ms (the kubelet's rmdir of the pod cgroup not counted).
+  double Cycle(ProxyStage& stage, int n) {
+    Pod pod = NewPod(stage.cgroup_root(), stage.dir(), "cycle-" + name_ + "-" + std::to_string(n));
+    const auto t0 = Clock::now();
+    v1::RunPodSandboxRequest run;
+    *run.mutable_config() = pod.config;
+    v1::RunPodSandboxResponse ran;
+    Check(client_.runtime().RunPodSandbox(Ctx(seconds(120)).get(), run, &ran), "RunPodSandbox");
+    pod.id = ran.pod_sandbox_id();
+    v1::CreateContainerResponse created;
+    Check(client_.runtime().CreateContainer(Ctx().get(), CreateRequest(pod, "app", stage.image(), {"sleep", "3600"}),
+                                            &created),
+          "CreateContainer");
+    v1::StartContainerRequest start;
+    start.set_container_id(created.container_id());
+    v1::StartContainerResponse started;
+    Check(client_.runtime().StartContainer(Ctx().get(), start, &started), "StartContainer");
+    v1::StopContainerRequest stop;
+    stop.set_container_id(created.container_id());
+    stop.set_timeout(0);
+    v1::StopContainerResponse stopped;
+    Check(client_.runtime().StopContainer(Ctx().get(), stop, &stopped), "StopContainer");
+    v1::RemoveContainerRequest rm;
+    rm.set_container_id(created.container_id());
+    v1::RemoveContainerResponse removed;
+    Check(client_.runtime().RemoveContainer(Ctx().get(), rm, &removed), "RemoveContainer");
+    v1::StopPodSandboxRequest stop_pod;
+    stop_pod.set_pod_sandbox_id(pod.id);
+    v1::StopPodSandboxResponse pod_stopped;
+    Check(client_.runtime().StopPodSandbox(Ctx().get(), stop_pod, &pod_stopped), "StopPodSandbox");
+    v1::RemovePodSandboxRequest rm_pod;
+    rm_pod.set_pod_sandbox_id(pod.id);
+    v1::RemovePodSandboxResponse pod_removed;
+    Check(client_.runtime().RemovePodSandbox(Ctx().get(), rm_pod, &pod_removed), "RemovePodSandbox");
+    const double ms = Ms(Clock::now() - t0);
+    (void)RemoveCgroupEverywhere(pod.cgroup_parent, seconds(10));
+    return ms;
+  }
+
+ private:
+  std::string name_;
+  KubeletClient client_;
+};
+
+Args ParseArgs(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    auto value = [&](const char* flag) -> const char* {
+      const size_t n = std::strlen(flag);
+      if (std::strncmp(argv[i], flag, n) == 0 && argv[i][n] == '=') return argv[i] + n + 1;
+      if (std::strcmp(argv[i], flag) == 0 && i + 1 < argc) return argv[++i];
+      return nullptr;
+    };
+    if (const char* v = value("--rounds")) {
+      a.rounds = std::atoi(v);
+    } else if (const char* v = value("--calls")) {
+      a.calls = std::atoi(v);
+    } else if (const char* v = value("--cycles")) {
+      a.cycles = std::atoi(v);
+    } else if (const char* v = value("--pods")) {
+      a.pods = std::atoi(v);
+    } else if (const char* v = value("--passed")) {
+      a.passed = std::atoi(v);
+    } else if (const char* v = value("--json")) {
+      a.json = v;
+    } else {
+      std::fprintf(stderr,
+                   "usage: bench_proxy [--rounds N] [--calls N] [--cycles N] [--pods N] [--passed N] [--json FILE]\n");
+      std::exit(2);
+    }
+  }
+  return a;
+}
+
+int Run(const Args& args) {
+  auto started = ProxyStage::Start(StageOptions());
+  if (!started.ok()) {
+    std::fprintf(stderr, "bench_proxy: %s\n", started.status().ToString().c_str());
+    return 1;
+  }
+  ProxyStage& stage = **started;
+  Side direct("direct", stage.containerd_socket());
+  Side proxied("statlet", stage.statlet_socket());
+
+  // The pods ListContainers lists (made straight on containerd), one of whose containers
+  // ContainerStatus asks about.
+  std::vector<Pod> pods;
+  std::string container;
+  for (int i = 0; i < args.pods; ++i) {
+    Pod pod = NewPod(stage.cgroup_root(), stage.dir(), "listed-" + std::to_string(i));
+    v1::RunPodSandboxRequest run;
+    *run.mutable_config() = pod.config;
+    v1::RunPodSandboxResponse ran;
+    Check(direct.client().runtime().RunPodSandbox(Ctx(seconds(120)).get(), run, &ran), "RunPodSandbox");
+    pod.id = ran.pod_sandbox_id();
+    v1::CreateContainerResponse created;
+    Check(direct.client().runtime().CreateContainer(
+              Ctx().get(), CreateRequest(pod, "app", stage.image(), {"sleep", "2147483647"}), &created),
+          "CreateContainer");
+    v1::StartContainerRequest start;
+    start.set_container_id(created.container_id());
+    v1::StartContainerResponse ok;
+    Check(direct.client().runtime().StartContainer(Ctx().get(), start, &ok), "StartContainer");
+    container = created.container_id();
+    pods.push_back(pod);
+  }
+
+  // Warm both sides (connections, containerd's caches).
+  {
+    std::map<std::string, std::vector<double>> warm;
+    direct.Unary(20, container, &warm);
+    proxied.Unary(20, container, &warm);
+  }
+  const std::vector<std::string> kinds = {"Version", "ListContainers", "ContainerStatus"};
+  std::map<std::string, std::map<std::string, std::vector<double>>> p50, p99;  // kind -> side -> per round
+  std::map<std::string, std::vector<double>> added50, added99;                 // kind -> per round (statlet - direct)
+  std::map<std::string, std::vector<double>> cycle;                            // side -> per round median
+  std::vector<double> cycle_ratio;
+  for (int r = 0; r < args.rounds; ++r) {
+    Side* order[2] = {&direct, &proxied};
+    if (r % 2 == 1) std::swap(order[0], order[1]);
+    std::map<std::string, std::map<std::string, double>> round50, round99;
+    std::map<std::string, double> round_cycle;
+    for (Side* side : order) {
+      std::map<std::string, std::vector<double>> ms;
+      side->Unary(args.calls, container, &ms);
+      for (const auto& kind : kinds) {
+        round50[kind][side->name()] = Quantile(ms[kind], 0.5);
+        round99[kind][side->name()] = Quantile(ms[kind], 0.99);
+        p50[kind][side->name()].push_back(round50[kind][side->name()]);
+        p99[kind][side->name()].push_back(round99[kind][side->name()]);
+      }
+      std::vector<double> cycles;
+      for (int c = 0; c < args.cycles; ++c) cycles.push_back(side->Cycle(stage, r * args.cycles + c));
+      round_cycle[side->name()] = Quantile(cycles, 0.5);
+      cycle[side->name()].push_back(round_cycle[side->name()]);
+    }
+    for (const auto& kind : kinds) {
+      added50[kind].push_back(round50[kind]["statlet"] - round50[kind]["direct"]);
+      added99[kind].push_back(round99[kind]["statlet"] - round99[kind]["direct"]);
+    }
+    cycle_ratio.push_back(round_cycle["statlet"] / round_cycle["direct"]);
+    std::printf(
+        "round %d: Version p50 %.3f/%.3f ms, ListContainers %.3f/%.3f, ContainerStatus %.3f/%.3f, cycle "
+        "%.1f/%.1f ms (direct/statlet)\n",
+        r + 1, round50["Version"]["direct"], round50["Version"]["statlet"], round50["ListContainers"]["direct"],
+        round50["ListContainers"]["statlet"], round50["ContainerStatus"]["direct"],
+        round50["ContainerStatus"]["statlet"], round_cycle["direct"], round_cycle["statlet"]);
+  }
+
+  // Memory: a stats-mode statlet beside the proxy, the same stats calls to both, then the
+  // passed calls to the proxy.
+  const std::string stats_socket = stage.dir() + "/stats-mode.sock";
+  std::vector<std::string> argv = stage.StatletArgs(/*proxy=*/false, stats_socket, testing::FreeLoopbackPort());
+  testing::BinaryProcess stats_mode(argv, stage.dir() + "/stats-mode.log");
+  KubeletClient stats_client(stats_socket);
+  v1::ListPodSandboxStatsRequest stats_req;
+  stats_req.mutable_filter();
+  if (!testing::WaitFor(
+          [&] {
+            v1::ListPodSandboxStatsResponse r;
+            return stats_client.runtime().ListPodSandboxStats(Ctx().get(), stats_req, &r).ok();
+          },
+          seconds(30))) {
+    std::fprintf(stderr, "bench_proxy: the stats-mode statlet did not answer\n");
+    return 1;
+  }
+  for (int i = 0; i < 100; ++i) {
+    for (KubeletClient* c : {&stats_client, &proxied.client()}) {
+      v1::ListPodSandboxStatsResponse r;
+      Check(c->runtime().ListPodSandboxStats(Ctx().get(), stats_req, &r), "ListPodSandboxStats");
+    }
+  }
+  const uint64_t proxy_before = RssKib(stage.statlet_pid()), stats_before = RssKib(stats_mode.pid());
+  v1::ContainerStatusRequest status;
+  status.set_container_id(container);
+  for (int i = 0; i < args.passed; ++i) {
+    switch (i % 3) {
+      case 0: {
+        v1::VersionResponse r;
+        Check(proxied.client().runtime().Version(Ctx().get(), v1::VersionRequest(), &r), "Version");
+        break;
+      }
+      case 1: {
+        v1::ListContainersResponse r;
+        Check(proxied.client().runtime().ListContainers(Ctx().get(), v1::ListContainersRequest(), &r),
+              "ListContainers");
+        break;
+      }
+      default: {
+        v1::ContainerStatusResponse r;
+        Check(proxied.client().runtime().ContainerStatus(Ctx().get(), status, &r), "ContainerStatus");
+      }
+    }
+  }
+  // Both settle (the daemons give freed memory back every 250 ms).
+  std::this_thread::sleep_for(seconds(2));  // a measurement interval, not a synchronisation
+  const uint64_t proxy_after = RssKib(stage.statlet_pid()), stats_after = RssKib(stats_mode.pid());
+  stats_mode.Stop();
+
+  // Report.
+  std::string json = "{\"rounds\": " + std::to_string(args.rounds) + ", \"calls\": " + std::to_string(args.calls) +
+                     ", \"cycles\": " + std::to_string(args.cycles) + ", \"pods\": " + std::to_string(args.pods) +
+                     ", \"unary\": [";
+  std::printf("\n%d rounds, %d calls per kind, side and round, %d pod cycles per side and round, %d pods listed\n",
+              args.rounds, args.calls, args.cycles, args.pods);
+  std::printf("%-16s %-8s %-26s %-26s\n", "call", "side", "p50 ms [min-max]", "p99 ms [min-max]");
+  bool first = true;
+  for (const auto& kind : kinds) {
+    for (const char* side : {"direct", "statlet"}) {
+      Spread a = SpreadOf(p50[kind][side]), b = SpreadOf(p99[kind][side]);
+      std::printf("%-16s %-8s %.3f [%.3f-%.3f]       %.3f [%.3f-%.3f]\n", kind.c_str(), side, a.median, a.min, a.max,
+                  b.median, b.min, b.max);
+    }
+    Spread a = SpreadOf(added50[kind]), b = SpreadOf(added99[kind]);
+    std::printf("%-16s %-8s %+.0f µs [%+.0f..%+.0f]     %+.0f µs [%+.0f..%+.0f]   (targets +100 µs, +1000 µs)\n",
+                kind.c_str(), "added", a.median * 1000, a.min * 1000, a.max * 1000, b.median * 1000, b.min * 1000,
+                b.max * 1000);
+    char buf[512];
+    std::snprintf(
+        buf, sizeof buf,
+        "%s{\"call\": \"%s\", \"direct_p50_ms\": %.4f, \"direct_p50_min_ms\": %.4f, \"direct_p50_max_ms\": "
+        "%.4f, \"statlet_p50_ms\": %.4f, \"statlet_p50_min_ms\": %.4f, \"statlet_p50_max_ms\": %.4f, "
+        "\"direct_p99_ms\": %.4f, \"statlet_p99_ms\": %.4f, \"added_p50_us\": %.1f, \"added_p50_min_us\": "
+        "%.1f, \"added_p50_max_us\": %.1f, \"added_p99_us\": %.1f, \"added_p99_min_us\": %.1f, "
+        "\"added_p99_max_us\": %.1f}",
+        first ? "" : ", ", kind.c_str(), SpreadOf(p50[kind]["direct"]).median, SpreadOf(p50[kind]["direct"]).min,
+        SpreadOf(p50[kind]["direct"]).max, SpreadOf(p50[kind]["statlet"]).median, SpreadOf(p50[kind]["statlet"]).min,
+        SpreadOf(p50[kind]["statlet"]).max, SpreadOf(p99[kind]["direct"]).median, SpreadOf(p99[kind]["statlet"]).median,
+        a.median * 1000, a.min * 1000, a.max * 1000, b.median * 1000, b.min * 1000, b.max * 1000);
+    json += buf;
+    first = false;
+  }
+  Spread cd = SpreadOf(cycle["direct"]), cs = SpreadOf(cycle["statlet"]), cr = SpreadOf(cycle_ratio);
+  std::printf("%-16s %-8s %.1f ms [%.1f-%.1f]\n", "pod cycle", "direct", cd.median, cd.min, cd.max);
+  std::printf("%-16s %-8s %.1f ms [%.1f-%.1f]\n", "pod cycle", "statlet", cs.median, cs.min, cs.max);
+  std::printf("%-16s %-8s %.3fx [%.3f-%.3f]   (target <= 1.05x)\n", "pod cycle", "ratio", cr.median, cr.min, cr.max);
+  std::printf(
+      "RSS after %d passed calls: proxy %.1f MiB (%.1f before), stats mode %.1f MiB (%.1f before): %+.1f MiB "
+      "(target <= +5 MiB)\n",
+      args.passed, proxy_after / 1024.0, proxy_before / 1024.0, stats_after / 1024.0, stats_before / 1024.0,
+      (static_cast<double>(proxy_after) - static_cast<double>(stats_after)) / 1024.0);
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "], \"cycle\": {\"direct_ms\": %.2f, \"direct_min_ms\": %.2f, \"direct_max_ms\": %.2f, \"statlet_ms\": "
+                "%.2f, \"statlet_min_ms\": %.2f, \"statlet_max_ms\": %.2f, \"ratio\": %.4f, \"ratio_min\": %.4f, "
+                "\"ratio_max\": %.4f}, \"memory\": {\"passed\": %d, \"proxy_kib\": %llu, \"proxy_before_kib\": %llu, "
+                "\"stats_kib\": %llu, \"stats_before_kib\": %llu}}\n",
+                cd.median, cd.min, cd.max, cs.median, cs.min, cs.max, cr.median, cr.min, cr.max, args.passed,
+                static_cast<unsigned long long>(proxy_after), static_cast<unsigned long long>(proxy_before),
+                static_cast<unsigned long long>(stats_after), static_cast<unsigned long long>(stats_before));
+  json += buf;
+  if (!args.json.empty()) std::ofstream(args.json) << json;
+
+  for (const Pod& pod : pods) {
+    v1::StopPodSandboxRequest stop;
+    stop.set_pod_sandbox_id(pod.id);
+    v1::StopPodSandboxResponse stopped;
+    (void)direct.client().runtime().StopPodSandbox(Ctx().get(), stop, &stopped);
+    v1::RemovePodSandboxRequest rm;
+    rm.set_pod_sandbox_id(pod.id);
+    v1::RemovePodSandboxResponse removed;
+    (void)direct.client().runtime().RemovePodSandbox(Ctx().get(), rm, &removed);
+    (void)RemoveCgroupEverywhere(pod.cgroup_parent, seconds(10));
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace statlet::proxy_test
+
+int main(int argc, char** argv) { return statlet::proxy_test::Run(statlet::proxy_test::ParseArgs(argc, argv)); }

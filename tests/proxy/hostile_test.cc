@@ -1,0 +1,244 @@
+// Hostile clients on the proxy socket, against a real containerd, while a well-behaved
+// kubelet-like client makes its lifecycle calls:
+//  - 1,000 concurrent streams whose answers are never granted flow-control credit (their
+//    clients never read), on two connections;
+//  - 200 calls opened and abandoned before their request (statlet cuts them after
+//    --cri.proxy's request timeout);
+//  - 20 ExecSync calls abandoned by a client that dies with them in flight (statlet
+//    cancels them at containerd, which kills the processes they started);
+//  - requests over 16 MiB (refused) and just under (passed).
+// The kubelet's calls keep their latency (against a baseline taken in the same run),
+// statlet's threads and memory stay bounded, and what the attackers took comes back.
+// Upstream's api.pb.h before any system header: the values of its enum Signal are named
+// like <signal.h>'s macros.
+#include "api.grpc.pb.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/proxy/kubelet_calls.h"
+#include "tests/proxy/shared_stage.h"
+#include "tests/reliability/daemon_under_test.h"
+#include "tests/reliability/h2_attacker.h"
+#include "tests/support/wait_for.h"
+
+namespace statlet::proxy_test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr int kStalledStreams = 1000;  // two connections of 500
+constexpr int kIdleCalls = 200;
+constexpr int kAbandonedExecs = 20;
+constexpr uint64_t kReturnedWithinKib = 16 * 1024;
+constexpr uint64_t kPeakWithinKib = 128 * 1024;
+constexpr int kMaxExtraThreads = 8;
+// The kubelet's median call may be this much slower while the attack runs (two shared
+// cores: the attackers' own work competes with statlet and containerd for them).
+constexpr double kLatencyRatio = 3.0;
+constexpr double kLatencySlackMs = 2.0;
+
+int ProcessesIn(const std::string& cgroup) {
+  for (const std::string& mount : CgroupMounts()) {
+    std::ifstream in(mount + cgroup + "/cgroup.procs");
+    if (!in) continue;
+    int n = 0;
+    for (std::string line; std::getline(in, line);) n += !line.empty();
+    if (n > 0) return n;
+  }
+  return 0;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
+}
+
+// One round of the kubelet's calls on a running container; the latency of each, in ms.
+std::vector<double> KubeletRound(KubeletClient& kubelet, const std::string& container, int* failures) {
+  std::vector<double> ms;
+  auto timed = [&](auto&& call) {
+    const auto t0 = Clock::now();
+    grpc::Status s = call();
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    if (!s.ok()) ++*failures;
+  };
+  v1::ContainerStatusRequest status;
+  status.set_container_id(container);
+  v1::ContainerStatusResponse status_resp;
+  timed([&] { return kubelet.runtime().ContainerStatus(Ctx().get(), status, &status_resp); });
+  v1::ListContainersResponse list;
+  timed([&] { return kubelet.runtime().ListContainers(Ctx().get(), v1::ListContainersRequest(), &list); });
+  v1::VersionResponse version;
+  timed([&] { return kubelet.runtime().Version(Ctx().get(), v1::VersionRequest(), &version); });
+  return ms;
+}
+
+TEST(ProxyHostile, HostileClientsNeitherSlowTheKubeletNorKeepWhatTheyTook) {
+  std::string error;
+  ProxyStage* stage = SharedStage(&error);
+  ASSERT_NE(stage, nullptr) << error;
+  KubeletClient kubelet(stage->statlet_socket());
+  KubeletClient containerd(stage->containerd_socket());
+  Pod pod = NewPod(stage->cgroup_root(), stage->dir(), "hostile");
+  v1::RunPodSandboxRequest run;
+  *run.mutable_config() = pod.config;
+  v1::RunPodSandboxResponse ran;
+  ASSERT_TRUE(kubelet.runtime().RunPodSandbox(Ctx(seconds(120)).get(), run, &ran).ok());
+  pod.id = ran.pod_sandbox_id();
+  v1::CreateContainerResponse created;
+  ASSERT_TRUE(
+      kubelet.runtime()
+          .CreateContainer(Ctx().get(), CreateRequest(pod, "app", stage->image(), {"sleep", "2147483647"}), &created)
+          .ok());
+  const std::string container = created.container_id();
+  v1::StartContainerRequest start;
+  start.set_container_id(container);
+  v1::StartContainerResponse started;
+  ASSERT_TRUE(kubelet.runtime().StartContainer(Ctx().get(), start, &started).ok());
+  const std::string container_cgroup = pod.cgroup_parent + "/" + container;
+  ASSERT_TRUE(testing::WaitFor([&] { return ProcessesIn(container_cgroup) == 1; }, seconds(10)));
+
+  // Baseline, same run.
+  int failures = 0;
+  for (int i = 0; i < 20; ++i) KubeletRound(kubelet, container, &failures);  // warm
+  std::vector<double> baseline;
+  for (int i = 0; i < 100; ++i) {
+    for (double ms : KubeletRound(kubelet, container, &failures)) baseline.push_back(ms);
+  }
+  ASSERT_EQ(failures, 0);
+  const pid_t pid = stage->statlet_pid();
+  testing::ProcessCost before = testing::CostOf(pid);
+
+  // The attack.
+  std::vector<std::unique_ptr<testing::H2Attacker>> stalled;
+  for (int i = 0; i < 2; ++i) {
+    stalled.push_back(std::make_unique<testing::H2Attacker>(stage->statlet_socket()));
+    ASSERT_TRUE(stalled.back()->ok());
+    stalled.back()->OpenCalls("/runtime.v1.RuntimeService/ListContainers", kStalledStreams / 2);
+  }
+  testing::H2Attacker idle(stage->statlet_socket(), /*grant_credit=*/true);
+  ASSERT_TRUE(idle.ok());
+  idle.OpenIdleCalls("/runtime.v1.RuntimeService/Version", kIdleCalls);
+  // A client that dies with its ExecSync calls in flight (this binary, another process).
+  pid_t abandoner = fork();
+  ASSERT_GE(abandoner, 0);
+  if (abandoner == 0) {
+    execl("/proc/self/exe", "proxy_test", "--abandon-execs", stage->statlet_socket().c_str(), container.c_str(),
+          std::to_string(kAbandonedExecs).c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::atomic<bool> attacking{true};
+  std::atomic<int> over_refused{0}, under_alike{0}, big_sent{0};
+  std::thread big([&] {
+    // Requests of 16 MiB + 1 KiB (statlet refuses them before containerd sees them) and of
+    // 15 MiB (passed: containerd's answer, as it gives it straight).
+    while (attacking) {
+      for (size_t size : {(size_t{16} << 20) + 1024, size_t{15} << 20}) {
+        v1::CreateContainerRequest req = CreateRequest(pod, "big", "no-such-image", {"true"});
+        req.set_pod_sandbox_id("no-such-sandbox");
+        req.mutable_config()->mutable_envs(0)->set_value(std::string(size, 'x'));
+        v1::CreateContainerResponse resp;
+        grpc::Status through = kubelet.runtime().CreateContainer(Ctx().get(), req, &resp);
+        ++big_sent;
+        if (size > (size_t{16} << 20)) {
+          over_refused += through.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED;
+        } else {
+          grpc::Status direct = containerd.runtime().CreateContainer(Ctx().get(), req, &resp);
+          under_alike +=
+              through.error_code() == direct.error_code() && through.error_message() == direct.error_message();
+        }
+      }
+    }
+  });
+  std::thread pump([&] {
+    while (attacking) {
+      for (auto& a : stalled) a->Pump(milliseconds(20));
+      idle.Pump(milliseconds(20));
+    }
+  });
+  ASSERT_TRUE(testing::WaitFor([&] { return ProcessesIn(container_cgroup) >= 1 + kAbandonedExecs; }, seconds(60)))
+      << "the abandoning client's execs never ran";
+  kill(abandoner, SIGKILL);
+  waitpid(abandoner, nullptr, 0);
+
+  // The kubelet's calls while it goes on.
+  testing::ProcessCost worst = testing::CostOf(pid);
+  std::vector<double> attacked;
+  for (int i = 0; i < 100; ++i) {
+    for (double ms : KubeletRound(kubelet, container, &failures)) attacked.push_back(ms);
+    testing::ProcessCost now = testing::CostOf(pid);
+    worst.threads = std::max(worst.threads, now.threads);
+    worst.rss_kib = std::max(worst.rss_kib, now.rss_kib);
+  }
+  EXPECT_EQ(failures, 0) << "the kubelet's calls failed under attack";
+  // The abandoned execs: cancelled at containerd, which ends their processes.
+  EXPECT_TRUE(testing::WaitFor([&] { return ProcessesIn(container_cgroup) == 1; }, seconds(20)))
+      << ProcessesIn(container_cgroup) - 1 << " abandoned exec processes still run";
+  // The idle calls: cut by statlet after its request timeout.
+  EXPECT_TRUE(testing::WaitFor([&] { return idle.streams_closed() >= kIdleCalls; }, seconds(30)))
+      << idle.streams_closed() << " of " << kIdleCalls << " idle calls closed";
+  attacking = false;
+  big.join();
+  pump.join();
+  worst.peak_rss_kib = testing::CostOf(pid).peak_rss_kib;
+  stalled.clear();
+  idle.Close();
+
+  // Returned.
+  testing::ProcessCost after;
+  const bool returned = testing::WaitFor(
+      [&] {
+        KubeletRound(kubelet, container, &failures);
+        after = testing::CostOf(pid);
+        return after.threads <= before.threads + 2 && after.rss_kib < before.rss_kib + kReturnedWithinKib;
+      },
+      seconds(20));
+
+  const double base50 = Median(baseline), base99 = Quantile(baseline, 0.99);
+  const double att50 = Median(attacked), att99 = Quantile(attacked, 0.99);
+  std::printf("figure: kubelet calls p50 %.3f ms (p99 %.3f) alone, p50 %.3f ms (p99 %.3f) during the attack\n", base50,
+              base99, att50, att99);
+  std::printf("figure: statlet threads %d -> %d worst -> %d after; RSS %.1f -> %.1f worst (peak %.1f) -> %.1f MiB\n",
+              before.threads, worst.threads, after.threads, before.rss_kib / 1024.0, worst.rss_kib / 1024.0,
+              worst.peak_rss_kib / 1024.0, after.rss_kib / 1024.0);
+  std::printf("figure: %d big requests: %d over 16 MiB refused, %d under it answered as containerd answers\n",
+              big_sent.load(), over_refused.load(), under_alike.load());
+  EXPECT_LE(att50, kLatencyRatio * base50 + kLatencySlackMs);
+  EXPECT_LE(worst.threads, before.threads + kMaxExtraThreads) << "threads grew with the attack";
+  EXPECT_TRUE(returned) << "threads or memory stayed after the attackers left";
+  EXPECT_EQ(over_refused.load() + under_alike.load(), big_sent.load());
+  EXPECT_GT(over_refused.load(), 0);
+  if (!testing::kSanitizedBuild) {
+    EXPECT_LT(worst.rss_kib, before.rss_kib + kPeakWithinKib);
+  }
+
+  v1::StopPodSandboxRequest stop;
+  stop.set_pod_sandbox_id(pod.id);
+  v1::StopPodSandboxResponse stopped;
+  EXPECT_TRUE(kubelet.runtime().StopPodSandbox(Ctx().get(), stop, &stopped).ok());
+  v1::RemovePodSandboxRequest rm;
+  rm.set_pod_sandbox_id(pod.id);
+  v1::RemovePodSandboxResponse removed;
+  EXPECT_TRUE(kubelet.runtime().RemovePodSandbox(Ctx().get(), rm, &removed).ok());
+  EXPECT_TRUE(RemoveCgroupEverywhere(pod.cgroup_parent, seconds(10)).ok());
+}
+
+}  // namespace
+}  // namespace statlet::proxy_test

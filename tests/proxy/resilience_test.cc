@@ -1,0 +1,279 @@
+// statlet in the kubelet's path must never be why a node breaks. Against a real
+// containerd:
+//  - killed (SIGKILL) in the middle of a pod's life and started again, statlet serves in
+//    under a second; the call in flight fails UNAVAILABLE, the next ones succeed, and no
+//    sandbox or container is lost or made twice;
+//  - with containerd down, a passed call answers UNAVAILABLE naming containerd's socket,
+//    well before its deadline, while stats are still served; containerd back, calls pass
+//    again within a reconnect;
+//  - with containerd stuck (SIGSTOP), passed calls end at their own deadlines and hold no
+//    statlet thread while they wait.
+// Upstream's api.pb.h before any system header: the values of its enum Signal are named
+// like <signal.h>'s macros.
+#include "api.grpc.pb.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/proxy/kubelet_calls.h"
+#include "tests/proxy/shared_stage.h"
+#include "tests/support/wait_for.h"
+
+namespace statlet::proxy_test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr milliseconds kRestartBound{1000};
+
+double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+int Threads(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  }
+  return -1;
+}
+
+// Processes in a container's cgroup (the memory hierarchy's, or the unified one's).
+int ProcessesIn(const std::string& cgroup) {
+  for (const std::string& mount : CgroupMounts()) {
+    std::ifstream in(mount + cgroup + "/cgroup.procs");
+    if (!in) continue;
+    int n = 0;
+    for (std::string line; std::getline(in, line);) n += !line.empty();
+    if (n > 0) return n;
+  }
+  return 0;
+}
+
+class ProxyResilience : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    stage_ = SharedStage(&error);
+    ASSERT_NE(stage_, nullptr) << error;
+  }
+
+  // Starts statlet and measures how long until a client that has never connected gets a
+  // passed call answered (process start to first answer).
+  milliseconds TimedStart() {
+    const auto t0 = Clock::now();
+    Status s = stage_->StartStatlet({}, seconds(10));
+    EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << stage_->Logs();
+    return std::chrono::duration_cast<milliseconds>(Clock::now() - t0);
+  }
+
+  // Sandboxes and containers containerd lists for `pod`.
+  std::pair<int, std::vector<std::string>> Listed(const Pod& pod) {
+    KubeletClient containerd(stage_->containerd_socket());
+    v1::ListPodSandboxRequest sreq;
+    sreq.mutable_filter()->mutable_label_selector()->insert({"io.kubernetes.pod.uid", pod.uid});
+    v1::ListPodSandboxResponse sandboxes;
+    EXPECT_TRUE(containerd.runtime().ListPodSandbox(Ctx().get(), sreq, &sandboxes).ok());
+    v1::ListContainersRequest creq;
+    creq.mutable_filter()->mutable_label_selector()->insert({"io.kubernetes.pod.uid", pod.uid});
+    v1::ListContainersResponse containers;
+    EXPECT_TRUE(containerd.runtime().ListContainers(Ctx().get(), creq, &containers).ok());
+    std::vector<std::string> ids;
+    for (const auto& c : containers.containers()) ids.push_back(c.id());
+    std::sort(ids.begin(), ids.end());
+    return {sandboxes.items_size(), ids};
+  }
+
+  ProxyStage* stage_ = nullptr;
+};
+
+TEST_F(ProxyResilience, KilledMidLifecycleItServesAgainWithinASecondAndLosesNothing) {
+  KubeletClient kubelet(stage_->statlet_socket());
+  Pod pod = NewPod(stage_->cgroup_root(), stage_->dir(), "sigkill");
+  v1::RunPodSandboxRequest run;
+  *run.mutable_config() = pod.config;
+  v1::RunPodSandboxResponse ran;
+  ASSERT_TRUE(kubelet.runtime().RunPodSandbox(Ctx(seconds(120)).get(), run, &ran).ok());
+  pod.id = ran.pod_sandbox_id();
+  v1::CreateContainerResponse created;
+  ASSERT_TRUE(
+      kubelet.runtime()
+          .CreateContainer(Ctx().get(), CreateRequest(pod, "first", stage_->image(), {"sleep", "2147483647"}), &created)
+          .ok());
+  const std::string first = created.container_id();
+  v1::StartContainerRequest start;
+  start.set_container_id(first);
+  v1::StartContainerResponse started;
+  ASSERT_TRUE(kubelet.runtime().StartContainer(Ctx().get(), start, &started).ok());
+
+  // A call in flight when statlet dies: an ExecSync of a 30 s sleep.
+  std::atomic<bool> exec_done{false};
+  grpc::Status exec_status;
+  std::thread exec([&] {
+    v1::ExecSyncRequest req;
+    req.set_container_id(first);
+    req.add_cmd("sleep");
+    req.add_cmd("30");
+    req.set_timeout(60);
+    v1::ExecSyncResponse resp;
+    exec_status = kubelet.runtime().ExecSync(Ctx(seconds(90)).get(), req, &resp);
+    exec_done = true;
+  });
+  const std::string cgroup = pod.cgroup_parent + "/" + first;
+  ASSERT_TRUE(testing::WaitFor([&] { return ProcessesIn(cgroup) >= 2; }, seconds(20))) << "the exec never started";
+
+  stage_->StopStatlet(SIGKILL);
+  ASSERT_TRUE(testing::WaitFor([&] { return exec_done.load(); }, seconds(10)));
+  exec.join();
+  EXPECT_EQ(exec_status.error_code(), grpc::StatusCode::UNAVAILABLE) << Describe(exec_status);
+  // The socket file of the killed statlet is still there, and nothing answers on it.
+
+  const milliseconds restart = TimedStart();
+  std::printf("figure: statlet killed (SIGKILL) mid-lifecycle serves again after %.0f ms\n",
+              static_cast<double>(restart.count()));
+  EXPECT_LT(restart, kRestartBound);
+
+  // The kubelet's own connection reconnects; its next calls succeed.
+  v1::VersionResponse version;
+  ASSERT_TRUE(testing::WaitFor(
+      [&] { return kubelet.runtime().Version(Ctx(milliseconds(500)).get(), v1::VersionRequest(), &version).ok(); },
+      seconds(5)));
+  EXPECT_EQ(Listed(pod).first, 1) << "the sandbox, once";
+  EXPECT_EQ(Listed(pod).second, std::vector<std::string>{first});
+  ASSERT_TRUE(kubelet.runtime()
+                  .CreateContainer(Ctx().get(), CreateRequest(pod, "second", stage_->image(), {"sleep", "2147483647"}),
+                                   &created)
+                  .ok());
+  const std::string second = created.container_id();
+  start.set_container_id(second);
+  ASSERT_TRUE(kubelet.runtime().StartContainer(Ctx().get(), start, &started).ok());
+  std::vector<std::string> both = {first, second};
+  std::sort(both.begin(), both.end());
+  EXPECT_EQ(Listed(pod).first, 1);
+  EXPECT_EQ(Listed(pod).second, both);
+
+  // SIGTERM and SIGKILL restarts, a few of each: every one serves within the bound.
+  std::vector<double> restarts;
+  for (int i = 0; i < 6; ++i) {
+    stage_->StopStatlet(i % 2 == 0 ? SIGKILL : SIGTERM);
+    const milliseconds t = TimedStart();
+    restarts.push_back(static_cast<double>(t.count()));
+    EXPECT_LT(t, kRestartBound) << "restart " << i;
+  }
+  std::sort(restarts.begin(), restarts.end());
+  std::printf("figure: restart to first passed answer, 6 restarts (SIGKILL and SIGTERM): median %.0f ms, max %.0f ms\n",
+              restarts[restarts.size() / 2], restarts.back());
+
+  v1::StopPodSandboxRequest stop;
+  stop.set_pod_sandbox_id(pod.id);
+  v1::StopPodSandboxResponse stopped;
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return kubelet.runtime().StopPodSandbox(Ctx().get(), stop, &stopped).ok(); }, seconds(5)));
+  v1::RemovePodSandboxRequest rm;
+  rm.set_pod_sandbox_id(pod.id);
+  v1::RemovePodSandboxResponse removed;
+  EXPECT_TRUE(kubelet.runtime().RemovePodSandbox(Ctx().get(), rm, &removed).ok());
+  EXPECT_EQ(Listed(pod).first, 0);
+  EXPECT_TRUE(Listed(pod).second.empty());
+  EXPECT_TRUE(RemoveCgroupEverywhere(pod.cgroup_parent, seconds(10)).ok());
+}
+
+TEST_F(ProxyResilience, ARuntimeThatIsDownIsNamedAndNoCallOutlivesItsDeadline) {
+  KubeletClient kubelet(stage_->statlet_socket());
+  ASSERT_TRUE(stage_->StopContainerd().ok());
+  for (const milliseconds deadline : {milliseconds(2000), milliseconds(10000)}) {
+    const auto t0 = Clock::now();
+    v1::VersionResponse version;
+    grpc::Status s = kubelet.runtime().Version(Ctx(deadline).get(), v1::VersionRequest(), &version);
+    const double took = Ms(Clock::now() - t0);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::UNAVAILABLE) << Describe(s);
+    EXPECT_NE(s.error_message().find(stage_->containerd_socket()), std::string::npos) << s.error_message();
+    EXPECT_LT(took, static_cast<double>(deadline.count()));
+    std::printf(
+        "figure: containerd down, a passed call with a %lld ms deadline answered UNAVAILABLE after %.1f ms: "
+        "%s\n",
+        static_cast<long long>(deadline.count()), took, s.error_message().c_str());
+  }
+  // Stats come from statlet's own collection meanwhile.
+  v1::ListContainerStatsRequest stats;
+  stats.mutable_filter();
+  v1::ListContainerStatsResponse resp;
+  EXPECT_TRUE(kubelet.runtime().ListContainerStats(Ctx(seconds(10)).get(), stats, &resp).ok());
+
+  ASSERT_TRUE(stage_->StartContainerd().ok());
+  const auto t0 = Clock::now();
+  v1::VersionResponse version;
+  EXPECT_TRUE(testing::WaitFor(
+      [&] { return kubelet.runtime().Version(Ctx(milliseconds(500)).get(), v1::VersionRequest(), &version).ok(); },
+      seconds(10)));
+  std::printf("figure: containerd back: passed calls answered again after %.0f ms\n", Ms(Clock::now() - t0));
+  EXPECT_EQ(version.runtime_name(), "containerd");
+}
+
+TEST_F(ProxyResilience, AStuckRuntimeHoldsNoThreadAndCallsEndAtTheirDeadlines) {
+  auto channel = KubeletChannel(stage_->statlet_socket(), /*fresh=*/true);
+  auto stub = v1::RuntimeService::NewStub(channel);
+  v1::VersionResponse warm;
+  ASSERT_TRUE(stub->Version(Ctx().get(), v1::VersionRequest(), &warm).ok());
+  const int threads_before = Threads(stage_->statlet_pid());
+  ASSERT_EQ(kill(stage_->containerd_pid(), SIGSTOP), 0);
+
+  constexpr int kCalls = 200;
+  constexpr milliseconds kDeadline{1500};
+  grpc::CompletionQueue cq;
+  struct Call {
+    std::unique_ptr<grpc::ClientContext> ctx;
+    v1::ListContainersResponse resp;
+    grpc::Status status;
+    std::unique_ptr<grpc::ClientAsyncResponseReader<v1::ListContainersResponse>> reader;
+  };
+  std::vector<Call> calls(kCalls);
+  const auto t0 = Clock::now();
+  for (int i = 0; i < kCalls; ++i) {
+    calls[i].ctx = Ctx(kDeadline);
+    calls[i].reader = stub->AsyncListContainers(calls[i].ctx.get(), v1::ListContainersRequest(), &cq);
+    calls[i].reader->Finish(&calls[i].resp, &calls[i].status, &calls[i]);
+  }
+  // While they wait on the stuck runtime, statlet's threads stay as they were.
+  int threads_during = 0;
+  testing::WaitFor(
+      [&] {
+        threads_during = std::max(threads_during, Threads(stage_->statlet_pid()));
+        return Clock::now() - t0 > kDeadline / 2;
+      },
+      kDeadline);
+  int ended = 0, deadline_exceeded = 0;
+  double last_ms = 0;
+  void* tag;
+  bool ok;
+  while (ended < kCalls &&
+         cq.AsyncNext(&tag, &ok, std::chrono::system_clock::now() + seconds(10)) == grpc::CompletionQueue::GOT_EVENT) {
+    ++ended;
+    last_ms = Ms(Clock::now() - t0);
+    deadline_exceeded += static_cast<Call*>(tag)->status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+  }
+  kill(stage_->containerd_pid(), SIGCONT);
+  std::printf(
+      "figure: containerd stuck: %d passed calls ended at their %lld ms deadline (last after %.0f ms); "
+      "statlet threads %d before, %d while they waited\n",
+      deadline_exceeded, static_cast<long long>(kDeadline.count()), last_ms, threads_before, threads_during);
+  EXPECT_EQ(ended, kCalls);
+  EXPECT_EQ(deadline_exceeded, kCalls);
+  EXPECT_LT(last_ms, static_cast<double>(kDeadline.count()) + 1000);
+  EXPECT_LE(threads_during, threads_before + 2) << "a thread per waiting call";
+  v1::VersionResponse version;
+  EXPECT_TRUE(testing::WaitFor(
+      [&] { return stub->Version(Ctx(milliseconds(1000)).get(), v1::VersionRequest(), &version).ok(); }, seconds(10)));
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+}
+
+}  // namespace
+}  // namespace statlet::proxy_test
