@@ -26,7 +26,7 @@
 
 #include "tests/proxy/kubelet_calls.h"
 #include "tests/proxy/shared_stage.h"
-#include "tests/reliability/daemon_under_test.h"
+#include "tests/support/statlet_daemon.h"
 #include "tests/reliability/h2_attacker.h"
 #include "tests/support/wait_for.h"
 

@@ -24,7 +24,7 @@
 
 #include "tests/proxy/kubelet_calls.h"
 #include "tests/proxy/proxy_stage.h"
-#include "tests/reliability/daemon_under_test.h"
+#include "tests/support/statlet_daemon.h"
 #include "tests/support/wait_for.h"
 
 namespace statlet::proxy_test {
