@@ -18,7 +18,7 @@ struct Frame {
   std::string prompt;       // the line being typed ("filter: ab"); shown instead of the help
   std::string message;      // a note or the last error; "" for none
   bool interactive = true;  // a terminal: the keys are listed (piped frames leave them out)
-  std::string memory_qos;  // which Memory QoS rules the MEM marks were judged by (Sample::memory_qos)
+  std::string memory_qos;   // which Memory QoS rules the MEM marks were judged by (Sample::memory_qos)
 };
 
 struct Screen {

@@ -22,9 +22,9 @@
 #include "bench/support/bench_tree.h"
 #include "bench/support/read_floor.h"
 #include "bpf/bpf_probes.h"
-#include "tests/support/snapshot_builder.h"
 #include "tests/support/child_process.h"
 #include "tests/support/live_cgroup.h"
+#include "tests/support/snapshot_builder.h"
 #include "tests/support/wait_for.h"
 
 namespace statlet::testing {

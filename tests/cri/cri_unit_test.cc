@@ -21,9 +21,9 @@
 #include "cri/snapshot_to_cri.h"
 #include "proto/api.grpc.pb.h"
 #include "proto/image_service.grpc.pb.h"
-#include "tests/support/snapshot_builder.h"
 #include "tests/cri/server_process.h"
 #include "tests/support/fixed_snapshot_source.h"
+#include "tests/support/snapshot_builder.h"
 
 namespace statlet::cri {
 namespace {

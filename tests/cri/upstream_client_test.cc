@@ -13,8 +13,8 @@
 #include <gtest/gtest.h>
 
 #include "api.grpc.pb.h"
-#include "tests/support/snapshot_builder.h"
 #include "tests/cri/server_process.h"
+#include "tests/support/snapshot_builder.h"
 
 namespace statlet {
 namespace {

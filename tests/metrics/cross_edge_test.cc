@@ -13,8 +13,8 @@
 #include "cri/pod_metrics.h"
 #include "cri/stats_selection.h"
 #include "exporters/prometheus_encoder.h"
-#include "tests/support/snapshot_builder.h"
 #include "tests/support/prometheus_server.h"
+#include "tests/support/snapshot_builder.h"
 
 namespace statlet {
 namespace {

@@ -22,8 +22,8 @@
 #include "pulls/pull_engine.h"
 #include "pulls/pull_metrics.h"
 #include "pulls/status_writer.h"
-#include "tests/support/snapshot_builder.h"
 #include "tests/support/child_process.h"
+#include "tests/support/snapshot_builder.h"
 
 namespace statlet::otlp {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "exporters/gzip_compressor.h"
 #include "exporters/metrics_http_server.h"
-#include "tests/support/snapshot_builder.h"
 #include "tests/support/fixed_snapshot_source.h"
+#include "tests/support/snapshot_builder.h"
 
 namespace statlet {
 namespace {

@@ -26,8 +26,8 @@
 
 #include "tests/proxy/kubelet_calls.h"
 #include "tests/proxy/shared_stage.h"
-#include "tests/support/statlet_daemon.h"
 #include "tests/reliability/h2_attacker.h"
+#include "tests/support/statlet_daemon.h"
 #include "tests/support/wait_for.h"
 
 namespace statlet::proxy_test {
