@@ -32,11 +32,9 @@ class CgroupFileSource {
 
   // A walk visits every cgroup of its hierarchy and has a fixed cost (the iterator, and on
   // the unified hierarchy an rstat flush): below this many files of a hierarchy per
-  // collection, reading them costs less (CollectorOptions::min_walked_files). Measured on
-  // the hybrid 6.18 host: the v1 walks (7 files a cgroup) break even with kept-fd reads at
-  // ~40 cgroups and take a third of their time at 200; the unified walk there (cpu.stat
-  // only) costs 174 µs against 45 µs of reads at 40 cgroups, 0.75 ms against 2.59 ms at
-  // 1,000 (statlet_cgroup_stats_bench).
+  // collection, reading them costs less (CollectorOptions::min_walked_files). Where the
+  // walks break even with kept-fd reads is measured by statlet_cgroup_stats_bench
+  // (bench/RESULTS.md, "cgroup walks").
   static constexpr size_t kMinWalkedFiles = 256;
   // Whether a hierarchy's walk runs this collection: at least `min_files` of its files to
   // read there, or, while it already runs, three quarters of that (no flapping at the edge).

@@ -35,13 +35,10 @@ struct CollectorOptions {
   bool process_fds = false;
   // Cgroup files kept open across collections, at most (also capped by RLIMIT_NOFILE, see
   // FdBudget); the rest are opened, read and closed on every collection. A kept cgroupfs
-  // file costs its reader ~4.4-5 KiB of kernel memory (its seq_file page, struct file and
-  // kernfs state), charged to statlet's own memory cgroup: 4,096 files ≈ 21 MiB, where a
-  // node of 1,000 containers on cgroup v1 has ~30,000 files (~160 MiB if all were kept).
-  // Keeping a file saves its open and close, ~3.5 us a read whatever the file: a kept
-  // single-value file, cgroup.procs or tasks is read in 1/7-1/8 of an open+read+close,
-  // memory.stat in 2/3 (bench/collector/kept_file_bench, kernel 6.18, cgroup v1), so the
-  // budget has no kind of file to prefer.
+  // file holds a seq_file page, a struct file and kernfs state of kernel memory, charged to
+  // statlet's own memory cgroup, so the count is capped. Keeping a file saves the same open
+  // and close whatever the file (bench/collector/kept_file_bench; figures in
+  // bench/RESULTS.md), so the budget has no kind of file to prefer.
   size_t max_kept_files = kDefaultMaxKeptFiles;
   static constexpr size_t kDefaultMaxKeptFiles = 4096;
   // Serve the files only a write of their own changes (limits, periods: see
@@ -65,11 +62,9 @@ struct CollectorOptions {
   size_t min_walked_files = CgroupFileSource::kMinWalkedFiles;
   // Threads reading cgroup files in a collection, the collecting one included (at most the
   // CPUs this process may run on). A cgroupfs read is CPU work in the kernel (formatting
-  // memory.stat, summing PSI): on the 2-vCPU test VM two threads take 27 % off
-  // ListContainerStats' latency at 1,000 containers and 18 % at 30, for 8-9 % more CPU per
-  // call; the collection alone (collection_bench, 1,000 cgroups) takes 33 % less time for
-  // 33 % more CPU there, as if each vCPU ran slower while the other is busy. A node short
-  // of CPU rather than of time sets 1. Collections of fewer than kMinParallelCgroups
+  // memory.stat, summing PSI), so a second thread takes latency off a collection for some
+  // more CPU (collection_bench and bench_cri measure both sides; bench/RESULTS.md). A node
+  // short of CPU rather than of time sets 1. Collections of fewer than kMinParallelCgroups
   // cgroups use one thread.
   size_t read_threads = 2;
   static constexpr size_t kMinParallelCgroups = 16;

@@ -1,4 +1,4 @@
-// The memory.high livelock detector (seed 004, KEP-2570's "Latest Update"): a container
+// The memory.high livelock detector (KEP-2570's "Latest Update"): a container
 // that allocates faster than reclaim frees stays pinned at memory.high, never reaching
 // memory.max, never OOM-killed. Flagged when, for a dwell time, its usage stays within a
 // margin of memory.high while memory PSI "full" avg10 is above a threshold and

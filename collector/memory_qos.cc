@@ -13,7 +13,7 @@ bool ParseMemoryHighFormula(std::string_view s, MemoryHighFormula* out) {
   return true;
 }
 
-// The KEP's cases (seed 004): requests = limits (Guaranteed) leaves memory.high at "max";
+// The KEP's cases (KEP-2570): requests = limits (Guaranteed) leaves memory.high at "max";
 // no limit substitutes node allocatable; no request counts as 0. The v1.22 formula sets
 // memory.high only when it lands above the request ("no throttling" rows of the table).
 ExpectedMemoryQos ExpectedKnobs(uint64_t request, uint64_t limit, std::optional<uint64_t> node_allocatable,

@@ -1,5 +1,5 @@
 // PullEngine: every image pull statlet serves, one runtime pull per image however many
-// clients ask for it (seed 003's in-flight sharing, applied to the runtime's pull).
+// clients ask for it (in-flight sharing as zot's blob streaming design does it, applied to the runtime's pull).
 //
 //   Join ──► in flight for this image? ──no──► start the runtime's PullImage
 //                     │ yes (a join)

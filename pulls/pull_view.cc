@@ -17,7 +17,7 @@ const char* LayerStageName(LayerStage s) {
 }
 
 const char* PullPhaseName(PullPhase p) {
-  // The states of the per-node view (deploy/kubernetes/nodeimagepulls-crd.yaml): seed 000's
+  // The states of the per-node view (deploy/kubernetes/nodeimagepulls-crd.yaml): the 2019 Image Pull Progress KEP's
   // STARTED, PULLING, FAILED and DONE, with the unpacking, stalled and cancelled cases
   // told apart.
   switch (p) {

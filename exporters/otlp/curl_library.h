@@ -1,7 +1,7 @@
 // libcurl, loaded by the first OTLP/HTTP transport instead of at start-up. libcurl and what
 // Debian's build of it links (GnuTLS, nettle, p11-kit, Kerberos, LDAP, SSH, RTMP, …) add
-// ~3.7 MiB to the daemon's resident set once mapped (their constructors run and touch their
-// pages; measured in /proc/<pid>/smaps), and only an OTLP/HTTP export uses any of it: a
+// megabytes to the daemon's resident set once mapped (their constructors run and touch their
+// pages, as /proc/<pid>/smaps shows), and only an OTLP/HTTP export uses any of it: a
 // daemon without one never maps them. The container image carries the library all the same
 // (deploy/image/build_image.py adds kCurlSoname and its dependencies).
 #pragma once

@@ -150,7 +150,7 @@ TEST(DaemonOptions, ImagePullOptionsFromFlagsAndFile) {
   EXPECT_EQ(o.pulls.containerd_endpoint, "unix:///run/c.sock");
   ::unlink(path.c_str());
 
-  // The seed's 1 s..1 min for the per-node object; whole seconds for timeouts.
+  // The 2019 Image Pull Progress KEP's 1 s..1 min for the per-node object; whole seconds for timeouts.
   for (const char* bad : {"--pull.status-period=500ms", "--pull.status-period=2m", "--pull.status-period=1500ms",
                           "--pull.no-progress-timeout=1.5s", "--pull.poll-interval=1ms", "--pull.apiserver=ftp://x",
                           "--pull.max-pulls=0", "--pull.containerd-endpoint=tcp://x"}) {

@@ -1,4 +1,4 @@
-// The KEP-2570 formula against every row of the seed's tables (seed 004), the zones, and
+// The KEP-2570 formula against every row of KEP-2570's tables, the zones, and
 // the node-wide "applied" rule.
 #include "collector/memory_qos.h"
 
@@ -16,16 +16,16 @@ MemoryQosPolicy Kep(MemoryHighFormula f, double factor) {
   MemoryQosPolicy p;
   p.formula = f;
   p.throttling_factor = factor;
-  p.page_size = kMi;  // the seed's tables assume a 1Mi page
+  p.page_size = kMi;  // KEP-2570's tables assume a 1Mi page
   return p;
 }
 
-// Seed table "limits.memory (1000) | memory throttling factor (0.9)", v1.27 formula.
+// KEP-2570 table "limits.memory (1000) | memory throttling factor (0.9)", v1.27 formula.
 TEST(MemoryQosFormula, V127TableLimit1000Factor09) {
   struct Row {
     uint64_t request, high;
   };
-  // The seed prints 960 for request 800 and 980 for request 900; its own formula gives
+  // KEP-2570's table once printed 960 for request 800 and 980 for request 900; its own formula gives
   // 800 + 0.9 × 200 = 980 and 900 + 0.9 × 100 = 990 (the printed pair breaks the table's
   // monotonic run 900…970). The formula is what the kubelet computes, so it is asserted.
   const Row rows[] = {{0, 900},   {100, 910}, {200, 920}, {300, 930}, {400, 940},
@@ -42,7 +42,7 @@ TEST(MemoryQosFormula, V127TableLimit1000Factor09) {
   EXPECT_EQ(g.min_bytes, 1000 * kMi);
 }
 
-// Seed table "Limit 1000Mi Request, factor": both columns. "no throttling" = memory.high
+// KEP-2570 table "Limit 1000Mi Request, factor": both columns. "no throttling" = memory.high
 // left at max. The last row reads "request 500Gi, factor 0.4 … (800 < 400 …)"; its v1.27
 // value 700Mi = 500 + 0.4 × 500 fixes it as request 500Mi.
 TEST(MemoryQosFormula, V122AndV127ComparisonTable) {
@@ -65,7 +65,7 @@ TEST(MemoryQosFormula, V122AndV127ComparisonTable) {
   }
 }
 
-// The v1.22 examples in the seed's prose: 50/100 at 0.8 → 80; 85/100 at 0.8 → 80 < 85, no
+// The v1.22 examples in KEP-2570's prose: 50/100 at 0.8 → 80; 85/100 at 0.8 → 80 < 85, no
 // throttling; 800/1000 at 0.8 → 800, not above memory.min, so not set ("we set
 // memory.high … if memory.high > memory.min").
 TEST(MemoryQosFormula, V122ProseExamples) {

@@ -94,8 +94,8 @@ TEST_F(ProtoCompat, OnlyTheKepMethodsAreAdded) {
   EXPECT_EQ(progress->output_type()->full_name(), "statlet.kep3542.PullImageProgressResponse");
 }
 
-// The KEP messages' numbers: seed 001's request (1-5), its response with `details` moved
-// from the duplicate 3 to 4, and seed 000's state message (1-4).
+// The KEP messages' numbers: KEP-3542's request (1-5), its response with `details` moved
+// from the duplicate 3 to 4, and the 2019 Image Pull Progress KEP's state message (1-4).
 TEST_F(ProtoCompat, KepMessagesKeepTheProposalsNumbers) {
   struct Want {
     const char* message;
