@@ -36,17 +36,15 @@ std::string_view CpuLabel(size_t cpu);
 // A device number as a label value: from a table built once, or rendered into *buf.
 std::string_view Decimal(uint32_t v, std::string* buf);
 
-inline constexpr std::string_view kMemoryEventNames[] = {"low", "high", "max", "oom", "oom_kill", "oom_group_kill"};
-inline const Opt<uint64_t>& MemoryEvent(const MemoryEvents& e, size_t i) {
-  switch (i) {
-    case 0: return e.low;
-    case 1: return e.high;
-    case 2: return e.max;
-    case 3: return e.oom;
-    case 4: return e.oom_kill;
-    default: return e.oom_group_kill;
-  }
-}
+// memory.events' keys, the `event` label, and their fields (snapshot/memory_events.def).
+struct MemoryEventField {
+  std::string_view name;
+  Opt<uint64_t> MemoryEvents::*field;
+};
+inline constexpr MemoryEventField kMemoryEventFields[] = {
+#define STATLET_MEMORY_EVENT(field, key, kernel_item) {key, &MemoryEvents::field},
+#include "snapshot/memory_events.def"
+};
 
 }  // namespace visit_detail
 
@@ -253,15 +251,13 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
     case F::kContainerPressureMemoryStalledSecondsTotal: psi_total(mem.psi, true); return;
     case F::kContainerPressureIoWaitingSecondsTotal: psi_total(c.io.psi, false); return;
     case F::kContainerPressureIoStalledSecondsTotal: psi_total(c.io.psi, true); return;
-    case F::kStatletMemoryEventsTotal: {
-      static_assert(std::size(kMemoryEventNames) == 6);
+    case F::kStatletMemoryEventsTotal:
       for (int scope = 0; scope < 2; ++scope) {
         const MemoryEvents& e = scope == 0 ? mem.events : mem.events_local;
-        for (size_t k = 0; k < 6; ++k)
-          count(MemoryEvent(e, k), {kMemoryEventNames[k], scope == 0 ? "hierarchy" : "local"});
+        for (const MemoryEventField& k : kMemoryEventFields)
+          count(e.*k.field, {k.name, scope == 0 ? "hierarchy" : "local"});
       }
       return;
-    }
     case F::kStatletMemoryMinBytes:
       if (mem.min_bytes) sink.Add(i, {}, StatletLimit(*mem.min_bytes));
       return;

@@ -13,6 +13,9 @@
 namespace statlet::bpf {
 namespace {
 
+// A kernel whose BTF has every member memory.stat's conditions ask for.
+const KernelHas kAnyMember = [](const char*, const char*) { return true; };
+
 std::string Render(IterFile f, const statlet_cgroup_stats& e, uint64_t page = 4096) {
   char buf[4096];
   return std::string(buf, RenderIterFile(f, e, page, buf, sizeof(buf)));
@@ -85,22 +88,28 @@ TEST(ResolveMemstatSlots, NeedsDirectStateAndAnEventIndex) {
   setup.done = 1;
   setup.state_len = setup.nr_stat_items = 50;
   for (int i = 0; i < STATLET_MS_STATE_ITEMS; i++) setup.state_enum[i] = i;
-  setup.nr_event_items = 6;
-  setup.events_len = 6;  // events indexed by the enum too
-  for (int i = 0; i < STATLET_ME_EVENT_ITEMS; i++) setup.event_enum[i] = i < 6 ? i : -1;
+  setup.nr_event_items = 16;
+  setup.events_len = 16;  // events indexed by the enum too
+  for (int i = 0; i < STATLET_ME_EVENT_ITEMS; i++) setup.event_enum[i] = 15 - i;
+  setup.event_enum[STATLET_ME_pgsteal_proactive] = -1;  // not in this kernel: reads 0
   const char* why = "";
-  auto slots = ResolveMemstatSlots(setup, &why);
+  auto slots = ResolveMemstatSlots(setup, kAnyMember, &why);
   ASSERT_TRUE(slots.has_value()) << why;
-  EXPECT_EQ(slots->events[STATLET_ME_PGMAJFAULT], 1);
-  EXPECT_EQ(slots->events[STATLET_ME_PGSTEAL_PROACTIVE], -1);  // not in this kernel: reads 0
+  EXPECT_EQ(slots->state[STATLET_MS_file_dirty_bytes], STATLET_MS_file_dirty_bytes);
+  EXPECT_EQ(slots->events[STATLET_ME_pgmajfault], 15 - STATLET_ME_pgmajfault);
+  EXPECT_EQ(slots->events[STATLET_ME_pgsteal_proactive], -1);
 
   setup.events_len = 3;  // compact, and no table copied
-  EXPECT_FALSE(ResolveMemstatSlots(setup, &why).has_value());
+  EXPECT_FALSE(ResolveMemstatSlots(setup, kAnyMember, &why).has_value());
   EXPECT_NE(std::string(why).find("KALLSYMS_ALL"), std::string::npos) << why;
 
-  setup.events_len = 6;
+  setup.events_len = 16;
   setup.state_len = 40;  // compact state (6.11+)
-  EXPECT_FALSE(ResolveMemstatSlots(setup, &why).has_value());
+  EXPECT_FALSE(ResolveMemstatSlots(setup, kAnyMember, &why).has_value());
+
+  setup.state_len = 50;
+  setup.state_enum[STATLET_MS_file_dirty_bytes] = -1;  // a key the kernel shows, missing: the file is read
+  EXPECT_FALSE(ResolveMemstatSlots(setup, kAnyMember, &why).has_value());
 }
 
 TEST(RenderIterFile, CpuStatParsesIntoTheCollectorsFields) {
@@ -132,16 +141,16 @@ TEST(RenderIterFile, MemoryFilesParseIntoTheCollectorsFields) {
   e.parts = STATLET_PART_MEMORY | STATLET_PART_MEMSTAT;
   e.memory_pages = 10;
   e.memory_peak_pages = 12;
-  e.memstat_state[STATLET_MS_ANON] = 3;
-  e.memstat_state[STATLET_MS_INACTIVE_FILE] = -2;       // unfolded per-CPU deltas: reads 0
-  e.memstat_state[STATLET_MS_SLAB_RECLAIMABLE] = 1000;  // bytes
-  e.memstat_state[STATLET_MS_SLAB_UNRECLAIMABLE] = 24;
-  e.memstat_state[STATLET_MS_WORKINGSET_REFAULT_FILE] = 5;  // events, not pages
-  e.memstat_events[STATLET_ME_PGSCAN_KSWAPD] = 4;
-  e.memstat_events[STATLET_ME_PGSCAN_DIRECT] = 6;
-  e.memstat_events[STATLET_ME_PGFAULT] = 99;
-  e.memory_events[4] = 2;        // oom_kill
-  e.memory_events_local[1] = 8;  // high
+  e.memstat_state[STATLET_MS_rss_bytes] = 3;
+  e.memstat_state[STATLET_MS_inactive_file] = -2;       // unfolded per-CPU deltas: reads 0
+  e.memstat_state[STATLET_MS_slab_reclaimable] = 1000;  // bytes
+  e.memstat_state[STATLET_MS_slab_unreclaimable] = 24;
+  e.memstat_state[STATLET_MS_workingset_refault_file] = 5;  // events, not pages
+  e.memstat_events[STATLET_ME_pgscan_kswapd] = 4;
+  e.memstat_events[STATLET_ME_pgscan_direct] = 6;
+  e.memstat_events[STATLET_ME_pgfault] = 99;
+  e.memory_events[STATLET_MEV_oom_kill] = 2;
+  e.memory_events_local[STATLET_MEV_high] = 8;
 
   EXPECT_EQ(Parse("memory.current", Render(IterFile::kMemoryCurrent, e)).memory.usage_bytes, 40960u);
   EXPECT_EQ(Parse("memory.peak", Render(IterFile::kMemoryPeak, e)).memory.max_usage_bytes, 49152u);
