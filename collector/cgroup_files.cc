@@ -313,6 +313,23 @@ bool ApplyReader(const CgroupFileReader& r, std::string_view content, CgroupStat
   return r.apply(content, out);
 }
 
+std::vector<std::string_view> KeysRead(const CgroupFileReader& r) {
+  auto keys = [](const auto& table) {
+    std::vector<std::string_view> out;
+    for (const auto& f : table) out.push_back(f.key);
+    return out;
+  };
+  if (r.apply == ApplyV2CpuStat) return keys(kV2CpuStat);
+  if (r.apply == ApplyHybridCpuStat) return keys(kHybridCpuStat);
+  if (r.apply == ApplyV1CpuStat) return keys(kV1CpuStat);
+  if (r.apply == ApplyV2MemoryStat) return keys(kV2MemoryStat);
+  if (r.apply == ApplyV1MemoryStat) return keys(kV1MemoryStat);
+  if (r.apply == ApplyV2MemoryEvents || r.apply == ApplyV2MemoryEventsLocal) return keys(kMemoryEvents);
+  if (r.apply == ApplyV1OomControl) return {"oom_kill"};
+  if (r.apply == ApplyPidsEvents || r.apply_hugetlb == ApplyV2HugetlbEvents) return {"max"};
+  return {};
+}
+
 std::vector<std::string> HugePageSizes(const std::string& hugepages_dir) {
   std::vector<std::pair<uint64_t, std::string>> sizes;
   if (DIR* d = ::opendir(hugepages_dir.c_str())) {

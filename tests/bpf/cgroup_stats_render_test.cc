@@ -2,13 +2,17 @@
 // kernel's index tables, and files the collector's readers parse into the right fields.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "bpf/cgroup_stats_render.h"
 #include "collector/cgroup_files.h"
 #include "collector/cgroup_hierarchies.h"
+#include "collector/parse/cgroup_parsers.h"
 
 namespace statlet::bpf {
 namespace {
@@ -178,6 +182,67 @@ TEST(RenderIterFile, PidsFilesParseIntoTheCollectorsFields) {
   EXPECT_EQ(Parse("pids.events", Render(IterFile::kPidsEvents, e)).process.pids_events_max, 3u);
 }
 
+// The keys of a rendering ("" for a file of one value).
+std::set<std::string> KeysOf(const std::string& text) {
+  std::set<std::string> keys;
+  uint64_t v;
+  if (parse::ParseU64(text, &v)) return {""};
+  parse::ForEachFlatKeyed(text, [&](std::string_view k, uint64_t) { keys.emplace(k); });
+  return keys;
+}
+
+// Checks that `rendered` holds every key the collector's readers of `file` in hierarchy
+// `h` take, and that they parse it; returns how many readers there were.
+int ExpectReadersFindTheirKeys(const std::vector<const CgroupFileReader*>& plan, Hierarchy h, const char* file,
+                               const std::string& rendered) {
+  int readers = 0;
+  const std::set<std::string> keys = KeysOf(rendered);
+  for (const CgroupFileReader* r : plan) {
+    if (r->hierarchy != h || std::strcmp(r->name, file) != 0) continue;
+    readers++;
+    CgroupStats s;
+    EXPECT_TRUE(ApplyReader(*r, rendered, &s)) << file << ":\n" << rendered;
+    for (std::string_view k : KeysRead(*r)) {
+      EXPECT_TRUE(keys.count(std::string(k)))
+          << file << ": the collector reads \"" << k << "\", the walk does not render it:\n"
+          << rendered;
+    }
+  }
+  return readers;
+}
+
+// Every file the stats walk stands in for renders every key the collector reads of it, on a
+// v2 host and on a hybrid one (whose cgroup2 mount has cpu.stat's user/system split).
+TEST(RenderIterFile, RendersEveryKeyTheCollectorReads) {
+  statlet_cgroup_stats e{};
+  e.parts = STATLET_PART_CPU | STATLET_PART_CFS | STATLET_PART_MEMORY | STATLET_PART_MEMSTAT | STATLET_PART_PIDS |
+            STATLET_PART_PIDS_EVENTS;
+  CgroupHierarchies v2;
+  v2.mount[kUnified] = "/sys/fs/cgroup";
+  v2.v2_cpu = v2.v2_memory = v2.v2_pids = v2.v2_io = true;
+  CgroupHierarchies hybrid;
+  hybrid.mount[kUnified] = "/sys/fs/cgroup/unified";
+  hybrid.mount[kV1Cpu] = "/sys/fs/cgroup/cpu";
+  hybrid.mount[kV1Cpuacct] = "/sys/fs/cgroup/cpuacct";
+  const auto v2_plan = BuildReadPlan(v2), hybrid_plan = BuildReadPlan(hybrid);
+  for (int i = 0; i < static_cast<int>(IterFile::kCount); i++) {
+    const IterFile f = static_cast<IterFile>(i);
+    const std::string text = Render(f, e);
+    ASSERT_FALSE(text.empty()) << IterFileName(f);
+    EXPECT_EQ(ExpectReadersFindTheirKeys(v2_plan, kUnified, IterFileName(f), text), 1) << IterFileName(f);
+    ExpectReadersFindTheirKeys(hybrid_plan, kUnified, IterFileName(f), text);
+  }
+  // memory.stat leaves out a key whose state item the kernel does not show.
+  MemstatSlots slots;
+  std::fill(std::begin(slots.state), std::end(slots.state), 0);
+  std::fill(std::begin(slots.events), std::end(slots.events), 0);
+  slots.state[STATLET_MS_file_dirty_bytes] = -1;
+  char buf[4096];
+  const std::string without(buf, RenderIterFile(IterFile::kMemoryStat, e, 4096, buf, sizeof(buf), &slots));
+  EXPECT_FALSE(KeysOf(without).count("file_dirty"));
+  EXPECT_TRUE(KeysOf(without).count("file_writeback"));
+}
+
 TEST(RenderIterFile, ATooSmallBufferGivesNothing) {
   statlet_cgroup_stats e{};
   e.parts = STATLET_PART_MEMORY | STATLET_PART_MEMSTAT;
@@ -206,6 +271,26 @@ CgroupStats ParseV1(Hierarchy h, const char* file, const std::string& text) {
 std::string RenderV1(V1IterFile f, const statlet_cgroup_v1_stats& e, const std::vector<uint64_t>& per_cpu = {}) {
   char buf[4096];
   return std::string(buf, RenderV1IterFile(f, e, per_cpu.data(), per_cpu.size(), 4096, buf, sizeof(buf)));
+}
+
+// Every file the v1 walks stand in for renders every key the collector reads of it.
+TEST(RenderV1IterFile, RendersEveryKeyTheCollectorReads) {
+  statlet_cgroup_v1_stats e{};
+  e.parts = STATLET_V1_CFS | STATLET_V1_CPUACCT | STATLET_V1_MEMORY | STATLET_V1_KMEM | STATLET_V1_OOM_CONTROL |
+            STATLET_V1_CPUACCT_TIMES;
+  CgroupHierarchies v1;
+  v1.mount[kV1Cpu] = "/sys/fs/cgroup/cpu";
+  v1.mount[kV1Cpuacct] = "/sys/fs/cgroup/cpuacct";
+  v1.mount[kV1Memory] = "/sys/fs/cgroup/memory";
+  const auto plan = BuildReadPlan(v1);
+  for (int i = 0; i < static_cast<int>(V1IterFile::kCount); i++) {
+    const V1IterFile f = static_cast<V1IterFile>(i);
+    const std::string name = V1IterFileName(f);
+    const Hierarchy h = name.starts_with("cpuacct.") ? kV1Cpuacct : name.starts_with("cpu.") ? kV1Cpu : kV1Memory;
+    const std::string text = RenderV1(f, e, {1, 2});
+    ASSERT_FALSE(text.empty()) << name;
+    EXPECT_EQ(ExpectReadersFindTheirKeys(plan, h, name.c_str(), text), 1) << name;
+  }
 }
 
 TEST(RenderV1IterFile, CpuFilesAreTheKernelsAndParseIntoTheCollectorsFields) {
