@@ -3,7 +3,7 @@
 // cAdvisor. Every edge renders from it: the Prometheus encoder, the CRI metric calls
 // (ListMetricDescriptors / ListPodSandboxMetrics), OTLP, and docs/metrics.md.
 //
-// Names, types and labels of the container_* families follow cAdvisor
+// The rows are in metrics/family_rows.h. Names, types and labels of the container_* families follow cAdvisor
 // (lib/metrics/prometheus.go) so that dashboards and alerts written against the kubelet's
 // /metrics/cadvisor keep working. statlet's own instrumentation (collection and scrape
 // durations, CRI calls, probe and runtime states) is not here: it lives in a prometheus-cpp
@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+
+#include "snapshot/snapshot.h"
 
 namespace statlet {
 
@@ -136,6 +138,16 @@ enum class FamilyId : uint16_t {
 
 inline constexpr size_t kFamilyCount = static_cast<size_t>(FamilyId::kCount);
 
+// A family whose one sample per cgroup is a snapshot field as it is (no labels, no rule):
+// the row names the field's accessor, a plain function known at compile time, so the
+// encoder's loop over the family calls it directly (metrics/snapshot_samples_visit.h).
+// Families whose values need a rule (labels, loops, limits, fallbacks) leave it empty and
+// have their case in SnapshotSamples::VisitCgroup.
+struct FieldValue {
+  const Opt<uint64_t>& (*get)(const CgroupStats&) = nullptr;
+  bool nanos = false;  // a duration in nanoseconds (the family's unit is seconds); else a count
+};
+
 struct MetricFamily {
   FamilyId id;
   std::string_view name;  // exposition name of the samples (counters end in _total)
@@ -153,6 +165,8 @@ struct MetricFamily {
   // Where the value comes from, for docs and the CRI descriptors.
   std::string_view v2_source;
   std::string_view v1_source;
+  // The value, when it is a snapshot field as it is (see FieldValue); else a rule.
+  FieldValue value = {};
 };
 
 // Labels every cgroup-scope series may carry on /metrics, in exposition order (sorted, as
