@@ -28,4 +28,12 @@ Status ParseDuration(std::string_view text, std::chrono::nanoseconds* out) {
   return Status::Ok();
 }
 
+std::string FormatDuration(std::chrono::nanoseconds d) {
+  int64_t ns = d.count();
+  if (ns % 1000000000 == 0) return std::to_string(ns / 1000000000) + "s";
+  if (ns % 1000000 == 0) return std::to_string(ns / 1000000) + "ms";
+  if (ns % 1000 == 0) return std::to_string(ns / 1000) + "us";
+  return std::to_string(ns) + "ns";
+}
+
 }  // namespace statlet

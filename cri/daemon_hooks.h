@@ -1,8 +1,8 @@
 // What the daemon (cmd/daemon_command.cc) needs from cri/: its flags, the runtime
 // metadata client and the CRI server.
 //
-// The flags that set CriDaemonOptions live with the daemon's other options
-// (cmd/daemon_options.cc).
+// The flags that set CriDaemonOptions are declared in cmd/options_cri.cc (--cri.*) and
+// cmd/options_runtime.cc (--runtime.*).
 #pragma once
 
 #include <chrono>

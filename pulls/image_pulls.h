@@ -3,8 +3,7 @@
 // service the CRI server registers, the per-node NodeImagePulls view (and its optional
 // writer to the API server) and the /metrics families.
 //
-// The flags that set ImagePullOptions live with the daemon's other options
-// (cmd/daemon_options.cc, section "pull").
+// The flags that set ImagePullOptions are declared in cmd/options_pull.cc.
 #pragma once
 
 #include <chrono>

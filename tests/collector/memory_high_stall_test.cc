@@ -118,10 +118,14 @@ TEST(MemoryHighStall, ARecreatedCgroupStartsOverAndAGoneOneIsForgotten) {
   uint64_t ev = 0;
   for (int64_t t = 0; t <= 6; ++t) f.At(t, {99 * kMi, 80, ev += 100});
   EXPECT_TRUE(f.At(7, {99 * kMi, 80, ev += 100}).high_stalled);
-  // Same path, new cgroup (created later): no history, no flag.
+  // Same path, new cgroup (created later): no history, no flag; it stalls after its own dwell.
   EXPECT_FALSE(f.At(8, {99 * kMi, 80, ev += 100}, /*created=*/2).high_stalled);
-  f.Empty(9);
-  EXPECT_FALSE(f.At(10, {99 * kMi, 80, ev += 100}, 2).high_stalled);
+  for (int64_t t = 9; t <= 13; ++t) f.At(t, {99 * kMi, 80, ev += 100}, 2);
+  EXPECT_TRUE(f.At(14, {99 * kMi, 80, ev += 100}, 2).high_stalled);
+  // Gone from a snapshot, it is forgotten: seen again, it has no history (kept, the stall
+  // would still be flagged).
+  f.Empty(15);
+  EXPECT_FALSE(f.At(16, {99 * kMi, 80, ev += 100}, 2).high_stalled);
 }
 
 TEST(MemoryHighStall, DisabledDetectorLeavesTheViewAlone) {

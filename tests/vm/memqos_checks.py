@@ -14,7 +14,8 @@ import statistics
 
 from guest_results import _read
 
-# The daemon's defaults (cmd/daemon_options.cc); the guest runs it with them.
+# The daemon's defaults (collector/memory_high_stall.h, flags in cmd/options_memory_qos.cc); the guest
+# runs it with them.
 DWELL_S = 10.0
 PSI_FULL_THRESHOLD = 0.40  # ratio, as statlet_pressure_stall_ratio serves it
 USAGE_MARGIN = 0.05

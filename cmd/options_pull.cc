@@ -1,0 +1,63 @@
+// --pull.*: image pulls through the CRI socket's image service (pulls::ImagePullOptions).
+#include "cmd/daemon_flags.h"
+
+namespace statlet {
+namespace {
+
+StringRule ApiServer() {
+  return [](const std::string& v) {
+    if (v.empty() || v == "in-cluster" || v.rfind("https://", 0) == 0 || v.rfind("http://", 0) == 0) {
+      return Status::Ok();
+    }
+    return ExpectedValue("\"in-cluster\" or https://host:port", v);
+  };
+}
+
+}  // namespace
+
+void RegisterPullFlags(FlagSet& flags, DaemonOptions* o) {
+  using std::chrono::milliseconds;
+  using std::chrono::seconds;
+  pulls::ImagePullOptions& p = o->pulls;
+  FlagGroup pull = flags.Group("pull");
+  pull.Bool("enabled", &p.enabled,
+            "Serve image pulls on the CRI socket: PullImage, PullImageWithProgress (KEP-3542) and PullImageProgress "
+            "through one runtime pull per image, the other image calls passed to the runtime. Off: every image call "
+            "answers UNIMPLEMENTED.");
+  pull.String("containerd-endpoint", &p.containerd_endpoint,
+              "containerd's socket, whose content service shows pull progress; empty: the runtime endpoint.",
+              UnixEndpoint({""}))
+      .Example("unix:///run/containerd/containerd.sock");
+  pull.String("containerd-namespace", &p.containerd_namespace, "containerd namespace of the CRI plugin's images.",
+              NotEmpty());
+  pull.Duration("no-progress-timeout", &p.no_progress_timeout, {.whole_seconds = true},
+                "Cancel a pull when no byte arrived for this long (whole seconds): for PullImage, PullImageProgress, "
+                "PullImageWithProgress calls that do not set their own, and pulls no client follows any more. 0: "
+                "never.");
+  pull.Duration("poll-interval", &p.poll_interval, {.min = milliseconds(50), .max = seconds(10)},
+                "How often the content store is asked for the progress of all pulls in flight (one poll for all).");
+  pull.Bool("keep-abandoned", &p.keep_abandoned,
+            "When the last client of a pull leaves, let the pull finish (the bytes are not wasted) instead of "
+            "cancelling it.");
+  pull.Integer("max-pulls", &p.max_pulls, {1, 1024},
+               "Different images pulled at once; more answer RESOURCE_EXHAUSTED.");
+  pull.Integer("max-clients", &p.max_subscribers, {1, 65536},
+               "Pull calls followed at once (all images); more answer RESOURCE_EXHAUSTED.");
+  pull.Duration("status-period", &p.status_period, {.min = seconds(1), .max = seconds(60), .whole_seconds = true},
+                "How often this node's NodeImagePulls object (pulls in flight and recently finished) is rebuilt, "
+                "served on /imagepulls and, with --pull.apiserver, applied: 1s..1m.");
+  pull.String("node-name", &p.node_name,
+              "Name of this node's NodeImagePulls object; empty: $NODE_NAME, else the host name.");
+  pull.String("apiserver", &p.apiserver,
+              "Server-side-apply the NodeImagePulls object to the Kubernetes API server (rate limited to one write "
+              "per status period, only on change or every minute): \"in-cluster\" (the service account's host, "
+              "token and CA) or https://host:port; empty: off.",
+              ApiServer())
+      .Example("in-cluster");
+  pull.String("apiserver-token-file", &p.apiserver_token_file,
+              "Bearer token for --pull.apiserver, read before each write; empty: the service account's.");
+  pull.String("apiserver-ca-file", &p.apiserver_ca_file,
+              "CA bundle the API server's certificate is checked against; empty: the service account's.");
+}
+
+}  // namespace statlet
