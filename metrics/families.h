@@ -167,6 +167,9 @@ struct MetricFamily {
   std::string_view v1_source;
   // The value, when it is a snapshot field as it is (see FieldValue); else a rule.
   FieldValue value = {};
+  // Served over the CRI (ListMetricDescriptors, ListPodSandboxMetrics; the kubelet's
+  // /metrics/cadvisor passes them on): the cAdvisor families, and statlet's own that say so.
+  bool cri = cadvisor;
 };
 
 // Labels every cgroup-scope series may carry on /metrics, in exposition order (sorted, as

@@ -81,7 +81,7 @@ inline constexpr L kZoneSource = "memory.current against memory.min, memory.high
 inline constexpr L kStallSource =
     "memory.current, memory.high, memory.pressure full avg10, memory.events high (over time)";
 
-// Order follows FamilyId; static_asserts in metrics/families.cc keep them aligned.
+// Order follows FamilyId; static_asserts in metrics/family_table.cc keep them aligned.
 inline constexpr MetricFamily kFamilies[] = {
     {FamilyId::kContainerLastSeen, "container_last_seen", G, Cg, "seconds",
      "Last time the cgroup was seen by the exporter, in seconds since the epoch.", None(), true, "", "collection time",
