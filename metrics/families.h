@@ -3,7 +3,8 @@
 // cAdvisor. Every edge renders from it: the Prometheus encoder, the CRI metric calls
 // (ListMetricDescriptors / ListPodSandboxMetrics), OTLP, and docs/metrics.md.
 //
-// The rows are in metrics/family_rows.h. Names, types and labels of the container_* families follow cAdvisor
+// A family is one FamilyId and one row, side by side in metrics/family_rows.h. Names, types
+// and labels of the container_* families follow cAdvisor
 // (lib/metrics/prometheus.go) so that dashboards and alerts written against the kubelet's
 // /metrics/cadvisor keep working. statlet's own instrumentation (collection and scrape
 // durations, CRI calls, probe and runtime states) is not here: it lives in a prometheus-cpp
@@ -27,116 +28,9 @@ enum class MetricType : uint8_t { kCounter, kGauge, kHistogram };
 // cgroup the event happened in).
 enum class MetricScope : uint8_t { kCgroup, kEvent };
 
-enum class FamilyId : uint16_t {
-  // cAdvisor-compatible, per cgroup
-  kContainerLastSeen,
-  kContainerCreationTimeSeconds,
-  kContainerStartTimeSeconds,
-  kContainerCpuUsageSecondsTotal,
-  kContainerCpuUserSecondsTotal,
-  kContainerCpuSystemSecondsTotal,
-  kContainerCpuCfsPeriodsTotal,
-  kContainerCpuCfsThrottledPeriodsTotal,
-  kContainerCpuCfsThrottledSecondsTotal,
-  kContainerCpuCfsBurstPeriodsTotal,
-  kContainerCpuCfsBurstSecondsTotal,
-  kContainerSpecCpuPeriod,
-  kContainerSpecCpuQuota,
-  kContainerSpecCpuShares,
-  kContainerSpecMemoryLimitBytes,
-  kContainerSpecMemorySwapLimitBytes,
-  kContainerSpecMemoryReservationLimitBytes,
-  kContainerMemoryUsageBytes,
-  kContainerMemoryMaxUsageBytes,
-  kContainerMemoryWorkingSetBytes,
-  kContainerMemoryRss,
-  kContainerMemoryCache,
-  kContainerMemoryMappedFile,
-  kContainerMemorySwap,
-  kContainerMemoryKernelUsage,
-  kContainerMemoryTotalActiveFileBytes,
-  kContainerMemoryTotalInactiveFileBytes,
-  kContainerMemoryFileDirtyBytes,
-  kContainerMemoryFileWritebackBytes,
-  kContainerMemoryFailcnt,
-  kContainerMemoryFailuresTotal,
-  kContainerMemoryPgscanTotal,
-  kContainerMemoryPgstealTotal,
-  kContainerMemoryWorkingsetRefaultAnonTotal,
-  kContainerMemoryWorkingsetRefaultFileTotal,
-  kContainerMemoryEventsHighTotal,
-  kContainerMemoryEventsMaxTotal,
-  kContainerOomEventsTotal,
-  kContainerProcesses,
-  kContainerThreads,
-  kContainerThreadsMax,
-  kContainerFsReadsBytesTotal,
-  kContainerFsWritesBytesTotal,
-  kContainerFsReadsTotal,
-  kContainerFsWritesTotal,
-  kContainerBlkioDeviceUsageTotal,
-  kContainerFsIoCostUsageSecondsTotal,
-  kContainerFsIoCostWaitSecondsTotal,
-  kContainerFsIoCostIndebtSecondsTotal,
-  kContainerFsIoCostIndelaySecondsTotal,
-  kContainerFsUsageBytes,
-  kContainerFsLimitBytes,
-  kContainerFsInodesFree,
-  kContainerFsInodesTotal,
-  kContainerFileDescriptors,
-  kContainerSockets,
-  kContainerUlimitsSoft,
-  kContainerHugetlbUsageBytes,
-  kContainerHugetlbMaxUsageBytes,
-  kContainerHugetlbFailcnt,
-  kContainerNetworkReceiveBytesTotal,
-  kContainerNetworkReceivePacketsTotal,
-  kContainerNetworkReceiveErrorsTotal,
-  kContainerNetworkReceivePacketsDroppedTotal,
-  kContainerNetworkTransmitBytesTotal,
-  kContainerNetworkTransmitPacketsTotal,
-  kContainerNetworkTransmitErrorsTotal,
-  kContainerNetworkTransmitPacketsDroppedTotal,
-  kContainerPressureCpuWaitingSecondsTotal,
-  kContainerPressureCpuStalledSecondsTotal,
-  kContainerPressureMemoryWaitingSecondsTotal,
-  kContainerPressureMemoryStalledSecondsTotal,
-  kContainerPressureIoWaitingSecondsTotal,
-  kContainerPressureIoStalledSecondsTotal,
-  // statlet's own, per cgroup
-  kStatletMemoryEventsTotal,
-  kStatletMemoryMinBytes,
-  kStatletMemoryLowBytes,
-  kStatletMemoryHighBytes,
-  kStatletMemoryReclaimScannedPagesTotal,
-  kStatletMemoryReclaimStolenPagesTotal,
-  kStatletPressureStallRatio,
-  kStatletPidsCurrent,
-  kStatletPidsMax,
-  kStatletPidsLimitHitsTotal,
-  kStatletPodNetworkBytesTotal,
-  kStatletPodNetworkPacketsTotal,
-  kStatletPodNetworkErrorsTotal,
-  kStatletPodNetworkDroppedPacketsTotal,
-  // statlet's own, per container: Memory QoS (KEP-2570) and the memory.high stall detector
-  kStatletContainerMemoryQosResourceBytes,
-  kStatletContainerMemoryQosExpectedBytes,
-  kStatletContainerMemoryQosApplied,
-  kStatletContainerMemoryQosZone,
-  kStatletContainerMemoryHighStalled,
-  kStatletContainerMemoryHighStalledSinceSeconds,
-  // statlet's own, per cgroup, from the eBPF probes
-  kStatletCpuRunqueueLatencySeconds,
-  kStatletTcpRetransmitsTotal,
-  kStatletTcpDropsTotal,
-  kStatletPageFaultsTotal,
-  kStatletOomKillsTotal,
-  // statlet's own, per recent OOM kill (eBPF)
-  kStatletOomKillTimestampSeconds,
-  kCount,
-};
-
-inline constexpr size_t kFamilyCount = static_cast<size_t>(FamilyId::kCount);
+// The families, one id each (their list, with each family's row, is metrics/family_rows.h,
+// included at the end of this file).
+enum class FamilyId : uint16_t;
 
 // A family whose one sample per cgroup is a snapshot field as it is (no labels, no rule):
 // the row names the field's accessor, a plain function known at compile time, so the
@@ -202,3 +96,6 @@ std::string_view OpenMetricsType(const MetricFamily& f);
 std::string_view TextType(const MetricFamily& f);
 
 }  // namespace statlet
+
+// The families themselves: FamilyId, kFamilyCount and the rows.
+#include "metrics/family_rows.h"

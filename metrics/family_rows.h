@@ -1,6 +1,8 @@
-// The rows of the family table (metrics/families.h): one per FamilyId, in its order. A
-// header so that a row's value accessor is known where the value path is compiled
-// (metrics/snapshot_samples_visit.h): the encoder's loop over a family calls it directly.
+// The families (metrics/families.h): each one's FamilyId and its row, in the same order, so
+// that a family is declared in this one file (its value too, when that is a snapshot field;
+// a rule otherwise, in metrics/snapshot_samples_visit.h). A header so that a row's value
+// accessor is known where the value path is compiled: the encoder's loop over a family
+// calls it directly.
 #pragma once
 
 #include <array>
@@ -9,6 +11,122 @@
 #include <type_traits>
 
 #include "metrics/families.h"
+
+namespace statlet {
+
+// One id per family, in the rows' order (metrics/family_table.cc checks it).
+enum class FamilyId : uint16_t {
+  // cAdvisor-compatible, per cgroup
+  kContainerLastSeen,
+  kContainerCreationTimeSeconds,
+  kContainerStartTimeSeconds,
+  kContainerCpuUsageSecondsTotal,
+  kContainerCpuUserSecondsTotal,
+  kContainerCpuSystemSecondsTotal,
+  kContainerCpuCfsPeriodsTotal,
+  kContainerCpuCfsThrottledPeriodsTotal,
+  kContainerCpuCfsThrottledSecondsTotal,
+  kContainerCpuCfsBurstPeriodsTotal,
+  kContainerCpuCfsBurstSecondsTotal,
+  kContainerSpecCpuPeriod,
+  kContainerSpecCpuQuota,
+  kContainerSpecCpuShares,
+  kContainerSpecMemoryLimitBytes,
+  kContainerSpecMemorySwapLimitBytes,
+  kContainerSpecMemoryReservationLimitBytes,
+  kContainerMemoryUsageBytes,
+  kContainerMemoryMaxUsageBytes,
+  kContainerMemoryWorkingSetBytes,
+  kContainerMemoryRss,
+  kContainerMemoryCache,
+  kContainerMemoryMappedFile,
+  kContainerMemorySwap,
+  kContainerMemoryKernelUsage,
+  kContainerMemoryTotalActiveFileBytes,
+  kContainerMemoryTotalInactiveFileBytes,
+  kContainerMemoryFileDirtyBytes,
+  kContainerMemoryFileWritebackBytes,
+  kContainerMemoryFailcnt,
+  kContainerMemoryFailuresTotal,
+  kContainerMemoryPgscanTotal,
+  kContainerMemoryPgstealTotal,
+  kContainerMemoryWorkingsetRefaultAnonTotal,
+  kContainerMemoryWorkingsetRefaultFileTotal,
+  kContainerMemoryEventsHighTotal,
+  kContainerMemoryEventsMaxTotal,
+  kContainerOomEventsTotal,
+  kContainerProcesses,
+  kContainerThreads,
+  kContainerThreadsMax,
+  kContainerFsReadsBytesTotal,
+  kContainerFsWritesBytesTotal,
+  kContainerFsReadsTotal,
+  kContainerFsWritesTotal,
+  kContainerBlkioDeviceUsageTotal,
+  kContainerFsIoCostUsageSecondsTotal,
+  kContainerFsIoCostWaitSecondsTotal,
+  kContainerFsIoCostIndebtSecondsTotal,
+  kContainerFsIoCostIndelaySecondsTotal,
+  kContainerFsUsageBytes,
+  kContainerFsLimitBytes,
+  kContainerFsInodesFree,
+  kContainerFsInodesTotal,
+  kContainerFileDescriptors,
+  kContainerSockets,
+  kContainerUlimitsSoft,
+  kContainerHugetlbUsageBytes,
+  kContainerHugetlbMaxUsageBytes,
+  kContainerHugetlbFailcnt,
+  kContainerNetworkReceiveBytesTotal,
+  kContainerNetworkReceivePacketsTotal,
+  kContainerNetworkReceiveErrorsTotal,
+  kContainerNetworkReceivePacketsDroppedTotal,
+  kContainerNetworkTransmitBytesTotal,
+  kContainerNetworkTransmitPacketsTotal,
+  kContainerNetworkTransmitErrorsTotal,
+  kContainerNetworkTransmitPacketsDroppedTotal,
+  kContainerPressureCpuWaitingSecondsTotal,
+  kContainerPressureCpuStalledSecondsTotal,
+  kContainerPressureMemoryWaitingSecondsTotal,
+  kContainerPressureMemoryStalledSecondsTotal,
+  kContainerPressureIoWaitingSecondsTotal,
+  kContainerPressureIoStalledSecondsTotal,
+  // statlet's own, per cgroup
+  kStatletMemoryEventsTotal,
+  kStatletMemoryMinBytes,
+  kStatletMemoryLowBytes,
+  kStatletMemoryHighBytes,
+  kStatletMemoryReclaimScannedPagesTotal,
+  kStatletMemoryReclaimStolenPagesTotal,
+  kStatletPressureStallRatio,
+  kStatletPidsCurrent,
+  kStatletPidsMax,
+  kStatletPidsLimitHitsTotal,
+  kStatletPodNetworkBytesTotal,
+  kStatletPodNetworkPacketsTotal,
+  kStatletPodNetworkErrorsTotal,
+  kStatletPodNetworkDroppedPacketsTotal,
+  // statlet's own, per container: Memory QoS (KEP-2570) and the memory.high stall detector
+  kStatletContainerMemoryQosResourceBytes,
+  kStatletContainerMemoryQosExpectedBytes,
+  kStatletContainerMemoryQosApplied,
+  kStatletContainerMemoryQosZone,
+  kStatletContainerMemoryHighStalled,
+  kStatletContainerMemoryHighStalledSinceSeconds,
+  // statlet's own, per cgroup, from the eBPF probes
+  kStatletCpuRunqueueLatencySeconds,
+  kStatletTcpRetransmitsTotal,
+  kStatletTcpDropsTotal,
+  kStatletPageFaultsTotal,
+  kStatletOomKillsTotal,
+  // statlet's own, per recent OOM kill (eBPF)
+  kStatletOomKillTimestampSeconds,
+  kCount,
+};
+
+inline constexpr size_t kFamilyCount = static_cast<size_t>(FamilyId::kCount);
+
+}  // namespace statlet
 
 namespace statlet::family_rows {
 
