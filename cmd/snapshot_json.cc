@@ -190,15 +190,11 @@ Json CgroupJson(const CgroupStats& c) {
 
   const BpfCgroupStats& b = c.bpf;
   Json jb = Json::object();
+#define STATLET_BPF_COUNTER(field) Put(jb, #field, b.field);
+#include "snapshot/bpf_counters.def"
   if (!b.per_cpu_ns.empty()) jb["per_cpu_ns"] = b.per_cpu_ns;
-  Put(jb, "minor_faults", b.minor_faults);
-  Put(jb, "major_faults", b.major_faults);
-  Put(jb, "oom_kills", b.oom_kills);
-  Put(jb, "tcp_retransmits", b.tcp_retransmits);
-  Put(jb, "tcp_drops", b.tcp_drops);
   if (!b.tcp_drop_reasons.empty()) jb["tcp_drop_reasons"] = b.tcp_drop_reasons;
   if (!b.runq_latency_log2_us.empty()) jb["runq_latency_log2_us"] = b.runq_latency_log2_us;
-  Put(jb, "runq_latency_sum_ns", b.runq_latency_sum_ns);
   if (!jb.empty()) j["bpf"] = jb;
   return j;
 }

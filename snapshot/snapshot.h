@@ -189,16 +189,14 @@ struct NetNamespaceStats {
 
 // Filled by the optional eBPF probes; keyed by cgroup id in the kernel.
 struct BpfCgroupStats {
-  std::vector<uint64_t> per_cpu_ns;  // running time per CPU (the cpu probe: rstat)
-  Opt<uint64_t> minor_faults, major_faults;
-  Opt<uint64_t> oom_kills;
-  Opt<uint64_t> tcp_retransmits;
-  Opt<uint64_t> tcp_drops;
-  std::map<std::string, uint64_t> tcp_drop_reasons;
+  // The probes' counts, one field each (snapshot/bpf_counters.def).
+#define STATLET_BPF_COUNTER(field) Opt<uint64_t> field;
+#include "snapshot/bpf_counters.def"
+  std::vector<uint64_t> per_cpu_ns;                  // running time per CPU (the cpu probe: rstat)
+  std::map<std::string, uint64_t> tcp_drop_reasons;  // tcp_drops by the kernel's drop reason
   // run-queue latency: bucket i counts waits in [2^i, 2^(i+1)) microseconds; the last
   // bucket also holds every longer wait
   std::vector<uint64_t> runq_latency_log2_us;
-  Opt<uint64_t> runq_latency_sum_ns;
 };
 
 struct OomEvent {

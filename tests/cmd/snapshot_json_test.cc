@@ -30,6 +30,10 @@ constexpr size_t kCpuStatKeys = 0
 #define STATLET_CPU_STAT(field, v2_key, v2_scale, v1_key) +1
 #include "snapshot/cpu_stat.def"
     ;
+constexpr size_t kBpfCounters = 0
+#define STATLET_BPF_COUNTER(field) +1
+#include "snapshot/bpf_counters.def"
+    ;
 constexpr size_t kMemoryStatKeys = 0
 #define STATLET_MEMSTAT_KEY(field, v2_key, v1_key) +1
 #include "snapshot/memory_stat.def"
@@ -223,16 +227,12 @@ CgroupStats Cgroup(Filler& f, const std::string& at) {
   f.Expect(at + "/network/host_network", true);
 
   BpfCgroupStats& b = c.bpf;
+#define STATLET_BPF_COUNTER(field) b.field = f.O(at + "/bpf/" #field);
+#include "snapshot/bpf_counters.def"
   b.per_cpu_ns = {f.U(at + "/bpf/per_cpu_ns/0")};
-  b.minor_faults = f.O(at + "/bpf/minor_faults");
-  b.major_faults = f.O(at + "/bpf/major_faults");
-  b.oom_kills = f.O(at + "/bpf/oom_kills");
-  b.tcp_retransmits = f.O(at + "/bpf/tcp_retransmits");
-  b.tcp_drops = f.O(at + "/bpf/tcp_drops");
   b.tcp_drop_reasons["NO_SOCKET"] = f.U(at + "/bpf/tcp_drop_reasons/NO_SOCKET");
   b.runq_latency_log2_us = {f.U(at + "/bpf/runq_latency_log2_us/0")};
-  b.runq_latency_sum_ns = f.O(at + "/bpf/runq_latency_sum_ns");
-  EXPECT_EQ(FieldCount<BpfCgroupStats>(), 9u);
+  EXPECT_EQ(FieldCount<BpfCgroupStats>(), kBpfCounters + 3);
 
   MemoryQosView& q = c.memory_qos;
   q.expected_min_bytes = f.O(at + "/memory_qos/expected_min_bytes");
