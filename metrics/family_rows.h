@@ -98,6 +98,11 @@ enum class FamilyId : uint16_t {
   kStatletMemoryHighBytes,
   kStatletMemoryReclaimScannedPagesTotal,
   kStatletMemoryReclaimStolenPagesTotal,
+  kStatletMemorySockBytes,
+  kStatletMemoryVmallocBytes,
+  kStatletMemoryPercpuBytes,
+  kStatletMemoryZswapBytes,
+  kStatletMemoryZswappedBytes,
   kStatletPressureStallRatio,
   kStatletPidsCurrent,
   kStatletPidsMax,
@@ -186,6 +191,7 @@ inline constexpr auto G = MetricType::kGauge;
 inline constexpr auto H = MetricType::kHistogram;
 inline constexpr auto Cg = MetricScope::kCgroup;
 inline constexpr auto Ev = MetricScope::kEvent;
+inline constexpr bool kCri = true;  // MetricFamily::cri for a family of statlet's own
 
 inline constexpr L kNetSource = "/proc/<pid>/net/dev (interfaces not named lo, veth*, docker*, nerdctl*)";
 inline constexpr L kWritableLayer = "CRI ListContainerStats writable_layer";
@@ -440,6 +446,21 @@ inline constexpr MetricFamily kFamilies[] = {
     {FamilyId::kStatletMemoryReclaimStolenPagesTotal, "statlet_memory_reclaim_stolen_pages_total", C, Cg, "pages",
      "Pages reclaimed, by reclaimer (direct/kswapd).", kReclaimer, false, "",
      "memory.stat pgsteal_direct, pgsteal_kswapd", "-"},
+    {FamilyId::kStatletMemorySockBytes, "statlet_memory_sock_bytes", G, Cg, "bytes",
+     "Memory of the cgroup's network transmission buffers, in bytes.", None(), false, "", "memory.stat sock", "-",
+     Count<&MemoryStats::sock_bytes>(), kCri},
+    {FamilyId::kStatletMemoryVmallocBytes, "statlet_memory_vmalloc_bytes", G, Cg, "bytes",
+     "Memory of the cgroup used for vmap backed memory (vmalloc), in bytes.", None(), false, "", "memory.stat vmalloc",
+     "-", Count<&MemoryStats::vmalloc_bytes>(), kCri},
+    {FamilyId::kStatletMemoryPercpuBytes, "statlet_memory_percpu_bytes", G, Cg, "bytes",
+     "Memory of the cgroup holding per-CPU kernel data structures, in bytes.", None(), false, "", "memory.stat percpu",
+     "-", Count<&MemoryStats::percpu_bytes>(), kCri},
+    {FamilyId::kStatletMemoryZswapBytes, "statlet_memory_zswap_bytes", G, Cg, "bytes",
+     "Memory the zswap compression pool uses for the cgroup's pages, in bytes (kernels with zswap).", None(), false, "",
+     "memory.stat zswap", "-", Count<&MemoryStats::zswap_bytes>(), kCri},
+    {FamilyId::kStatletMemoryZswappedBytes, "statlet_memory_zswapped_bytes", G, Cg, "bytes",
+     "Memory of the cgroup swapped out to zswap, in bytes before compression (kernels with zswap).", None(), false, "",
+     "memory.stat zswapped", "-", Count<&MemoryStats::zswapped_bytes>(), kCri},
     {FamilyId::kStatletPressureStallRatio, "statlet_pressure_stall_ratio", G, Cg, "ratio",
      "PSI running average of stalled time (resource cpu/memory/io; kind some/full; window 10s/60s/300s).", kPressure,
      false, "", "cpu.pressure, memory.pressure, io.pressure avg10/avg60/avg300", kPsiHybrid},

@@ -116,6 +116,48 @@ TEST(ResolveMemstatSlots, NeedsDirectStateAndAnEventIndex) {
   EXPECT_FALSE(ResolveMemstatSlots(setup, kAnyMember, &why).has_value());
 }
 
+// zswap and zswapped are in memory.stat only when the kernel has zswap (its mem_cgroup then
+// has zswap_max): without it the walk does not read them and leaves both keys out.
+TEST(ResolveMemstatSlots, ZswapOnlyWhereTheKernelShowsIt) {
+  statlet_memstat_setup setup{};
+  setup.done = 1;
+  setup.state_len = setup.nr_stat_items = 60;
+  for (int i = 0; i < STATLET_MS_STATE_ITEMS; i++) setup.state_enum[i] = i;
+  setup.nr_event_items = setup.events_len = STATLET_ME_EVENT_ITEMS;
+  for (int i = 0; i < STATLET_ME_EVENT_ITEMS; i++) setup.event_enum[i] = i;
+  const char* why = "";
+  const KernelHas no_zswap = [](const char* type, const char* member) {
+    return !(std::string(type) == "mem_cgroup" && std::string(member) == "zswap_max");
+  };
+  auto with = ResolveMemstatSlots(setup, kAnyMember, &why), without = ResolveMemstatSlots(setup, no_zswap, &why);
+  ASSERT_TRUE(with.has_value() && without.has_value()) << why;
+  EXPECT_EQ(with->state[STATLET_MS_zswap_bytes], STATLET_MS_zswap_bytes);
+  EXPECT_EQ(without->state[STATLET_MS_zswap_bytes], -1);
+  EXPECT_EQ(without->state[STATLET_MS_zswapped_bytes], -1);
+  EXPECT_EQ(without->state[STATLET_MS_sock_bytes], STATLET_MS_sock_bytes);
+
+  statlet_cgroup_stats e{};
+  e.parts = STATLET_PART_MEMORY | STATLET_PART_MEMSTAT;
+  e.memstat_state[STATLET_MS_sock_bytes] = 2;       // pages
+  e.memstat_state[STATLET_MS_vmalloc_bytes] = 3;    // pages
+  e.memstat_state[STATLET_MS_percpu_bytes] = 1000;  // bytes
+  e.memstat_state[STATLET_MS_zswap_bytes] = 5000;   // bytes
+  e.memstat_state[STATLET_MS_zswapped_bytes] = 4;   // pages
+  char buf[4096];
+  const std::string shown(buf, RenderIterFile(IterFile::kMemoryStat, e, 4096, buf, sizeof(buf), &*with));
+  CgroupStats s = Parse("memory.stat", shown);
+  EXPECT_EQ(s.memory.sock_bytes, 8192u);
+  EXPECT_EQ(s.memory.vmalloc_bytes, 12288u);
+  EXPECT_EQ(s.memory.percpu_bytes, 1000u);
+  EXPECT_EQ(s.memory.zswap_bytes, 5000u);
+  EXPECT_EQ(s.memory.zswapped_bytes, 16384u);
+  const std::string left_out(buf, RenderIterFile(IterFile::kMemoryStat, e, 4096, buf, sizeof(buf), &*without));
+  s = Parse("memory.stat", left_out);
+  EXPECT_FALSE(s.memory.zswap_bytes.has_value());
+  EXPECT_FALSE(s.memory.zswapped_bytes.has_value());
+  EXPECT_EQ(s.memory.sock_bytes, 8192u);
+}
+
 TEST(RenderIterFile, CpuStatParsesIntoTheCollectorsFields) {
   statlet_cgroup_stats e{};
   e.parts = STATLET_PART_CPU | STATLET_PART_CFS;
