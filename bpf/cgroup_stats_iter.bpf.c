@@ -1,7 +1,7 @@
 // The collection's cgroup files in one walk: for every cgroup of the unified hierarchy, the
 // kernel values behind cpu.stat, memory.current, memory.peak, memory.swap.current,
 // memory.stat, memory.events, memory.events.local, pids.current and pids.events. User
-// space renders them as those files show them (cgroup_stats_iter.cc).
+// space renders them as those files show them (cgroup_stats_render.cc).
 //
 // Attach: iter.s/cgroup (sleepable: the rstat flush may sleep) on the unified root, walked
 // in pre-order at every collection. The first call flushes the root's rstat tree, as a
