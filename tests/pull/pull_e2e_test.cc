@@ -84,6 +84,25 @@ class PullE2e : public ::testing::Test {
         },
         timeout);
   }
+  // What this run adds to a report's due time: three times the slowest of twenty ImageFsInfo
+  // calls through statlet (passed to containerd), measured once. A bound on when something
+  // arrives is the mechanism's own figure (a poll, an interval, a timeout) plus this, so a
+  // sanitized build or a busy machine moves both sides alike.
+  static double DeliverySlack() {
+    static const double slack = [] {
+      double worst = 0;
+      for (int i = 0; i < 20; ++i) {
+        auto ctx = e2e::CallContext(seconds(10));
+        v1::ImageFsInfoResponse resp;
+        const auto t0 = Clock::now();
+        (void)stage_->statlet()->ImageFsInfo(ctx.get(), v1::ImageFsInfoRequest(), &resp);
+        worst = std::max(worst, Secs(Clock::now() - t0));
+      }
+      std::printf("figure: delivery slack of this run %.3f s\n", 3 * worst);
+      return 3 * worst;
+    }();
+    return slack;
+  }
   static std::string BigBlobGet() { return "GET /v2/" + image_->name + "/blobs/" + image_->big().digest; }
   int BigBlobDownloads() const { return stage_->proxy().CountRequests(BigBlobGet()); }
   int BigBlobConnections() const { return stage_->proxy().OpenConnectionsFor(BigBlobGet()); }
@@ -100,7 +119,8 @@ TEST_F(PullE2e, ProgressRisesToTheManifestTotalsAndTheImageIsThere) {
   ASSERT_TRUE(st.ok()) << st.error_message();
   auto reports = call.reports();
   ASSERT_GE(reports.size(), 3u);
-  EXPECT_LT(Secs(reports.front().at - call.started()), 1.0) << "the first report waits for nothing";
+  EXPECT_LT(Secs(reports.front().at - call.started()), Secs(kPoll) + DeliverySlack())
+      << "the first report waits for nothing";
 
   uint64_t prev = 0;
   std::map<std::string, uint64_t> prev_layer;
@@ -150,11 +170,13 @@ TEST_F(PullE2e, TimeGranularityIsHonouredWithinOneInterval) {
   // within one poll of its due time.
   ASSERT_FALSE(reports[0].msg.has_total());
   ASSERT_TRUE(reports[1].msg.has_total());
-  EXPECT_LT(Secs(reports[1].at - reports[0].at), 0.5) << "the total does not wait for the next interval";
+  const double slack = DeliverySlack();
+  EXPECT_LT(Secs(reports[1].at - reports[0].at), Secs(kPoll) + slack)
+      << "the total does not wait for the next interval";
   for (size_t i = 2; i + 1 < reports.size(); ++i) {
     double due = Secs(reports[i].at - reports[0].at) - static_cast<double>(i - 1);
-    EXPECT_GE(due, -0.05) << "report " << i << " came before its time";
-    EXPECT_LE(due, Secs(kPoll) + 0.1) << "report " << i << " came more than a poll after its time";
+    EXPECT_GE(due, -slack) << "report " << i << " came before its time";
+    EXPECT_LE(due, Secs(kPoll) + slack) << "report " << i << " came more than a poll after its time";
   }
   for (const auto& r : reports) EXPECT_EQ(r.msg.details_size(), 0) << "summarized reports carry no details";
 }
@@ -187,8 +209,10 @@ TEST_F(PullE2e, AStalledRegistryEndsThePullWithDeadlineExceededAndLeavesNoImage)
   stage_->proxy().Resume();
   EXPECT_EQ(st.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << st.error_message();
   EXPECT_NE(st.error_message().find(image_->big().digest), std::string::npos) << st.error_message();
-  EXPECT_GE(after, timeout - Secs(kPoll) - 0.05);
-  EXPECT_LE(after, timeout + 1.0);
+  // No progress is seen at poll ticks: the last byte up to a poll before the pause, the
+  // timeout's end up to a poll after it.
+  EXPECT_GE(after, timeout - Secs(kPoll) - DeliverySlack());
+  EXPECT_LE(after, timeout + 2 * Secs(kPoll) + DeliverySlack());
   // containerd's pull was cancelled: it hung up on the (paused) download, and keeps no image.
   EXPECT_TRUE(testing::WaitFor([&] { return BigBlobConnections() == 0; }, seconds(2)))
       << BigBlobConnections() << " downloads still open";
@@ -321,7 +345,7 @@ TEST_F(PullE2e, PullImageGetsTheConfiguredNoProgressTimeout) {
   pull.join();
   stage_->proxy().Resume();
   EXPECT_EQ(st.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << st.error_message();
-  EXPECT_LE(Secs(Clock::now() - paused), 2 + 1.0 + 0.5);
+  EXPECT_LE(Secs(Clock::now() - paused), 2 + 2 * Secs(kPoll) + DeliverySlack());  // --pull.no-progress-timeout=2s
   EXPECT_GT(Secs(Clock::now() - started), 2.0);
   auto has = stage_->ContainerdHasImage(image_->ref);
   ASSERT_TRUE(has.ok());
@@ -443,7 +467,8 @@ TEST_F(PullE2e, TheNodeObjectIsRebuiltEveryPeriodAndValidatesAgainstTheCrd) {
   // It changes once per period, not more often.
   ASSERT_GE(changes.size(), 3u);
   for (size_t i = 2; i < changes.size(); ++i) {
-    EXPECT_GE(Secs(changes[i].at - changes[i - 1].at), 0.85) << "change " << i;
+    // A 1 s period, seen at this test's 50 ms reading cadence.
+    EXPECT_GE(Secs(changes[i].at - changes[i - 1].at), 1.0 - 0.05 - DeliverySlack()) << "change " << i;
   }
   std::vector<std::string> files;
   bool pulling_seen = false;
