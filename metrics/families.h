@@ -38,8 +38,13 @@ enum class FamilyId : uint16_t;
 // Families whose values need a rule (labels, loops, limits, fallbacks) leave it empty and
 // have their case in SnapshotSamples::VisitCgroup.
 struct FieldValue {
+  // kNanos: a duration in nanoseconds (the family's unit is seconds); kNone: no field.
+  enum class Kind : uint8_t { kNone, kCount, kNanos };
   const Opt<uint64_t>& (*get)(const CgroupStats&) = nullptr;
-  bool nanos = false;  // a duration in nanoseconds (the family's unit is seconds); else a count
+  Kind kind = Kind::kNone;
+  // Whether the row names a field (a constant: comparing a function's address with null is
+  // not one where null pointer checks are kept, as under the sanitizers).
+  constexpr bool set() const { return kind != Kind::kNone; }
 };
 
 struct MetricFamily {

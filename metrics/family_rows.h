@@ -177,14 +177,14 @@ constexpr const Opt<uint64_t>& Get(const CgroupStats& c) {
 }
 template <auto kField>
 constexpr FieldValue Count() {
-  return {&Get<kField>, false};
+  return {&Get<kField>, FieldValue::Kind::kCount};
 }
 template <auto kField>
 constexpr FieldValue Nanos() {
-  return {&Get<kField>, true};
+  return {&Get<kField>, FieldValue::Kind::kNanos};
 }
 // A field further down (memory.events high): its accessor, a function or captureless lambda.
-constexpr FieldValue Count(const Opt<uint64_t>& (*get)(const CgroupStats&)) { return {get, false}; }
+constexpr FieldValue Count(const Opt<uint64_t>& (*get)(const CgroupStats&)) { return {get, FieldValue::Kind::kCount}; }
 
 inline constexpr auto C = MetricType::kCounter;
 inline constexpr auto G = MetricType::kGauge;

@@ -116,8 +116,9 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
   };
 
   // A family whose row names its field (FieldValue) needs no rule.
-  if (const FieldValue& field = family_rows::kFamilies[static_cast<size_t>(id)].value; field.get != nullptr) {
-    if (const Opt<uint64_t>& v = field.get(c)) sink.Add(i, {}, field.nanos ? Value::Nanos(*v) : Value::Count(*v));
+  if (const FieldValue& field = family_rows::kFamilies[static_cast<size_t>(id)].value; field.set()) {
+    if (const Opt<uint64_t>& v = field.get(c))
+      sink.Add(i, {}, field.kind == FieldValue::Kind::kNanos ? Value::Nanos(*v) : Value::Count(*v));
     return;
   }
   // The rules of the other families; a family with neither yields nothing, which
@@ -346,12 +347,12 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
 template <FamilyId kId, class Sink>
 void SnapshotSamples::FamilyLoop(SnapshotSamples& self, size_t begin, size_t end, Sink& sink) {
   constexpr FieldValue kField = family_rows::kFamilies[static_cast<size_t>(kId)].value;
-  if constexpr (kField.get != nullptr) {
+  if constexpr (kField.set()) {
     // The row's accessor, a constant: a direct call the compiler inlines.
     const std::vector<CgroupStats>& cgroups = self.snap_->cgroups;
     for (size_t i = begin; i < end; ++i) {
       if (const Opt<uint64_t>& v = kField.get(cgroups[i])) {
-        sink.Add(i, {}, kField.nanos ? Value::Nanos(*v) : Value::Count(*v));
+        sink.Add(i, {}, kField.kind == FieldValue::Kind::kNanos ? Value::Nanos(*v) : Value::Count(*v));
       }
     }
   } else {
