@@ -1,7 +1,7 @@
 // The collection's cgroup files in one walk: for every cgroup of the unified hierarchy, the
 // kernel values behind cpu.stat, memory.current, memory.peak, memory.swap.current,
 // memory.stat, memory.events, memory.events.local, pids.current and pids.events. User
-// space renders them as those files show them (cgroup_stats_iter.cc).
+// space renders them as those files show them (cgroup_stats_render.cc).
 //
 // Attach: iter.s/cgroup (sleepable: the rstat flush may sleep) on the unified root, walked
 // in pre-order at every collection. The first call flushes the root's rstat tree, as a
@@ -58,34 +58,16 @@ static __always_inline void learn_memcg_layout(void) {
   }
   setup.nr_stat_items = ENUM_OR_NONE(enum memcg_stat_item, MEMCG_NR_STAT);
   setup.nr_event_items = ENUM_OR_NONE(enum vm_event_item, NR_VM_EVENT_ITEMS);
-  setup.state_enum[STATLET_MS_ANON] = ENUM_OR_NONE(enum node_stat_item, NR_ANON_MAPPED);
-  setup.state_enum[STATLET_MS_FILE] = ENUM_OR_NONE(enum node_stat_item, NR_FILE_PAGES);
-  setup.state_enum[STATLET_MS_KERNEL] = ENUM_OR_NONE(enum memcg_stat_item, MEMCG_KMEM);
-  setup.state_enum[STATLET_MS_SHMEM] = ENUM_OR_NONE(enum node_stat_item, NR_SHMEM);
-  setup.state_enum[STATLET_MS_FILE_MAPPED] = ENUM_OR_NONE(enum node_stat_item, NR_FILE_MAPPED);
-  setup.state_enum[STATLET_MS_INACTIVE_ANON] = ENUM_OR_NONE(enum node_stat_item, NR_INACTIVE_ANON);
-  setup.state_enum[STATLET_MS_ACTIVE_ANON] = ENUM_OR_NONE(enum node_stat_item, NR_ACTIVE_ANON);
-  setup.state_enum[STATLET_MS_INACTIVE_FILE] = ENUM_OR_NONE(enum node_stat_item, NR_INACTIVE_FILE);
-  setup.state_enum[STATLET_MS_ACTIVE_FILE] = ENUM_OR_NONE(enum node_stat_item, NR_ACTIVE_FILE);
-  setup.state_enum[STATLET_MS_UNEVICTABLE] = ENUM_OR_NONE(enum node_stat_item, NR_UNEVICTABLE);
-  setup.state_enum[STATLET_MS_SLAB_RECLAIMABLE] = ENUM_OR_NONE(enum node_stat_item, NR_SLAB_RECLAIMABLE_B);
-  setup.state_enum[STATLET_MS_SLAB_UNRECLAIMABLE] = ENUM_OR_NONE(enum node_stat_item, NR_SLAB_UNRECLAIMABLE_B);
-  setup.state_enum[STATLET_MS_WORKINGSET_REFAULT_ANON] = ENUM_OR_NONE(enum node_stat_item, WORKINGSET_REFAULT_ANON);
-  setup.state_enum[STATLET_MS_WORKINGSET_REFAULT_FILE] = ENUM_OR_NONE(enum node_stat_item, WORKINGSET_REFAULT_FILE);
-  setup.state_enum[STATLET_MS_WORKINGSET_ACTIVATE_ANON] = ENUM_OR_NONE(enum node_stat_item, WORKINGSET_ACTIVATE_ANON);
-  setup.state_enum[STATLET_MS_WORKINGSET_ACTIVATE_FILE] = ENUM_OR_NONE(enum node_stat_item, WORKINGSET_ACTIVATE_FILE);
-  setup.state_enum[STATLET_MS_WORKINGSET_RESTORE_ANON] = ENUM_OR_NONE(enum node_stat_item, WORKINGSET_RESTORE_ANON);
-  setup.state_enum[STATLET_MS_WORKINGSET_RESTORE_FILE] = ENUM_OR_NONE(enum node_stat_item, WORKINGSET_RESTORE_FILE);
-  setup.event_enum[STATLET_ME_PGFAULT] = ENUM_OR_NONE(enum vm_event_item, PGFAULT);
-  setup.event_enum[STATLET_ME_PGMAJFAULT] = ENUM_OR_NONE(enum vm_event_item, PGMAJFAULT);
-  setup.event_enum[STATLET_ME_PGSCAN_KSWAPD] = ENUM_OR_NONE(enum vm_event_item, PGSCAN_KSWAPD);
-  setup.event_enum[STATLET_ME_PGSCAN_DIRECT] = ENUM_OR_NONE(enum vm_event_item, PGSCAN_DIRECT);
-  setup.event_enum[STATLET_ME_PGSCAN_KHUGEPAGED] = ENUM_OR_NONE(enum vm_event_item, PGSCAN_KHUGEPAGED);
-  setup.event_enum[STATLET_ME_PGSCAN_PROACTIVE] = ENUM_OR_NONE(enum vm_event_item, PGSCAN_PROACTIVE);
-  setup.event_enum[STATLET_ME_PGSTEAL_KSWAPD] = ENUM_OR_NONE(enum vm_event_item, PGSTEAL_KSWAPD);
-  setup.event_enum[STATLET_ME_PGSTEAL_DIRECT] = ENUM_OR_NONE(enum vm_event_item, PGSTEAL_DIRECT);
-  setup.event_enum[STATLET_ME_PGSTEAL_KHUGEPAGED] = ENUM_OR_NONE(enum vm_event_item, PGSTEAL_KHUGEPAGED);
-  setup.event_enum[STATLET_ME_PGSTEAL_PROACTIVE] = ENUM_OR_NONE(enum vm_event_item, PGSTEAL_PROACTIVE);
+  // Each memory.stat item's kernel enum value (snapshot/memory_stat.def).
+#define STATLET_MEMSTAT_STATE(field, v2_key, v1_key, kernel_enum, kernel_item, unit) \
+  setup.state_enum[STATLET_MS_##field] = ENUM_OR_NONE(enum kernel_enum, kernel_item);
+#define STATLET_MEMSTAT_STATE_PART(name, kernel_enum, kernel_item, unit) \
+  setup.state_enum[STATLET_MS_##name] = ENUM_OR_NONE(enum kernel_enum, kernel_item);
+#define STATLET_MEMSTAT_EVENT(field, v2_key, v1_key, kernel_item) \
+  setup.event_enum[STATLET_ME_##field] = ENUM_OR_NONE(enum vm_event_item, kernel_item);
+#define STATLET_MEMSTAT_EVENT_PART(name, kernel_item) \
+  setup.event_enum[STATLET_ME_##name] = ENUM_OR_NONE(enum vm_event_item, kernel_item);
+#include "snapshot/memory_stat.def"
   if (&mem_cgroup_events_index != 0 && setup.nr_event_items > 0) {
     // Up to four bytes per vm_event_item (the kernel's element type is not in its BTF).
     __u32 n = (__u32)setup.nr_event_items * 4;
@@ -123,12 +105,8 @@ static __always_inline void read_memory(struct cgroup* cgrp, struct statlet_cgro
   const __u64 events = (__u64)memcg + bpf_core_field_offset(struct mem_cgroup, memory_events);
   const __u64 local = (__u64)memcg + bpf_core_field_offset(struct mem_cgroup, memory_events_local);
   const __s32 ids[STATLET_MEMORY_EVENTS] = {
-      ENUM_OR_NONE(enum memcg_memory_event, MEMCG_LOW),
-      ENUM_OR_NONE(enum memcg_memory_event, MEMCG_HIGH),
-      ENUM_OR_NONE(enum memcg_memory_event, MEMCG_MAX),
-      ENUM_OR_NONE(enum memcg_memory_event, MEMCG_OOM),
-      ENUM_OR_NONE(enum memcg_memory_event, MEMCG_OOM_KILL),
-      ENUM_OR_NONE(enum memcg_memory_event, MEMCG_OOM_GROUP_KILL),
+#define STATLET_MEMORY_EVENT(field, key, kernel_item) ENUM_OR_NONE(enum memcg_memory_event, kernel_item),
+#include "snapshot/memory_events.def"
   };
   // Loops are unrolled: 6.1's verifier refuses a loop whose back edge lands on a helper
   // call ("back-edge from insn N to N+1").

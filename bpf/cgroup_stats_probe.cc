@@ -5,11 +5,14 @@
 #include <bpf/libbpf.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "base/log.h"
 #include "bpf/probe_abi.h"  // before the skeleton, whose globals use its types
@@ -26,11 +29,29 @@ namespace {
 
 static_assert(sizeof(statlet_cgroup_stats) % 8 == 0, "array map values are 8-byte aligned");
 
+// Whether struct `type` of `btf` has a member named `member`.
+bool HasMember(const struct btf* btf, const char* type, const char* member) {
+  const int id = btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT);
+  if (id <= 0) return false;
+  const struct btf_type* t = btf__type_by_id(btf, id);
+  const struct btf_member* m = btf_members(t);
+  for (int i = 0; i < btf_vlen(t); i++) {
+    if (std::strcmp(btf__name_by_offset(btf, m[i].name_off), member) == 0) return true;
+  }
+  return false;
+}
+
 // What the loader needs to know of the running kernel's BTF.
 struct KernelFacts {
   bool css_rstat_flush = false;     // 6.16+: the flush kfunc takes a css
   bool cgroup_rstat_flush = false;  // up to 6.15
   bool pids_events_limit = false;   // pids.events is one counter (up to 6.11)
+  // The struct members the kernel's BTF has, of those asked (memory.stat's conditions).
+  std::vector<std::pair<std::string, std::string>> members;
+  bool Has(const char* type, const char* member) const {
+    return std::find(members.begin(), members.end(), std::pair<std::string, std::string>(type, member)) !=
+           members.end();
+  }
 };
 
 KernelFacts ReadKernelFacts() {
@@ -39,13 +60,9 @@ KernelFacts ReadKernelFacts() {
   if (!btf) return f;
   f.css_rstat_flush = btf__find_by_name_kind(btf, "css_rstat_flush", BTF_KIND_FUNC) > 0;
   f.cgroup_rstat_flush = btf__find_by_name_kind(btf, "cgroup_rstat_flush", BTF_KIND_FUNC) > 0;
-  int id = btf__find_by_name_kind(btf, "pids_cgroup", BTF_KIND_STRUCT);
-  if (id > 0) {
-    const struct btf_type* t = btf__type_by_id(btf, id);
-    const struct btf_member* m = btf_members(t);
-    for (int i = 0; i < btf_vlen(t); i++) {
-      if (std::strcmp(btf__name_by_offset(btf, m[i].name_off), "events_limit") == 0) f.pids_events_limit = true;
-    }
+  f.pids_events_limit = HasMember(btf, "pids_cgroup", "events_limit");
+  for (const auto& [type, member] : MemstatConditions()) {
+    if (HasMember(btf, type, member)) f.members.emplace_back(type, member);
   }
   btf__free(btf);
   return f;
@@ -116,7 +133,9 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
     StatusOr<uint32_t> walked = walk_->Run();
     if (!walked.ok()) return walked.status();
     const char* why_not = "";
-    if (auto slots = ResolveMemstatSlots(bss_->setup, &why_not)) {
+    const auto kernel_has = [&kernel](const char* type, const char* member) { return kernel.Has(type, member); };
+    if (auto slots = ResolveMemstatSlots(bss_->setup, kernel_has, &why_not)) {
+      slots_ = *slots;
       std::memcpy(bss_->state_slot, slots->state, sizeof(slots->state));
       std::memcpy(bss_->event_slot, slots->events, sizeof(slots->events));
       __atomic_store_n(&bss_->memstat_ready, 1, __ATOMIC_RELEASE);
@@ -187,7 +206,7 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
     auto it = index_.find(cgroup_id);
     if (it == index_.end() || index < 0 || index >= static_cast<int>(IterFile::kCount)) return false;
     const size_t n = RenderIterFile(static_cast<IterFile>(index), entries_.at<statlet_cgroup_stats>(it->second),
-                                    page_size_, buf->data(), buf->capacity());
+                                    page_size_, buf->data(), buf->capacity(), &slots_);
     if (n == 0) return false;
     buf->set_len(n);
     return true;
@@ -202,6 +221,7 @@ class CgroupStatsProbe final : public Probe, public CgroupFileSource {
   MappedArray entries_;
   uint64_t page_size_ = 4096;
   std::string memstat_unavailable_;
+  MemstatSlots slots_{};  // valid when memstat_unavailable_ is empty
   bool pids_events_ = false;
   std::unordered_map<uint64_t, uint32_t> index_;  // cgroup id -> entry of the last walk
   // The v1 hierarchies' walks; their file indices start at kV1Base.

@@ -1,8 +1,11 @@
 #include "bpf/cgroup_stats_render.h"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstddef>
 #include <cstring>
+#include <iterator>
 
 namespace statlet::bpf {
 namespace {
@@ -60,60 +63,106 @@ class Lines {
   bool overflow_ = false;
 };
 
-constexpr const char* kMemoryEventKeys[STATLET_MEMORY_EVENTS] = {"low", "high",     "max",
-                                                                 "oom", "oom_kill", "oom_group_kill"};
-
-struct StateItem {
-  const char* key;  // nullptr: not printed on its own (the slab parts)
-  bool bytes;       // counted in bytes (or events) by the kernel, not in pages
+// memory.events in the kernel's order (snapshot/memory_events.def).
+struct MemoryEventKey {
+  const char* key;
+  int slot;
 };
-// Indexed by enum statlet_memstat_state.
-constexpr StateItem kStateItems[STATLET_MS_STATE_ITEMS] = {
-    {"anon", false},
-    {"file", false},
-    {"kernel", false},
-    {"shmem", false},
-    {"file_mapped", false},
-    {"inactive_anon", false},
-    {"active_anon", false},
-    {"inactive_file", false},
-    {"active_file", false},
-    {"unevictable", false},
-    {nullptr, true},
-    {nullptr, true},
-    {"workingset_refault_anon", true},
-    {"workingset_refault_file", true},
-    {"workingset_activate_anon", true},
-    {"workingset_activate_file", true},
-    {"workingset_restore_anon", true},
-    {"workingset_restore_file", true},
+constexpr MemoryEventKey kMemoryEventKeys[] = {
+#define STATLET_MEMORY_EVENT(field, key, kernel_item) {key, STATLET_MEV_##field},
+#include "snapshot/memory_events.def"
+};
+
+// memory.stat (snapshot/memory_stat.def): each v2 key from its kernel slots, in the
+// kernel's order; a v1-only key is not rendered (the walk reads v2 kernels).
+enum class Kind : uint8_t { kState, kEvent };
+#define STATLET_KIND_STATE Kind::kState
+#define STATLET_KIND_EVENT Kind::kEvent
+struct MemstatKey {
+  const char* key;
+  Kind kind;
+  std::array<int8_t, 4> slots;  // summed
+  uint8_t parts;
+};
+template <typename... S>
+constexpr MemstatKey Key(const char* key, Kind kind, S... slots) {
+  static_assert(sizeof...(S) >= 1 && sizeof...(S) <= 4);
+  return {key, kind, {static_cast<int8_t>(slots)...}, static_cast<uint8_t>(sizeof...(S))};
+}
+constexpr MemstatKey kMemstatKeys[] = {
+#define STATLET_MEMSTAT_STATE(field, v2_key, v1_key, kernel_enum, kernel_item, unit) \
+  Key(v2_key, Kind::kState, STATLET_MS_##field),
+#define STATLET_MEMSTAT_EVENT(field, v2_key, v1_key, kernel_item) Key(v2_key, Kind::kEvent, STATLET_ME_##field),
+#define STATLET_MEMSTAT_SUM(field, v2_key, v1_key, kind, ...) Key(v2_key, STATLET_KIND_##kind, __VA_ARGS__),
+#include "snapshot/memory_stat.def"
+};
+#undef STATLET_KIND_STATE
+#undef STATLET_KIND_EVENT
+
+// Whether each state slot counts pages (else bytes, or a count printed as it is), in the
+// order of enum statlet_memstat_state.
+#define STATLET_IN_PAGES_PAGES true
+#define STATLET_IN_PAGES_BYTES false
+constexpr bool kStateInPages[] = {
+#define STATLET_MEMSTAT_STATE(field, v2_key, v1_key, kernel_enum, kernel_item, unit) STATLET_IN_PAGES_##unit,
+#define STATLET_MEMSTAT_STATE_PART(name, kernel_enum, kernel_item, unit) STATLET_IN_PAGES_##unit,
+#include "snapshot/memory_stat.def"
+};
+#undef STATLET_IN_PAGES_PAGES
+#undef STATLET_IN_PAGES_BYTES
+static_assert(std::size(kStateInPages) == STATLET_MS_STATE_ITEMS);
+
+// The state slots the kernel shows only under a condition its BTF tells (STATE_IF lines);
+// the last row only ends the list.
+struct StateGate {
+  int slot;
+  const char* btf_struct;
+  const char* btf_member;
+};
+constexpr StateGate kStateGates[] = {
+#define STATLET_MEMSTAT_STATE_IF(field, v2_key, v1_key, kernel_enum, kernel_item, unit, btf_struct, btf_member) \
+  {STATLET_MS_##field, #btf_struct, #btf_member},
+#include "snapshot/memory_stat.def"
+    {-1, "", ""},
 };
 
 // memcg_page_state: a negative sum (per-CPU deltas not yet folded in) reads as 0.
 uint64_t StateValue(const statlet_cgroup_stats& e, int item, uint64_t page_size) {
   const int64_t raw = e.memstat_state[item];
   const uint64_t v = raw < 0 ? 0 : static_cast<uint64_t>(raw);
-  return kStateItems[item].bytes ? v : v * page_size;
+  return kStateInPages[item] ? v * page_size : v;
 }
 
-void RenderMemoryStat(const statlet_cgroup_stats& e, uint64_t page_size, Lines* out) {
-  for (int i = 0; i < STATLET_MS_STATE_ITEMS; i++) {
-    if (kStateItems[i].key != nullptr) out->Put(kStateItems[i].key, StateValue(e, i, page_size));
+void RenderMemoryStat(const statlet_cgroup_stats& e, uint64_t page_size, const MemstatSlots* slots, Lines* out) {
+  for (const MemstatKey& k : kMemstatKeys) {
+    uint64_t v = 0;
+    bool shown = true;
+    for (uint8_t i = 0; i < k.parts; i++) {
+      if (k.kind == Kind::kEvent) {
+        v += e.memstat_events[k.slots[i]];  // an event the kernel lacks reads 0, as there
+        continue;
+      }
+      // A state item this kernel does not show (slot -1) leaves its key out.
+      if (slots != nullptr && slots->state[k.slots[i]] < 0) shown = false;
+      v += StateValue(e, k.slots[i], page_size);
+    }
+    if (shown) out->Put(k.key, v);
   }
-  out->Put("slab", StateValue(e, STATLET_MS_SLAB_RECLAIMABLE, page_size) +
-                       StateValue(e, STATLET_MS_SLAB_UNRECLAIMABLE, page_size));
-  const auto& ev = e.memstat_events;
-  // The kernel sums the reclaim contexts it has (an absent one reads 0 here).
-  out->Put("pgscan", ev[STATLET_ME_PGSCAN_KSWAPD] + ev[STATLET_ME_PGSCAN_DIRECT] + ev[STATLET_ME_PGSCAN_KHUGEPAGED] +
-                         ev[STATLET_ME_PGSCAN_PROACTIVE]);
-  out->Put("pgsteal", ev[STATLET_ME_PGSTEAL_KSWAPD] + ev[STATLET_ME_PGSTEAL_DIRECT] +
-                          ev[STATLET_ME_PGSTEAL_KHUGEPAGED] + ev[STATLET_ME_PGSTEAL_PROACTIVE]);
-  out->Put("pgscan_kswapd", ev[STATLET_ME_PGSCAN_KSWAPD]);
-  out->Put("pgscan_direct", ev[STATLET_ME_PGSCAN_DIRECT]);
-  out->Put("pgsteal_kswapd", ev[STATLET_ME_PGSTEAL_KSWAPD]);
-  out->Put("pgsteal_direct", ev[STATLET_ME_PGSTEAL_DIRECT]);
-  out->Put("pgfault", ev[STATLET_ME_PGFAULT]);
-  out->Put("pgmajfault", ev[STATLET_ME_PGMAJFAULT]);
+}
+
+// cpu.stat's values as CpuStats holds them (ns, counts), field by field
+// (snapshot/cpu_stat.def); each walk fills the ones its kernel values give.
+struct CpuStatValues {
+#define STATLET_CPU_STAT(field, v2_key, v2_scale, v1_key) std::optional<uint64_t> field;
+#include "snapshot/cpu_stat.def"
+};
+// Writes the known values under the keys of one version (v2: scaled to the file's unit).
+void PutCpuStat(const CpuStatValues& v, bool v2, Lines* out) {
+  auto put = [&](const std::optional<uint64_t>& x, std::string_view key, uint64_t scale) {
+    if (x && !key.empty()) out->Put(key, *x / scale);
+  };
+#define STATLET_CPU_STAT(field, v2_key, v2_scale, v1_key) put(v.field, v2 ? v2_key : v1_key, v2 ? v2_scale : 1);
+#include "snapshot/cpu_stat.def"
 }
 
 }  // namespace
@@ -168,33 +217,36 @@ void AdjustCputime(uint64_t rtime, uint64_t utime, uint64_t stime, uint64_t prev
   *system_out = stime;
 }
 
-size_t RenderIterFile(IterFile f, const statlet_cgroup_stats& e, uint64_t page_size, char* out, size_t cap) {
+size_t RenderIterFile(IterFile f, const statlet_cgroup_stats& e, uint64_t page_size, char* out, size_t cap,
+                      const MemstatSlots* slots) {
   if ((e.parts & IterFilePart(f)) != IterFilePart(f)) return 0;
   Lines l(out, cap);
   switch (f) {
     case IterFile::kCpuStat: {
+      CpuStatValues v;
       uint64_t user = 0, system = 0;
       AdjustCputime(e.sum_exec_ns, e.utime_ns, e.stime_ns, e.prev_utime_ns, e.prev_stime_ns, &user, &system);
-      l.Put("usage_usec", e.sum_exec_ns / 1000);
-      l.Put("user_usec", user / 1000);
-      l.Put("system_usec", system / 1000);
+      v.usage_ns = e.sum_exec_ns;
+      v.user_ns = user;
+      v.system_ns = system;
       if (e.parts & STATLET_PART_CFS) {
-        l.Put("nr_periods", e.nr_periods);
-        l.Put("nr_throttled", e.nr_throttled);
-        l.Put("throttled_usec", e.throttled_ns / 1000);
-        l.Put("nr_bursts", e.nr_bursts);
-        l.Put("burst_usec", e.burst_ns / 1000);
+        v.nr_periods = e.nr_periods;
+        v.nr_throttled = e.nr_throttled;
+        v.throttled_ns = e.throttled_ns;
+        v.nr_bursts = e.nr_bursts;
+        v.burst_ns = e.burst_ns;
       }
+      PutCpuStat(v, true, &l);
       break;
     }
     case IterFile::kMemoryCurrent: l.Value(e.memory_pages * page_size); break;
     case IterFile::kMemoryPeak: l.Value(e.memory_peak_pages * page_size); break;
     case IterFile::kMemorySwapCurrent: l.Value(e.swap_pages * page_size); break;
-    case IterFile::kMemoryStat: RenderMemoryStat(e, page_size, &l); break;
+    case IterFile::kMemoryStat: RenderMemoryStat(e, page_size, slots, &l); break;
     case IterFile::kMemoryEvents:
     case IterFile::kMemoryEventsLocal: {
       const __u64* v = f == IterFile::kMemoryEvents ? e.memory_events : e.memory_events_local;
-      for (int i = 0; i < STATLET_MEMORY_EVENTS; i++) l.Put(kMemoryEventKeys[i], v[i]);
+      for (const MemoryEventKey& k : kMemoryEventKeys) l.Put(k.key, v[k.slot]);
       break;
     }
     case IterFile::kPidsCurrent: l.Value(e.pids_current); break;
@@ -237,8 +289,22 @@ std::optional<std::vector<int32_t>> DecodeIndexTable(const uint8_t* raw, size_t 
   return found;
 }
 
-std::optional<MemstatSlots> ResolveMemstatSlots(const statlet_memstat_setup& setup, const char** why_not) {
+std::vector<std::pair<const char*, const char*>> MemstatConditions() {
+  std::vector<std::pair<const char*, const char*>> out;
+  for (const StateGate& g : kStateGates) {
+    if (g.slot >= 0) out.emplace_back(g.btf_struct, g.btf_member);
+  }
+  return out;
+}
+
+std::optional<MemstatSlots> ResolveMemstatSlots(const statlet_memstat_setup& setup, const KernelHas& kernel_has,
+                                                const char** why_not) {
   MemstatSlots out;
+  bool shown[STATLET_MS_STATE_ITEMS];
+  std::fill(std::begin(shown), std::end(shown), true);
+  for (const StateGate& g : kStateGates) {
+    if (g.slot >= 0) shown[g.slot] = kernel_has(g.btf_struct, g.btf_member);
+  }
   if (!setup.done || setup.state_len == 0) {
     *why_not = "the kernel's memcg statistics layout is unknown";
     return std::nullopt;
@@ -251,6 +317,10 @@ std::optional<MemstatSlots> ResolveMemstatSlots(const statlet_memstat_setup& set
   }
   for (int i = 0; i < STATLET_MS_STATE_ITEMS; i++) {
     const int32_t item = setup.state_enum[i];
+    if (!shown[i]) {
+      out.state[i] = -1;  // not in this kernel's memory.stat: not read, not rendered
+      continue;
+    }
     if (item < 0 || static_cast<uint32_t>(item) >= setup.state_len) {
       *why_not = "a memory.stat item is missing from this kernel";
       return std::nullopt;
@@ -278,7 +348,7 @@ std::optional<MemstatSlots> ResolveMemstatSlots(const statlet_memstat_setup& set
     // An event this kernel does not have (or does not keep per memcg) reads 0, as there.
     out.events[i] = item >= 0 && static_cast<uint32_t>(item) < event_slot->size() ? (*event_slot)[item] : -1;
   }
-  if (out.events[STATLET_ME_PGFAULT] < 0 || out.events[STATLET_ME_PGMAJFAULT] < 0) {
+  if (out.events[STATLET_ME_pgfault] < 0 || out.events[STATLET_ME_pgmajfault] < 0) {
     *why_not = "pgfault is not a memcg event on this kernel";
     return std::nullopt;
   }
@@ -319,13 +389,16 @@ size_t RenderV1IterFile(V1IterFile f, const statlet_cgroup_v1_stats& e, const ui
   if ((e.parts & V1IterFilePart(f)) != V1IterFilePart(f)) return 0;
   Lines l(out, cap);
   switch (f) {
-    case V1IterFile::kCpuStat:  // cpu_cfs_stat_show (its wait_sum, with schedstats on, is not read)
-      l.Put("nr_periods", e.nr_periods);
-      l.Put("nr_throttled", e.nr_throttled);
-      l.Put("throttled_time", e.throttled_ns);
-      l.Put("nr_bursts", e.nr_bursts);
-      l.Put("burst_time", e.burst_ns);
+    case V1IterFile::kCpuStat: {  // cpu_cfs_stat_show (its wait_sum, with schedstats on, is not read)
+      CpuStatValues v;
+      v.nr_periods = e.nr_periods;
+      v.nr_throttled = e.nr_throttled;
+      v.throttled_ns = e.throttled_ns;
+      v.nr_bursts = e.nr_bursts;
+      v.burst_ns = e.burst_ns;
+      PutCpuStat(v, false, &l);
       break;
+    }
     case V1IterFile::kCpuacctUsagePercpu:
       if (per_cpu == nullptr || cpus == 0) return 0;
       l.List(per_cpu, cpus);

@@ -6,8 +6,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "bpf/probe_abi.h"
@@ -32,9 +34,17 @@ const char* IterFileName(IterFile f);
 // The entry parts a file needs (STATLET_PART_*).
 uint32_t IterFilePart(IterFile f);
 
+// Where each memory.stat item lives in memcg_vmstats (-1: not read), see ResolveMemstatSlots.
+struct MemstatSlots {
+  int32_t state[STATLET_MS_STATE_ITEMS];
+  int32_t events[STATLET_ME_EVENT_ITEMS];
+};
+
 // Renders file `f` of `e` into out[0, cap); returns the length, or 0 when `e` lacks the
-// parts the file needs or `cap` is too small.
-size_t RenderIterFile(IterFile f, const statlet_cgroup_stats& e, uint64_t page_size, char* out, size_t cap);
+// parts the file needs or `cap` is too small. memory.stat leaves out the keys whose state
+// items `slots` does not read (the kernel does not show them); null: every key.
+size_t RenderIterFile(IterFile f, const statlet_cgroup_stats& e, uint64_t page_size, char* out, size_t cap,
+                      const MemstatSlots* slots = nullptr);
 
 // The v1 hierarchies' files the v1 iterator (cgroup_v1_iter.bpf.c) can stand in for.
 enum class V1IterFile : int {
@@ -73,12 +83,18 @@ void AdjustCputime(uint64_t rtime, uint64_t utime, uint64_t stime, uint64_t prev
 std::optional<std::vector<int32_t>> DecodeIndexTable(const uint8_t* raw, size_t raw_len, uint32_t entries,
                                                      uint32_t slots);
 
+// The (struct, member) pairs of the kernel's BTF that decide whether memory.stat shows a
+// key (snapshot/memory_stat.def STATE_IF), for the loader to look up.
+std::vector<std::pair<const char*, const char*>> MemstatConditions();
+
+// Whether the running kernel's BTF has member `member` of struct `type`.
+using KernelHas = std::function<bool(const char* type, const char* member)>;
+
 // Where each memory.stat item lives in memcg_vmstats, from what the first walk learnt;
 // nullopt when this kernel's layout is not one the iterator reads (the file is read then).
-struct MemstatSlots {
-  int32_t state[STATLET_MS_STATE_ITEMS];
-  int32_t events[STATLET_ME_EVENT_ITEMS];
-};
-std::optional<MemstatSlots> ResolveMemstatSlots(const statlet_memstat_setup& setup, const char** why_not);
+// An item the kernel shows only under a condition (snapshot/memory_stat.def STATE_IF) that
+// `kernel_has` denies is not read (-1); every other state item must exist.
+std::optional<MemstatSlots> ResolveMemstatSlots(const statlet_memstat_setup& setup, const KernelHas& kernel_has,
+                                                const char** why_not);
 
 }  // namespace statlet::bpf

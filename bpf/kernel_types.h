@@ -174,50 +174,41 @@ struct cpuacct {
   struct kernel_cpustat* cpustat;  // __percpu
 } STATLET_CORE;
 
+// The kernel enums' members statlet reads (snapshot/memory_events.def,
+// snapshot/memory_stat.def); their values come from the running kernel (CO-RE), the ones
+// here are placeholders.
 enum memcg_memory_event {
-  MEMCG_LOW,
-  MEMCG_HIGH,
-  MEMCG_MAX,
-  MEMCG_OOM,
-  MEMCG_OOM_KILL,
-  MEMCG_OOM_GROUP_KILL,
+#define STATLET_MEMORY_EVENT(field, key, kernel_item) kernel_item,
+#include "snapshot/memory_events.def"
 };
-
-// The memory.stat items statlet reports; values come from the running kernel (CO-RE).
+// STATLET_KERNEL_ITEM_IN_<enum>(item) declares `item` in the enum being written.
+#define STATLET_KERNEL_ITEM(kernel_enum, kernel_item) STATLET_KERNEL_ITEM_IN_##kernel_enum(kernel_item)
+#define STATLET_MEMSTAT_STATE(field, v2_key, v1_key, kernel_enum, kernel_item, unit) \
+  STATLET_KERNEL_ITEM(kernel_enum, kernel_item)
+#define STATLET_MEMSTAT_STATE_PART(name, kernel_enum, kernel_item, unit) STATLET_KERNEL_ITEM(kernel_enum, kernel_item)
+#define STATLET_KERNEL_ITEM_IN_node_stat_item(item) item,
+#define STATLET_KERNEL_ITEM_IN_memcg_stat_item(item)
 enum node_stat_item {
-  NR_INACTIVE_ANON,
-  NR_ACTIVE_ANON,
-  NR_INACTIVE_FILE,
-  NR_ACTIVE_FILE,
-  NR_UNEVICTABLE,
-  NR_SLAB_RECLAIMABLE_B,
-  NR_SLAB_UNRECLAIMABLE_B,
-  WORKINGSET_REFAULT_ANON,
-  WORKINGSET_REFAULT_FILE,
-  WORKINGSET_ACTIVATE_ANON,
-  WORKINGSET_ACTIVATE_FILE,
-  WORKINGSET_RESTORE_ANON,
-  WORKINGSET_RESTORE_FILE,
-  NR_ANON_MAPPED,
-  NR_FILE_MAPPED,
-  NR_FILE_PAGES,
-  NR_SHMEM,
+#include "snapshot/memory_stat.def"
 };
+#undef STATLET_KERNEL_ITEM_IN_node_stat_item
+#undef STATLET_KERNEL_ITEM_IN_memcg_stat_item
+#define STATLET_MEMSTAT_STATE(field, v2_key, v1_key, kernel_enum, kernel_item, unit) \
+  STATLET_KERNEL_ITEM(kernel_enum, kernel_item)
+#define STATLET_MEMSTAT_STATE_PART(name, kernel_enum, kernel_item, unit) STATLET_KERNEL_ITEM(kernel_enum, kernel_item)
+#define STATLET_KERNEL_ITEM_IN_node_stat_item(item)
+#define STATLET_KERNEL_ITEM_IN_memcg_stat_item(item) item,
 enum memcg_stat_item {
-  MEMCG_KMEM,
+#include "snapshot/memory_stat.def"
   MEMCG_NR_STAT,
 };
+#undef STATLET_KERNEL_ITEM_IN_node_stat_item
+#undef STATLET_KERNEL_ITEM_IN_memcg_stat_item
+#undef STATLET_KERNEL_ITEM
 enum vm_event_item {
-  PGFAULT,
-  PGMAJFAULT,
-  PGSTEAL_KSWAPD,
-  PGSTEAL_DIRECT,
-  PGSTEAL_KHUGEPAGED,  // 6.2+
-  PGSTEAL_PROACTIVE,   // 6.17+
-  PGSCAN_KSWAPD,
-  PGSCAN_DIRECT,
-  PGSCAN_KHUGEPAGED,
-  PGSCAN_PROACTIVE,
+#define STATLET_MEMSTAT_EVENT(field, v2_key, v1_key, kernel_item) kernel_item,
+#define STATLET_MEMSTAT_EVENT_PART(name, kernel_item) kernel_item,
+#include "snapshot/memory_stat.def"
   NR_VM_EVENT_ITEMS,
 };
 

@@ -58,42 +58,27 @@ struct statlet_cgroup_entry {
   __u32 pad;
 };
 
-// The memory.stat items the stats iterator reads; user space names them (cgroup_stats_iter.cc).
+// The kernel items the stats iterator reads for memory.stat, one slot each, from
+// snapshot/memory_stat.def: STATLET_MS_<name> in memcg_vmstats.state, STATLET_ME_<name> in
+// its events; user space names and sums them (cgroup_stats_render.cc).
 enum statlet_memstat_state {
-  STATLET_MS_ANON,
-  STATLET_MS_FILE,
-  STATLET_MS_KERNEL,
-  STATLET_MS_SHMEM,
-  STATLET_MS_FILE_MAPPED,
-  STATLET_MS_INACTIVE_ANON,
-  STATLET_MS_ACTIVE_ANON,
-  STATLET_MS_INACTIVE_FILE,
-  STATLET_MS_ACTIVE_FILE,
-  STATLET_MS_UNEVICTABLE,
-  STATLET_MS_SLAB_RECLAIMABLE,
-  STATLET_MS_SLAB_UNRECLAIMABLE,
-  STATLET_MS_WORKINGSET_REFAULT_ANON,
-  STATLET_MS_WORKINGSET_REFAULT_FILE,
-  STATLET_MS_WORKINGSET_ACTIVATE_ANON,
-  STATLET_MS_WORKINGSET_ACTIVATE_FILE,
-  STATLET_MS_WORKINGSET_RESTORE_ANON,
-  STATLET_MS_WORKINGSET_RESTORE_FILE,
+#define STATLET_MEMSTAT_STATE(field, v2_key, v1_key, kernel_enum, kernel_item, unit) STATLET_MS_##field,
+#define STATLET_MEMSTAT_STATE_PART(name, kernel_enum, kernel_item, unit) STATLET_MS_##name,
+#include "snapshot/memory_stat.def"
   STATLET_MS_STATE_ITEMS,
 };
 enum statlet_memstat_event {
-  STATLET_ME_PGFAULT,
-  STATLET_ME_PGMAJFAULT,
-  STATLET_ME_PGSCAN_KSWAPD,
-  STATLET_ME_PGSCAN_DIRECT,
-  STATLET_ME_PGSCAN_KHUGEPAGED,
-  STATLET_ME_PGSCAN_PROACTIVE,
-  STATLET_ME_PGSTEAL_KSWAPD,
-  STATLET_ME_PGSTEAL_DIRECT,
-  STATLET_ME_PGSTEAL_KHUGEPAGED,
-  STATLET_ME_PGSTEAL_PROACTIVE,
+#define STATLET_MEMSTAT_EVENT(field, v2_key, v1_key, kernel_item) STATLET_ME_##field,
+#define STATLET_MEMSTAT_EVENT_PART(name, kernel_item) STATLET_ME_##name,
+#include "snapshot/memory_stat.def"
   STATLET_ME_EVENT_ITEMS,
 };
-#define STATLET_MEMORY_EVENTS 6  // low high max oom oom_kill oom_group_kill
+// memory.events (snapshot/memory_events.def), by STATLET_MEV_<field>.
+enum statlet_memory_event {
+#define STATLET_MEMORY_EVENT(field, key, kernel_item) STATLET_MEV_##field,
+#include "snapshot/memory_events.def"
+  STATLET_MEMORY_EVENTS,
+};
 
 // Which parts of a statlet_cgroup_stats entry hold values.
 #define STATLET_PART_CPU \

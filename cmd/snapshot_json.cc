@@ -33,12 +33,14 @@ Json PsiJson(const Psi& p) {
 
 Json EventsJson(const MemoryEvents& e) {
   Json j = Json::object();
-  Put(j, "low", e.low);
-  Put(j, "high", e.high);
-  Put(j, "max", e.max);
-  Put(j, "oom", e.oom);
-  Put(j, "oom_kill", e.oom_kill);
-  Put(j, "oom_group_kill", e.oom_group_kill);
+#define STATLET_MEMORY_EVENT(field, key, kernel_item) Put(j, #field, e.field);
+#include "snapshot/memory_events.def"
+  return j;
+}
+
+Json SourceJson(const SourceState& s) {
+  Json j{{"name", s.name}, {"up", s.up}, {"detail", s.detail}};
+  if (s.lost_events != 0) j["lost_events"] = s.lost_events;
   return j;
 }
 
@@ -51,13 +53,25 @@ Json MetaJson(const ContainerMetadata& m) {
   j["pod_name"] = m.pod_name;
   j["pod_namespace"] = m.pod_namespace;
   j["pod_uid"] = m.pod_uid;
+  j["pod_attempt"] = m.pod_attempt;
   j["image"] = m.image;
   j["image_ref"] = m.image_ref;
   j["labels"] = m.labels;
   j["annotations"] = m.annotations;
+  j["pod_labels"] = m.pod_labels;
+  j["pod_annotations"] = m.pod_annotations;
   j["created_at_ns"] = m.created_at_ns;
   j["started_at_ns"] = m.started_at_ns;
   j["is_sandbox"] = m.is_sandbox;
+  if (const auto& w = m.writable_layer; w.timestamp_ns != 0) {
+    Json jw{{"timestamp_ns", w.timestamp_ns}, {"mountpoint", w.mountpoint}, {"device", w.device}};
+    Put(jw, "used_bytes", w.used_bytes);
+    Put(jw, "inodes_used", w.inodes_used);
+    Put(jw, "capacity_bytes", w.capacity_bytes);
+    Put(jw, "inodes_total", w.inodes_total);
+    Put(jw, "inodes_free", w.inodes_free);
+    j["writable_layer"] = jw;
+  }
   if (m.memory_resources.reported) {
     Json r = Json::object();
     Put(r, "limit_bytes", m.memory_resources.limit_bytes);
@@ -89,19 +103,13 @@ Json CgroupJson(const CgroupStats& c) {
 
   const CpuStats& cpu = c.cpu;
   Json jc = Json::object();
-  Put(jc, "usage_ns", cpu.usage_ns);
-  Put(jc, "user_ns", cpu.user_ns);
-  Put(jc, "system_ns", cpu.system_ns);
+#define STATLET_CPU_STAT(field, v2_key, v2_scale, v1_key) Put(jc, #field, cpu.field);
+#include "snapshot/cpu_stat.def"
   if (!cpu.per_cpu_ns.empty()) {
     jc["per_cpu_ns"] = cpu.per_cpu_ns;
     jc["per_cpu_source"] = cpu.per_cpu_from_bpf ? "bpf" : "cgroupfs";
   }
   Put(jc, "usage_nano_cores", cpu.usage_nano_cores);
-  Put(jc, "nr_periods", cpu.nr_periods);
-  Put(jc, "nr_throttled", cpu.nr_throttled);
-  Put(jc, "throttled_ns", cpu.throttled_ns);
-  Put(jc, "nr_bursts", cpu.nr_bursts);
-  Put(jc, "burst_ns", cpu.burst_ns);
   Put(jc, "quota_us", cpu.quota_us);
   Put(jc, "period_us", cpu.period_us);
   Put(jc, "shares", cpu.shares);
@@ -114,39 +122,27 @@ Json CgroupJson(const CgroupStats& c) {
   Put(jm, "usage_bytes", m.usage_bytes);
   Put(jm, "max_usage_bytes", m.max_usage_bytes);
   Put(jm, "working_set_bytes", m.working_set_bytes);
-  Put(jm, "rss_bytes", m.rss_bytes);
-  Put(jm, "cache_bytes", m.cache_bytes);
-  Put(jm, "mapped_file_bytes", m.mapped_file_bytes);
-  Put(jm, "shmem_bytes", m.shmem_bytes);
-  Put(jm, "swap_bytes", m.swap_bytes);
-  Put(jm, "kernel_bytes", m.kernel_bytes);
-  Put(jm, "slab_bytes", m.slab_bytes);
-  Put(jm, "active_anon", m.active_anon);
-  Put(jm, "inactive_anon", m.inactive_anon);
-  Put(jm, "active_file", m.active_file);
-  Put(jm, "inactive_file", m.inactive_file);
-  Put(jm, "unevictable", m.unevictable);
+#define STATLET_MEMSTAT_KEY(field, v2_key, v1_key) Put(jm, #field, m.field);
+#include "snapshot/memory_stat.def"
   Put(jm, "failcnt", m.failcnt);
-  Put(jm, "pgfault", m.pgfault);
-  Put(jm, "pgmajfault", m.pgmajfault);
-  Put(jm, "pgscan", m.pgscan);
-  Put(jm, "pgsteal", m.pgsteal);
-  Put(jm, "pgscan_direct", m.pgscan_direct);
-  Put(jm, "pgsteal_direct", m.pgsteal_direct);
-  Put(jm, "pgscan_kswapd", m.pgscan_kswapd);
-  Put(jm, "pgsteal_kswapd", m.pgsteal_kswapd);
-  Put(jm, "workingset_refault_anon", m.workingset_refault_anon);
-  Put(jm, "workingset_refault_file", m.workingset_refault_file);
-  Put(jm, "workingset_activate_anon", m.workingset_activate_anon);
-  Put(jm, "workingset_activate_file", m.workingset_activate_file);
-  Put(jm, "workingset_restore_anon", m.workingset_restore_anon);
-  Put(jm, "workingset_restore_file", m.workingset_restore_file);
   Put(jm, "min_bytes", m.min_bytes);
   Put(jm, "low_bytes", m.low_bytes);
   Put(jm, "high_bytes", m.high_bytes);
   Put(jm, "max_bytes", m.max_bytes);
   Put(jm, "swap_max_bytes", m.swap_max_bytes);
   Put(jm, "soft_limit_bytes", m.soft_limit_bytes);
+  if (!m.hugetlb.empty()) {
+    Json jh = Json::array();
+    for (const MemoryStats::Hugetlb& h : m.hugetlb) {
+      Json e{{"page_size", h.page_size}};
+      Put(e, "usage_bytes", h.usage_bytes);
+      Put(e, "max_usage_bytes", h.max_usage_bytes);
+      Put(e, "limit_bytes", h.limit_bytes);
+      Put(e, "failcnt", h.failcnt);
+      jh.push_back(std::move(e));
+    }
+    jm["hugetlb"] = std::move(jh);
+  }
   Json ev = EventsJson(m.events);
   if (!ev.empty()) jm["events"] = ev;
   Json evl = EventsJson(m.events_local);
@@ -180,6 +176,9 @@ Json CgroupJson(const CgroupStats& c) {
   Put(jp, "pids_current", c.process.pids_current);
   Put(jp, "pids_max", c.process.pids_max);
   Put(jp, "pids_events_max", c.process.pids_events_max);
+  Put(jp, "file_descriptors", c.process.file_descriptors);
+  Put(jp, "sockets", c.process.sockets);
+  Put(jp, "max_open_files_soft", c.process.max_open_files_soft);
   j["process"] = jp;
 
   Json ji = Json::object();
@@ -193,6 +192,10 @@ Json CgroupJson(const CgroupStats& c) {
     Put(jd, "write_ios", d.write_ios);
     Put(jd, "discard_bytes", d.discard_bytes);
     Put(jd, "discard_ios", d.discard_ios);
+    Put(jd, "cost_usage_us", d.cost_usage_us);
+    Put(jd, "cost_wait_us", d.cost_wait_us);
+    Put(jd, "cost_indebt_us", d.cost_indebt_us);
+    Put(jd, "cost_indelay_us", d.cost_indelay_us);
     devs.push_back(jd);
   }
   ji["devices"] = devs;
@@ -206,14 +209,11 @@ Json CgroupJson(const CgroupStats& c) {
 
   const BpfCgroupStats& b = c.bpf;
   Json jb = Json::object();
-  Put(jb, "minor_faults", b.minor_faults);
-  Put(jb, "major_faults", b.major_faults);
-  Put(jb, "oom_kills", b.oom_kills);
-  Put(jb, "tcp_retransmits", b.tcp_retransmits);
-  Put(jb, "tcp_drops", b.tcp_drops);
+#define STATLET_BPF_COUNTER(field) Put(jb, #field, b.field);
+#include "snapshot/bpf_counters.def"
+  if (!b.per_cpu_ns.empty()) jb["per_cpu_ns"] = b.per_cpu_ns;
   if (!b.tcp_drop_reasons.empty()) jb["tcp_drop_reasons"] = b.tcp_drop_reasons;
   if (!b.runq_latency_log2_us.empty()) jb["runq_latency_log2_us"] = b.runq_latency_log2_us;
-  Put(jb, "runq_latency_sum_ns", b.runq_latency_sum_ns);
   if (!jb.empty()) j["bpf"] = jb;
   return j;
 }
@@ -223,8 +223,12 @@ Json CgroupJson(const CgroupStats& c) {
 std::string SnapshotToJson(const Snapshot& snap, int indent) {
   Json j;
   j["timestamp_ns"] = snap.timestamp_ns;
+  j["monotonic_ns"] = snap.monotonic_ns;
   j["sequence"] = snap.sequence;
   j["num_cpus"] = snap.num_cpus;
+  j["parts"] = Json{{"process_fds", snap.parts.Has(CollectParts::kProcessFds)},
+                    {"cgroup_detail", snap.parts.Has(CollectParts::kCgroupDetail)},
+                    {"non_container_files", snap.parts.Has(CollectParts::kNonContainerFiles)}};
   {
     const NodeMemoryQos& n = snap.memory_qos;
     Json q = Json::object();
@@ -297,14 +301,21 @@ std::string SnapshotToJson(const Snapshot& snap, int indent) {
   for (const auto& e : snap.read_errors)
     errs.push_back(Json{{"file", e.file}, {"reason", e.reason}, {"count", e.count}});
   j["read_errors"] = std::move(errs);
+  Json probes = Json::array();
+  for (const SourceState& p : snap.bpf_probes) probes.push_back(SourceJson(p));
+  j["bpf_probes"] = std::move(probes);
+  if (snap.runtime) j["runtime"] = SourceJson(*snap.runtime);
   const CollectionStats& cs = snap.collection;
   j["collection"] = Json{{"duration_ns", cs.duration_ns},
                          {"cgroups_tracked", cs.cgroups_tracked},
                          {"cgroups_reported", cs.cgroups_reported},
                          {"cgroups_vanished", cs.cgroups_vanished},
                          {"cgroups_dropped", cs.cgroups_dropped},
+                         {"cgroups_merged", cs.cgroups_merged},
                          {"discovery_rescans", cs.discovery_rescans},
-                         {"fds_kept", cs.fds_kept}};
+                         {"fds_kept", cs.fds_kept},
+                         {"files_read", cs.files_read},
+                         {"files_cached", cs.files_cached}};
   // Invalid UTF-8 in a path or comm must not abort the dump.
   return j.dump(indent, ' ', false, Json::error_handler_t::replace);
 }

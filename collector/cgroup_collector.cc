@@ -181,6 +181,35 @@ class CgroupCollector : public Collector {
   const char* CgroupMode() const override { return mode_; }
 
  private:
+  // Pass 2's bookkeeping: the snapshot entry of each container id and pod uid, the further
+  // paths read into an entry (aliases), and the cgroups found gone on the way.
+  struct Entry {
+    size_t index;
+    CgroupDiscovery::HierarchyMask mask;
+  };
+  struct Alias {
+    Node* n;
+    size_t index;  // its entry
+    CgroupDiscovery::HierarchyMask extra;
+  };
+  struct Reported {
+    std::unordered_map<std::string, Entry> entries;
+    std::vector<Alias> aliases;
+    std::vector<std::string> gone;
+    uint64_t dropped = 0, merged = 0;
+  };
+
+  // Collect's phases, in order.
+  Snapshot StartCollection(CollectParts parts);
+  void Refresh();
+  void ReadProcessLists();
+  void EndWalks(const Status& walk_status);
+  Reported ChooseReported(Snapshot* snap);
+  void ReadReportedFiles(Snapshot* snap, const Reported& r);
+  void FillReported(Snapshot* snap, Reported* r);
+  void ReadNetwork(Node* n, Snapshot* snap, CgroupStats* s);
+  void FinishCollection(Snapshot* snap, const Reported& r, uint64_t dirs_before);
+
   void AddNode(const std::string& path, CgroupDiscovery::HierarchyMask mask);
   // `vanished`: the cgroup is gone (not just changed hierarchies): its identity goes into
   // this collection's Snapshot::vanished.
@@ -594,7 +623,23 @@ void CgroupCollector::ScanProcesses(const Node& n, ProcessStats* out) {
   }
 }
 
+// One collection, phase by phase: the snapshot's header; discovery's changes, limit writes
+// and which walks pay (refresh); pass 1, the process lists, with the walks beside it;
+// pass 2, the reported cgroups' files; what the shared readers add; the collection's own
+// figures.
 StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
+  Snapshot snap = StartCollection(parts);
+  const uint64_t dirs_before = discovery_.directories_read();
+  Refresh();
+  ReadProcessLists();
+  Reported r = ChooseReported(&snap);
+  ReadReportedFiles(&snap, r);
+  FillReported(&snap, &r);
+  FinishCollection(&snap, r, dirs_before);
+  return snap;
+}
+
+Snapshot CgroupCollector::StartCollection(CollectParts parts) {
   scan_fds_ = opts_.process_fds && parts.Has(CollectParts::kProcessFds);
   parts_ = parts;
   for (ReadWorker& w : workers_) w.files_read = w.files_cached = 0;
@@ -605,7 +650,10 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
   snap.monotonic_ns = NowNs(CLOCK_MONOTONIC);
   snap.sequence = ++sequence_;
   snap.num_cpus = num_cpus_;
-  uint64_t dirs_before = discovery_.directories_read();
+  return snap;
+}
+
+void CgroupCollector::Refresh() {
   vanished_.clear();
   ApplyChanges(discovery_.Poll());
   DrainLimitEvents();
@@ -620,6 +668,9 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
       walking_ = walk ? walking_ | (1u << h) : walking_ & ~(1u << h);
     }
   }
+}
+
+void CgroupCollector::ReadProcessLists() {
   // Pass 1: process lists (on the reading threads), and subtree totals (a parent sorts
   // before its children, so a reverse walk sees every child before its parent). The walks
   // run beside it, as its first item: only pass 2 needs them.
@@ -641,17 +692,7 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
     n->tree_procs = n->own_procs;
     n->tree_threads = n->own_threads;
   });
-  if (walk) {
-    walked_ = walk_status.ok() ? walking_ : 0;
-    if (!walk_status.ok()) {
-      CountError("cgroup iterator", "io");
-      if (!source_failure_logged_) {
-        log::Warn("collector: the eBPF cgroup iterator failed, reading its files from cgroupfs: " +
-                  walk_status.message());
-        source_failure_logged_ = true;
-      }
-    }
-  }
+  if (walk) EndWalks(walk_status);
   for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
     Node* n = *it;
     if (n->gone) continue;
@@ -663,31 +704,30 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
       p->tree_threads += n->tree_threads;
     }
   }
+}
 
-  // Pass 2: the reported cgroups: which ones (in path order), their files (on the reading
-  // threads), then what the collector's shared readers give (in path order again).
-  uint64_t vanished = 0, dropped = 0, merged = 0;
-  std::vector<std::string> gone;
-  // One entry per container id and per pod uid. On a v1 host a runtime given a relative
-  // cgroup parent nests one container under different paths in different hierarchies
-  // (each under the runtime's own cgroup there): the first path (in path order) is the
-  // entry, and each alias fills in the hierarchies it lacks.
-  struct Entry {
-    size_t index;
-    CgroupDiscovery::HierarchyMask mask;
-  };
-  struct Alias {
-    Node* n;
-    size_t index;  // its entry
-    CgroupDiscovery::HierarchyMask extra;
-  };
-  std::unordered_map<std::string, Entry> entries;
-  std::vector<Alias> aliases;
+void CgroupCollector::EndWalks(const Status& walk_status) {
+  walked_ = walk_status.ok() ? walking_ : 0;
+  if (walk_status.ok()) return;
+  CountError("cgroup iterator", "io");
+  if (!source_failure_logged_) {
+    log::Warn("collector: the eBPF cgroup iterator failed, reading its files from cgroupfs: " + walk_status.message());
+    source_failure_logged_ = true;
+  }
+}
+
+CgroupCollector::Reported CgroupCollector::ChooseReported(Snapshot* snap) {
+  // Pass 2 starts with which cgroups are reported, in path order. One entry per container
+  // id and per pod uid. On a v1 host a runtime given a relative cgroup parent nests one
+  // container under different paths in different hierarchies (each under the runtime's own
+  // cgroup there): the first path (in path order) is the entry, and each alias fills in the
+  // hierarchies it lacks.
+  Reported r;
   reported_.clear();
-  snap.cgroups.reserve(nodes_.size());
+  snap->cgroups.reserve(nodes_.size());
   for (Node* n : order_) {
     if (n->gone) {
-      gone.push_back(n->path);
+      r.gone.push_back(n->path);
       continue;
     }
     bool populated = n->tree_procs > 0;
@@ -696,48 +736,60 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
     std::string key;
     if (n->cls.kind == CgroupKind::kContainer && !n->cls.container_id.empty()) key = "c/" + n->cls.container_id;
     if (n->cls.kind == CgroupKind::kPod && !n->cls.pod_uid.empty()) key = "p/" + n->cls.pod_uid;
-    if (auto it = key.empty() ? entries.end() : entries.find(key); it != entries.end()) {
+    if (auto it = key.empty() ? r.entries.end() : r.entries.find(key); it != r.entries.end()) {
       const auto extra = static_cast<CgroupDiscovery::HierarchyMask>(n->mask & ~it->second.mask);
       it->second.mask |= extra;
-      aliases.push_back({n, it->second.index, extra});
-      ++merged;
+      r.aliases.push_back({n, it->second.index, extra});
+      ++r.merged;
       continue;
     }
-    if (opts_.max_cgroups != 0 && snap.cgroups.size() >= opts_.max_cgroups) {
-      ++dropped;
+    if (opts_.max_cgroups != 0 && snap->cgroups.size() >= opts_.max_cgroups) {
+      ++r.dropped;
       continue;
     }
-    snap.cgroups.emplace_back();
+    snap->cgroups.emplace_back();
     reported_.push_back(n);
-    if (!key.empty()) entries.emplace(key, Entry{snap.cgroups.size() - 1, n->mask});
+    if (!key.empty()) r.entries.emplace(key, Entry{snap->cgroups.size() - 1, n->mask});
   }
+  return r;
+}
+
+void CgroupCollector::ReadReportedFiles(Snapshot* snap, const Reported& r) {
+  // The reported cgroups' files on the reading threads, then what each alias adds.
   pool_.Run(reported_.size(), kCgroupsPerTake, opts_.min_parallel_cgroups, [&](size_t w, size_t i) {
     Node* n = reported_[i];
-    if (parts.ReadsFilesOf(n->cls.kind == CgroupKind::kContainer))
-      ReadFiles(n, n->mask, &snap.cgroups[i], &workers_[w]);
+    if (parts_.ReadsFilesOf(n->cls.kind == CgroupKind::kContainer))
+      ReadFiles(n, n->mask, &snap->cgroups[i], &workers_[w]);
   });
-  std::vector<bool> alias_populated(reported_.size());
-  for (const Alias& a : aliases) {
-    const bool read = parts.ReadsFilesOf(a.n->cls.kind == CgroupKind::kContainer);
+  for (const Alias& a : r.aliases) {
+    const bool read = parts_.ReadsFilesOf(a.n->cls.kind == CgroupKind::kContainer);
     if (read && a.extra != 0 && !reported_[a.index]->gone)
-      ReadFiles(a.n, a.extra, &snap.cgroups[a.index], &workers_[0]);
+      ReadFiles(a.n, a.extra, &snap->cgroups[a.index], &workers_[0]);
+  }
+}
+
+void CgroupCollector::FillReported(Snapshot* snap, Reported* r) {
+  // What the collector's shared readers give (identity, process counts, the fd scan, rates,
+  // network namespaces), in path order on the collecting thread; gone cgroups leave.
+  std::vector<bool> alias_populated(reported_.size());
+  for (const Alias& a : r->aliases) {
     if (a.n->tree_procs > 0) alias_populated[a.index] = true;
-    if (a.n->gone) gone.push_back(a.n->path);
+    if (a.n->gone) r->gone.push_back(a.n->path);
   }
   size_t kept = 0;
   for (size_t i = 0; i < reported_.size(); ++i) {
     Node* n = reported_[i];
     if (n->gone) {
-      gone.push_back(n->path);
+      r->gone.push_back(n->path);
       continue;
     }
-    CgroupStats& s = snap.cgroups[i];
+    CgroupStats& s = snap->cgroups[i];
     Identity& id = s.id;
     FillIdentity(*n, &id);
     if (n->cls.kind == CgroupKind::kContainer) {
       // The pod's entry, which may sit at another of its paths.
-      auto pod = n->cls.pod_uid.empty() ? entries.end() : entries.find("p/" + n->cls.pod_uid);
-      if (pod != entries.end() && !reported_[pod->second.index]->gone)
+      auto pod = n->cls.pod_uid.empty() ? r->entries.end() : r->entries.find("p/" + n->cls.pod_uid);
+      if (pod != r->entries.end() && !reported_[pod->second.index]->gone)
         id.parent_path = reported_[pod->second.index]->path;
     }
     s.populated = n->tree_procs > 0 || alias_populated[i];
@@ -745,41 +797,46 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
     if (n->threads_known) s.process.threads = n->tree_threads;
     if (scan_fds_ && n->cls.kind == CgroupKind::kContainer && n->procs_known) ScanProcesses(*n, &s.process);
     FinishCgroupStats(&s);
-    FillRate(n, snap.monotonic_ns, &s.cpu);
-
-    // Network namespace of a process in this cgroup (own processes only: a parent's
-    // namespace comes from its children below).
-    if (opts_.network && n->own_procs > 0) {
-      if (n->net_pid == 0 || n->netns == 0) {
-        n->net_pid = n->first_pid;
-        n->netns = netns_.NetnsOf(n->net_pid);
-      }
-      if (n->netns != 0 && n->netns == netns_.host_netns()) {
-        s.host_network = true;
-      } else if (n->netns != 0) {
-        auto [it, fresh] = snap.netns.try_emplace(n->netns);
-        ReadOutcome r = fresh ? netns_.Read(n->netns, n->net_pid, &it->second) : ReadOutcome::kOk;
-        if (r == ReadOutcome::kGone) {
-          snap.netns.erase(it);
-          n->net_pid = 0;
-          n->netns = 0;
-        } else {
-          if (r == ReadOutcome::kError) CountError("net/dev", "parse");
-          s.netns_inode = n->netns;
-        }
-      }
-    }
-    if (kept != i) snap.cgroups[kept] = std::move(s);
+    FillRate(n, snap->monotonic_ns, &s.cpu);
+    ReadNetwork(n, snap, &s);
+    if (kept != i) snap->cgroups[kept] = std::move(s);
     ++kept;
   }
-  snap.cgroups.resize(kept);
-  for (const auto& p : gone) {
-    ++vanished;
+  snap->cgroups.resize(kept);
+}
+
+void CgroupCollector::ReadNetwork(Node* n, Snapshot* snap, CgroupStats* s) {
+  // Network namespace of a process in this cgroup (own processes only: a parent's
+  // namespace comes from its children below).
+  if (!opts_.network || n->own_procs == 0) return;
+  if (n->net_pid == 0 || n->netns == 0) {
+    n->net_pid = n->first_pid;
+    n->netns = netns_.NetnsOf(n->net_pid);
+  }
+  if (n->netns != 0 && n->netns == netns_.host_netns()) {
+    s->host_network = true;
+  } else if (n->netns != 0) {
+    auto [it, fresh] = snap->netns.try_emplace(n->netns);
+    ReadOutcome r = fresh ? netns_.Read(n->netns, n->net_pid, &it->second) : ReadOutcome::kOk;
+    if (r == ReadOutcome::kGone) {
+      snap->netns.erase(it);
+      n->net_pid = 0;
+      n->netns = 0;
+    } else {
+      if (r == ReadOutcome::kError) CountError("net/dev", "parse");
+      s->netns_inode = n->netns;
+    }
+  }
+}
+
+void CgroupCollector::FinishCollection(Snapshot* snap, const Reported& r, uint64_t dirs_before) {
+  // Cgroups gone during the collection: discovery looks again; a path still there in some
+  // hierarchy (a v1 directory removed first) is reopened next time.
+  for (const auto& p : r.gone) {
     CgroupDiscovery::Changes ch;
     discovery_.Revalidate(p, &ch);
     ApplyChanges(ch);
     if (nodes_.count(p)) {
-      // Still there in some hierarchy (a v1 directory removed first): reopen next time.
       RemoveNode(p);
       auto m = discovery_.paths().find(p);
       if (m != discovery_.paths().end()) AddNode(p, m->second);
@@ -787,23 +844,23 @@ StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
   }
   netns_.EndCollection();
 
-  ShareNamespacesWithParents(&snap);
-  snap.vanished = std::move(vanished_);
+  ShareNamespacesWithParents(snap);
+  snap->vanished = std::move(vanished_);
 
-  for (const auto& [key, count] : errors_) snap.read_errors.push_back({key.first, key.second, count});
-  snap.collection.cgroups_tracked = nodes_.size();
-  snap.collection.cgroups_reported = snap.cgroups.size();
-  snap.collection.cgroups_vanished = vanished;
-  snap.collection.cgroups_dropped = dropped;
-  snap.collection.cgroups_merged = merged;
-  snap.collection.discovery_rescans = discovery_.directories_read() - dirs_before;
-  snap.collection.fds_kept = budget_.used();
+  for (const auto& [key, count] : errors_) snap->read_errors.push_back({key.first, key.second, count});
+  CollectionStats& c = snap->collection;
+  c.cgroups_tracked = nodes_.size();
+  c.cgroups_reported = snap->cgroups.size();
+  c.cgroups_vanished = r.gone.size();
+  c.cgroups_dropped = r.dropped;
+  c.cgroups_merged = r.merged;
+  c.discovery_rescans = discovery_.directories_read() - dirs_before;
+  c.fds_kept = budget_.used();
   for (const ReadWorker& w : workers_) {
-    snap.collection.files_read += w.files_read;
-    snap.collection.files_cached += w.files_cached;
+    c.files_read += w.files_read;
+    c.files_cached += w.files_cached;
   }
-  snap.collection.duration_ns = NowNs(CLOCK_MONOTONIC) - snap.monotonic_ns;
-  return snap;
+  c.duration_ns = NowNs(CLOCK_MONOTONIC) - snap->monotonic_ns;
 }
 
 }  // namespace

@@ -3,8 +3,10 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <array>
 #include <deque>
 #include <mutex>
+#include <type_traits>
 #include <utility>
 
 #include "collector/parse/cgroup_parsers.h"
@@ -19,13 +21,47 @@ constexpr uint32_t kDetail = CollectParts::kCgroupDetail;
 // Values only a write of the file itself changes (CgroupFileReader::written_only).
 constexpr bool kWritten = true;
 
-// ------------------------------------------------------------------ cpu (v2)
-const FlatKeyField<CpuStats> kV2CpuStat[] = {
-    {"usage_usec", &CpuStats::usage_ns, 1000},   {"user_usec", &CpuStats::user_ns, 1000},
-    {"system_usec", &CpuStats::system_ns, 1000}, {"nr_periods", &CpuStats::nr_periods},
-    {"nr_throttled", &CpuStats::nr_throttled},   {"throttled_usec", &CpuStats::throttled_ns, 1000},
-    {"nr_bursts", &CpuStats::nr_bursts},         {"burst_usec", &CpuStats::burst_ns, 1000},
+// The keys of the files declared once (snapshot/*.def), as the v2 or the v1 parser's table:
+// a version's "" entries left out, the declaration's order kept (the kernel's).
+template <typename T>
+struct DeclaredKey {
+  using Owner = T;
+  std::string_view v2, v1;
+  Opt<uint64_t> T::*member;
+  uint64_t v2_scale = 1;
 };
+template <const auto& kKeys, bool kV2>
+constexpr auto KeyTable() {
+  using Key = std::remove_cvref_t<decltype(kKeys[0])>;
+  constexpr size_t n = [] {
+    size_t n = 0;
+    for (const Key& k : kKeys) n += !(kV2 ? k.v2 : k.v1).empty();
+    return n;
+  }();
+  std::array<FlatKeyField<typename Key::Owner>, n> out{};
+  size_t i = 0;
+  for (const Key& k : kKeys) {
+    const std::string_view key = kV2 ? k.v2 : k.v1;
+    if (!key.empty()) out[i++] = {key, k.member, kV2 ? k.v2_scale : 1};
+  }
+  return out;
+}
+
+constexpr DeclaredKey<CpuStats> kCpuStatKeys[] = {
+#define STATLET_CPU_STAT(field, v2_key, v2_scale, v1_key) {v2_key, v1_key, &CpuStats::field, v2_scale},
+#include "snapshot/cpu_stat.def"
+};
+constexpr DeclaredKey<MemoryStats> kMemoryStatKeys[] = {
+#define STATLET_MEMSTAT_KEY(field, v2_key, v1_key) {v2_key, v1_key, &MemoryStats::field},
+#include "snapshot/memory_stat.def"
+};
+constexpr DeclaredKey<MemoryEvents> kMemoryEventsKeys[] = {
+#define STATLET_MEMORY_EVENT(field, key, kernel_item) {key, key, &MemoryEvents::field},
+#include "snapshot/memory_events.def"
+};
+
+// ------------------------------------------------------------------ cpu (v2)
+constexpr auto kV2CpuStat = KeyTable<kCpuStatKeys, true>();
 bool ApplyV2CpuStat(std::string_view c, CgroupStats* s) {
   return parse::ParseFlatKeyedInto(c, kV2CpuStat, &s->cpu) == 0;
 }
@@ -33,10 +69,8 @@ bool ApplyV2CpuStat(std::string_view c, CgroupStats* s) {
 // scaled to the scheduler's precise total (cpuacct.usage_user/sys are raw tick samples that
 // also charge interrupt time to whoever was running). The total stays cpuacct's, whose
 // per-CPU values it sums.
-const FlatKeyField<CpuStats> kHybridCpuStat[] = {
-    {"user_usec", &CpuStats::user_ns, 1000},
-    {"system_usec", &CpuStats::system_ns, 1000},
-};
+constexpr FlatKeyField<CpuStats> kHybridCpuStat[] = {kV2CpuStat[1], kV2CpuStat[2]};
+static_assert(kHybridCpuStat[0].member == &CpuStats::user_ns && kHybridCpuStat[1].member == &CpuStats::system_ns);
 bool ApplyHybridCpuStat(std::string_view c, CgroupStats* s) {
   return parse::ParseFlatKeyedInto(c, kHybridCpuStat, &s->cpu) == 0;
 }
@@ -51,11 +85,7 @@ bool ApplyV2CpuWeight(std::string_view c, CgroupStats* s) {
 }
 
 // ------------------------------------------------------------------ cpu (v1)
-const FlatKeyField<CpuStats> kV1CpuStat[] = {
-    {"nr_periods", &CpuStats::nr_periods},       {"nr_throttled", &CpuStats::nr_throttled},
-    {"throttled_time", &CpuStats::throttled_ns}, {"nr_bursts", &CpuStats::nr_bursts},
-    {"burst_time", &CpuStats::burst_ns},
-};
+constexpr auto kV1CpuStat = KeyTable<kCpuStatKeys, false>();
 bool ApplyV1CpuStat(std::string_view c, CgroupStats* s) {
   return parse::ParseFlatKeyedInto(c, kV1CpuStat, &s->cpu) == 0;
 }
@@ -93,43 +123,11 @@ bool ApplyV1Period(std::string_view c, CgroupStats* s) { return ApplyU64(c, &s->
 bool ApplyV1Shares(std::string_view c, CgroupStats* s) { return ApplyU64(c, &s->cpu.shares); }
 
 // ------------------------------------------------------------------ memory (v2)
-const FlatKeyField<MemoryStats> kV2MemoryStat[] = {
-    {"anon", &MemoryStats::rss_bytes},
-    {"file", &MemoryStats::cache_bytes},
-    {"kernel", &MemoryStats::kernel_bytes},
-    {"shmem", &MemoryStats::shmem_bytes},
-    {"file_mapped", &MemoryStats::mapped_file_bytes},
-    {"inactive_anon", &MemoryStats::inactive_anon},
-    {"active_anon", &MemoryStats::active_anon},
-    {"inactive_file", &MemoryStats::inactive_file},
-    {"active_file", &MemoryStats::active_file},
-    {"unevictable", &MemoryStats::unevictable},
-    {"slab", &MemoryStats::slab_bytes},
-    {"file_dirty", &MemoryStats::file_dirty_bytes},
-    {"file_writeback", &MemoryStats::file_writeback_bytes},
-    {"workingset_refault_anon", &MemoryStats::workingset_refault_anon},
-    {"workingset_refault_file", &MemoryStats::workingset_refault_file},
-    {"workingset_activate_anon", &MemoryStats::workingset_activate_anon},
-    {"workingset_activate_file", &MemoryStats::workingset_activate_file},
-    {"workingset_restore_anon", &MemoryStats::workingset_restore_anon},
-    {"workingset_restore_file", &MemoryStats::workingset_restore_file},
-    {"pgscan", &MemoryStats::pgscan},
-    {"pgsteal", &MemoryStats::pgsteal},
-    {"pgscan_kswapd", &MemoryStats::pgscan_kswapd},
-    {"pgscan_direct", &MemoryStats::pgscan_direct},
-    {"pgsteal_kswapd", &MemoryStats::pgsteal_kswapd},
-    {"pgsteal_direct", &MemoryStats::pgsteal_direct},
-    {"pgfault", &MemoryStats::pgfault},
-    {"pgmajfault", &MemoryStats::pgmajfault},
-};
+constexpr auto kV2MemoryStat = KeyTable<kMemoryStatKeys, true>();
 bool ApplyV2MemoryStat(std::string_view c, CgroupStats* s) {
   return parse::ParseFlatKeyedInto(c, kV2MemoryStat, &s->memory) == 0;
 }
-const FlatKeyField<MemoryEvents> kMemoryEvents[] = {
-    {"low", &MemoryEvents::low},           {"high", &MemoryEvents::high},
-    {"max", &MemoryEvents::max},           {"oom", &MemoryEvents::oom},
-    {"oom_kill", &MemoryEvents::oom_kill}, {"oom_group_kill", &MemoryEvents::oom_group_kill},
-};
+constexpr auto kMemoryEvents = KeyTable<kMemoryEventsKeys, true>();
 bool ApplyV2MemoryEvents(std::string_view c, CgroupStats* s) {
   return parse::ParseFlatKeyedInto(c, kMemoryEvents, &s->memory.events) == 0;
 }
@@ -146,24 +144,7 @@ bool ApplyV2SwapCurrent(std::string_view c, CgroupStats* s) { return ApplyU64(c,
 bool ApplyV2SwapMax(std::string_view c, CgroupStats* s) { return ApplyLimit(c, &s->memory.swap_max_bytes); }
 
 // ------------------------------------------------------------------ memory (v1)
-const FlatKeyField<MemoryStats> kV1MemoryStat[] = {
-    {"total_cache", &MemoryStats::cache_bytes},
-    {"total_rss", &MemoryStats::rss_bytes},
-    {"total_shmem", &MemoryStats::shmem_bytes},
-    {"total_mapped_file", &MemoryStats::mapped_file_bytes},
-    {"total_workingset_refault_anon", &MemoryStats::workingset_refault_anon},
-    {"total_workingset_refault_file", &MemoryStats::workingset_refault_file},
-    {"total_swap", &MemoryStats::swap_bytes},
-    {"total_dirty", &MemoryStats::file_dirty_bytes},
-    {"total_writeback", &MemoryStats::file_writeback_bytes},
-    {"total_pgfault", &MemoryStats::pgfault},
-    {"total_pgmajfault", &MemoryStats::pgmajfault},
-    {"total_inactive_anon", &MemoryStats::inactive_anon},
-    {"total_active_anon", &MemoryStats::active_anon},
-    {"total_inactive_file", &MemoryStats::inactive_file},
-    {"total_active_file", &MemoryStats::active_file},
-    {"total_unevictable", &MemoryStats::unevictable},
-};
+constexpr auto kV1MemoryStat = KeyTable<kMemoryStatKeys, false>();
 bool ApplyV1MemoryStat(std::string_view c, CgroupStats* s) {
   return parse::ParseFlatKeyedInto(c, kV1MemoryStat, &s->memory) == 0;
 }
@@ -330,6 +311,23 @@ void Append(std::vector<const CgroupFileReader*>* out, const CgroupFileReader (&
 bool ApplyReader(const CgroupFileReader& r, std::string_view content, CgroupStats* out) {
   if (r.apply_hugetlb != nullptr) return r.apply_hugetlb(content, HugetlbEntry(out, r.page_size));
   return r.apply(content, out);
+}
+
+std::vector<std::string_view> KeysRead(const CgroupFileReader& r) {
+  auto keys = [](const auto& table) {
+    std::vector<std::string_view> out;
+    for (const auto& f : table) out.push_back(f.key);
+    return out;
+  };
+  if (r.apply == ApplyV2CpuStat) return keys(kV2CpuStat);
+  if (r.apply == ApplyHybridCpuStat) return keys(kHybridCpuStat);
+  if (r.apply == ApplyV1CpuStat) return keys(kV1CpuStat);
+  if (r.apply == ApplyV2MemoryStat) return keys(kV2MemoryStat);
+  if (r.apply == ApplyV1MemoryStat) return keys(kV1MemoryStat);
+  if (r.apply == ApplyV2MemoryEvents || r.apply == ApplyV2MemoryEventsLocal) return keys(kMemoryEvents);
+  if (r.apply == ApplyV1OomControl) return {"oom_kill"};
+  if (r.apply == ApplyPidsEvents || r.apply_hugetlb == ApplyV2HugetlbEvents) return {"max"};
+  return {};
 }
 
 std::vector<std::string> HugePageSizes(const std::string& hugepages_dir) {

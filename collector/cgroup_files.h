@@ -43,6 +43,11 @@ bool ApplyReader(const CgroupFileReader& r, std::string_view content, CgroupStat
 std::vector<const CgroupFileReader*> BuildReadPlan(const CgroupHierarchies& h,
                                                    const std::vector<std::string>& page_sizes = {});
 
+// The keys of a flat-keyed file the reader takes (memory.stat's "anon", "file"...), in
+// table order; empty for a file of one value or of another form. What a stand-in for the
+// file (the eBPF walks) must render.
+std::vector<std::string_view> KeysRead(const CgroupFileReader& r);
+
 // The huge page sizes of this host from the directory names under `hugepages_dir`
 // (/sys/kernel/mm/hugepages), smallest first; empty when the kernel has none.
 std::vector<std::string> HugePageSizes(const std::string& hugepages_dir);

@@ -15,7 +15,7 @@ const Tables& GetTables() {
     Tables t;
     t.by_shared_id.assign(kFamilyCount, -1);
     for (const MetricFamily& m : AllMetricFamilies()) {
-      if (!m.cadvisor || m.scope != MetricScope::kCgroup) continue;
+      if (!m.cri || m.scope != MetricScope::kCgroup) continue;
       CriMetricFamily f;
       f.id = m.id;
       f.name = std::string(m.name);

@@ -1,6 +1,7 @@
 // The metric families served through ListMetricDescriptors / ListPodSandboxMetrics: the
-// cAdvisor-compatible cgroup families of statlet's one family table (metrics/families.h),
-// which holds every family KEP-2371 names.
+// cgroup families of statlet's one family table (metrics/families.h) whose row says `cri`:
+// the cAdvisor-compatible ones, which hold every family KEP-2371 names, and statlet's own
+// that ask for it.
 //
 // Label keys follow the runtimes (containerd 2.3's ListPodSandboxMetrics, and CRI-O since it
 // dropped `name` to match it): pod, namespace, container, id, image, then the family's own

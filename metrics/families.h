@@ -3,7 +3,8 @@
 // cAdvisor. Every edge renders from it: the Prometheus encoder, the CRI metric calls
 // (ListMetricDescriptors / ListPodSandboxMetrics), OTLP, and docs/metrics.md.
 //
-// Names, types and labels of the container_* families follow cAdvisor
+// A family is one FamilyId and one row, side by side in metrics/family_rows.h. Names, types
+// and labels of the container_* families follow cAdvisor
 // (lib/metrics/prometheus.go) so that dashboards and alerts written against the kubelet's
 // /metrics/cadvisor keep working. statlet's own instrumentation (collection and scrape
 // durations, CRI calls, probe and runtime states) is not here: it lives in a prometheus-cpp
@@ -15,6 +16,8 @@
 #include <span>
 #include <string_view>
 
+#include "snapshot/snapshot.h"
+
 namespace statlet {
 
 // kHistogram: cumulative `_bucket{le}` series, then `_count` and `_sum`, per cgroup.
@@ -25,126 +28,24 @@ enum class MetricType : uint8_t { kCounter, kGauge, kHistogram };
 // cgroup the event happened in).
 enum class MetricScope : uint8_t { kCgroup, kEvent };
 
-enum class FamilyId : uint16_t {
-  // cAdvisor-compatible, per cgroup
-  kContainerLastSeen,
-  kContainerCreationTimeSeconds,
-  kContainerStartTimeSeconds,
-  kContainerCpuUsageSecondsTotal,
-  kContainerCpuUserSecondsTotal,
-  kContainerCpuSystemSecondsTotal,
-  kContainerCpuCfsPeriodsTotal,
-  kContainerCpuCfsThrottledPeriodsTotal,
-  kContainerCpuCfsThrottledSecondsTotal,
-  kContainerCpuCfsBurstPeriodsTotal,
-  kContainerCpuCfsBurstSecondsTotal,
-  kContainerSpecCpuPeriod,
-  kContainerSpecCpuQuota,
-  kContainerSpecCpuShares,
-  kContainerSpecMemoryLimitBytes,
-  kContainerSpecMemorySwapLimitBytes,
-  kContainerSpecMemoryReservationLimitBytes,
-  kContainerMemoryUsageBytes,
-  kContainerMemoryMaxUsageBytes,
-  kContainerMemoryWorkingSetBytes,
-  kContainerMemoryRss,
-  kContainerMemoryCache,
-  kContainerMemoryMappedFile,
-  kContainerMemorySwap,
-  kContainerMemoryKernelUsage,
-  kContainerMemoryTotalActiveFileBytes,
-  kContainerMemoryTotalInactiveFileBytes,
-  kContainerMemoryFileDirtyBytes,
-  kContainerMemoryFileWritebackBytes,
-  kContainerMemoryFailcnt,
-  kContainerMemoryFailuresTotal,
-  kContainerMemoryPgscanTotal,
-  kContainerMemoryPgstealTotal,
-  kContainerMemoryWorkingsetRefaultAnonTotal,
-  kContainerMemoryWorkingsetRefaultFileTotal,
-  kContainerMemoryEventsHighTotal,
-  kContainerMemoryEventsMaxTotal,
-  kContainerOomEventsTotal,
-  kContainerProcesses,
-  kContainerThreads,
-  kContainerThreadsMax,
-  kContainerFsReadsBytesTotal,
-  kContainerFsWritesBytesTotal,
-  kContainerFsReadsTotal,
-  kContainerFsWritesTotal,
-  kContainerBlkioDeviceUsageTotal,
-  kContainerFsIoCostUsageSecondsTotal,
-  kContainerFsIoCostWaitSecondsTotal,
-  kContainerFsIoCostIndebtSecondsTotal,
-  kContainerFsIoCostIndelaySecondsTotal,
-  kContainerFsUsageBytes,
-  kContainerFsLimitBytes,
-  kContainerFsInodesFree,
-  kContainerFsInodesTotal,
-  kContainerFileDescriptors,
-  kContainerSockets,
-  kContainerUlimitsSoft,
-  kContainerHugetlbUsageBytes,
-  kContainerHugetlbMaxUsageBytes,
-  kContainerHugetlbFailcnt,
-  kContainerNetworkReceiveBytesTotal,
-  kContainerNetworkReceivePacketsTotal,
-  kContainerNetworkReceiveErrorsTotal,
-  kContainerNetworkReceivePacketsDroppedTotal,
-  kContainerNetworkTransmitBytesTotal,
-  kContainerNetworkTransmitPacketsTotal,
-  kContainerNetworkTransmitErrorsTotal,
-  kContainerNetworkTransmitPacketsDroppedTotal,
-  kContainerPressureCpuWaitingSecondsTotal,
-  kContainerPressureCpuStalledSecondsTotal,
-  kContainerPressureMemoryWaitingSecondsTotal,
-  kContainerPressureMemoryStalledSecondsTotal,
-  kContainerPressureIoWaitingSecondsTotal,
-  kContainerPressureIoStalledSecondsTotal,
-  // statlet's own, per cgroup
-  kStatletMemoryEventsTotal,
-  kStatletMemoryMinBytes,
-  kStatletMemoryLowBytes,
-  kStatletMemoryHighBytes,
-  kStatletMemoryReclaimScannedPagesTotal,
-  kStatletMemoryReclaimStolenPagesTotal,
-  kStatletPressureStallRatio,
-  kStatletPidsCurrent,
-  kStatletPidsMax,
-  kStatletPidsLimitHitsTotal,
-  kStatletPodNetworkBytesTotal,
-  kStatletPodNetworkPacketsTotal,
-  kStatletPodNetworkErrorsTotal,
-  kStatletPodNetworkDroppedPacketsTotal,
-  // statlet's own, per container (expected knobs and requests also per pod, QoS and
-  // kubepods cgroup): Memory QoS (KEP-2570) and the memory.high stall detector
-  kStatletContainerMemoryQosResourceBytes,
-  kStatletContainerMemoryQosRequestBytes,
-  kStatletContainerMemoryQosExpectedBytes,
-  kStatletContainerMemoryQosApplied,
-  kStatletContainerMemoryQosZone,
-  kStatletContainerMemoryHighStalled,
-  kStatletContainerMemoryHighStalledSinceSeconds,
-  // statlet's own, per cgroup: memory.min / memory.low capped by the ancestors
-  kStatletMemoryProtectionCapped,
-  // statlet's own, on the node's kubepods cgroup: Memory QoS node facts
-  kStatletNodeMemoryQosInfo,
-  kStatletNodeMemoryQosMinBytes,
-  kStatletNodeMemoryQosLowBytes,
-  kStatletNodeMemoryQosProtectedRatio,
-  kStatletNodeMemoryQosLivelockRisk,
-  // statlet's own, per cgroup, from the eBPF probes
-  kStatletCpuRunqueueLatencySeconds,
-  kStatletTcpRetransmitsTotal,
-  kStatletTcpDropsTotal,
-  kStatletPageFaultsTotal,
-  kStatletOomKillsTotal,
-  // statlet's own, per recent OOM kill (eBPF)
-  kStatletOomKillTimestampSeconds,
-  kCount,
-};
+// The families, one id each (their list, with each family's row, is metrics/family_rows.h,
+// included at the end of this file).
+enum class FamilyId : uint16_t;
 
-inline constexpr size_t kFamilyCount = static_cast<size_t>(FamilyId::kCount);
+// A family whose one sample per cgroup is a snapshot field as it is (no labels, no rule):
+// the row names the field's accessor, a plain function known at compile time, so the
+// encoder's loop over the family calls it directly (metrics/snapshot_samples_visit.h).
+// Families whose values need a rule (labels, loops, limits, fallbacks) leave it empty and
+// have their case in SnapshotSamples::VisitCgroup.
+struct FieldValue {
+  // kNanos: a duration in nanoseconds (the family's unit is seconds); kNone: no field.
+  enum class Kind : uint8_t { kNone, kCount, kNanos };
+  const Opt<uint64_t>& (*get)(const CgroupStats&) = nullptr;
+  Kind kind = Kind::kNone;
+  // Whether the row names a field (a constant: comparing a function's address with null is
+  // not one where null pointer checks are kept, as under the sanitizers).
+  constexpr bool set() const { return kind != Kind::kNone; }
+};
 
 struct MetricFamily {
   FamilyId id;
@@ -163,6 +64,11 @@ struct MetricFamily {
   // Where the value comes from, for docs and the CRI descriptors.
   std::string_view v2_source;
   std::string_view v1_source;
+  // The value, when it is a snapshot field as it is (see FieldValue); else a rule.
+  FieldValue value = {};
+  // Served over the CRI (ListMetricDescriptors, ListPodSandboxMetrics; the kubelet's
+  // /metrics/cadvisor passes them on): the cAdvisor families, and statlet's own that say so.
+  bool cri = cadvisor;
 };
 
 // Labels every cgroup-scope series may carry on /metrics, in exposition order (sorted, as
@@ -195,3 +101,6 @@ std::string_view OpenMetricsType(const MetricFamily& f);
 std::string_view TextType(const MetricFamily& f);
 
 }  // namespace statlet
+
+// The families themselves: FamilyId, kFamilyCount and the rows.
+#include "metrics/family_rows.h"

@@ -16,6 +16,7 @@
 #include "base/attributes.h"
 #include "collector/memory_qos.h"
 #include "metrics/derived_values.h"
+#include "metrics/family_rows.h"
 #include "metrics/snapshot_samples.h"
 
 namespace statlet::metrics {
@@ -36,17 +37,15 @@ std::string_view CpuLabel(size_t cpu);
 // A device number as a label value: from a table built once, or rendered into *buf.
 std::string_view Decimal(uint32_t v, std::string* buf);
 
-inline constexpr std::string_view kMemoryEventNames[] = {"low", "high", "max", "oom", "oom_kill", "oom_group_kill"};
-inline const Opt<uint64_t>& MemoryEvent(const MemoryEvents& e, size_t i) {
-  switch (i) {
-    case 0: return e.low;
-    case 1: return e.high;
-    case 2: return e.max;
-    case 3: return e.oom;
-    case 4: return e.oom_kill;
-    default: return e.oom_group_kill;
-  }
-}
+// memory.events' keys, the `event` label, and their fields (snapshot/memory_events.def).
+struct MemoryEventField {
+  std::string_view name;
+  Opt<uint64_t> MemoryEvents::*field;
+};
+inline constexpr MemoryEventField kMemoryEventFields[] = {
+#define STATLET_MEMORY_EVENT(field, key, kernel_item) {key, &MemoryEvents::field},
+#include "snapshot/memory_events.def"
+};
 
 }  // namespace visit_detail
 
@@ -120,7 +119,14 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
     }
   };
 
-  // One case per family, no default: a family without its rule does not compile (-Wswitch).
+  // A family whose row names its field (FieldValue) needs no rule.
+  if (const FieldValue& field = family_rows::kFamilies[static_cast<size_t>(id)].value; field.set()) {
+    if (const Opt<uint64_t>& v = field.get(c))
+      sink.Add(i, {}, field.kind == FieldValue::Kind::kNanos ? Value::Nanos(*v) : Value::Count(*v));
+    return;
+  }
+  // The rules of the other families; a family with neither yields nothing, which
+  // tests/metrics/snapshot_samples_test.cc catches.
   switch (id) {
     case F::kContainerLastSeen:
       sink.Add(i, {}, Value::Count(static_cast<uint64_t>(std::max<int64_t>(0, s.timestamp_ns) / 1000000000)));
@@ -141,8 +147,6 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
         nanos(cpu.usage_ns, {"total"});
       }
       return;
-    case F::kContainerCpuUserSecondsTotal: nanos(cpu.user_ns); return;
-    case F::kContainerCpuSystemSecondsTotal: nanos(cpu.system_ns); return;
     // CFS counters mean something only with a quota.
     case F::kContainerCpuCfsPeriodsTotal:
       if (cfs_set()) count(cpu.nr_periods);
@@ -159,11 +163,9 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
     case F::kContainerCpuCfsBurstSecondsTotal:
       if (cfs_set()) nanos(cpu.burst_ns);
       return;
-    case F::kContainerSpecCpuPeriod: count(cpu.period_us); return;
     case F::kContainerSpecCpuQuota:
       if (cfs_set()) count(cpu.quota_us);
       return;
-    case F::kContainerSpecCpuShares: count(cpu.shares); return;
     case F::kContainerSpecMemoryLimitBytes:
       if (mem.max_bytes) sink.Add(i, {}, CadvisorLimit(*mem.max_bytes));
       return;
@@ -175,19 +177,6 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
       if (r) sink.Add(i, {}, CadvisorLimit(*r));
       return;
     }
-    case F::kContainerMemoryUsageBytes: count(mem.usage_bytes); return;
-    case F::kContainerMemoryMaxUsageBytes: count(mem.max_usage_bytes); return;
-    case F::kContainerMemoryWorkingSetBytes: count(mem.working_set_bytes); return;
-    case F::kContainerMemoryRss: count(mem.rss_bytes); return;
-    case F::kContainerMemoryCache: count(mem.cache_bytes); return;
-    case F::kContainerMemoryMappedFile: count(mem.mapped_file_bytes); return;
-    case F::kContainerMemorySwap: count(mem.swap_bytes); return;
-    case F::kContainerMemoryKernelUsage: count(mem.kernel_bytes); return;
-    case F::kContainerMemoryTotalActiveFileBytes: count(mem.active_file); return;
-    case F::kContainerMemoryTotalInactiveFileBytes: count(mem.inactive_file); return;
-    case F::kContainerMemoryFileDirtyBytes: count(mem.file_dirty_bytes); return;
-    case F::kContainerMemoryFileWritebackBytes: count(mem.file_writeback_bytes); return;
-    case F::kContainerMemoryFailcnt: count(mem.failcnt); return;
     case F::kContainerMemoryFailuresTotal:
       // statlet reads one (hierarchical) fault count; like cAdvisor on cgroup v2 it is
       // reported for both scopes.
@@ -196,18 +185,11 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
       count(mem.pgmajfault, {"pgmajfault", "container"});
       count(mem.pgmajfault, {"pgmajfault", "hierarchy"});
       return;
-    case F::kContainerMemoryPgscanTotal: count(mem.pgscan); return;
-    case F::kContainerMemoryPgstealTotal: count(mem.pgsteal); return;
-    case F::kContainerMemoryWorkingsetRefaultAnonTotal: count(mem.workingset_refault_anon); return;
-    case F::kContainerMemoryWorkingsetRefaultFileTotal: count(mem.workingset_refault_file); return;
-    case F::kContainerMemoryEventsHighTotal: count(mem.events.high); return;
-    case F::kContainerMemoryEventsMaxTotal: count(mem.events.max); return;
     case F::kContainerOomEventsTotal:
       count(mem.events_local.oom_kill ? mem.events_local.oom_kill
             : mem.events.oom_kill     ? mem.events.oom_kill
                                       : c.bpf.oom_kills);
       return;
-    case F::kContainerProcesses: count(c.process.processes); return;
     case F::kContainerThreads: count(c.process.threads ? c.process.threads : c.process.pids_current); return;
     case F::kContainerThreadsMax:
       if (c.process.pids_max)
@@ -233,8 +215,6 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
     case F::kContainerFsLimitBytes: writable_layer(&ContainerMetadata::WritableLayer::capacity_bytes); return;
     case F::kContainerFsInodesFree: writable_layer(&ContainerMetadata::WritableLayer::inodes_free); return;
     case F::kContainerFsInodesTotal: writable_layer(&ContainerMetadata::WritableLayer::inodes_total); return;
-    case F::kContainerFileDescriptors: count(c.process.file_descriptors); return;
-    case F::kContainerSockets: count(c.process.sockets); return;
     case F::kContainerUlimitsSoft:
       if (const auto& v = c.process.max_open_files_soft) {
         sink.Add(i, {"max_open_files"}, *v == kUnlimited ? Value::Double(-1.0) : Value::Count(*v));
@@ -257,15 +237,13 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
     case F::kContainerPressureMemoryStalledSecondsTotal: psi_total(mem.psi, true); return;
     case F::kContainerPressureIoWaitingSecondsTotal: psi_total(c.io.psi, false); return;
     case F::kContainerPressureIoStalledSecondsTotal: psi_total(c.io.psi, true); return;
-    case F::kStatletMemoryEventsTotal: {
-      static_assert(std::size(kMemoryEventNames) == 6);
+    case F::kStatletMemoryEventsTotal:
       for (int scope = 0; scope < 2; ++scope) {
         const MemoryEvents& e = scope == 0 ? mem.events : mem.events_local;
-        for (size_t k = 0; k < 6; ++k)
-          count(MemoryEvent(e, k), {kMemoryEventNames[k], scope == 0 ? "hierarchy" : "local"});
+        for (const MemoryEventField& k : kMemoryEventFields)
+          count(e.*k.field, {k.name, scope == 0 ? "hierarchy" : "local"});
       }
       return;
-    }
     case F::kStatletMemoryMinBytes:
       if (mem.min_bytes) sink.Add(i, {}, StatletLimit(*mem.min_bytes));
       return;
@@ -299,11 +277,9 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
       }
       return;
     }
-    case F::kStatletPidsCurrent: count(c.process.pids_current); return;
     case F::kStatletPidsMax:
       if (c.process.pids_max) sink.Add(i, {}, StatletLimit(*c.process.pids_max));
       return;
-    case F::kStatletPidsLimitHitsTotal: count(c.process.pids_events_max); return;
     case F::kStatletPodNetworkBytesTotal:
       pod_network(&NetInterfaceStats::rx_bytes, &NetInterfaceStats::tx_bytes);
       return;
@@ -400,7 +376,6 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
       sink.AddHistogram(i, h);
       return;
     }
-    case F::kStatletTcpRetransmitsTotal: count(c.bpf.tcp_retransmits); return;
     case F::kStatletTcpDropsTotal:
       // One series per reason seen; the reasons sum to tcp_drops.
       for (const auto& [reason, n] : c.bpf.tcp_drop_reasons) sink.Add(i, {reason}, Value::Count(n));
@@ -409,16 +384,26 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
       count(c.bpf.minor_faults, {"minor"});
       count(c.bpf.major_faults, {"major"});
       return;
-    case F::kStatletOomKillsTotal: count(c.bpf.oom_kills); return;
     case F::kStatletOomKillTimestampSeconds: return;  // event scope: ForEachEventSample
-    case F::kCount: return;
+    default: return;
   }
 }
 
 template <FamilyId kId, class Sink>
 void SnapshotSamples::FamilyLoop(SnapshotSamples& self, size_t begin, size_t end, Sink& sink) {
-  // The rule's switch folds to its one case here (the id is a constant of the inlined visit).
-  for (size_t i = begin; i < end; ++i) self.VisitCgroup(kId, i, sink);
+  constexpr FieldValue kField = family_rows::kFamilies[static_cast<size_t>(kId)].value;
+  if constexpr (kField.set()) {
+    // The row's accessor, a constant: a direct call the compiler inlines.
+    const std::vector<CgroupStats>& cgroups = self.snap_->cgroups;
+    for (size_t i = begin; i < end; ++i) {
+      if (const Opt<uint64_t>& v = kField.get(cgroups[i])) {
+        sink.Add(i, {}, kField.kind == FieldValue::Kind::kNanos ? Value::Nanos(*v) : Value::Count(*v));
+      }
+    }
+  } else {
+    // The rule's switch folds to its one case here (the id is a constant of the inlined visit).
+    for (size_t i = begin; i < end; ++i) self.VisitCgroup(kId, i, sink);
+  }
 }
 
 template <class Sink>

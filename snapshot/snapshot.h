@@ -110,18 +110,13 @@ struct Psi {
 };
 
 struct CpuStats {
-  Opt<uint64_t> usage_ns;
-  Opt<uint64_t> user_ns;
-  Opt<uint64_t> system_ns;
+  // One field per cpu.stat key (snapshot/cpu_stat.def): CPU time (v1: cpuacct) and the CFS
+  // bandwidth counters, in nanoseconds or counts.
+#define STATLET_CPU_STAT(field, v2_key, v2_scale, v1_key) Opt<uint64_t> field;
+#include "snapshot/cpu_stat.def"
   std::vector<uint64_t> per_cpu_ns;  // index = CPU number; empty when unknown
   bool per_cpu_from_bpf = false;     // filled by the cpu probe (v2 hosts)
   Opt<uint64_t> usage_nano_cores;    // rate over the previous sample (Sampler)
-  // CFS bandwidth
-  Opt<uint64_t> nr_periods;
-  Opt<uint64_t> nr_throttled;
-  Opt<uint64_t> throttled_ns;
-  Opt<uint64_t> nr_bursts;
-  Opt<uint64_t> burst_ns;
   // limits
   Opt<uint64_t> quota_us;  // kUnlimited for "max" / -1
   Opt<uint64_t> period_us;
@@ -130,31 +125,22 @@ struct CpuStats {
   Psi psi;
 };
 
+// memory.events or memory.events.local, one field per key (snapshot/memory_events.def).
 struct MemoryEvents {
-  Opt<uint64_t> low, high, max, oom, oom_kill, oom_group_kill;
+#define STATLET_MEMORY_EVENT(field, key, kernel_item) Opt<uint64_t> field;
+#include "snapshot/memory_events.def"
 };
 
 struct MemoryStats {
   Opt<uint64_t> usage_bytes;        // v2 memory.current, v1 memory.usage_in_bytes
   Opt<uint64_t> max_usage_bytes;    // v2 memory.peak, v1 memory.max_usage_in_bytes
   Opt<uint64_t> working_set_bytes;  // usage - inactive_file, floored at 0 (as the kubelet)
-  Opt<uint64_t> rss_bytes;          // v2 anon, v1 total_rss
-  Opt<uint64_t> cache_bytes;        // v2 file, v1 total_cache
-  Opt<uint64_t> mapped_file_bytes;  // v2 file_mapped, v1 total_mapped_file
-  Opt<uint64_t> shmem_bytes;
-  Opt<uint64_t> swap_bytes;            // v2 memory.swap.current, v1 total_swap
-  Opt<uint64_t> kernel_bytes;          // v2 memory.stat kernel, v1 memory.kmem.usage_in_bytes
-  Opt<uint64_t> file_dirty_bytes;      // v2 file_dirty, v1 total_dirty
-  Opt<uint64_t> file_writeback_bytes;  // v2 file_writeback, v1 total_writeback
-  Opt<uint64_t> slab_bytes;
-  Opt<uint64_t> active_anon, inactive_anon, active_file, inactive_file, unevictable;
+  // One field per memory.stat key (snapshot/memory_stat.def: its v2 and v1 keys), in bytes
+  // or counts as the file prints them. kernel_bytes: v1 memory.kmem.usage_in_bytes;
+  // swap_bytes: v2 memory.swap.current.
+#define STATLET_MEMSTAT_KEY(field, v2_key, v1_key) Opt<uint64_t> field;
+#include "snapshot/memory_stat.def"
   Opt<uint64_t> failcnt;  // v1 memory.failcnt, v2 memory.events max
-  Opt<uint64_t> pgfault, pgmajfault;
-  // reclaim (v2 memory.stat)
-  Opt<uint64_t> pgscan, pgsteal, pgscan_direct, pgsteal_direct, pgscan_kswapd, pgsteal_kswapd;
-  Opt<uint64_t> workingset_refault_anon, workingset_refault_file;
-  Opt<uint64_t> workingset_activate_anon, workingset_activate_file;
-  Opt<uint64_t> workingset_restore_anon, workingset_restore_file;
   // limits (kUnlimited for "max")
   Opt<uint64_t> min_bytes, low_bytes, high_bytes, max_bytes;
   Opt<uint64_t> swap_max_bytes;
@@ -205,16 +191,14 @@ struct NetNamespaceStats {
 
 // Filled by the optional eBPF probes; keyed by cgroup id in the kernel.
 struct BpfCgroupStats {
-  std::vector<uint64_t> per_cpu_ns;  // running time per CPU (the cpu probe: rstat)
-  Opt<uint64_t> minor_faults, major_faults;
-  Opt<uint64_t> oom_kills;
-  Opt<uint64_t> tcp_retransmits;
-  Opt<uint64_t> tcp_drops;
-  std::map<std::string, uint64_t> tcp_drop_reasons;
+  // The probes' counts, one field each (snapshot/bpf_counters.def).
+#define STATLET_BPF_COUNTER(field) Opt<uint64_t> field;
+#include "snapshot/bpf_counters.def"
+  std::vector<uint64_t> per_cpu_ns;                  // running time per CPU (the cpu probe: rstat)
+  std::map<std::string, uint64_t> tcp_drop_reasons;  // tcp_drops by the kernel's drop reason
   // run-queue latency: bucket i counts waits in [2^i, 2^(i+1)) microseconds; the last
   // bucket also holds every longer wait
   std::vector<uint64_t> runq_latency_log2_us;
-  Opt<uint64_t> runq_latency_sum_ns;
 };
 
 struct OomEvent {

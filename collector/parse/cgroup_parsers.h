@@ -4,7 +4,9 @@
 // bad line costs only its own field. All are fuzzed (tests/fuzz/).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,8 +40,16 @@ struct FlatKeyField {
   Opt<uint64_t> T::*member;
   uint64_t scale = 1;  // multiply (e.g. usec → nsec)
 };
+template <typename T>
+int ParseFlatKeyedInto(std::string_view s, std::span<const FlatKeyField<T>> table, T* out);
 template <typename T, size_t N>
-int ParseFlatKeyedInto(std::string_view s, const FlatKeyField<T> (&table)[N], T* out);
+int ParseFlatKeyedInto(std::string_view s, const FlatKeyField<T> (&table)[N], T* out) {
+  return ParseFlatKeyedInto(s, std::span<const FlatKeyField<T>>(table), out);
+}
+template <typename T, size_t N>
+int ParseFlatKeyedInto(std::string_view s, const std::array<FlatKeyField<T>, N>& table, T* out) {
+  return ParseFlatKeyedInto(s, std::span<const FlatKeyField<T>>(table), out);
+}
 
 // PSI: "some avg10=.. avg60=.. avg300=.. total=..\nfull ...".
 bool ParsePsi(std::string_view s, Psi* out);
@@ -100,15 +110,16 @@ int ForEachFlatKeyed(std::string_view s, Fn&& fn) {
   return bad;
 }
 
-template <typename T, size_t N>
-int ParseFlatKeyedInto(std::string_view s, const FlatKeyField<T> (&table)[N], T* out) {
+template <typename T>
+int ParseFlatKeyedInto(std::string_view s, std::span<const FlatKeyField<T>> table, T* out) {
+  const size_t n = table.size();
   size_t next = 0;
   return ForEachFlatKeyed(s, [&](std::string_view key, uint64_t v) {
-    for (size_t i = 0; i < N; ++i) {
-      size_t j = next + i < N ? next + i : next + i - N;
+    for (size_t i = 0; i < n; ++i) {
+      size_t j = next + i < n ? next + i : next + i - n;
       if (table[j].key == key) {
         out->*(table[j].member) = v * table[j].scale;
-        next = j + 1 < N ? j + 1 : 0;
+        next = j + 1 < n ? j + 1 : 0;
         return;
       }
     }

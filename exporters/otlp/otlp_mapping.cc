@@ -140,6 +140,18 @@ std::vector<OtlpMetric> Build() {
   v.push_back(FromFamily("statlet.memory.events", "{event}", kSum, false, kC,
                          "memory.events counts by event and scope (hierarchy/local).", F::kStatletMemoryEventsTotal,
                          {"statlet.memory.event", "statlet.memory.event.scope"}));
+  // memory.stat's kinds the semantic conventions do not name.
+  static constexpr struct {
+    std::string_view name, description;
+    F family;
+  } kMemoryKinds[] = {
+      {"statlet.memory.sock", "Memory of the container's network transmission buffers.", F::kStatletMemorySockBytes},
+      {"statlet.memory.vmalloc", "Memory used for vmap backed memory (vmalloc).", F::kStatletMemoryVmallocBytes},
+      {"statlet.memory.percpu", "Memory holding per-CPU kernel data structures.", F::kStatletMemoryPercpuBytes},
+      {"statlet.memory.zswap", "Memory the zswap pool uses for the container's pages.", F::kStatletMemoryZswapBytes},
+      {"statlet.memory.zswapped", "Memory swapped out to zswap, before compression.", F::kStatletMemoryZswappedBytes},
+  };
+  for (const auto& k : kMemoryKinds) v.push_back(FromFamily(k.name, "By", kUpDown, false, kC, k.description, k.family));
   v.push_back(FromFamily("statlet.pids.current", "{task}", kUpDown, false, kC, "Tasks charged to the cgroup.",
                          F::kStatletPidsCurrent));
   v.push_back(FromFamily("statlet.tcp.retransmits", "{segment}", kSum, false, kC,

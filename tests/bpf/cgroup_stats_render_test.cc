@@ -2,16 +2,23 @@
 // kernel's index tables, and files the collector's readers parse into the right fields.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "bpf/cgroup_stats_render.h"
 #include "collector/cgroup_files.h"
 #include "collector/cgroup_hierarchies.h"
+#include "collector/parse/cgroup_parsers.h"
 
 namespace statlet::bpf {
 namespace {
+
+// A kernel whose BTF has every member memory.stat's conditions ask for.
+const KernelHas kAnyMember = [](const char*, const char*) { return true; };
 
 std::string Render(IterFile f, const statlet_cgroup_stats& e, uint64_t page = 4096) {
   char buf[4096];
@@ -85,22 +92,70 @@ TEST(ResolveMemstatSlots, NeedsDirectStateAndAnEventIndex) {
   setup.done = 1;
   setup.state_len = setup.nr_stat_items = 50;
   for (int i = 0; i < STATLET_MS_STATE_ITEMS; i++) setup.state_enum[i] = i;
-  setup.nr_event_items = 6;
-  setup.events_len = 6;  // events indexed by the enum too
-  for (int i = 0; i < STATLET_ME_EVENT_ITEMS; i++) setup.event_enum[i] = i < 6 ? i : -1;
+  setup.nr_event_items = 16;
+  setup.events_len = 16;  // events indexed by the enum too
+  for (int i = 0; i < STATLET_ME_EVENT_ITEMS; i++) setup.event_enum[i] = 15 - i;
+  setup.event_enum[STATLET_ME_pgsteal_proactive] = -1;  // not in this kernel: reads 0
   const char* why = "";
-  auto slots = ResolveMemstatSlots(setup, &why);
+  auto slots = ResolveMemstatSlots(setup, kAnyMember, &why);
   ASSERT_TRUE(slots.has_value()) << why;
-  EXPECT_EQ(slots->events[STATLET_ME_PGMAJFAULT], 1);
-  EXPECT_EQ(slots->events[STATLET_ME_PGSTEAL_PROACTIVE], -1);  // not in this kernel: reads 0
+  EXPECT_EQ(slots->state[STATLET_MS_file_dirty_bytes], STATLET_MS_file_dirty_bytes);
+  EXPECT_EQ(slots->events[STATLET_ME_pgmajfault], 15 - STATLET_ME_pgmajfault);
+  EXPECT_EQ(slots->events[STATLET_ME_pgsteal_proactive], -1);
 
   setup.events_len = 3;  // compact, and no table copied
-  EXPECT_FALSE(ResolveMemstatSlots(setup, &why).has_value());
+  EXPECT_FALSE(ResolveMemstatSlots(setup, kAnyMember, &why).has_value());
   EXPECT_NE(std::string(why).find("KALLSYMS_ALL"), std::string::npos) << why;
 
-  setup.events_len = 6;
+  setup.events_len = 16;
   setup.state_len = 40;  // compact state (6.11+)
-  EXPECT_FALSE(ResolveMemstatSlots(setup, &why).has_value());
+  EXPECT_FALSE(ResolveMemstatSlots(setup, kAnyMember, &why).has_value());
+
+  setup.state_len = 50;
+  setup.state_enum[STATLET_MS_file_dirty_bytes] = -1;  // a key the kernel shows, missing: the file is read
+  EXPECT_FALSE(ResolveMemstatSlots(setup, kAnyMember, &why).has_value());
+}
+
+// zswap and zswapped are in memory.stat only when the kernel has zswap (its mem_cgroup then
+// has zswap_max): without it the walk does not read them and leaves both keys out.
+TEST(ResolveMemstatSlots, ZswapOnlyWhereTheKernelShowsIt) {
+  statlet_memstat_setup setup{};
+  setup.done = 1;
+  setup.state_len = setup.nr_stat_items = 60;
+  for (int i = 0; i < STATLET_MS_STATE_ITEMS; i++) setup.state_enum[i] = i;
+  setup.nr_event_items = setup.events_len = STATLET_ME_EVENT_ITEMS;
+  for (int i = 0; i < STATLET_ME_EVENT_ITEMS; i++) setup.event_enum[i] = i;
+  const char* why = "";
+  const KernelHas no_zswap = [](const char* type, const char* member) {
+    return !(std::string(type) == "mem_cgroup" && std::string(member) == "zswap_max");
+  };
+  auto with = ResolveMemstatSlots(setup, kAnyMember, &why), without = ResolveMemstatSlots(setup, no_zswap, &why);
+  ASSERT_TRUE(with.has_value() && without.has_value()) << why;
+  EXPECT_EQ(with->state[STATLET_MS_zswap_bytes], STATLET_MS_zswap_bytes);
+  EXPECT_EQ(without->state[STATLET_MS_zswap_bytes], -1);
+  EXPECT_EQ(without->state[STATLET_MS_zswapped_bytes], -1);
+  EXPECT_EQ(without->state[STATLET_MS_sock_bytes], STATLET_MS_sock_bytes);
+
+  statlet_cgroup_stats e{};
+  e.parts = STATLET_PART_MEMORY | STATLET_PART_MEMSTAT;
+  e.memstat_state[STATLET_MS_sock_bytes] = 2;       // pages
+  e.memstat_state[STATLET_MS_vmalloc_bytes] = 3;    // pages
+  e.memstat_state[STATLET_MS_percpu_bytes] = 1000;  // bytes
+  e.memstat_state[STATLET_MS_zswap_bytes] = 5000;   // bytes
+  e.memstat_state[STATLET_MS_zswapped_bytes] = 4;   // pages
+  char buf[4096];
+  const std::string shown(buf, RenderIterFile(IterFile::kMemoryStat, e, 4096, buf, sizeof(buf), &*with));
+  CgroupStats s = Parse("memory.stat", shown);
+  EXPECT_EQ(s.memory.sock_bytes, 8192u);
+  EXPECT_EQ(s.memory.vmalloc_bytes, 12288u);
+  EXPECT_EQ(s.memory.percpu_bytes, 1000u);
+  EXPECT_EQ(s.memory.zswap_bytes, 5000u);
+  EXPECT_EQ(s.memory.zswapped_bytes, 16384u);
+  const std::string left_out(buf, RenderIterFile(IterFile::kMemoryStat, e, 4096, buf, sizeof(buf), &*without));
+  s = Parse("memory.stat", left_out);
+  EXPECT_FALSE(s.memory.zswap_bytes.has_value());
+  EXPECT_FALSE(s.memory.zswapped_bytes.has_value());
+  EXPECT_EQ(s.memory.sock_bytes, 8192u);
 }
 
 TEST(RenderIterFile, CpuStatParsesIntoTheCollectorsFields) {
@@ -132,16 +187,16 @@ TEST(RenderIterFile, MemoryFilesParseIntoTheCollectorsFields) {
   e.parts = STATLET_PART_MEMORY | STATLET_PART_MEMSTAT;
   e.memory_pages = 10;
   e.memory_peak_pages = 12;
-  e.memstat_state[STATLET_MS_ANON] = 3;
-  e.memstat_state[STATLET_MS_INACTIVE_FILE] = -2;       // unfolded per-CPU deltas: reads 0
-  e.memstat_state[STATLET_MS_SLAB_RECLAIMABLE] = 1000;  // bytes
-  e.memstat_state[STATLET_MS_SLAB_UNRECLAIMABLE] = 24;
-  e.memstat_state[STATLET_MS_WORKINGSET_REFAULT_FILE] = 5;  // events, not pages
-  e.memstat_events[STATLET_ME_PGSCAN_KSWAPD] = 4;
-  e.memstat_events[STATLET_ME_PGSCAN_DIRECT] = 6;
-  e.memstat_events[STATLET_ME_PGFAULT] = 99;
-  e.memory_events[4] = 2;        // oom_kill
-  e.memory_events_local[1] = 8;  // high
+  e.memstat_state[STATLET_MS_rss_bytes] = 3;
+  e.memstat_state[STATLET_MS_inactive_file] = -2;       // unfolded per-CPU deltas: reads 0
+  e.memstat_state[STATLET_MS_slab_reclaimable] = 1000;  // bytes
+  e.memstat_state[STATLET_MS_slab_unreclaimable] = 24;
+  e.memstat_state[STATLET_MS_workingset_refault_file] = 5;  // events, not pages
+  e.memstat_events[STATLET_ME_pgscan_kswapd] = 4;
+  e.memstat_events[STATLET_ME_pgscan_direct] = 6;
+  e.memstat_events[STATLET_ME_pgfault] = 99;
+  e.memory_events[STATLET_MEV_oom_kill] = 2;
+  e.memory_events_local[STATLET_MEV_high] = 8;
 
   EXPECT_EQ(Parse("memory.current", Render(IterFile::kMemoryCurrent, e)).memory.usage_bytes, 40960u);
   EXPECT_EQ(Parse("memory.peak", Render(IterFile::kMemoryPeak, e)).memory.max_usage_bytes, 49152u);
@@ -167,6 +222,67 @@ TEST(RenderIterFile, PidsFilesParseIntoTheCollectorsFields) {
   e.pids_events_max = 3;
   EXPECT_EQ(Parse("pids.current", Render(IterFile::kPidsCurrent, e)).process.pids_current, 17u);
   EXPECT_EQ(Parse("pids.events", Render(IterFile::kPidsEvents, e)).process.pids_events_max, 3u);
+}
+
+// The keys of a rendering ("" for a file of one value).
+std::set<std::string> KeysOf(const std::string& text) {
+  std::set<std::string> keys;
+  uint64_t v;
+  if (parse::ParseU64(text, &v)) return {""};
+  parse::ForEachFlatKeyed(text, [&](std::string_view k, uint64_t) { keys.emplace(k); });
+  return keys;
+}
+
+// Checks that `rendered` holds every key the collector's readers of `file` in hierarchy
+// `h` take, and that they parse it; returns how many readers there were.
+int ExpectReadersFindTheirKeys(const std::vector<const CgroupFileReader*>& plan, Hierarchy h, const char* file,
+                               const std::string& rendered) {
+  int readers = 0;
+  const std::set<std::string> keys = KeysOf(rendered);
+  for (const CgroupFileReader* r : plan) {
+    if (r->hierarchy != h || std::strcmp(r->name, file) != 0) continue;
+    readers++;
+    CgroupStats s;
+    EXPECT_TRUE(ApplyReader(*r, rendered, &s)) << file << ":\n" << rendered;
+    for (std::string_view k : KeysRead(*r)) {
+      EXPECT_TRUE(keys.count(std::string(k)))
+          << file << ": the collector reads \"" << k << "\", the walk does not render it:\n"
+          << rendered;
+    }
+  }
+  return readers;
+}
+
+// Every file the stats walk stands in for renders every key the collector reads of it, on a
+// v2 host and on a hybrid one (whose cgroup2 mount has cpu.stat's user/system split).
+TEST(RenderIterFile, RendersEveryKeyTheCollectorReads) {
+  statlet_cgroup_stats e{};
+  e.parts = STATLET_PART_CPU | STATLET_PART_CFS | STATLET_PART_MEMORY | STATLET_PART_MEMSTAT | STATLET_PART_PIDS |
+            STATLET_PART_PIDS_EVENTS;
+  CgroupHierarchies v2;
+  v2.mount[kUnified] = "/sys/fs/cgroup";
+  v2.v2_cpu = v2.v2_memory = v2.v2_pids = v2.v2_io = true;
+  CgroupHierarchies hybrid;
+  hybrid.mount[kUnified] = "/sys/fs/cgroup/unified";
+  hybrid.mount[kV1Cpu] = "/sys/fs/cgroup/cpu";
+  hybrid.mount[kV1Cpuacct] = "/sys/fs/cgroup/cpuacct";
+  const auto v2_plan = BuildReadPlan(v2), hybrid_plan = BuildReadPlan(hybrid);
+  for (int i = 0; i < static_cast<int>(IterFile::kCount); i++) {
+    const IterFile f = static_cast<IterFile>(i);
+    const std::string text = Render(f, e);
+    ASSERT_FALSE(text.empty()) << IterFileName(f);
+    EXPECT_EQ(ExpectReadersFindTheirKeys(v2_plan, kUnified, IterFileName(f), text), 1) << IterFileName(f);
+    ExpectReadersFindTheirKeys(hybrid_plan, kUnified, IterFileName(f), text);
+  }
+  // memory.stat leaves out a key whose state item the kernel does not show.
+  MemstatSlots slots;
+  std::fill(std::begin(slots.state), std::end(slots.state), 0);
+  std::fill(std::begin(slots.events), std::end(slots.events), 0);
+  slots.state[STATLET_MS_file_dirty_bytes] = -1;
+  char buf[4096];
+  const std::string without(buf, RenderIterFile(IterFile::kMemoryStat, e, 4096, buf, sizeof(buf), &slots));
+  EXPECT_FALSE(KeysOf(without).count("file_dirty"));
+  EXPECT_TRUE(KeysOf(without).count("file_writeback"));
 }
 
 TEST(RenderIterFile, ATooSmallBufferGivesNothing) {
@@ -197,6 +313,26 @@ CgroupStats ParseV1(Hierarchy h, const char* file, const std::string& text) {
 std::string RenderV1(V1IterFile f, const statlet_cgroup_v1_stats& e, const std::vector<uint64_t>& per_cpu = {}) {
   char buf[4096];
   return std::string(buf, RenderV1IterFile(f, e, per_cpu.data(), per_cpu.size(), 4096, buf, sizeof(buf)));
+}
+
+// Every file the v1 walks stand in for renders every key the collector reads of it.
+TEST(RenderV1IterFile, RendersEveryKeyTheCollectorReads) {
+  statlet_cgroup_v1_stats e{};
+  e.parts = STATLET_V1_CFS | STATLET_V1_CPUACCT | STATLET_V1_MEMORY | STATLET_V1_KMEM | STATLET_V1_OOM_CONTROL |
+            STATLET_V1_CPUACCT_TIMES;
+  CgroupHierarchies v1;
+  v1.mount[kV1Cpu] = "/sys/fs/cgroup/cpu";
+  v1.mount[kV1Cpuacct] = "/sys/fs/cgroup/cpuacct";
+  v1.mount[kV1Memory] = "/sys/fs/cgroup/memory";
+  const auto plan = BuildReadPlan(v1);
+  for (int i = 0; i < static_cast<int>(V1IterFile::kCount); i++) {
+    const V1IterFile f = static_cast<V1IterFile>(i);
+    const std::string name = V1IterFileName(f);
+    const Hierarchy h = name.starts_with("cpuacct.") ? kV1Cpuacct : name.starts_with("cpu.") ? kV1Cpu : kV1Memory;
+    const std::string text = RenderV1(f, e, {1, 2});
+    ASSERT_FALSE(text.empty()) << name;
+    EXPECT_EQ(ExpectReadersFindTheirKeys(plan, h, name.c_str(), text), 1) << name;
+  }
 }
 
 TEST(RenderV1IterFile, CpuFilesAreTheKernelsAndParseIntoTheCollectorsFields) {

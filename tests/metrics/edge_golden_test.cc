@@ -61,10 +61,19 @@ std::string Text(const google::protobuf::Message& m) {
 }
 
 // Every field filled, eBPF values, runtime metadata, OOM events; and quotas on some cgroups
-// so the CFS families have series.
+// so the CFS families have series, and memory.stat's sock, vmalloc, percpu, zswap and
+// zswapped on every cgroup.
 Snapshot GoldenSnapshot() {
   Snapshot s = testing::MakeNodeSnapshot({.pods = 2, .containers_per_pod = 1});
   for (size_t i = 0; i < s.cgroups.size(); i += 2) s.cgroups[i].cpu.quota_us = 20000;
+  for (size_t i = 0; i < s.cgroups.size(); ++i) {
+    MemoryStats& m = s.cgroups[i].memory;
+    m.sock_bytes = 4096 * (i + 1);
+    m.vmalloc_bytes = 8192 * (i + 1);
+    m.percpu_bytes = 1000 * (i + 1);
+    m.zswap_bytes = 0;
+    m.zswapped_bytes = 0;
+  }
   return s;
 }
 

@@ -52,6 +52,11 @@ Snapshot FullSnapshot() {
     m.inactive_file = 4096;
     m.file_dirty_bytes = 12288;
     m.file_writeback_bytes = 0;
+    m.sock_bytes = 4096;
+    m.vmalloc_bytes = 8192;
+    m.percpu_bytes = 1024;
+    m.zswap_bytes = 2048;
+    m.zswapped_bytes = 8192;
     m.pgscan = 30;
     m.pgsteal = 20;
     m.soft_limit_bytes = 1 << 20;

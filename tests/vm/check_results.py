@@ -217,6 +217,23 @@ def guest_io(ctx):
         require(got.get(k) == v, f"io.stat 1:0 {k}={got.get(k)}, workload did {v}")
 
 
+def _dirty_written(ctx):
+    return int(ctx.g.reports["dirty"]["bytes"])
+
+
+def guest_dirty(ctx):
+    # The writer's pages stay dirty through the run: what the statlet checks below compare.
+    path = ctx.container("dirty").path
+    want = _dirty_written(ctx)
+    got = {phase: ctx.g.cg(phase, path).flat("memory.stat") for phase in ("before", "after")}
+    ctx.note(f"dirty writer: {want} bytes written (ext4 on ram1, writeback held off); "
+             + ", ".join(f"{p} file_dirty {s.get('file_dirty')} file_writeback {s.get('file_writeback')}"
+                         for p, s in got.items()))
+    for phase, stat in got.items():
+        dirty = stat.get("file_dirty", 0)
+        require(dirty >= 0.9 * want, f"{phase}: memory.stat file_dirty {dirty} of the {want} bytes written")
+
+
 def guest_net(ctx):
     want = int(ctx.g.expect["net_bytes"])
     require(int(ctx.g.reports["net"]["bytes"]) == want, "receiver counted a different payload")
@@ -289,6 +306,14 @@ def collector_memory_high(ctx):
     for field, key in stat_keys.items():
         b, a = guest_values(ctx, path, lambda c: c.flat("memory.stat")[key])
         ctx.within(f"memory.{field}", m.get(field), b, a, 0.0)
+
+
+def collector_dirty(ctx):
+    path = ctx.container("dirty").path
+    m = ctx.snap_cgroup(path)["memory"]
+    for field, key in (("file_dirty_bytes", "file_dirty"), ("file_writeback_bytes", "file_writeback")):
+        b, a = guest_values(ctx, path, lambda c: c.flat("memory.stat")[key])
+        ctx.within(f"memory.{field} (dirty writer)", m.get(field), b, a, 0.0)
 
 
 def collector_pids(ctx):
@@ -555,6 +580,48 @@ def bpf_iter_same_numbers(ctx):
             + "; ".join(f"{c} {fl} {k}: files {b} then {a}, iterator {s}" for c, fl, k, b, s, a in outside[:5]))
 
 
+def bpf_iter_dirty(ctx):
+    # The walk's memory.stat file_dirty / file_writeback of the writer and its pod, between
+    # the files read right before and right after the walk.
+    doc, perr = parse_json(ctx.g.statlet_file("iter-check.out") or "")
+    require(doc is not None, f"statlet_vm_iter_check: {perr}")
+    c = ctx.container("dirty")
+    want = _dirty_written(ctx)
+    for cg in (c.path, c.pod_path):
+        for key in ("file_dirty", "file_writeback"):
+            got = [f for f in doc["fields"] if f[0] == cg and f[1] == "memory.stat" and f[2] == key]
+            require(got, f"the walk rendered no memory.stat {key} for {cg}")
+            _, _, _, before, walk, after = got[0]
+            ctx.within(f"walk memory.stat {key} of {'the writer' if cg == c.path else 'its pod'}", walk, before,
+                       after, 0.0)
+            if key == "file_dirty":
+                require(min(before, after) >= 0.9 * want, f"{cg}: file_dirty {before}, {after} of {want} written")
+
+
+def _flat(text):
+    out = {}
+    for line in (text or "").splitlines():
+        k, _, v = line.partition(" ")
+        if v.strip().isdigit():
+            out[k] = int(v)
+    return out
+
+
+def bpf_daemon_dirty(ctx):
+    # The daemon takes memory.stat from the walk on this kernel (bpf_daemon.iterator_files):
+    # its /metrics file_dirty and file_writeback, between the writer's memory.stat read right
+    # before and right after the scrape.
+    s = metrics(ctx)
+    path = ctx.container("dirty").path
+    before, after = _flat(ctx.g.statlet_file("dirty-before-metrics.stat")), _flat(ctx.g.statlet_file(
+        "dirty-after-metrics.stat"))
+    for name, key in (("container_memory_file_dirty_bytes", "file_dirty"),
+                      ("container_memory_file_writeback_bytes", "file_writeback")):
+        require(key in before and key in after, f"no {key} read around the scrape")
+        ctx.within(f"/metrics {name} (dirty writer)", metric(s, name, id=path), before[key], after[key], 0.0)
+    require(before["file_dirty"] >= 0.9 * _dirty_written(ctx), f"file_dirty {before['file_dirty']} at the scrape")
+
+
 def bpf_iter_bench(ctx):
     rc = (ctx.g.statlet_file("iter-bench.rc") or "").strip()
     out = ctx.g.statlet_file("iter-bench.out") or ""
@@ -573,12 +640,14 @@ CHECKS = [
     ("guest.oom", "guest", guest_oom),
     ("guest.pids", "guest", guest_pids),
     ("guest.io", "guest", guest_io),
+    ("guest.dirty", "guest", guest_dirty),
     ("guest.net", "guest", guest_net),
     ("collector.identity", "collector", collector_identity),
     ("collector.cpu", "collector", collector_cpu),
     ("collector.memory", "collector", collector_memory),
     ("collector.memory_max_oom", "collector", collector_oom_events),
     ("collector.memory_high", "collector", collector_memory_high),
+    ("collector.dirty", "collector", collector_dirty),
     ("collector.pids", "collector", collector_pids),
     ("collector.io", "collector", collector_io),
     ("collector.net", "collector", collector_net),
@@ -592,9 +661,11 @@ CHECKS = [
     ("bpf.page_faults", "bpf", bpf_faults),
     ("bpf.tcp_retransmits", "bpf", bpf_tcp_retransmits),
     ("bpf_iter.same_numbers", "bpf_iter", bpf_iter_same_numbers),
+    ("bpf_iter.dirty", "bpf_iter", bpf_iter_dirty),
     ("bpf_iter.bench", "bpf_iter", bpf_iter_bench),
     ("bpf_daemon.probes_up", "bpf_daemon", bpf_daemon_probes),
     ("bpf_daemon.iterator_files", "bpf_daemon", bpf_daemon_iterator_files),
+    ("bpf_daemon.dirty", "bpf_daemon", bpf_daemon_dirty),
 ]
 
 _memqos_part, _memqos_checks = make_memqos_checks(require, parse_metrics)

@@ -19,7 +19,7 @@ mkdir -p "$cache" "$out"
 elapsed() { echo "$(( $(date +%s%N) / 1000000 - start_ms ))"; }
 start_ms=$(( $(date +%s%N) / 1000000 ))
 
-kernel=$("$here/fetch_kernel.sh" "$cache" veth brd sch_netem)
+kernel=$("$here/fetch_kernel.sh" "$cache" veth brd sch_netem crc32c_generic ext4)
 "$here/build_initramfs.sh" "$out/initramfs.cpio" "$kernel" "$here/guest" "${bins[@]}"
 prep_ms=$(elapsed)
 echo "vm: kernel $(cat "$kernel/package"), preparation ${prep_ms} ms"

@@ -32,6 +32,7 @@ int RunAlloc(const Flags& f);        // touch --bytes B of anonymous memory, the
 int RunOomLoop(const Flags& f);      // let a child be OOM-killed --kills K times
 int RunForker(const Flags& f);       // --threads T, then fork until pids.max refuses
 int RunDirectIo(const Flags& f);     // O_DIRECT writes/reads of known sizes on --dev
+int RunDirty(const Flags& f);        // write --bytes B to --path through the page cache, no sync
 int RunRecv(const Flags& f);         // accept one TCP stream on --port, count its bytes
 int RunSend(const Flags& f);         // send --bytes N to --host:--port
 int RunAllocLoop(const Flags& f);    // touch fresh anonymous pages until SIGUSR1 (memory.high livelock)

@@ -1,5 +1,6 @@
-// IO and network workloads: O_DIRECT transfers of known sizes on a block device, and
-// one TCP stream of a known payload between network namespaces.
+// IO and network workloads: O_DIRECT transfers of known sizes on a block device, dirty
+// page cache of a known size on a file system, and one TCP stream of a known payload
+// between network namespaces.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -51,6 +52,26 @@ int RunDirectIo(const Flags& f) {
   std::string report = "write_bytes=" + std::to_string(writes * bs) + "\nwrite_ios=" + std::to_string(writes) +
                        "\nread_bytes=" + std::to_string(reads * bs) + "\nread_ios=" + std::to_string(reads) + "\n";
   if (!WriteReport(f.Get("report"), report)) return Fail("report");
+  PauseForever();
+}
+
+// Buffered writes of a known size and no sync: the pages stay dirty, charged to this
+// cgroup (memory.stat file_dirty), for as long as the kernel's writeback leaves them.
+int RunDirty(const Flags& f) {
+  const std::string path = f.Get("path");
+  const uint64_t bytes = f.GetBytes("bytes", 1 << 20);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Fail("open");
+  std::vector<char> buf(1 << 20, 'd');
+  for (uint64_t done = 0; done < bytes;) {
+    const size_t chunk = static_cast<size_t>(std::min<uint64_t>(buf.size(), bytes - done));
+    ssize_t n = ::write(fd, buf.data(), chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Fail("write");
+    done += static_cast<uint64_t>(n);
+  }
+  ::close(fd);
+  if (!WriteReport(f.Get("report"), "bytes=" + std::to_string(bytes) + "\n")) return Fail("report");
   PauseForever();
 }
 

@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
       {"oom-loop", RunOomLoop},
       {"forker", RunForker},
       {"dio", RunDirectIo},
+      {"dirty", RunDirty},
       {"recv", RunRecv},
       {"send", RunSend},
       {"alloc-loop", RunAllocLoop},
@@ -82,7 +83,7 @@ int main(int argc, char** argv) {
     return s.run(flags);
   }
   std::fprintf(stderr,
-               "usage: statlet_vm_workload pause|burn|alloc|oom-loop|forker|dio|recv|send|alloc-loop|alloc-steps|"
+               "usage: statlet_vm_workload pause|burn|alloc|oom-loop|forker|dio|dirty|recv|send|alloc-loop|alloc-steps|"
                "cache-reader ...\n");
   return 2;
 }

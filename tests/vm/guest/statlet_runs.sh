@@ -73,9 +73,15 @@ start_daemon() {
   mark daemon_started
 }
 
-# Reads the daemon's endpoints after the workloads, then stops it.
+# The dirty writer's memory.stat, to $R/statlet/dirty-PHASE.stat.
+dirty_stat() { cat $CG$(awk '$1 == "dirty" {print $6}' $R/containers)/memory.stat > $R/statlet/dirty-$1.stat; }
+
+# Reads the daemon's endpoints after the workloads, then stops it. The dirty writer's
+# memory.stat is read right before and after the scrape, to bracket its file_dirty there.
 check_daemon() {
+  dirty_stat before-metrics
   if metrics_served; then
+    dirty_stat after-metrics
     echo 0 > $R/statlet/metrics.rc
     if grep -q -- '--cri.listen' $R/statlet/daemon.flags; then
       wait_until 20 test -S $CRI_SOCK

@@ -41,13 +41,14 @@ HIGH_LIMIT=32M; HIGH_ALLOC=128M
 OOM_LIMIT=32M; OOM_ALLOC=128M; OOM_KILLS=2
 PIDS_MAX=8; FORKER_THREADS=3
 DIO_BS=1M; DIO_WRITES=24; DIO_READS=8
+DIRTY_BYTES=16M
 NET_BYTES=3000000; NET_PORT=5000
 
 start_workloads() {
   local rep=$R/reports
   mkdir -p $rep
   for m in $(cat /mods/load-order); do
-    case $m in brd) args="rd_nr=1 rd_size=65536" ;; *) args="" ;; esac
+    case $m in brd) args="rd_nr=2 rd_size=65536" ;; *) args="" ;; esac
     insmod /mods/$m.ko $args || err "insmod $m failed"
   done
   mark modules_loaded
@@ -86,6 +87,26 @@ start_workloads() {
   add_container io cgroupfs burstable $POD_B
   run_in $CPATH $NS_B $W dio --dev /dev/ram0 --bs $DIO_BS --writes $DIO_WRITES --reads $DIO_READS --report $rep/io
 
+  # Dirty page cache on a block-backed file system (ram1), held: no periodic writeback, no
+  # expiry and no background flushing before half a GiB, so the writer's pages stay dirty
+  # (memory.stat file_dirty) until the guest powers off.
+  echo 0 > /proc/sys/vm/dirty_writeback_centisecs
+  echo 8640000 > /proc/sys/vm/dirty_expire_centisecs
+  echo $((512 << 20)) > /proc/sys/vm/dirty_background_bytes
+  echo $((768 << 20)) > /proc/sys/vm/dirty_bytes
+  # A writeback context's share of those thresholds follows its recent writeout, and the
+  # writer's (a new cgroup on a new disk) has none: background writeback would start at its
+  # first page. min_ratio gives ram1's share a floor (sysfs-class-bdi in the kernel's ABI docs).
+  echo 90 > /sys/class/bdi/$(cat /sys/block/ram1/dev)/min_ratio || err "bdi min_ratio of ram1"
+  # busybox mke2fs makes ext2, which the ext4 driver mounts; ext4 asks for crc32c at every
+  # mount (crc32c_generic among the modules).
+  mkdir -p /mnt/dirty
+  mke2fs /dev/ram1 > /tmp/mke2fs.log 2>&1 || err "mke2fs ram1: $(tail -n 2 /tmp/mke2fs.log | tr '\n' ' ')"
+  mount -t ext4 /dev/ram1 /mnt/dirty 2> /tmp/mount.log ||
+    err "mount ram1: $(cat /tmp/mount.log) $(dmesg | tail -n 2 | tr '\n' ' ')"
+  add_container dirty cgroupfs burstable $POD_B
+  run_in $CPATH $NS_B $W dirty --path /mnt/dirty/file --bytes $DIRTY_BYTES --report $rep/dirty
+
   # Network: pod B's eth0 is one end of a veth pair; the root namespace sends to it.
   $IP link add veth-podb type veth peer name eth0 netns $PAUSE_B || err "veth failed"
   $IP addr add 10.77.0.1/24 dev veth-podb; $IP link set veth-podb up
@@ -111,6 +132,7 @@ forker_threads=$FORKER_THREADS
 dio_bs=$DIO_BS
 dio_writes=$DIO_WRITES
 dio_reads=$DIO_READS
+dirty_bytes=$DIRTY_BYTES
 net_bytes=$NET_BYTES
 EXP
 }
@@ -119,7 +141,7 @@ EXP
 # memory.high allocator is being throttled.
 wait_workloads() {
   local r high_cg deadline=$(( $(cut -d. -f1 /proc/uptime) + 45 ))
-  for r in cpu memory pids oom io net net-sent; do
+  for r in cpu memory pids oom io dirty net net-sent; do
     wait_until $(( deadline - $(cut -d. -f1 /proc/uptime) )) file_exists $R/reports/$r ||
       err "workload $r did not report"
   done

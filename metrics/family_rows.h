@@ -1,58 +1,228 @@
-#include "metrics/families.h"
+// The families (metrics/families.h): each one's FamilyId and its row, in the same order, so
+// that a family is declared in this one file (its value too, when that is a snapshot field;
+// a rule otherwise, in metrics/snapshot_samples_visit.h). A header so that a row's value
+// accessor is known where the value path is compiled: the encoder's loop over a family
+// calls it directly.
+#pragma once
 
 #include <array>
+#include <span>
+#include <string_view>
+#include <type_traits>
+
+#include "metrics/families.h"
 
 namespace statlet {
-namespace {
+
+// One id per family, in the rows' order (metrics/family_table.cc checks it).
+enum class FamilyId : uint16_t {
+  // cAdvisor-compatible, per cgroup
+  kContainerLastSeen,
+  kContainerCreationTimeSeconds,
+  kContainerStartTimeSeconds,
+  kContainerCpuUsageSecondsTotal,
+  kContainerCpuUserSecondsTotal,
+  kContainerCpuSystemSecondsTotal,
+  kContainerCpuCfsPeriodsTotal,
+  kContainerCpuCfsThrottledPeriodsTotal,
+  kContainerCpuCfsThrottledSecondsTotal,
+  kContainerCpuCfsBurstPeriodsTotal,
+  kContainerCpuCfsBurstSecondsTotal,
+  kContainerSpecCpuPeriod,
+  kContainerSpecCpuQuota,
+  kContainerSpecCpuShares,
+  kContainerSpecMemoryLimitBytes,
+  kContainerSpecMemorySwapLimitBytes,
+  kContainerSpecMemoryReservationLimitBytes,
+  kContainerMemoryUsageBytes,
+  kContainerMemoryMaxUsageBytes,
+  kContainerMemoryWorkingSetBytes,
+  kContainerMemoryRss,
+  kContainerMemoryCache,
+  kContainerMemoryMappedFile,
+  kContainerMemorySwap,
+  kContainerMemoryKernelUsage,
+  kContainerMemoryTotalActiveFileBytes,
+  kContainerMemoryTotalInactiveFileBytes,
+  kContainerMemoryFileDirtyBytes,
+  kContainerMemoryFileWritebackBytes,
+  kContainerMemoryFailcnt,
+  kContainerMemoryFailuresTotal,
+  kContainerMemoryPgscanTotal,
+  kContainerMemoryPgstealTotal,
+  kContainerMemoryWorkingsetRefaultAnonTotal,
+  kContainerMemoryWorkingsetRefaultFileTotal,
+  kContainerMemoryEventsHighTotal,
+  kContainerMemoryEventsMaxTotal,
+  kContainerOomEventsTotal,
+  kContainerProcesses,
+  kContainerThreads,
+  kContainerThreadsMax,
+  kContainerFsReadsBytesTotal,
+  kContainerFsWritesBytesTotal,
+  kContainerFsReadsTotal,
+  kContainerFsWritesTotal,
+  kContainerBlkioDeviceUsageTotal,
+  kContainerFsIoCostUsageSecondsTotal,
+  kContainerFsIoCostWaitSecondsTotal,
+  kContainerFsIoCostIndebtSecondsTotal,
+  kContainerFsIoCostIndelaySecondsTotal,
+  kContainerFsUsageBytes,
+  kContainerFsLimitBytes,
+  kContainerFsInodesFree,
+  kContainerFsInodesTotal,
+  kContainerFileDescriptors,
+  kContainerSockets,
+  kContainerUlimitsSoft,
+  kContainerHugetlbUsageBytes,
+  kContainerHugetlbMaxUsageBytes,
+  kContainerHugetlbFailcnt,
+  kContainerNetworkReceiveBytesTotal,
+  kContainerNetworkReceivePacketsTotal,
+  kContainerNetworkReceiveErrorsTotal,
+  kContainerNetworkReceivePacketsDroppedTotal,
+  kContainerNetworkTransmitBytesTotal,
+  kContainerNetworkTransmitPacketsTotal,
+  kContainerNetworkTransmitErrorsTotal,
+  kContainerNetworkTransmitPacketsDroppedTotal,
+  kContainerPressureCpuWaitingSecondsTotal,
+  kContainerPressureCpuStalledSecondsTotal,
+  kContainerPressureMemoryWaitingSecondsTotal,
+  kContainerPressureMemoryStalledSecondsTotal,
+  kContainerPressureIoWaitingSecondsTotal,
+  kContainerPressureIoStalledSecondsTotal,
+  // statlet's own, per cgroup
+  kStatletMemoryEventsTotal,
+  kStatletMemoryMinBytes,
+  kStatletMemoryLowBytes,
+  kStatletMemoryHighBytes,
+  kStatletMemoryReclaimScannedPagesTotal,
+  kStatletMemoryReclaimStolenPagesTotal,
+  kStatletMemorySockBytes,
+  kStatletMemoryVmallocBytes,
+  kStatletMemoryPercpuBytes,
+  kStatletMemoryZswapBytes,
+  kStatletMemoryZswappedBytes,
+  kStatletPressureStallRatio,
+  kStatletPidsCurrent,
+  kStatletPidsMax,
+  kStatletPidsLimitHitsTotal,
+  kStatletPodNetworkBytesTotal,
+  kStatletPodNetworkPacketsTotal,
+  kStatletPodNetworkErrorsTotal,
+  kStatletPodNetworkDroppedPacketsTotal,
+  // statlet's own, per container (expected knobs and requests also per pod, QoS and
+  // kubepods cgroup): Memory QoS (KEP-2570) and the memory.high stall detector
+  kStatletContainerMemoryQosResourceBytes,
+  kStatletContainerMemoryQosRequestBytes,
+  kStatletContainerMemoryQosExpectedBytes,
+  kStatletContainerMemoryQosApplied,
+  kStatletContainerMemoryQosZone,
+  kStatletContainerMemoryHighStalled,
+  kStatletContainerMemoryHighStalledSinceSeconds,
+  // statlet's own, per cgroup: memory.min / memory.low capped by the ancestors
+  kStatletMemoryProtectionCapped,
+  // statlet's own, on the node's kubepods cgroup: Memory QoS node facts
+  kStatletNodeMemoryQosInfo,
+  kStatletNodeMemoryQosMinBytes,
+  kStatletNodeMemoryQosLowBytes,
+  kStatletNodeMemoryQosProtectedRatio,
+  kStatletNodeMemoryQosLivelockRisk,
+  // statlet's own, per cgroup, from the eBPF probes
+  kStatletCpuRunqueueLatencySeconds,
+  kStatletTcpRetransmitsTotal,
+  kStatletTcpDropsTotal,
+  kStatletPageFaultsTotal,
+  kStatletOomKillsTotal,
+  // statlet's own, per recent OOM kill (eBPF)
+  kStatletOomKillTimestampSeconds,
+  kCount,
+};
+
+inline constexpr size_t kFamilyCount = static_cast<size_t>(FamilyId::kCount);
+
+}  // namespace statlet
+
+namespace statlet::family_rows {
 
 using L = std::string_view;
-constexpr L kNoLabels[] = {""};  // never read: spans below take zero elements of it
-constexpr L kCpu[] = {"cpu"};
-constexpr L kFailure[] = {"failure_type", "scope"};
-constexpr L kDevice[] = {"device"};
-constexpr L kBlkioDevice[] = {"device", "major", "minor", "operation"};
-constexpr L kUlimit[] = {"ulimit"};
-constexpr L kPageSize[] = {"pagesize"};
-constexpr L kInterface[] = {"interface"};
-constexpr L kEventScope[] = {"event", "scope"};
-constexpr L kReclaimer[] = {"reclaimer"};
-constexpr L kPressure[] = {"resource", "kind", "window"};
-constexpr L kPodNet[] = {"direction", "interface"};
-constexpr L kLe[] = {"le"};
-constexpr L kDropReason[] = {"reason"};
-constexpr L kFaultType[] = {"type"};
-constexpr L kOomEvent[] = {"comm", "constraint", "pid"};
-constexpr L kResource[] = {"resource"};
-constexpr L kKnob[] = {"knob"};
-constexpr L kZone[] = {"zone"};
-constexpr L kSource[] = {"source"};
-constexpr L kMemoryQosInfo[] = {"kubelet_version", "reservation_policy", "rules", "throttling_factor"};
+inline constexpr L kNoLabels[] = {""};  // never read: spans below take zero elements of it
+inline constexpr L kCpu[] = {"cpu"};
+inline constexpr L kFailure[] = {"failure_type", "scope"};
+inline constexpr L kDevice[] = {"device"};
+inline constexpr L kBlkioDevice[] = {"device", "major", "minor", "operation"};
+inline constexpr L kUlimit[] = {"ulimit"};
+inline constexpr L kPageSize[] = {"pagesize"};
+inline constexpr L kInterface[] = {"interface"};
+inline constexpr L kEventScope[] = {"event", "scope"};
+inline constexpr L kReclaimer[] = {"reclaimer"};
+inline constexpr L kPressure[] = {"resource", "kind", "window"};
+inline constexpr L kPodNet[] = {"direction", "interface"};
+inline constexpr L kLe[] = {"le"};
+inline constexpr L kDropReason[] = {"reason"};
+inline constexpr L kFaultType[] = {"type"};
+inline constexpr L kOomEvent[] = {"comm", "constraint", "pid"};
+inline constexpr L kResource[] = {"resource"};
+inline constexpr L kKnob[] = {"knob"};
+inline constexpr L kZone[] = {"zone"};
+inline constexpr L kSource[] = {"source"};
+inline constexpr L kMemoryQosInfo[] = {"kubelet_version", "reservation_policy", "rules", "throttling_factor"};
 
 constexpr std::span<const L> None() { return std::span<const L>(kNoLabels, 0); }
 
-constexpr auto C = MetricType::kCounter;
-constexpr auto G = MetricType::kGauge;
-constexpr auto H = MetricType::kHistogram;
-constexpr auto Cg = MetricScope::kCgroup;
-constexpr auto Ev = MetricScope::kEvent;
+// A field of the cgroup's stats as a family's value (FieldValue): Count<&MemoryStats::
+// rss_bytes>(), Nanos<&CpuStats::user_ns>().
+template <typename T>
+struct MemberOf;
+template <typename C>
+struct MemberOf<Opt<uint64_t> C::*> {
+  using Class = C;
+};
+template <auto kField>
+constexpr const Opt<uint64_t>& Get(const CgroupStats& c) {
+  using Class = typename MemberOf<decltype(kField)>::Class;
+  if constexpr (std::is_same_v<Class, CpuStats>) return c.cpu.*kField;
+  else if constexpr (std::is_same_v<Class, MemoryStats>) return c.memory.*kField;
+  else if constexpr (std::is_same_v<Class, ProcessStats>) return c.process.*kField;
+  else if constexpr (std::is_same_v<Class, BpfCgroupStats>) return c.bpf.*kField;
+  else static_assert(std::is_same_v<Class, CpuStats>, "a field of CgroupStats' cpu, memory, process or bpf");
+}
+template <auto kField>
+constexpr FieldValue Count() {
+  return {&Get<kField>, FieldValue::Kind::kCount};
+}
+template <auto kField>
+constexpr FieldValue Nanos() {
+  return {&Get<kField>, FieldValue::Kind::kNanos};
+}
+// A field further down (memory.events high): its accessor, a function or captureless lambda.
+constexpr FieldValue Count(const Opt<uint64_t>& (*get)(const CgroupStats&)) { return {get, FieldValue::Kind::kCount}; }
 
-constexpr L kNetSource = "/proc/<pid>/net/dev (interfaces not named lo, veth*, docker*, nerdctl*)";
-constexpr L kWritableLayer = "CRI ListContainerStats writable_layer";
-constexpr L kStatvfsLayer = "statvfs(writable layer mountpoint)";
-constexpr L kPsiHybrid = "unified *.pressure (hybrid hosts)";
-constexpr L kCriResources = "CRI ContainerStatus resources.linux (memory_limit_in_bytes, unified)";
-constexpr L kKepFormula =
+inline constexpr auto C = MetricType::kCounter;
+inline constexpr auto G = MetricType::kGauge;
+inline constexpr auto H = MetricType::kHistogram;
+inline constexpr auto Cg = MetricScope::kCgroup;
+inline constexpr auto Ev = MetricScope::kEvent;
+inline constexpr bool kCri = true;  // MetricFamily::cri for a family of statlet's own
+
+inline constexpr L kNetSource = "/proc/<pid>/net/dev (interfaces not named lo, veth*, docker*, nerdctl*)";
+inline constexpr L kWritableLayer = "CRI ListContainerStats writable_layer";
+inline constexpr L kStatvfsLayer = "statvfs(writable layer mountpoint)";
+inline constexpr L kPsiHybrid = "unified *.pressure (hybrid hosts)";
+inline constexpr L kCriResources = "CRI ContainerStatus resources.linux (memory_limit_in_bytes, unified)";
+inline constexpr L kKepFormula =
     "KEP-2570 rules of the judged kubelet (collector/memory_qos_rules.h) over the request and limit; node "
     "allocatable: kubepods memory.max";
-constexpr L kRequestSource =
+inline constexpr L kRequestSource =
     "CRI ContainerStatus unified memory.min/memory.low, else the API server's pod, else the QoS class";
-constexpr L kCappedSource = "memory.min, memory.low of the cgroup and of its ancestors";
-constexpr L kBasisSource = "kubelet version (Node object or flag), kubelet configuration file, flags";
-constexpr L kZoneSource = "memory.current against memory.min, memory.high, memory.max";
-constexpr L kStallSource = "memory.current, memory.high, memory.pressure full avg10, memory.events high (over time)";
+inline constexpr L kCappedSource = "memory.min, memory.low of the cgroup and of its ancestors";
+inline constexpr L kBasisSource = "kubelet version (Node object or flag), kubelet configuration file, flags";
+inline constexpr L kZoneSource = "memory.current against memory.min, memory.high, memory.max";
+inline constexpr L kStallSource =
+    "memory.current, memory.high, memory.pressure full avg10, memory.events high (over time)";
 
-// Order follows FamilyId; the static_assert below keeps them aligned.
-constexpr MetricFamily kFamilies[] = {
+// Order follows FamilyId; static_asserts in metrics/family_table.cc keep them aligned.
+inline constexpr MetricFamily kFamilies[] = {
     {FamilyId::kContainerLastSeen, "container_last_seen", G, Cg, "seconds",
      "Last time the cgroup was seen by the exporter, in seconds since the epoch.", None(), true, "", "collection time",
      "collection time"},
@@ -70,10 +240,10 @@ constexpr MetricFamily kFamilies[] = {
      "cpuacct.usage, cpuacct.usage_percpu"},
     {FamilyId::kContainerCpuUserSecondsTotal, "container_cpu_user_seconds_total", C, Cg, "seconds",
      "Cumulative user-mode CPU time consumed, in seconds.", None(), true, "", "cpu.stat user_usec",
-     "unified cpu.stat user_usec (hybrid), cpuacct.usage_user"},
+     "unified cpu.stat user_usec (hybrid), cpuacct.usage_user", Nanos<&CpuStats::user_ns>()},
     {FamilyId::kContainerCpuSystemSecondsTotal, "container_cpu_system_seconds_total", C, Cg, "seconds",
      "Cumulative kernel-mode CPU time consumed, in seconds.", None(), true, "", "cpu.stat system_usec",
-     "unified cpu.stat system_usec (hybrid), cpuacct.usage_sys"},
+     "unified cpu.stat system_usec (hybrid), cpuacct.usage_sys", Nanos<&CpuStats::system_ns>()},
     {FamilyId::kContainerCpuCfsPeriodsTotal, "container_cpu_cfs_periods_total", C, Cg, "",
      "Number of elapsed CFS enforcement periods (only with a CPU quota).", None(), true, "", "cpu.stat nr_periods",
      "cpu.stat nr_periods"},
@@ -90,13 +260,14 @@ constexpr MetricFamily kFamilies[] = {
      "Total time the cgroup ran beyond its quota (CPU burst), in seconds (only with a CPU quota).", None(), true,
      "also on v1 (cAdvisor: 0 there)", "cpu.stat burst_usec", "cpu.stat burst_time"},
     {FamilyId::kContainerSpecCpuPeriod, "container_spec_cpu_period", G, Cg, "",
-     "CFS period of the cgroup, in microseconds.", None(), true, "", "cpu.max (2nd field)", "cpu.cfs_period_us"},
+     "CFS period of the cgroup, in microseconds.", None(), true, "", "cpu.max (2nd field)", "cpu.cfs_period_us",
+     Count<&CpuStats::period_us>()},
     {FamilyId::kContainerSpecCpuQuota, "container_spec_cpu_quota", G, Cg, "",
      "CFS quota of the cgroup, in microseconds per period; absent when unlimited.", None(), true, "",
      "cpu.max (1st field)", "cpu.cfs_quota_us"},
     {FamilyId::kContainerSpecCpuShares, "container_spec_cpu_shares", G, Cg, "",
      "CPU shares of the cgroup (cgroup v2 weight converted to shares).", None(), true, "", "cpu.weight (converted)",
-     "cpu.shares"},
+     "cpu.shares", Count<&CpuStats::shares>()},
     {FamilyId::kContainerSpecMemoryLimitBytes, "container_spec_memory_limit_bytes", G, Cg, "bytes",
      "Memory limit of the cgroup, in bytes; 0 when unlimited.", None(), true, "", "memory.max",
      "memory.limit_in_bytes"},
@@ -107,65 +278,74 @@ constexpr MetricFamily kFamilies[] = {
      "bytes", "Memory reservation (soft limit) of the cgroup, in bytes; 0 when unlimited.", None(), true, "",
      "memory.min", "memory.soft_limit_in_bytes"},
     {FamilyId::kContainerMemoryUsageBytes, "container_memory_usage_bytes", G, Cg, "bytes",
-     "Current memory usage in bytes, page cache included.", None(), true, "", "memory.current",
-     "memory.usage_in_bytes"},
+     "Current memory usage in bytes, page cache included.", None(), true, "", "memory.current", "memory.usage_in_bytes",
+     Count<&MemoryStats::usage_bytes>()},
     {FamilyId::kContainerMemoryMaxUsageBytes, "container_memory_max_usage_bytes", G, Cg, "bytes",
-     "Maximum memory usage recorded, in bytes.", None(), true, "", "memory.peak", "memory.max_usage_in_bytes"},
+     "Maximum memory usage recorded, in bytes.", None(), true, "", "memory.peak", "memory.max_usage_in_bytes",
+     Count<&MemoryStats::max_usage_bytes>()},
     {FamilyId::kContainerMemoryWorkingSetBytes, "container_memory_working_set_bytes", G, Cg, "bytes",
      "Current working set in bytes: usage minus inactive file pages.", None(), true, "",
-     "memory.current - memory.stat inactive_file", "memory.usage_in_bytes - memory.stat total_inactive_file"},
+     "memory.current - memory.stat inactive_file", "memory.usage_in_bytes - memory.stat total_inactive_file",
+     Count<&MemoryStats::working_set_bytes>()},
     {FamilyId::kContainerMemoryRss, "container_memory_rss", G, Cg, "bytes",
-     "Anonymous and swap cache memory, in bytes.", None(), true, "", "memory.stat anon", "memory.stat total_rss"},
+     "Anonymous and swap cache memory, in bytes.", None(), true, "", "memory.stat anon", "memory.stat total_rss",
+     Count<&MemoryStats::rss_bytes>()},
     {FamilyId::kContainerMemoryCache, "container_memory_cache", G, Cg, "bytes", "Page cache memory, in bytes.", None(),
-     true, "", "memory.stat file", "memory.stat total_cache"},
+     true, "", "memory.stat file", "memory.stat total_cache", Count<&MemoryStats::cache_bytes>()},
     {FamilyId::kContainerMemoryMappedFile, "container_memory_mapped_file", G, Cg, "bytes",
      "Memory-mapped file pages, in bytes.", None(), true, "", "memory.stat file_mapped",
-     "memory.stat total_mapped_file"},
+     "memory.stat total_mapped_file", Count<&MemoryStats::mapped_file_bytes>()},
     {FamilyId::kContainerMemorySwap, "container_memory_swap", G, Cg, "bytes", "Swap usage, in bytes.", None(), true, "",
-     "memory.swap.current", "memory.stat total_swap"},
+     "memory.swap.current", "memory.stat total_swap", Count<&MemoryStats::swap_bytes>()},
     {FamilyId::kContainerMemoryKernelUsage, "container_memory_kernel_usage", G, Cg, "bytes",
      "Kernel memory charged to the cgroup (slab, stacks, page tables...), in bytes.", None(), true,
      "also on v2, from memory.stat kernel (cAdvisor: always 0 there)", "memory.stat kernel",
-     "memory.kmem.usage_in_bytes"},
+     "memory.kmem.usage_in_bytes", Count<&MemoryStats::kernel_bytes>()},
     {FamilyId::kContainerMemoryTotalActiveFileBytes, "container_memory_total_active_file_bytes", G, Cg, "bytes",
      "Page cache on the active LRU list, in bytes.", None(), true, "", "memory.stat active_file",
-     "memory.stat total_active_file"},
+     "memory.stat total_active_file", Count<&MemoryStats::active_file>()},
     {FamilyId::kContainerMemoryTotalInactiveFileBytes, "container_memory_total_inactive_file_bytes", G, Cg, "bytes",
      "Page cache on the inactive LRU list (reclaimed first), in bytes.", None(), true, "", "memory.stat inactive_file",
-     "memory.stat total_inactive_file"},
+     "memory.stat total_inactive_file", Count<&MemoryStats::inactive_file>()},
     {FamilyId::kContainerMemoryFileDirtyBytes, "container_memory_file_dirty_bytes", G, Cg, "bytes",
      "Page cache modified but not yet written back, in bytes.", None(), true, "also on v1 (cAdvisor 0.60+, v2 only)",
-     "memory.stat file_dirty", "memory.stat total_dirty"},
+     "memory.stat file_dirty", "memory.stat total_dirty", Count<&MemoryStats::file_dirty_bytes>()},
     {FamilyId::kContainerMemoryFileWritebackBytes, "container_memory_file_writeback_bytes", G, Cg, "bytes",
      "Page cache being written back, in bytes.", None(), true, "also on v1 (cAdvisor 0.60+, v2 only)",
-     "memory.stat file_writeback", "memory.stat total_writeback"},
+     "memory.stat file_writeback", "memory.stat total_writeback", Count<&MemoryStats::file_writeback_bytes>()},
     {FamilyId::kContainerMemoryFailcnt, "container_memory_failcnt", C, Cg, "",
      "Number of times memory usage hit the limit.", None(), true, "also on v2, from memory.events max (cAdvisor: 0)",
-     "memory.events max", "memory.failcnt"},
+     "memory.events max", "memory.failcnt", Count<&MemoryStats::failcnt>()},
     {FamilyId::kContainerMemoryFailuresTotal, "container_memory_failures_total", C, Cg, "",
      "Cumulative page faults (failure_type pgfault/pgmajfault; scope container/hierarchy).", kFailure, true, "",
      "memory.stat pgfault, pgmajfault", "memory.stat total_pgfault, total_pgmajfault"},
     {FamilyId::kContainerMemoryPgscanTotal, "container_memory_pgscan_total", C, Cg, "",
-     "Pages scanned by reclaim (direct and kswapd).", None(), true, "cAdvisor 0.60+", "memory.stat pgscan", "-"},
+     "Pages scanned by reclaim (direct and kswapd).", None(), true, "cAdvisor 0.60+", "memory.stat pgscan", "-",
+     Count<&MemoryStats::pgscan>()},
     {FamilyId::kContainerMemoryPgstealTotal, "container_memory_pgsteal_total", C, Cg, "",
-     "Pages reclaimed (direct and kswapd).", None(), true, "cAdvisor 0.60+", "memory.stat pgsteal", "-"},
+     "Pages reclaimed (direct and kswapd).", None(), true, "cAdvisor 0.60+", "memory.stat pgsteal", "-",
+     Count<&MemoryStats::pgsteal>()},
     {FamilyId::kContainerMemoryWorkingsetRefaultAnonTotal, "container_memory_workingset_refault_anon_total", C, Cg, "",
      "Refaults of previously evicted anonymous pages.", None(), true, "cAdvisor 0.60+; also on v1",
-     "memory.stat workingset_refault_anon", "memory.stat total_workingset_refault_anon"},
+     "memory.stat workingset_refault_anon", "memory.stat total_workingset_refault_anon",
+     Count<&MemoryStats::workingset_refault_anon>()},
     {FamilyId::kContainerMemoryWorkingsetRefaultFileTotal, "container_memory_workingset_refault_file_total", C, Cg, "",
      "Refaults of previously evicted file pages.", None(), true, "cAdvisor 0.60+; also on v1",
-     "memory.stat workingset_refault_file", "memory.stat total_workingset_refault_file"},
+     "memory.stat workingset_refault_file", "memory.stat total_workingset_refault_file",
+     Count<&MemoryStats::workingset_refault_file>()},
     {FamilyId::kContainerMemoryEventsHighTotal, "container_memory_events_high_total", C, Cg, "",
      "Times the cgroup was throttled and reclaimed at memory.high.", None(), true, "cAdvisor 0.57+",
-     "memory.events high", "-"},
+     "memory.events high", "-",
+     Count([](const CgroupStats& c) -> const Opt<uint64_t>& { return c.memory.events.high; })},
     {FamilyId::kContainerMemoryEventsMaxTotal, "container_memory_events_max_total", C, Cg, "",
-     "Times the cgroup's usage reached memory.max.", None(), true, "cAdvisor 0.57+", "memory.events max", "-"},
+     "Times the cgroup's usage reached memory.max.", None(), true, "cAdvisor 0.57+", "memory.events max", "-",
+     Count([](const CgroupStats& c) -> const Opt<uint64_t>& { return c.memory.events.max; })},
     {FamilyId::kContainerOomEventsTotal, "container_oom_events_total", C, Cg, "",
      "Count of out-of-memory kills in the cgroup.", None(), true,
      "from the kernel's per-cgroup count (cAdvisor parses /dev/kmsg)", "memory.events.local oom_kill",
      "memory.oom_control oom_kill"},
     {FamilyId::kContainerProcesses, "container_processes", G, Cg, "", "Number of processes in the cgroup.", None(),
-     true, "", "cgroup.procs (lines)", "cgroup.procs (lines)"},
+     true, "", "cgroup.procs (lines)", "cgroup.procs (lines)", Count<&ProcessStats::processes>()},
     {FamilyId::kContainerThreads, "container_threads", G, Cg, "", "Number of threads in the cgroup.", None(), true, "",
      "cgroup.threads (lines), pids.current", "tasks (lines), pids.current"},
     {FamilyId::kContainerThreadsMax, "container_threads_max", G, Cg, "",
@@ -211,9 +391,10 @@ constexpr MetricFamily kFamilies[] = {
      kStatvfsLayer, kStatvfsLayer},
     {FamilyId::kContainerFileDescriptors, "container_file_descriptors", G, Cg, "",
      "Open file descriptors of all processes of the container.", None(), true, "", "/proc/<pid>/fd (entries)",
-     "/proc/<pid>/fd (entries)"},
+     "/proc/<pid>/fd (entries)", Count<&ProcessStats::file_descriptors>()},
     {FamilyId::kContainerSockets, "container_sockets", G, Cg, "", "Open sockets of all processes of the container.",
-     None(), true, "", "/proc/<pid>/fd (socket links)", "/proc/<pid>/fd (socket links)"},
+     None(), true, "", "/proc/<pid>/fd (socket links)", "/proc/<pid>/fd (socket links)",
+     Count<&ProcessStats::sockets>()},
     {FamilyId::kContainerUlimitsSoft, "container_ulimits_soft", G, Cg, "",
      "Soft ulimit of the container's first process (ulimit=\"max_open_files\"); -1 when unlimited.", kUlimit, true, "",
      "prlimit(RLIMIT_NOFILE), /proc/<pid>/limits", "prlimit(RLIMIT_NOFILE), /proc/<pid>/limits"},
@@ -281,15 +462,31 @@ constexpr MetricFamily kFamilies[] = {
     {FamilyId::kStatletMemoryReclaimStolenPagesTotal, "statlet_memory_reclaim_stolen_pages_total", C, Cg, "pages",
      "Pages reclaimed, by reclaimer (direct/kswapd).", kReclaimer, false, "",
      "memory.stat pgsteal_direct, pgsteal_kswapd", "-"},
+    {FamilyId::kStatletMemorySockBytes, "statlet_memory_sock_bytes", G, Cg, "bytes",
+     "Memory of the cgroup's network transmission buffers, in bytes.", None(), false, "", "memory.stat sock", "-",
+     Count<&MemoryStats::sock_bytes>(), kCri},
+    {FamilyId::kStatletMemoryVmallocBytes, "statlet_memory_vmalloc_bytes", G, Cg, "bytes",
+     "Memory of the cgroup used for vmap backed memory (vmalloc), in bytes.", None(), false, "", "memory.stat vmalloc",
+     "-", Count<&MemoryStats::vmalloc_bytes>(), kCri},
+    {FamilyId::kStatletMemoryPercpuBytes, "statlet_memory_percpu_bytes", G, Cg, "bytes",
+     "Memory of the cgroup holding per-CPU kernel data structures, in bytes.", None(), false, "", "memory.stat percpu",
+     "-", Count<&MemoryStats::percpu_bytes>(), kCri},
+    {FamilyId::kStatletMemoryZswapBytes, "statlet_memory_zswap_bytes", G, Cg, "bytes",
+     "Memory the zswap compression pool uses for the cgroup's pages, in bytes (kernels with zswap).", None(), false, "",
+     "memory.stat zswap", "-", Count<&MemoryStats::zswap_bytes>(), kCri},
+    {FamilyId::kStatletMemoryZswappedBytes, "statlet_memory_zswapped_bytes", G, Cg, "bytes",
+     "Memory of the cgroup swapped out to zswap, in bytes before compression (kernels with zswap).", None(), false, "",
+     "memory.stat zswapped", "-", Count<&MemoryStats::zswapped_bytes>(), kCri},
     {FamilyId::kStatletPressureStallRatio, "statlet_pressure_stall_ratio", G, Cg, "ratio",
      "PSI running average of stalled time (resource cpu/memory/io; kind some/full; window 10s/60s/300s).", kPressure,
      false, "", "cpu.pressure, memory.pressure, io.pressure avg10/avg60/avg300", kPsiHybrid},
     {FamilyId::kStatletPidsCurrent, "statlet_pids_current", G, Cg, "", "Number of tasks charged to the cgroup.", None(),
-     false, "", "pids.current", "pids.current"},
+     false, "", "pids.current", "pids.current", Count<&ProcessStats::pids_current>()},
     {FamilyId::kStatletPidsMax, "statlet_pids_max", G, Cg, "", "Task limit of the cgroup; +Inf when unlimited.", None(),
      false, "", "pids.max", "pids.max"},
     {FamilyId::kStatletPidsLimitHitsTotal, "statlet_pids_limit_hits_total", C, Cg, "",
-     "Forks refused because the cgroup was at pids.max.", None(), false, "", "pids.events max", "pids.events max"},
+     "Forks refused because the cgroup was at pids.max.", None(), false, "", "pids.events max", "pids.events max",
+     Count<&ProcessStats::pids_events_max>()},
     {FamilyId::kStatletPodNetworkBytesTotal, "statlet_pod_network_bytes_total", C, Cg, "bytes",
      "Bytes through every interface of the pod's network namespace, loopback included (direction "
      "receive/transmit).",
@@ -370,7 +567,7 @@ constexpr MetricFamily kFamilies[] = {
      kLe, false, "", "eBPF tp_btf/sched_switch (runqlat)", "eBPF tp_btf/sched_switch (runqlat)"},
     {FamilyId::kStatletTcpRetransmitsTotal, "statlet_tcp_retransmits_total", C, Cg, "",
      "TCP segments retransmitted by the cgroup's sockets (eBPF tcp probe).", None(), false, "",
-     "eBPF tp_btf/tcp_retransmit_skb", "eBPF tp_btf/tcp_retransmit_skb"},
+     "eBPF tp_btf/tcp_retransmit_skb", "eBPF tp_btf/tcp_retransmit_skb", Count<&BpfCgroupStats::tcp_retransmits>()},
     {FamilyId::kStatletTcpDropsTotal, "statlet_tcp_drops_total", C, Cg, "",
      "Packets of the cgroup's TCP sockets the kernel dropped, by its drop reason (eBPF tcp probe).", kDropReason, false,
      "", "eBPF tp_btf/kfree_skb", "eBPF tp_btf/kfree_skb"},
@@ -379,112 +576,11 @@ constexpr MetricFamily kFamilies[] = {
      "eBPF tp_btf/sched_switch (faults)", "eBPF tp_btf/sched_switch (faults)"},
     {FamilyId::kStatletOomKillsTotal, "statlet_oom_kills_total", C, Cg, "",
      "Processes of the cgroup chosen by the OOM killer (eBPF oom probe).", None(), false, "", "eBPF tp_btf/mark_victim",
-     "eBPF tp_btf/mark_victim"},
+     "eBPF tp_btf/mark_victim", Count<&BpfCgroupStats::oom_kills>()},
     {FamilyId::kStatletOomKillTimestampSeconds, "statlet_oom_kill_timestamp_seconds", G, Ev, "seconds",
      "Time of a recent OOM kill in seconds since the epoch, one series per kill of statlet's bounded recent list, "
      "labelled with the victim's pid, comm and constraint (memcg/global) (eBPF oom probe).",
      kOomEvent, false, "", "eBPF tp_btf/mark_victim", "eBPF tp_btf/mark_victim"},
 };
-static_assert(std::size(kFamilies) == kFamilyCount, "one table row per FamilyId");
 
-constexpr bool RowsInOrder() {
-  for (size_t i = 0; i < std::size(kFamilies); ++i) {
-    if (static_cast<size_t>(kFamilies[i].id) != i) return false;
-  }
-  return true;
-}
-static_assert(RowsInOrder(), "table rows must follow FamilyId order");
-
-constexpr NotServedFamily kNotServed[] = {
-    {"container_scrape_error",
-     "served from statlet's own registry (self metrics): 1 when the collection behind a scrape failed"},
-    {"container_health_state", "Docker health checks only; the CRI has no health state (the kubelet reports -1)"},
-    {"container_tasks_state",
-     "the kubelet's cAdvisor runs without its load reader and exposes five zeros per container; the kernel's "
-     "cgroupstats answer only for v1 cgroups. Run-queue pressure: container_pressure_cpu_* and "
-     "statlet_cpu_runqueue_latency_seconds"},
-    {"container_cpu_load_average_10s", "always 0 in the kubelet (load reader off); see container_tasks_state"},
-    {"container_cpu_load_d_average_10s", "always 0 in the kubelet (load reader off); see container_tasks_state"},
-    {"container_fs_sector_reads_total",
-     "blk-mq kernels keep no per-cgroup sector counts (v1 CFQ only; v2 io.stat has none)"},
-    {"container_fs_sector_writes_total", "as container_fs_sector_reads_total"},
-    {"container_fs_reads_merged_total", "no per-cgroup merge counts on blk-mq kernels (v1 CFQ only)"},
-    {"container_fs_writes_merged_total", "no per-cgroup merge counts on blk-mq kernels (v1 CFQ only)"},
-    {"container_fs_read_seconds_total",
-     "no per-cgroup service times on blk-mq kernels (v1 CFQ, or BFQ with CONFIG_BFQ_CGROUP_DEBUG)"},
-    {"container_fs_write_seconds_total", "as container_fs_read_seconds_total"},
-    {"container_fs_io_current", "no per-cgroup queue depth on blk-mq kernels (v1 CFQ only)"},
-    {"container_fs_io_time_seconds_total", "as container_fs_read_seconds_total"},
-    {"container_fs_io_time_weighted_seconds_total",
-     "cAdvisor fills it for the root cgroup only, from /proc/diskstats (a node figure: node_exporter)"},
-    {"container_memory_migrate", "cpuset v1 only and not in the kubelet's set"},
-    {"container_memory_numa_pages", "not in the kubelet's set (memory_numa); v1 memory.numa_stat only in cAdvisor"},
-    {"container_cpu_schedstat_run_seconds_total", "not in the kubelet's set (sched); per-process schedstat scans"},
-    {"container_cpu_schedstat_runqueue_seconds_total",
-     "not in the kubelet's set; statlet_cpu_runqueue_latency_seconds gives the distribution"},
-    {"container_cpu_schedstat_run_periods_total", "not in the kubelet's set (sched)"},
-    {"container_network_tcp_usage_total", "not in the kubelet's set (tcp)"},
-    {"container_network_tcp6_usage_total", "not in the kubelet's set (tcp)"},
-    {"container_network_udp_usage_total", "not in the kubelet's set (udp)"},
-    {"container_network_udp6_usage_total", "not in the kubelet's set (udp)"},
-    {"container_network_advance_tcp_stats_total",
-     "not in the kubelet's set (advtcp); retransmits and drops per cgroup: statlet_tcp_*"},
-    {"container_perf_events_total", "not in the kubelet's set (perf_event, needs a config)"},
-    {"container_perf_events_scaling_ratio", "not in the kubelet's set (perf_event)"},
-    {"container_perf_uncore_events_total", "not in the kubelet's set (perf_event)"},
-    {"container_perf_uncore_events_scaling_ratio", "not in the kubelet's set (perf_event)"},
-    {"container_referenced_bytes", "not in the kubelet's set; clears the page referenced bits (costly, intrusive)"},
-    {"container_memory_bandwidth_bytes", "not in the kubelet's set (resctrl)"},
-    {"container_memory_bandwidth_local_bytes", "not in the kubelet's set (resctrl)"},
-    {"container_llc_occupancy_bytes", "not in the kubelet's set (resctrl)"},
-};
-
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-}  // namespace
-
-std::span<const MetricFamily> AllMetricFamilies() { return kFamilies; }
-
-const MetricFamily& Family(FamilyId id) { return kFamilies[static_cast<size_t>(id)]; }
-
-const MetricFamily* FindFamily(std::string_view name) {
-  for (const auto& f : kFamilies) {
-    if (f.name == name) return &f;
-  }
-  return nullptr;
-}
-
-std::span<const NotServedFamily> NotServedCadvisorFamilies() { return kNotServed; }
-
-std::string_view OpenMetricsFamilyName(const MetricFamily& f) {
-  if (f.type == MetricType::kCounter && EndsWith(f.name, "_total")) return f.name.substr(0, f.name.size() - 6);
-  return f.name;
-}
-
-std::string_view OpenMetricsUnit(const MetricFamily& f) {
-  if (f.unit.empty()) return {};
-  std::string_view family = OpenMetricsFamilyName(f);
-  if (family.size() > f.unit.size() && EndsWith(family, f.unit) && family[family.size() - f.unit.size() - 1] == '_') {
-    return f.unit;
-  }
-  return {};
-}
-
-std::string_view OpenMetricsType(const MetricFamily& f) {
-  if (f.type == MetricType::kGauge) return "gauge";
-  if (f.type == MetricType::kHistogram) return "histogram";
-  return EndsWith(f.name, "_total") ? "counter" : "unknown";
-}
-
-std::string_view TextType(const MetricFamily& f) {
-  switch (f.type) {
-    case MetricType::kCounter: return "counter";
-    case MetricType::kGauge: return "gauge";
-    case MetricType::kHistogram: return "histogram";
-  }
-  return "untyped";
-}
-
-}  // namespace statlet
+}  // namespace statlet::family_rows
