@@ -250,6 +250,7 @@ std::string SnapshotToJson(const Snapshot& snap, int indent) {
         jb["reservation_policy_source"] = KubeletSettingSourceName(b.reservation_source);
         jb["page_size"] = b.rules.page_size;
       }
+      jb["beyond_known"] = b.beyond_known;
       jb["kubelet_config"] = b.config_file.empty() ? b.config_state : b.config_file;
       if (!b.note.empty()) jb["note"] = b.note;
       q["judged_by"] = jb;

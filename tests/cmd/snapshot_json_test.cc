@@ -143,12 +143,13 @@ CgroupStats Cgroup(Filler& f, const std::string& at) {
   r.reported = true;
   r.limit_bytes = f.O(m + "/memory_resources/limit_bytes");
   r.unified_min_bytes = f.O(m + "/memory_resources/unified_min_bytes");
+  r.unified_low_bytes = f.O(m + "/memory_resources/unified_low_bytes");
   r.unified_high_bytes = f.O(m + "/memory_resources/unified_high_bytes");
   id.meta = meta;
   EXPECT_EQ(FieldCount<Identity>(), 11u);
   EXPECT_EQ(FieldCount<ContainerMetadata>(), 19u);
   EXPECT_EQ(FieldCount<ContainerMetadata::WritableLayer>(), 8u);
-  EXPECT_EQ(FieldCount<ContainerMetadata::MemoryResources>(), 4u);
+  EXPECT_EQ(FieldCount<ContainerMetadata::MemoryResources>(), 5u);
 
   CpuStats& cpu = c.cpu;
 #define STATLET_CPU_STAT(field, v2_key, v2_scale, v1_key) cpu.field = f.O(at + "/cpu/" #field);
@@ -235,6 +236,17 @@ CgroupStats Cgroup(Filler& f, const std::string& at) {
   EXPECT_EQ(FieldCount<BpfCgroupStats>(), kBpfCounters + 3);
 
   MemoryQosView& q = c.memory_qos;
+  q.request_bytes = f.O(at + "/memory_qos/request_bytes");
+  q.request_source = MemoryRequestSource::kApiServer;
+  f.Expect(at + "/memory_qos/request_source", "apiserver");
+  q.limit_bytes = f.O(at + "/memory_qos/limit_bytes");
+  q.expected_low_bytes = f.O(at + "/memory_qos/expected_low_bytes");
+  q.min_capped = true;
+  f.Expect(at + "/memory_qos/min_capped", true);
+  q.low_capped = false;
+  f.Expect(at + "/memory_qos/low_capped", false);
+  q.protection_judged = true;
+  f.Expect(at + "/memory_qos/protection_judged", true);
   q.expected_min_bytes = f.O(at + "/memory_qos/expected_min_bytes");
   q.expected_high_bytes = f.O(at + "/memory_qos/expected_high_bytes");
   q.zone = MemoryZone::kThrottling;
@@ -243,7 +255,7 @@ CgroupStats Cgroup(Filler& f, const std::string& at) {
   f.Expect(at + "/memory_qos/high_stalled", true);
   q.high_stalled_since_ns = static_cast<int64_t>(f.U(at + "/memory_qos/high_stalled_since_ns"));
   q.high_stall_evaluated = true;
-  EXPECT_EQ(FieldCount<MemoryQosView>(), 6u);
+  EXPECT_EQ(FieldCount<MemoryQosView>(), 13u);
 
   c.populated = true;
   f.Expect(at + "/populated", true);
@@ -314,7 +326,41 @@ TEST(SnapshotJson, HoldsEveryField) {
   s.memory_qos.allocatable_bytes = f.O("/memory_qos/allocatable_bytes");
   s.memory_qos.applied = true;
   f.Expect("/memory_qos/applied", true);
-  EXPECT_EQ(FieldCount<NodeMemoryQos>(), 2u);
+  s.memory_qos.kubepods_path = f.S("/memory_qos/kubepods");
+  s.memory_qos.min_total_bytes = f.O("/memory_qos/min_total_bytes");
+  s.memory_qos.low_total_bytes = f.O("/memory_qos/low_total_bytes");
+  s.memory_qos.kernel_release = f.S("/memory_qos/kernel_release");
+  s.memory_qos.kernel_before_5_9 = true;
+  s.memory_qos.memory_high_in_use = true;
+  f.Expect("/memory_qos/livelock_risk", true);
+  auto basis = std::make_shared<MemoryQosBasis>();
+  basis->rules.generation = MemoryQosGeneration::kV1_36;
+  basis->rules.enabled = true;
+  basis->rules.throttling_factor = 0.8;
+  basis->rules.reservation = MemoryReservationPolicy::kTieredReservation;
+  basis->rules.page_size = f.U("/memory_qos/judged_by/page_size");
+  EXPECT_EQ(FieldCount<MemoryQosRules>(), 5u);
+  f.Expect("/memory_qos/judged_by/generation", "v1.36");
+  f.Expect("/memory_qos/judged_by/feature_gate", true);
+  f.Expect("/memory_qos/judged_by/throttling_factor", "0.8");
+  f.Expect("/memory_qos/judged_by/reservation_policy", "TieredReservation");
+  basis->kubelet_version = f.S("/memory_qos/judged_by/kubelet_version");
+  basis->version_source = KubeletSettingSource::kApiServer;
+  f.Expect("/memory_qos/judged_by/kubelet_version_source", "apiserver");
+  basis->gate_source = KubeletSettingSource::kConfigFile;
+  f.Expect("/memory_qos/judged_by/feature_gate_source", "config");
+  basis->factor_source = KubeletSettingSource::kFlag;
+  f.Expect("/memory_qos/judged_by/throttling_factor_source", "flag");
+  basis->reservation_source = KubeletSettingSource::kDefault;
+  f.Expect("/memory_qos/judged_by/reservation_policy_source", "default");
+  basis->beyond_known = true;
+  f.Expect("/memory_qos/judged_by/beyond_known", true);
+  basis->config_file = f.S("/memory_qos/judged_by/kubelet_config");
+  basis->config_state = "read";  // shown only when no file was read
+  basis->note = f.S("/memory_qos/judged_by/note");
+  EXPECT_EQ(FieldCount<MemoryQosBasis>(), 10u);
+  s.memory_qos.basis = basis;
+  EXPECT_EQ(FieldCount<NodeMemoryQos>(), 9u);
   s.parts = CollectParts(CollectParts::kCgroupDetail);
   f.Expect("/parts/process_fds", false);
   f.Expect("/parts/cgroup_detail", true);
