@@ -63,7 +63,14 @@ struct PullEngine::Pull {
   bool finished = false;  // answered and reported: removed at the end of the poll
   uint64_t joins = 0;
   uint64_t version = 0;
+  std::vector<PodRef> pods;
   PullViewPtr view;
+
+  // Remembers the pod a request was made for (each pod once, the first few).
+  void AddPod(const std::optional<PodRef>& pod) {
+    if (!pod || pods.size() >= kMaxPodsPerPull) return;
+    if (std::find(pods.begin(), pods.end(), *pod) == pods.end()) pods.push_back(*pod);
+  }
 };
 
 struct PullEngine::Note {
@@ -143,8 +150,10 @@ JoinResult PullEngine::Join(PullRequest request, std::shared_ptr<PullSubscriber>
         return out;
       }
       std::string key = request.key;
+      std::optional<PodRef> pod = request.pod;
       auto owned = std::make_unique<Pull>(next_id_++, std::move(request), now, UnixNow());
       p = owned.get();
+      p->AddPod(pod);
       pulls_.emplace(std::move(key), std::move(owned));
       ++counters_.started;
       const uint64_t pull_id = p->id;
@@ -157,6 +166,7 @@ JoinResult PullEngine::Join(PullRequest request, std::shared_ptr<PullSubscriber>
       p = it->second.get();
       ++p->joins;
       ++counters_.joins;
+      p->AddPod(request.pod);
       if (p->abandoned) p->abandoned = false;
     }
     Subscription s;
@@ -257,6 +267,7 @@ void PullEngine::PublishLocked(Pull* p) {
   v->started_unix_ns = p->started_unix_ns;
   v->subscribers = static_cast<int>(p->subs.size() + p->awaiting.size());
   v->joins = p->joins;
+  v->pods = p->pods;
   v->version = ++p->version;
   p->view = std::move(v);
   generation_.fetch_add(1, std::memory_order_relaxed);
@@ -311,6 +322,7 @@ void PullEngine::FinishLocked(Pull* p, Clock::time_point now, std::vector<Note>*
   v->started_unix_ns = p->started_unix_ns;
   v->finished_unix_ns = UnixNow();
   v->joins = p->joins;
+  v->pods = p->pods;
   v->version = ++p->version;
   p->view = v;
   generation_.fetch_add(1, std::memory_order_relaxed);

@@ -31,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -48,6 +49,7 @@ struct PullRequest {
   ImageName name;
   std::string key;              // what makes two requests the same pull
   std::string runtime_request;  // serialized runtime.v1.PullImageRequest, sent as is
+  std::optional<PodRef> pod;    // from the request's sandbox_config, when it names a pod
 };
 // The key of a request: the normalized image and the runtime handler it is pulled for.
 std::string PullKey(const ImageName& name, const std::string& runtime_handler);

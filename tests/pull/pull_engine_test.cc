@@ -366,5 +366,34 @@ TEST(PullEngine, StopEndsEveryClientWithUnavailable) {
   EXPECT_EQ(late.error.grpc_code, 14);
 }
 
+TEST(PullEngine, APullNamesEachPodItWasMadeForOnce) {
+  Engine e;
+  auto for_pod = [](const std::string& name) {
+    PullRequest r = Request("busybox");
+    r.pod = PodRef{"default", name, "uid-" + name};
+    return r;
+  };
+  auto anonymous = std::make_shared<Recorder>();
+  ASSERT_TRUE(e.engine->Join(Request("busybox"), anonymous, {}).ok());
+  EXPECT_TRUE(e.engine->Pulls().back()->pods.empty()) << "a pull without a sandbox_config names no pod";
+  for (const char* name : {"web-0", "web-1", "web-0"}) {
+    ASSERT_TRUE(e.engine->Join(for_pod(name), std::make_shared<Recorder>(), {}).ok());
+  }
+  auto pods = e.engine->Pulls().back()->pods;
+  ASSERT_EQ(pods.size(), 2u);
+  EXPECT_EQ(pods[0], (PodRef{"default", "web-0", "uid-web-0"}));
+  EXPECT_EQ(pods[1], (PodRef{"default", "web-1", "uid-web-1"}));
+  for (size_t i = 0; i < kMaxPodsPerPull + 4; ++i) {
+    ASSERT_TRUE(e.engine->Join(for_pod("many-" + std::to_string(i)), std::make_shared<Recorder>(), {}).ok());
+  }
+  EXPECT_EQ(e.engine->Pulls().back()->pods.size(), kMaxPodsPerPull);
+  e.content->committed = true;
+  e.runtime->Answer(0, {0, "", kConfig});
+  ASSERT_TRUE(anonymous->WaitDone());
+  auto last = e.engine->Pulls().back();
+  EXPECT_EQ(last->phase, PullPhase::kSucceeded);
+  EXPECT_EQ(last->pods.size(), kMaxPodsPerPull) << "the finished pull still names its pods";
+}
+
 }  // namespace
 }  // namespace statlet::pulls
