@@ -15,12 +15,14 @@
 #include "exporters/otlp/otlp_transport.h"
 #include "google/rpc/status.pb.h"
 #include "metrics/snapshot_samples.h"
+#include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
 #include "tests/prometheus/test_snapshots.h"
 
 namespace statlet::otlp {
 namespace {
 
 namespace pm = opentelemetry::proto::metrics::v1;
+using ExportRequest = opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest;
 using std::chrono::milliseconds;
 
 // ---- OTEL_* variables -------------------------------------------------------------------
@@ -256,7 +258,12 @@ struct Encoded {
 Encoded EncodeWith(const Snapshot& s, size_t limit) {
   OtlpEncoder enc(NodeResource{{{"host.name", "node-a"}}}, {}, limit);
   Encoded e;
-  enc.Encode(s, &e.requests);
+  EncodedExport wire;
+  enc.Encode(s, &wire);
+  for (std::string_view bytes : wire.requests) {
+    EXPECT_TRUE(e.requests.emplace_back().ParseFromArray(bytes.data(), static_cast<int>(bytes.size())));
+    EXPECT_EQ(e.requests.back().ByteSizeLong(), bytes.size()) << "a request parses back to its own size";
+  }
   e.points = enc.last_points();
   for (const ExportRequest& r : e.requests) {
     for (const auto& rm : r.resource_metrics()) {
