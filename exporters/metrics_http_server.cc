@@ -31,6 +31,12 @@ StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Create(HttpServe
   const std::string& path = s->options_.telemetry_path;
   std::vector<HttpRoute> routes;
   routes.push_back({path, [s](const HttpRequest& req) { return s->HandleMetrics(req); }, /*on_worker=*/true});
+  // The path the kubelet serves cAdvisor's families on: kube-prometheus selects them by
+  // metrics_path="/metrics/cadvisor" (deploy/kube-prometheus/). Same body, same handler.
+  if (path != kCadvisorPath) {
+    routes.push_back(
+        {kCadvisorPath, [s](const HttpRequest& req) { return s->HandleMetrics(req); }, /*on_worker=*/true});
+  }
   routes.push_back({"/healthz", [](const HttpRequest&) { return HttpResponse::Text(200, "ok\n"); },
                     /*on_worker=*/false, /*on_health_listener=*/true});
   routes.push_back({"/readyz",

@@ -1,6 +1,7 @@
-// MetricsHttpServer: serves /metrics (path configurable), /healthz, /readyz and a landing
-// page on an HttpServer (event-driven, bounded per connection; see http_server.h), with
-// optional TLS and basic auth (web config) and an optional plain address for probes.
+// MetricsHttpServer: serves /metrics (path configurable; the same body on /metrics/cadvisor),
+// /healthz, /readyz and a landing page on an HttpServer (event-driven, bounded per
+// connection; see http_server.h), with optional TLS and basic auth (web config) and an
+// optional plain address for probes.
 //
 // A scrape asks the SnapshotSource for a snapshot no older than max_age (single-flight and
 // reuse live there), on the server's worker pool. The body comes from an ExpositionBuilder:
@@ -32,6 +33,9 @@ namespace statlet {
 
 // Outside the 9100-9999 exporter range (fully allocated) and the Kubernetes node ports.
 inline constexpr int kDefaultPort = 10340;
+
+// Also answered with the telemetry path's body: where the kubelet serves cAdvisor's families.
+inline constexpr char kCadvisorPath[] = "/metrics/cadvisor";
 
 // The transport settings (HttpTransportOptions) and what the metrics routes add.
 struct HttpServerOptions : HttpTransportOptions {

@@ -16,7 +16,7 @@ RI = "$__rate_interval"
 
 
 # ------------------------------------------------------------------------ building blocks
-def variable(name, query, label=None):
+def variable(name, query, label=None, all_value=None):
     v = {
         "name": name,
         "type": "query",
@@ -30,7 +30,17 @@ def variable(name, query, label=None):
     }
     if label:
         v["label"] = label
+    if all_value:
+        v["allValue"] = all_value
     return v
+
+
+# The cluster label that multi-cluster setups (Thanos, Mimir, external labels of a shared
+# store…) put on every series, as kubernetes-mixin's dashboards select it. "All" is `.*`,
+# which also matches series without the label: a single cluster has no values and still
+# shows everything.
+def cluster_variable(metric):
+    return variable("cluster", f"label_values({metric}, cluster)", all_value=".*")
 
 
 def datasource_variable():
@@ -185,7 +195,7 @@ def dashboard(title, uid, tags, variables, rows, description):
 
 # ------------------------------------------------------------------------ node overview
 def node_dashboard():
-    node = 'job=~"$job", instance=~"$instance"'
+    node = 'cluster=~"$cluster", job=~"$job", instance=~"$instance"'
     ctr = node + ', container!="", container!="POD"'
     by_ctr = "namespace, pod, container"
     legend_ctr = "{{namespace}}/{{pod}}/{{container}}"
@@ -288,8 +298,9 @@ def node_dashboard():
         ], collapsed=True),
     ]
     variables = [
-        variable("job", "label_values(container_cpu_usage_seconds_total, job)"),
-        variable("instance", 'label_values(container_cpu_usage_seconds_total{job=~"$job"}, instance)', "node"),
+        cluster_variable("container_cpu_usage_seconds_total"),
+        variable("job", 'label_values(container_cpu_usage_seconds_total{cluster=~"$cluster"}, job)'),
+        variable("instance", 'label_values(container_cpu_usage_seconds_total{cluster=~"$cluster", job=~"$job"}, instance)', "node"),
     ]
     return dashboard("statlet / Node overview", "statlet-node", ["statlet", "node"], variables, rows,
                      "The containers of one or more nodes as statlet serves them: totals, the top "
@@ -298,7 +309,7 @@ def node_dashboard():
 
 # ------------------------------------------------------------------------ pod view
 def pod_dashboard():
-    pod = 'job=~"$job", instance=~"$instance", namespace=~"$namespace", pod=~"$pod"'
+    pod = 'cluster=~"$cluster", job=~"$job", instance=~"$instance", namespace=~"$namespace", pod=~"$pod"'
     ctr = pod + ', container=~"$container", container!="", container!="POD"'
     by = "pod, container"
     lg = "{{pod}}/{{container}}"
@@ -484,7 +495,7 @@ def pod_dashboard():
                    "1 while usage stays at memory.high with memory PSI full high and memory.events high "
                    "rising (cgroup v2). The full Memory QoS view: memory-qos.json."),
     ], collapsed=True)
-    node = 'job=~"$job", instance=~"$instance"'
+    node = 'cluster=~"$cluster", job=~"$job", instance=~"$instance"'
     pulls_row = row("Image pulls", [
         timeseries("Pulls in flight and clients following them", "short",
                    targets((f"statlet_image_pulls_in_flight{{{node}}}", "{{instance}} pulls"),
@@ -513,13 +524,14 @@ def pod_dashboard():
     ], collapsed=True)
 
     variables = [
-        variable("job", "label_values(container_cpu_usage_seconds_total, job)"),
-        variable("instance", 'label_values(container_cpu_usage_seconds_total{job=~"$job"}, instance)', "node"),
-        variable("namespace", 'label_values(container_cpu_usage_seconds_total{job=~"$job", instance=~"$instance", '
+        cluster_variable("container_cpu_usage_seconds_total"),
+        variable("job", 'label_values(container_cpu_usage_seconds_total{cluster=~"$cluster"}, job)'),
+        variable("instance", 'label_values(container_cpu_usage_seconds_total{cluster=~"$cluster", job=~"$job"}, instance)', "node"),
+        variable("namespace", 'label_values(container_cpu_usage_seconds_total{cluster=~"$cluster", job=~"$job", instance=~"$instance", '
                               'container!=""}, namespace)'),
-        variable("pod", 'label_values(container_cpu_usage_seconds_total{job=~"$job", instance=~"$instance", '
+        variable("pod", 'label_values(container_cpu_usage_seconds_total{cluster=~"$cluster", job=~"$job", instance=~"$instance", '
                         'namespace=~"$namespace", container!=""}, pod)'),
-        variable("container", 'label_values(container_cpu_usage_seconds_total{job=~"$job", instance=~"$instance", '
+        variable("container", 'label_values(container_cpu_usage_seconds_total{cluster=~"$cluster", job=~"$job", instance=~"$instance", '
                               'namespace=~"$namespace", pod=~"$pod", container!="", container!="POD"}, container)'),
     ]
     return dashboard("statlet / Pod", "statlet-pod", ["statlet", "pod"], variables,

@@ -12,7 +12,9 @@ import json
 import re
 import sys
 
-CGROUP_LABELS = {"container", "id", "image", "name", "namespace", "pod", "job", "instance"}
+# The cgroup labels, the target's (job, instance) and the cluster label multi-cluster setups
+# put on every series (the dashboards' cluster variable).
+CGROUP_LABELS = {"container", "id", "image", "name", "namespace", "pod", "job", "instance", "cluster"}
 
 
 def families(*tables):

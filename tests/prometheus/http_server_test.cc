@@ -84,6 +84,39 @@ TEST(MetricsHttpServer, NegotiatesOpenMetricsAndGzip) {
   EXPECT_TRUE(*inflated == plain->body) << "gzip body differs from the plain one";
 }
 
+// kube-prometheus selects cAdvisor's series by metrics_path="/metrics/cadvisor": that path
+// answers what /metrics does, with the same negotiation, compression and authorization.
+TEST(MetricsHttpServer, CadvisorPathServesTheMetricsBody) {
+  auto web = ParseWebConfig("basic_auth_users:\n  prom: \"" + std::string([] {
+                              char salt[64];
+                              crypt_gensalt_rn("$2b$", 4, nullptr, 0, salt, sizeof salt);
+                              crypt_data d{};
+                              return std::string(crypt_r("pw", salt, &d));
+                            }()) +
+                            "\"\n");
+  ASSERT_TRUE(web.ok()) << web.status().ToString();
+  HttpServerOptions o;
+  o.web = *web;
+  Served s(o);
+  auto denied = s.client->Get("/metrics/cadvisor");
+  ASSERT_TRUE(denied);
+  EXPECT_EQ(denied->status, 401);
+  s.client->set_basic_auth("prom", "pw");
+  for (const char* accept : {"text/plain", "application/openmetrics-text;version=1.0.0"}) {
+    auto metrics = s.client->Get("/metrics", {{"Accept", accept}, {"Accept-Encoding", "gzip"}});
+    auto cadvisor = s.client->Get("/metrics/cadvisor", {{"Accept", accept}, {"Accept-Encoding", "gzip"}});
+    ASSERT_TRUE(metrics && cadvisor);
+    EXPECT_EQ(cadvisor->status, 200);
+    EXPECT_EQ(cadvisor->get_header_value("Content-Type"), metrics->get_header_value("Content-Type")) << accept;
+    EXPECT_EQ(cadvisor->get_header_value("Content-Encoding"), "gzip") << accept;
+    auto a = GunzipForTest(metrics->body), b = GunzipForTest(cadvisor->body);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_TRUE(*a == *b) << accept << ": /metrics/cadvisor differs from /metrics";
+    EXPECT_NE(b->find("container_cpu_usage_seconds_total"), std::string::npos);
+  }
+  EXPECT_EQ(s.server->counters().encodes, 2u) << "one snapshot, encoded once per format for both paths";
+}
+
 TEST(MetricsHttpServer, HealthReadinessAndErrors) {
   Served s;
   EXPECT_EQ(s.client->Get("/healthz")->status, 200);

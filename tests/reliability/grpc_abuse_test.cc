@@ -35,6 +35,7 @@ TEST(GrpcAbuse, CallsWithoutFlowControlCreditHoldNoThreads) {
   ASSERT_TRUE(d.ok()) << d.error();
   AttackCost c;
   c.before = CostOf(d.pid());
+  int taken_up = 0;
   {
     H2Attacker a(d.cri_socket());
     ASSERT_TRUE(a.ok());
@@ -48,12 +49,15 @@ TEST(GrpcAbuse, CallsWithoutFlowControlCreditHoldNoThreads) {
       c.worst.threads = std::max(c.worst.threads, now.threads);
       c.worst.rss_kib = std::max(c.worst.rss_kib, now.rss_kib);
     }
+    taken_up = a.headers_received();
   }  // the attacker leaves
+  // The attack happened: the server took up calls whose answers it could not send.
+  EXPECT_GT(taken_up, 0) << "the server answered no call: nothing was attacked";
   // Returned: threads back to the idle count and RSS back near it within 10 s; one call
   // from a well-behaved client prompts the daemon's release of freed memory.
   auto channel = grpc::CreateChannel("unix:" + d.cri_socket(), grpc::InsecureChannelCredentials());
   auto stub = v1::RuntimeService::NewStub(channel);
-  WaitFor(
+  const bool returned = WaitFor(
       [&] {
         grpc::ClientContext ctx;
         ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
@@ -65,10 +69,13 @@ TEST(GrpcAbuse, CallsWithoutFlowControlCreditHoldNoThreads) {
       },
       std::chrono::seconds(10));
   std::printf(
-      "figure: 1000 calls never granted flow-control credit: threads %d -> %d (worst) -> %d after, "
+      "figure: 1000 calls never granted flow-control credit, %d taken up: threads %d -> %d (worst) -> %d after, "
       "RSS %.1f -> %.1f -> %.1f MiB\n",
-      c.before.threads, c.worst.threads, c.after.threads, c.before.rss_kib / 1024.0, c.worst.rss_kib / 1024.0,
+      taken_up, c.before.threads, c.worst.threads, c.after.threads, c.before.rss_kib / 1024.0, c.worst.rss_kib / 1024.0,
       c.after.rss_kib / 1024.0);
+  if (!kSanitizedBuild) {
+    EXPECT_TRUE(returned) << "threads and memory not returned within 10 s";
+  }
   EXPECT_LE(c.worst.threads, kMaxThreads) << "a thread per stalled call";
   EXPECT_LE(c.after.threads, c.before.threads + 2) << "threads stay after the attacker left";
   if (!kSanitizedBuild) {
@@ -104,7 +111,7 @@ TEST_P(GrpcPingFlood, CostsLittleAndIsReturned) {
   AttackCost c;
   c.before = CostOf(d.pid());
   ASSERT_TRUE(ResetPeakRss(d.pid()));
-  std::atomic<int> pings{0}, connections{0}, cut{0};
+  std::atomic<int> pings{0}, connections{0}, cut{0}, acks{0}, answered{0};
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   std::vector<std::thread> attackers;
   for (int t = 0; t < 8; ++t) {
@@ -116,6 +123,10 @@ TEST_P(GrpcPingFlood, CostsLittleAndIsReturned) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
         pings += a.FloodPings(left, with_calls ? "/runtime.v1.RuntimeService/ListContainerStats" : "", reading);
         cut += a.closed_by_server();
+        // What the server answered and this client did not read yet (all of it, without `reading`).
+        a.ReadArrived();
+        acks += a.ping_acks();
+        answered += a.headers_received();
       }
     });
   }
@@ -130,6 +141,13 @@ TEST_P(GrpcPingFlood, CostsLittleAndIsReturned) {
   for (auto& t : attackers) t.join();
   c.worst.peak_rss_kib = std::max(c.worst.peak_rss_kib, CostOf(d.pid()).peak_rss_kib);
   // Returned: the threads stalled calls held, and the memory.
+  // The attack happened: every attacker connected and the server processed PINGs (and
+  // took up calls, where they were sent).
+  EXPECT_GE(connections.load(), 8);
+  EXPECT_GT(acks.load(), 0) << "the server acknowledged no PING: nothing was attacked";
+  if (with_calls) {
+    EXPECT_GT(answered.load(), 0) << "the server took up no call";
+  }
   const auto left = std::chrono::steady_clock::now();
   WaitFor(
       [&] {
@@ -139,13 +157,14 @@ TEST_P(GrpcPingFlood, CostsLittleAndIsReturned) {
       std::chrono::seconds(10));
   const double returned_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - left).count();
   std::printf(
-      "figure: PING flood%s, 8 attackers for 5 s: %d PINGs on %d connections, %d cut by the server; "
+      "figure: PING flood%s, 8 attackers for 5 s: %d PINGs on %d connections (%d acknowledged, %d calls taken up), "
+      "%d cut by the server; "
       "threads %d -> %d (worst) -> %d, RSS %.1f -> peak %.1f -> %.1f MiB (%.1f s after they left)\n",
       !with_calls ? ""
       : reading   ? " with a call every 64 PINGs, answers read"
                   : " with a call every 64 PINGs",
-      pings.load(), connections.load(), cut.load(), c.before.threads, c.worst.threads, c.after.threads,
-      c.before.rss_kib / 1024.0, c.worst.peak_rss_kib / 1024.0, c.after.rss_kib / 1024.0, returned_s);
+      pings.load(), connections.load(), acks.load(), answered.load(), cut.load(), c.before.threads, c.worst.threads,
+      c.after.threads, c.before.rss_kib / 1024.0, c.worst.peak_rss_kib / 1024.0, c.after.rss_kib / 1024.0, returned_s);
   EXPECT_LE(c.after.threads, c.before.threads + 4) << "threads held after the attackers left";
   // Still serving.
   auto channel = grpc::CreateChannel("unix:" + d.cri_socket(), grpc::InsecureChannelCredentials());

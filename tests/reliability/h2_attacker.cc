@@ -77,7 +77,10 @@ int H2Attacker::OnStreamClose(nghttp2_session*, int32_t, uint32_t, void* self) {
 }
 
 int H2Attacker::OnFrameRecv(nghttp2_session*, const nghttp2_frame* frame, void* self) {
-  if (frame->hd.type == NGHTTP2_GOAWAY) static_cast<H2Attacker*>(self)->closed_ = true;
+  auto* a = static_cast<H2Attacker*>(self);
+  if (frame->hd.type == NGHTTP2_GOAWAY) a->closed_ = true;
+  if (frame->hd.type == NGHTTP2_HEADERS) ++a->headers_received_;
+  if (frame->hd.type == NGHTTP2_PING && (frame->hd.flags & NGHTTP2_FLAG_ACK) != 0) ++a->ping_acks_;
   return 0;
 }
 

@@ -29,11 +29,18 @@ class H2Attacker {
   // Sends PINGs for `duration`, and with every 64 PINGs a call of `method` when one is
   // given; reads (and answers) what arrives only when `read`. The number of PINGs sent.
   int FloodPings(std::chrono::milliseconds duration, const std::string& method = "", bool read = false);
+  // Reads and processes what has arrived, without waiting or sending; false once closed.
+  bool ReadArrived() { return ReadAvailable(); }
   // Exchanges frames (reading what arrives) for `duration`; false once the server closed.
   bool Pump(std::chrono::milliseconds duration);
   // True once a GOAWAY came or the server closed the connection.
   bool closed_by_server() const { return closed_; }
   int streams_closed() const { return streams_closed_; }
+  // What the server answered (read by Pump, or FloodPings with `read`): HEADERS frames of
+  // calls it took up, and ACKs of PINGs it processed. An attack counts only when they show
+  // that the server received it.
+  int headers_received() const { return headers_received_; }
+  int ping_acks() const { return ping_acks_; }
   void Close();
 
  private:
@@ -50,6 +57,8 @@ class H2Attacker {
   std::deque<size_t> body_offsets_;  // per call: request body bytes handed to nghttp2
   bool closed_ = false;
   int streams_closed_ = 0;
+  int headers_received_ = 0;
+  int ping_acks_ = 0;
 };
 
 }  // namespace statlet::testing

@@ -12,10 +12,20 @@ namespace statlet::testing {
 
 std::unique_ptr<PrometheusServer> PrometheusServer::Start(const std::string& dir, const PrometheusJob& job,
                                                           std::string* error) {
+  std::string labels;
+  for (const auto& [name, value] : job.labels) labels += (labels.empty() ? "" : ", ") + name + ": '" + value + "'";
+  return StartWithConfig(dir,
+                         "global:\n  scrape_interval: " + job.scrape_interval +
+                             "\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: " + job.name +
+                             "\n    static_configs:\n      - targets: ['" + job.target + "']\n" +
+                             (labels.empty() ? "" : "        labels: {" + labels + "}\n"),
+                         error);
+}
+
+std::unique_ptr<PrometheusServer> PrometheusServer::StartWithConfig(const std::string& dir, const std::string& config,
+                                                                    std::string* error) {
   const int port = FreeLoopbackPort();
-  std::ofstream(dir + "/prometheus.yml") << "global:\n  scrape_interval: " << job.scrape_interval
-                                         << "\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: " << job.name
-                                         << "\n    static_configs:\n      - targets: ['" << job.target << "']\n";
+  std::ofstream(dir + "/prometheus.yml") << config;
   auto process = std::make_unique<BinaryProcess>(
       std::vector<std::string>{"/usr/bin/prometheus", "--config.file=" + dir + "/prometheus.yml",
                                "--storage.tsdb.path=" + dir + "/data",

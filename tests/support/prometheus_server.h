@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -24,6 +25,7 @@ struct PrometheusJob {
   std::string name;    // job_name, e.g. "cadvisor"
   std::string target;  // host:port
   std::string scrape_interval = "1s";
+  std::map<std::string, std::string> labels = {};  // put on the target (e.g. a cluster label)
 };
 
 class PrometheusServer {
@@ -31,6 +33,10 @@ class PrometheusServer {
   // Starts /usr/bin/prometheus with its config, data and log in `dir` (which must exist)
   // and waits until it is ready; null (and `error` set) when it is not within 30 s.
   static std::unique_ptr<PrometheusServer> Start(const std::string& dir, const PrometheusJob& job, std::string* error);
+  // The same with a whole configuration file (scrape jobs, rule_files…) written to
+  // dir/prometheus.yml.
+  static std::unique_ptr<PrometheusServer> StartWithConfig(const std::string& dir, const std::string& config,
+                                                           std::string* error);
   ~PrometheusServer();
 
   int port() const { return port_; }
