@@ -131,6 +131,12 @@ def kept_table(k):
                  f"{m['text_chunks'] / 2**20:.1f} MiB of chunks (+{m['text_spare'] / 2**20:.1f} MiB spare), "
                  f"index {m['index'] / 2**20:.1f} MiB, {m['label_combinations']} label combinations. "
                  f"{k['rounds']} rounds; same work checked: {k['same_work']}.")
+    a = k.get("kept_all")
+    if a:
+        lines.append(f"After the all-moved side (families rendered whole, their text living one encode): text "
+                     f"{a['text_live'] / 2**20:.1f} MiB live in {a['text_chunks'] / 2**20:.1f} MiB of chunks "
+                     f"(+{a['text_spare'] / 2**20:.1f} MiB spare), index {a['index'] / 2**20:.1f} MiB. "
+                     f"A full encode keeps its output: {k['bytes'] / 2**20:.1f} MiB.")
     return lines
 
 
