@@ -7,7 +7,8 @@
 // segments beside it. Dead bytes are bounded: when they pass a quarter of the live ones,
 // the sparsest chunks are marked and the next encode moves their live segments out; then
 // chunks hold at most twice the live bytes plus two chunks (every chunk at least half
-// live). Retired chunks kept for reuse: four, or as many bytes as are live.
+// live). A chunk nothing lives in is retired at once. Retired chunks kept for reuse: four,
+// or as many bytes as are live.
 //
 // Not thread-safe (one encoder writes); the ropes it hands out may be read from any thread.
 #pragma once
@@ -104,8 +105,14 @@ class KeptText {
   const char* At(ChunkId c, uint32_t offset) const { return bases_[c] + offset; }
   // n bytes of a segment in chunk `c` are no longer used.
   void Release(ChunkId c, size_t n) {
-    chunks_[c]->live -= n;
+    Chunk& chunk = *chunks_[c];
+    chunk.live -= n;
     live_ -= n;
+    // Nothing lives in it any more: reusable at once (by the rest of this encode, once no
+    // rope holds it), so that text rendered whole every encode takes the chunks of its last
+    // rendering instead of as many again.
+    if (chunk.live == 0 && c != open_) [[unlikely]]
+      Retire(c);
   }
   // Whether some chunk is being evacuated (then each segment is asked).
   bool any_evacuating() const { return any_evacuating_; }
