@@ -477,13 +477,23 @@ TEST(OtlpNodeMetrics, EveryPullFamilyHasARowOfASuitingInstrument) {
   }
 }
 
+// Every request of one Encode, parsed.
+std::vector<ExportRequest> EncodeAll(OtlpEncoder& enc, const Snapshot& s) {
+  EncodedExport wire;
+  enc.Encode(s, &wire);
+  std::vector<ExportRequest> out;
+  for (std::string_view bytes : wire.requests) {
+    EXPECT_TRUE(out.emplace_back().ParseFromArray(bytes.data(), static_cast<int>(bytes.size())));
+  }
+  return out;
+}
+
 TEST(OtlpEncoder, NodeMetricsAreOneResourceWithTheNodesAttributes) {
   const Snapshot s = testing::MakeNodeSnapshot({.pods = 1, .containers_per_pod = 1});
   OtlpEncoder enc(NodeResource{{{"host.name", "node-a"}, {"k8s.node.name", "node-a"}}}, {}, 64 << 20);
   FixedPulls pulls;
   enc.AddFamilies(&pulls);
-  std::vector<ExportRequest> requests;
-  enc.Encode(s, &requests);
+  std::vector<ExportRequest> requests = EncodeAll(enc, s);
   ASSERT_EQ(requests.size(), 1u);
   const pm::ResourceMetrics* node = nullptr;
   for (const auto& rm : requests[0].resource_metrics()) {
@@ -552,8 +562,7 @@ TEST(OtlpEncoder, NodeMetricsAreOneResourceWithTheNodesAttributes) {
 
   // Without sources, no node resource: the snapshot's resources alone.
   OtlpEncoder plain(NodeResource{{{"host.name", "node-a"}}}, {}, 64 << 20);
-  std::vector<ExportRequest> only;
-  plain.Encode(s, &only);
+  std::vector<ExportRequest> only = EncodeAll(plain, s);
   for (const auto& rm : only[0].resource_metrics()) EXPECT_FALSE(ResourceAttr(rm, "statlet.cgroup.path").empty());
 }
 
@@ -564,8 +573,7 @@ TEST(OtlpEncoder, NodeMetricsDecodeWithTheUpstreamProtos) {
   OtlpEncoder enc(NodeResource{{{"host.name", "node-a"}}}, {}, 64 << 20);
   FixedPulls pulls;
   enc.AddFamilies(&pulls);
-  std::vector<ExportRequest> requests;
-  enc.Encode(s, &requests);
+  std::vector<ExportRequest> requests = EncodeAll(enc, s);
   ASSERT_EQ(requests.size(), 1u);
   ExportRequest node_only;
   for (const auto& rm : requests[0].resource_metrics()) {
