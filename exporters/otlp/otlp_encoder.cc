@@ -139,6 +139,9 @@ OtlpEncoder::OtlpEncoder(NodeResource node, metrics::SampleRules rules, size_t m
 
 void OtlpEncoder::SetResource(const CgroupStats& c, opentelemetry::proto::resource::v1::Resource* r) {
   auto* attrs = r->mutable_attributes();
+  // The selection's dropped labels: `image` is the image attributes, `id` the cgroup path.
+  const metrics::MetricSelection& sel = samples_.rules().selection;
+  const bool drop_image = sel.Drops(metrics::CgroupLabel::kImage);
   const ContainerMetadata* m = c.id.meta.get();
   if (c.id.kind != CgroupKind::kPod) {
     AddAttr(attrs, "container.id",
@@ -148,6 +151,7 @@ void OtlpEncoder::SetResource(const CgroupStats& c, opentelemetry::proto::resour
     if (m) {
       AddAttr(attrs, "k8s.container.name", m->container_name);
       auto [name, tag] = SplitImage(!m->image.empty() ? m->image : m->image_ref);
+      if (drop_image) name = tag = {};
       AddAttr(attrs, "container.image.name", name);
       if (!tag.empty()) {
         pc::KeyValue* kv = attrs->Add();
@@ -165,7 +169,7 @@ void OtlpEncoder::SetResource(const CgroupStats& c, opentelemetry::proto::resour
           !c.id.pod_uid.empty() ? std::string_view(c.id.pod_uid)
           : m                   ? std::string_view(m->pod_uid)
                                 : std::string_view());
-  AddAttr(attrs, "statlet.cgroup.path", c.id.cgroup_path);
+  if (!metrics::DropsIdOf(sel, c.id)) AddAttr(attrs, "statlet.cgroup.path", c.id.cgroup_path);
   for (const auto& [k, v] : node_.attributes) {
     bool taken = false;
     for (const pc::KeyValue& kv : *attrs) taken |= kv.key() == k;
@@ -191,6 +195,7 @@ void OtlpEncoder::EncodeCgroup(size_t i, int64_t start_ns, pm::ResourceMetrics* 
   const int64_t now = s.timestamp_ns;
   for (const OtlpMetric& m : OtlpMetrics()) {
     if (m.resource != kind) continue;
+    if (m.derived != Derived::kNone && !samples_.Serves(DerivedFamily(m.derived))) continue;
     pm::Metric* metric = scope->add_metrics();
     PointSink sink(m, metric, start_ns, now, &points_);
     switch (m.derived) {
@@ -267,6 +272,7 @@ std::unique_ptr<pm::ResourceMetrics> OtlpEncoder::EncodeNode(int64_t time_ns) {
   SetScope(rm.get());
   pm::ScopeMetrics* scope = rm->mutable_scope_metrics(0);
   for (const metrics::ExtraFamily& f : families) {
+    if (!samples_.rules().selection.ServesExtra(f.name)) continue;
     const OtlpNodeMetric* m = OtlpNodeMetricOf(f.name);
     if (m == nullptr || !SuitsType(m->instrument, f.type) || f.series.empty()) continue;
     pm::Metric* metric = scope->add_metrics();
