@@ -5,7 +5,10 @@
 namespace statlet {
 
 ExpositionBuilder::ExpositionBuilder(metrics::SampleRules rules, SelfMetrics* self, int gzip_level)
-    : self_(self), encoder_(std::move(rules)), gzip_{GzipCompressor(gzip_level), GzipCompressor(gzip_level)} {}
+    : self_(self),
+      selection_(rules.selection),
+      encoder_(std::move(rules)),
+      gzip_{GzipCompressor(gzip_level), GzipCompressor(gzip_level)} {}
 
 uint64_t ExpositionBuilder::encodes() const {
   std::lock_guard<std::mutex> lock(const_cast<std::mutex&>(mu_));
@@ -57,6 +60,7 @@ StatusOr<ExpositionBuilder::Body> ExpositionBuilder::Build(const SnapshotPtr& sn
   if (!extras_.empty()) {
     std::vector<metrics::ExtraFamily> families;
     for (const metrics::ExtraSource* e : extras_) e->Collect(&families);
+    std::erase_if(families, [&](const metrics::ExtraFamily& x) { return !selection_.ServesExtra(x.name); });
     AppendExtraFamilies(families, format, &tail);
   }
   if (format == ExpositionFormat::kOpenMetrics100) tail.append("# EOF\n");

@@ -54,6 +54,7 @@ class ExpositionBuilder {
   std::mutex mu_;
   SelfMetrics* self_;
   std::vector<const metrics::ExtraSource*> extras_;
+  metrics::MetricSelection selection_;  // which extra families are served (before encoder_: rules move there)
   PrometheusEncoder encoder_;
   GzipCompressor gzip_[2];  // per format: keeps the state after its head
   std::string tail_scratch_;

@@ -63,7 +63,8 @@ bool SameLabels(const ContainerMetadata* a, const ContainerMetadata* b) {
 // `{container="…",id="…",image=…,name=…,namespace=…,pod=…` (no closing brace; unknown
 // values left out; `*first` says whether "{" is still to come). A pod cgroup has its pod and
 // namespace only; a sandbox (pause) container no container name.
-void AppendCgroupLabels(std::string* out, const Identity& id, bool* first) {
+// Labels the selection drops are left out (metrics::MetricSelection decides which).
+void AppendCgroupLabels(std::string* out, const Identity& id, const metrics::MetricSelection& sel, bool* first) {
   const ContainerMetadata* m = id.meta.get();
   std::string_view container, image, name, ns, pod;
   if (id.kind == CgroupKind::kContainer) {
@@ -81,8 +82,9 @@ void AppendCgroupLabels(std::string* out, const Identity& id, bool* first) {
     ns = m->pod_namespace;
   }
   AppendLabel(out, first, "container", container);
-  AppendLabel(out, first, "id", id.cgroup_path.empty() ? std::string_view("/") : id.cgroup_path);
-  AppendLabel(out, first, "image", image);
+  if (!metrics::DropsIdOf(sel, id))
+    AppendLabel(out, first, "id", id.cgroup_path.empty() ? std::string_view("/") : id.cgroup_path);
+  if (!sel.Drops(metrics::CgroupLabel::kImage)) AppendLabel(out, first, "image", image);
   AppendLabel(out, first, "name", name);
   AppendLabel(out, first, "namespace", ns);
   AppendLabel(out, first, "pod", pod);
@@ -165,7 +167,7 @@ class PrometheusEncoder::Writer final : public metrics::SampleSink {
     line.assign(family_->name);
     bool first = true;
     if (e.cgroup) {
-      AppendCgroupLabels(&line, *e.cgroup, &first);
+      AppendCgroupLabels(&line, *e.cgroup, enc_.samples_.rules().selection, &first);
     } else {
       AppendLabel(&line, &first, "id", e.cgroup_path);
     }
@@ -240,7 +242,7 @@ void PrometheusEncoder::RenderBlock(const CgroupStats& c, CgroupLabels* e) {
   e->meta = c.id.meta;
   e->block.clear();
   bool first = true;
-  AppendCgroupLabels(&e->block, c.id, &first);
+  AppendCgroupLabels(&e->block, c.id, samples_.rules().selection, &first);
   ++blocks_rendered_;
 }
 
@@ -348,6 +350,7 @@ void PrometheusEncoder::Encode(const Snapshot& s, ExpositionFormat format, std::
   StagedText text(out, 0);  // cuts *out to what was written when it goes
   Writer<StagedText> w(this, text);
   for (const MetricFamily& f : AllMetricFamilies()) {
+    if (!samples_.Serves(f.id)) continue;
     w.StartFamily(f, headers[static_cast<size_t>(f.id)]);
     switch (f.scope) {
       case MetricScope::kCgroup: samples_.ForEachSampleIn(f.id, 0, count, w); break;

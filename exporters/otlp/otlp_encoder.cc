@@ -244,7 +244,7 @@ OtlpEncoder::OtlpEncoder(NodeResource node, metrics::SampleRules rules, size_t m
             return std::move(rules);
           }(),
           std::move(namer)),
-      resources_(node),
+      resources_(node, samples_.rules().selection),
       max_request_bytes_(max_request_bytes),
       node_(std::move(node)),
       scope_version_(scope_version) {
@@ -329,6 +329,7 @@ bool OtlpEncoder::EncodeResource(const ResourceCache::Entry& e, wire::Buffer& bu
   const std::span<const OtlpMetric> table = OtlpMetrics();
   for (size_t k = 0; k < table.size(); ++k) {
     if (table[k].resource != e.resource) continue;
+    if (table[k].derived != Derived::kNone && !samples_.Serves(DerivedFamily(table[k].derived))) continue;
     const size_t at = buf.size();
     if (EncodeMetric(k, table[k], c, e.cgroup, start, buf)) metric_spans_.emplace_back(at, buf.size());
   }
@@ -461,6 +462,7 @@ std::string OtlpEncoder::EncodeNode(int64_t time_ns) {
   scope->mutable_scope()->set_name("statlet");
   scope->mutable_scope()->set_version(scope_version_);
   for (const metrics::ExtraFamily& f : families) {
+    if (!samples_.rules().selection.ServesExtra(f.name)) continue;
     const OtlpNodeMetric* m = OtlpNodeMetricOf(f.name);
     if (m == nullptr || !SuitsType(m->instrument, f.type) || f.series.empty()) continue;
     pm::Metric* metric = scope->add_metrics();

@@ -227,6 +227,19 @@ bool SuitsType(Instrument instrument, metrics::ExtraType type) {
 
 std::string_view DerivedAttribute(Derived d) { return d == Derived::kPagingFaults ? "system.paging.fault.type" : ""; }
 
+FamilyId DerivedFamily(Derived d) {
+  switch (d) {
+    case Derived::kNone:
+    case Derived::kCpuUsage: return FamilyId::kContainerCpuUsageSecondsTotal;
+    case Derived::kMemoryAvailable: return FamilyId::kContainerMemoryWorkingSetBytes;
+    case Derived::kUptime: return FamilyId::kContainerStartTimeSeconds;
+    case Derived::kCpuLimit: return FamilyId::kContainerSpecCpuQuota;
+    case Derived::kMemoryLimit: return FamilyId::kContainerSpecMemoryLimitBytes;
+    case Derived::kPagingFaults: return FamilyId::kContainerMemoryFailuresTotal;
+  }
+  return FamilyId::kContainerCpuUsageSecondsTotal;
+}
+
 std::string_view InstrumentName(Instrument i) {
   switch (i) {
     case Instrument::kCounter: return "Sum (monotonic, cumulative)";

@@ -93,6 +93,8 @@ bool SuitsType(Instrument instrument, metrics::ExtraType type);
 
 // The label attribute of a derived metric (kPagingFaults: system.paging.fault.type).
 std::string_view DerivedAttribute(Derived d);
+// The family a derived metric renders differently: it is served when that family is.
+FamilyId DerivedFamily(Derived d);
 
 std::string_view InstrumentName(Instrument i);
 

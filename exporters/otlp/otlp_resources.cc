@@ -78,7 +78,7 @@ std::optional<ResourceKind> ResourceOf(const CgroupStats& c) {
   }
 }
 
-ResourceCache::ResourceCache(NodeResource node) {
+ResourceCache::ResourceCache(NodeResource node, metrics::MetricSelection selection) : selection_(std::move(selection)) {
   for (const auto& [k, v] : node.attributes) {
     std::string field;
     AppendAttribute(&field, k, v);
@@ -108,6 +108,7 @@ void ResourceCache::Encode(const CgroupStats& c, Entry* e) {
     if (m) {
       add("k8s.container.name", m->container_name);
       auto [name, tag] = SplitImage(!m->image.empty() ? m->image : m->image_ref);
+      if (selection_.Drops(metrics::CgroupLabel::kImage)) name = tag = {};
       add("container.image.name", name);
       if (!tag.empty()) {
         AppendArrayAttribute(&r, "container.image.tags", tag);
@@ -123,7 +124,7 @@ void ResourceCache::Encode(const CgroupStats& c, Entry* e) {
   add("k8s.pod.uid", !c.id.pod_uid.empty() ? std::string_view(c.id.pod_uid)
                      : m                   ? std::string_view(m->pod_uid)
                                            : std::string_view());
-  add("statlet.cgroup.path", c.id.cgroup_path);
+  if (!metrics::DropsIdOf(selection_, c.id)) add("statlet.cgroup.path", c.id.cgroup_path);
   for (const auto& [key, field] : node_) {
     bool taken = false;
     for (std::string_view k : keys) taken |= k == key;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "exporters/otlp/otlp_mapping.h"
+#include "metrics/metric_selection.h"
 #include "snapshot/snapshot.h"
 
 namespace statlet::otlp {
@@ -45,7 +46,8 @@ class ResourceCache {
     std::string encoded;
   };
 
-  explicit ResourceCache(NodeResource node);
+  // `selection`: the labels left out (`image`: the image attributes, `id`: the cgroup path).
+  explicit ResourceCache(NodeResource node, metrics::MetricSelection selection = {});
 
   // Brings the entries in step with the first `count` cgroups of `s`: one per resource
   // cgroup, in path order.
@@ -56,6 +58,8 @@ class ResourceCache {
 
  private:
   void Encode(const CgroupStats& c, Entry* e);
+
+  metrics::MetricSelection selection_;
 
   // The node's attributes, each an encoded Resource.attributes field, with its key.
   std::vector<std::pair<std::string, std::string>> node_;
