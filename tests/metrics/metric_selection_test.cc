@@ -15,6 +15,7 @@
 #include "exporters/otlp/otlp_mapping.h"
 #include "exporters/prometheus_encoder.h"
 #include "metrics/metric_selection.h"
+#include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
 #include "tests/support/snapshot_builder.h"
 
 namespace statlet {
@@ -217,8 +218,12 @@ TEST(MetricSelection, OtlpLeavesOutTheSame) {
     metrics::SampleRules rules;
     rules.selection = sel;
     otlp::OtlpEncoder enc(otlp::NodeResource{{{"host.name", "node-a"}}}, rules, size_t{4} << 20, "t", Dev);
-    std::vector<otlp::ExportRequest> out;
-    enc.Encode(s, &out);
+    otlp::EncodedExport wire;
+    enc.Encode(s, &wire);
+    std::vector<opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest> out;
+    for (std::string_view bytes : wire.requests) {
+      EXPECT_TRUE(out.emplace_back().ParseFromArray(bytes.data(), static_cast<int>(bytes.size())));
+    }
     std::set<std::string> names, attrs;
     for (const auto& r : out) {
       for (const auto& rm : r.resource_metrics()) {
