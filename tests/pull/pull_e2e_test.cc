@@ -48,6 +48,16 @@ uint64_t LayerOffset(const kep::PullImageWithProgressResponse& r, const std::str
   return 0;
 }
 
+// The pulls a statlet runs now, from its /metrics (-1: no answer).
+int PullsInFlight(int metrics_port) {
+  auto r = testing::TimedGet(metrics_port, "/metrics", "", seconds(5)).response;
+  if (!r || r->status != 200) return -1;
+  const std::string name = "\nstatlet_image_pulls_in_flight ";
+  const size_t at = r->body.find(name);
+  if (at == std::string::npos) return -1;
+  return std::atoi(r->body.c_str() + at + name.size());
+}
+
 class PullE2e : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -67,6 +77,12 @@ class PullE2e : public ::testing::Test {
     ASSERT_NE(stage_, nullptr);
     stage_->proxy().Resume();
     stage_->proxy().SetRate(kDefaultRate);
+    // A pull a previous test let finish after its last client left goes on until
+    // containerd's PullImage answers, which is after the image's first name is there:
+    // removed before that, the image gets a name again (and keeps its layer). The stage's
+    // statlet counts the pull in flight until the answer.
+    ASSERT_TRUE(testing::WaitFor([] { return PullsInFlight(stage_->e2e().metrics_port()) == 0; }, seconds(60)))
+        << "a pull of an earlier test is still in flight: " << PullsInFlight(stage_->e2e().metrics_port());
     Status s = stage_->EnsureAbsent(*image_);
     ASSERT_TRUE(s.ok()) << s.ToString();
     stage_->proxy().DropConnections();  // each test starts without idle registry connections
