@@ -59,7 +59,13 @@ StatusOr<std::unique_ptr<KubeApiClient>> KubeApiClient::Create(KubeApiOptions op
     if (!in_cluster.ok()) return in_cluster.status();
     url = *in_cluster;
   }
-  if (url.rfind("https://", 0) != 0 && url.rfind("http://", 0) != 0) {
+  const bool plain = url.rfind("http://", 0) == 0;
+  if (plain && !options.allow_plain_http) {
+    return InvalidArgument("API server URL " + url +
+                           ": plain http would send the bearer token in clear text; expected https://host:port or "
+                           "\"in-cluster\"");
+  }
+  if (url.rfind("https://", 0) != 0 && !plain) {
     return InvalidArgument("API server URL " + url + ": expected https://host:port or \"in-cluster\"");
   }
   while (!url.empty() && url.back() == '/') url.pop_back();

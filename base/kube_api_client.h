@@ -36,12 +36,15 @@ inline constexpr char kServiceAccountDir[] = "/var/run/secrets/kubernetes.io/ser
 StatusOr<std::string> InClusterApiServer();
 
 struct KubeApiOptions {
-  // "in-cluster" (InClusterApiServer), or https://host:port (http:// only for tests).
+  // "in-cluster" (InClusterApiServer), or https://host:port.
   std::string url = "in-cluster";
   // Empty: requests carry no bearer token (a test server over http://).
   std::string token_file = std::string(kServiceAccountDir) + "/token";
   std::string ca_file = std::string(kServiceAccountDir) + "/ca.crt";
   std::chrono::milliseconds timeout{10000};  // connect, and each read or write
+  // An http:// URL would send the bearer token in clear text: refused unless this is set,
+  // which only tests do (no flag or config key reaches it).
+  bool allow_plain_http = false;
 };
 
 struct KubeApiResponse {

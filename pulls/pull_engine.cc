@@ -138,7 +138,7 @@ JoinResult PullEngine::Join(PullRequest request, std::shared_ptr<PullSubscriber>
                    "too many pull calls in flight (" + std::to_string(options_.max_subscribers) + ")"};
       return out;
     }
-    const auto now = Clock::now();
+    const auto now = options_.now();
     auto it = pulls_.find(request.key);
     Pull* p;
     if (it == pulls_.end()) {
@@ -225,7 +225,7 @@ void PullEngine::Leave(uint64_t subscription) {
 
 void PullEngine::CancelLocked(Pull* p, PullOutcome reason) {
   p->cancel_reason = std::move(reason);
-  p->cancel_deadline = Clock::now() + options_.cancel_grace;
+  p->cancel_deadline = options_.now() + options_.cancel_grace;
   if (p->call) p->call->Cancel();
   // A new request for the image starts a new pull rather than joining a cancelled one.
   auto it = pulls_.find(p->request.key);
@@ -367,8 +367,9 @@ void PullEngine::Loop() {
     last_tick = Clock::now();
     lock.lock();
     next = last_tick + options_.poll_interval;
+    const auto engine_now = options_.now();  // pulls' start times are on the engine's clock
     for (const auto& [key, p] : pulls_) {
-      if (!p->tracker.has_manifest() && last_tick - p->started < kFastResolveWindow) {
+      if (!p->tracker.has_manifest() && engine_now - p->started < kFastResolveWindow) {
         next = std::min(next, last_tick + kMinPollGap);
       }
     }
@@ -402,7 +403,7 @@ void PullEngine::Tick(std::vector<Note>* notes) {
   AskContentStore(&poll);  // without the lock
 
   std::lock_guard<std::mutex> lock(mu_);
-  const auto now = Clock::now();
+  const auto now = options_.now();
   NoteContentStoreLocked(poll.error);
   std::unordered_map<uint64_t, const Ask*> by_id;
   for (const Ask& a : poll.asks) by_id[a.id] = &a;

@@ -28,6 +28,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -79,6 +80,9 @@ struct PullEngineOptions {
   // Finished pulls kept for the per-node view.
   size_t history = 64;
   std::chrono::seconds history_ttl{600};
+  // The time no-progress timeouts, the cancellation grace and durations are measured in;
+  // tests drive it by hand. The loop's polling pace stays on the steady clock.
+  std::function<Clock::time_point()> now = Clock::now;
 };
 
 // Cumulative counts, for /metrics.
