@@ -60,7 +60,7 @@ StatusOr<std::unique_ptr<KubeApiClient>> KubeApiClient::Create(KubeApiOptions op
     url = *in_cluster;
   }
   const bool plain = url.rfind("http://", 0) == 0;
-  if (plain && !options.allow_plain_http) {
+  if (plain && !options.token_file.empty() && !options.allow_plain_http) {
     return InvalidArgument("API server URL " + url +
                            ": plain http would send the bearer token in clear text; expected https://host:port or "
                            "\"in-cluster\"");

@@ -42,8 +42,9 @@ struct KubeApiOptions {
   std::string token_file = std::string(kServiceAccountDir) + "/token";
   std::string ca_file = std::string(kServiceAccountDir) + "/ca.crt";
   std::chrono::milliseconds timeout{10000};  // connect, and each read or write
-  // An http:// URL would send the bearer token in clear text: refused unless this is set,
-  // which only tests do (no flag or config key reaches it).
+  // An http:// URL with a token file would send the bearer token in clear text: refused
+  // unless this is set, which only tests do (no flag or config key reaches it). Without a
+  // token (a stand-in API server) nothing secret goes out, and http:// is taken.
   bool allow_plain_http = false;
 };
 

@@ -18,6 +18,7 @@
 #include "exporters/otlp/otlp_encoder.h"
 #include "exporters/otlp/otlp_mapping.h"
 #include "exporters/prometheus_encoder.h"
+#include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
 #include "tests/support/prometheus_server.h"
 #include "tests/support/snapshot_builder.h"
 
@@ -229,10 +230,14 @@ TEST(FieldPerFamily, EachFieldReachesItsFamilyOnEveryEdge) {
 
   // OTLP: the points on the container's resource.
   otlp::OtlpEncoder otlp_enc(otlp::NodeResource{{{"host.name", "node-a"}}}, {}, size_t{64} << 20, "", Dev);
-  std::vector<otlp::ExportRequest> requests;
-  otlp_enc.Encode(s, &requests);
+  otlp::EncodedExport wire;
+  otlp_enc.Encode(s, &wire);
+  std::vector<opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest> requests;
+  for (std::string_view bytes : wire.requests) {
+    ASSERT_TRUE(requests.emplace_back().ParseFromArray(bytes.data(), static_cast<int>(bytes.size())));
+  }
   std::map<std::string, const opentelemetry::proto::metrics::v1::NumberDataPoint*> otlp_points;
-  for (const otlp::ExportRequest& r : requests) {
+  for (const auto& r : requests) {
     for (const auto& rm : r.resource_metrics()) {
       bool mine = false;
       for (const auto& kv : rm.resource().attributes()) {
