@@ -334,8 +334,10 @@ TEST(ProxyHostile, HostileClientsNeitherSlowTheKubeletNorKeepWhatTheyTook) {
         KubeletRound(kubelet, container, &failures);
         after = testing::CostOf(pid);
         threads_after = ThreadNames(pid);
+        // Under a sanitizer freed memory stays in its quarantine: the resident set is only
+        // reported there, as the peak below is.
         return OwnThreads(threads_after) <= OwnThreads(threads_before) + 2 && ExecutorsWithinCap(threads_after) &&
-               after.rss_kib < before.rss_kib + kReturnedWithinKib;
+               (testing::kSanitizedBuild || after.rss_kib < before.rss_kib + kReturnedWithinKib);
       },
       seconds(20));
 
