@@ -10,6 +10,7 @@
 
 namespace statlet {
 
+using series_line::AppendSuffixedLine;
 using series_line::CopyPadded;
 using series_line::DoubleMemo;
 using series_line::kCopyChunk;
@@ -188,17 +189,7 @@ class PrometheusEncoder::Writer final : public metrics::SampleSink {
   // empty (id is always set), so extras start with ','.
   void Line(std::string_view suffix, size_t cgroup, std::string_view extra, metrics::Value v) {
     const std::string_view block(blocks_ + starts_[cgroup], starts_[cgroup + 1] - starts_[cgroup]);
-    const size_t head = name_size_ + suffix.size() + block.size() + extra.size() + 2;
-    char* p = text_.Reserve(head + kMaxNumberChars + 1);
-    p = StagedText::Put(p, family_->name);
-    p = StagedText::Put(p, suffix);
-    p = StagedText::Put(p, block);
-    p = StagedText::Put(p, extra);
-    *p++ = '}';
-    *p++ = ' ';
-    p = PutValue(p, v, *enc_.doubles_);
-    *p++ = '\n';
-    text_.Commit(p);
+    AppendSuffixedLine(text_, family_->name, suffix, block, extra, v, *enc_.doubles_);
     ++series_;
   }
 

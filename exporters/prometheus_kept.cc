@@ -12,6 +12,7 @@
 
 namespace statlet {
 
+using series_line::AppendSuffixedLine;
 using series_line::CopyPadded;
 using series_line::kCopyChunk;
 using series_line::PutValue;
@@ -395,17 +396,7 @@ class PrometheusEncoder::KeptWriter final : public metrics::SampleSink {
   // `name` + suffix + the cgroup's block + extra + "} " + value + "\n".
   void HistogramLine(std::string_view suffix, size_t cgroup, std::string_view extra, metrics::Value v) {
     const std::string_view block(blocks_ + starts_[cgroup], starts_[cgroup + 1] - starts_[cgroup]);
-    const size_t head = name_size_ + suffix.size() + block.size() + extra.size() + 2;
-    char* p = text_.Reserve(head + kMaxNumberChars + 1);
-    p = StagedText::Put(p, family_->name);
-    p = StagedText::Put(p, suffix);
-    p = StagedText::Put(p, block);
-    p = StagedText::Put(p, extra);
-    *p++ = '}';
-    *p++ = ' ';
-    p = PutValue(p, v, *enc_.doubles_);
-    *p++ = '\n';
-    text_.Commit(p);
+    AppendSuffixedLine(text_, family_->name, suffix, block, extra, v, *enc_.doubles_);
   }
 
   PrometheusEncoder& enc_;

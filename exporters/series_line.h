@@ -186,4 +186,25 @@ STATLET_ALWAYS_INLINE inline bool SameValues(const ExtraT& e, const metrics::Lab
   return true;
 }
 
+// `name` + suffix + the cgroup's label block + extra + "} " + value + "\n", appended to
+// `text` (a StagedText or KeptText: Reserve, then Commit of the new end): the lines with a
+// suffix or labels of their own (histogram buckets, sums and counts). A block is never
+// empty (id is always set), so extras start with ','.
+template <class Text, class Memo>
+inline void AppendSuffixedLine(Text& text, std::string_view name, std::string_view suffix, std::string_view block,
+                               std::string_view extra, const metrics::Value& v, Memo& memo) {
+  const size_t head = name.size() + suffix.size() + block.size() + extra.size() + 2;
+  char* p = text.Reserve(head + kMaxNumberChars + 1);
+  for (std::string_view piece : {name, suffix, block, extra}) {
+    if (piece.empty()) continue;  // may have no data pointer at all
+    std::memcpy(p, piece.data(), piece.size());
+    p += piece.size();
+  }
+  *p++ = '}';
+  *p++ = ' ';
+  p = PutValue(p, v, memo);
+  *p++ = '\n';
+  text.Commit(p);
+}
+
 }  // namespace statlet::series_line

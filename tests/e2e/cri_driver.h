@@ -16,6 +16,7 @@
 #include "proto/api.grpc.pb.h"
 #include "proto/image_service.grpc.pb.h"
 #include "tests/e2e/cri_lifecycle.pb.h"
+#include "tests/support/live_cgroup.h"
 
 namespace statlet::e2e {
 
@@ -92,13 +93,9 @@ class CriDriver {
   std::unique_ptr<v1::ImageService::Stub> images_;
 };
 
-// The mount points of every cgroup hierarchy (v1 controllers, named ones, unified).
-std::vector<std::string> CgroupMounts();
-
-// rmdir of `path` (relative) in every hierarchy, retried until `timeout` while busy.
-Status RemoveCgroupEverywhere(const std::string& path, std::chrono::milliseconds timeout);
-
-// A random RFC 4122 version-4 uid, as Kubernetes gives pods.
-std::string NewUid();
+// Cgroups in every hierarchy and pod uids: the live tests' shared ones.
+using ::statlet::testing::CgroupMounts;
+using ::statlet::testing::NewUid;
+using ::statlet::testing::RemoveCgroupEverywhere;
 
 }  // namespace statlet::e2e

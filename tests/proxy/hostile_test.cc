@@ -189,33 +189,18 @@ TEST(ProxyHostile, HostileClientsNeitherSlowTheKubeletNorKeepWhatTheyTook) {
   KubeletClient kubelet(stage->statlet_socket());
   KubeletClient containerd(stage->containerd_socket());
   Pod pod = NewPod(stage->cgroup_root(), stage->dir(), "hostile");
-  v1::RunPodSandboxRequest run;
-  *run.mutable_config() = pod.config;
-  v1::RunPodSandboxResponse ran;
-  ASSERT_TRUE(kubelet.runtime().RunPodSandbox(Ctx(seconds(120)).get(), run, &ran).ok());
-  pod.id = ran.pod_sandbox_id();
-  v1::CreateContainerResponse created;
-  ASSERT_TRUE(
-      kubelet.runtime()
-          .CreateContainer(Ctx().get(), CreateRequest(pod, "app", stage->image(), {"sleep", "2147483647"}), &created)
-          .ok());
-  const std::string container = created.container_id();
-  v1::StartContainerRequest start;
-  start.set_container_id(container);
-  v1::StartContainerResponse started;
-  ASSERT_TRUE(kubelet.runtime().StartContainer(Ctx().get(), start, &started).ok());
+  grpc::Status s = RunPod(kubelet, &pod);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+  std::string container;
+  s = CreateAndStart(kubelet, pod, "app", stage->image(), kSleepForGood, &container);
+  ASSERT_TRUE(s.ok()) << Describe(s);
   const std::string container_cgroup = pod.cgroup_parent + "/" + container;
   ASSERT_TRUE(testing::WaitFor([&] { return ProcessesIn(container_cgroup) == 1; }, seconds(10)));
   // The same run's baseline for the abandoned execs: a container whose abandoning client
   // talks to containerd straight.
-  v1::CreateContainerResponse created_direct;
-  ASSERT_TRUE(kubelet.runtime()
-                  .CreateContainer(Ctx().get(), CreateRequest(pod, "direct", stage->image(), {"sleep", "2147483647"}),
-                                   &created_direct)
-                  .ok());
-  const std::string direct = created_direct.container_id();
-  start.set_container_id(direct);
-  ASSERT_TRUE(kubelet.runtime().StartContainer(Ctx().get(), start, &started).ok());
+  std::string direct;
+  s = CreateAndStart(kubelet, pod, "direct", stage->image(), kSleepForGood, &direct);
+  ASSERT_TRUE(s.ok()) << Describe(s);
   const std::string direct_cgroup = pod.cgroup_parent + "/" + direct;
   ASSERT_TRUE(testing::WaitFor([&] { return ProcessesIn(direct_cgroup) == 1; }, seconds(10)));
 

@@ -119,6 +119,28 @@ KubeletClient::KubeletClient(const std::string& socket)
       runtime_(v1::RuntimeService::NewStub(runtime_channel_)),
       images_(v1::ImageService::NewStub(image_channel_)) {}
 
+grpc::Status RunPod(KubeletClient& kubelet, Pod* pod) {
+  v1::RunPodSandboxRequest run;
+  *run.mutable_config() = pod->config;
+  v1::RunPodSandboxResponse ran;
+  // A sandbox's first run may unpack the pause image: longer than a call's usual deadline.
+  grpc::Status s = kubelet.runtime().RunPodSandbox(Ctx(std::chrono::seconds(120)).get(), run, &ran);
+  if (s.ok()) pod->id = ran.pod_sandbox_id();
+  return s;
+}
+
+grpc::Status CreateAndStart(KubeletClient& kubelet, const Pod& pod, const std::string& name, const std::string& image,
+                            const std::vector<std::string>& command, std::string* container_id) {
+  v1::CreateContainerResponse created;
+  grpc::Status s = kubelet.runtime().CreateContainer(Ctx().get(), CreateRequest(pod, name, image, command), &created);
+  if (!s.ok()) return s;
+  *container_id = created.container_id();
+  v1::StartContainerRequest start;
+  start.set_container_id(*container_id);
+  v1::StartContainerResponse started;
+  return kubelet.runtime().StartContainer(Ctx().get(), start, &started);
+}
+
 const pb::ServiceDescriptor& UpstreamRuntimeService() {
   return *v1::VersionRequest::descriptor()->file()->FindServiceByName("RuntimeService");
 }

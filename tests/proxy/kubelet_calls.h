@@ -52,6 +52,15 @@ class KubeletClient {
   std::unique_ptr<v1::ImageService::Stub> images_;
 };
 
+// Runs `pod`'s sandbox as the kubelet does; sets pod->id.
+grpc::Status RunPod(KubeletClient& kubelet, Pod* pod);
+// Creates and starts a container `name` running `command` in the running `pod`, as the
+// kubelet does (CreateContainer, StartContainer); sets *container_id once created.
+grpc::Status CreateAndStart(KubeletClient& kubelet, const Pod& pod, const std::string& name, const std::string& image,
+                            const std::vector<std::string>& command, std::string* container_id);
+// A container's command that keeps it running until it is stopped.
+inline const std::vector<std::string> kSleepForGood = {"sleep", "2147483647"};
+
 // One call's outcome as a caller sees it.
 struct Answer {
   grpc::Status status;

@@ -56,49 +56,6 @@ std::unique_ptr<grpc::ClientContext> Ctx(std::chrono::milliseconds timeout) {
   return ctx;
 }
 
-std::vector<std::string> CgroupMounts() {
-  std::vector<std::string> out;
-  std::ifstream in("/proc/self/mountinfo");
-  for (std::string line; std::getline(in, line);) {
-    // "… mount_point … - fstype source options": the type follows the " - " separator.
-    const size_t sep = line.find(" - ");
-    if (sep == std::string::npos) continue;
-    std::istringstream tail(line.substr(sep + 3));
-    std::string fstype;
-    tail >> fstype;
-    if (fstype != "cgroup" && fstype != "cgroup2") continue;
-    std::istringstream head(line.substr(0, sep));
-    std::string id, parent, devno, root, mount_point;
-    head >> id >> parent >> devno >> root >> mount_point;
-    out.push_back(mount_point);
-  }
-  return out;
-}
-
-Status RemoveCgroupEverywhere(const std::string& path, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (const std::string& mount : CgroupMounts()) {
-    const std::string dir = mount + path;
-    while (rmdir(dir.c_str()) != 0 && errno != ENOENT) {
-      if (errno != EBUSY || std::chrono::steady_clock::now() >= deadline) return ErrnoStatus(errno, "rmdir " + dir);
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // retried until the killed task is gone
-    }
-  }
-  return Status::Ok();
-}
-
-std::string NewUid() {
-  static std::mt19937_64 rng{std::random_device{}()};
-  uint64_t a = rng(), b = rng();
-  a = (a & 0xffffffffffff0fffULL) | 0x0000000000004000ULL;  // version 4
-  b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;  // RFC 4122 variant
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(a >> 32),
-                static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xffff),
-                static_cast<unsigned>(b >> 48), static_cast<unsigned long long>(b & 0xffffffffffffULL));
-  return buf;
-}
-
 Status ProxyStage::Harness(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {"/bin/bash", harness_};
   argv.insert(argv.end(), args.begin(), args.end());

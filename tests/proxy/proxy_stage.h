@@ -18,6 +18,7 @@
 
 #include "base/status.h"
 #include "tests/support/child_process.h"
+#include "tests/support/live_cgroup.h"
 
 namespace statlet::proxy_test {
 
@@ -82,12 +83,10 @@ std::shared_ptr<grpc::Channel> KubeletChannel(const std::string& socket, bool fr
 // A context with a deadline `timeout` from now.
 std::unique_ptr<grpc::ClientContext> Ctx(std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
-// The mount points of every cgroup hierarchy, and rmdir of a relative path in each
-// (retried while busy).
-std::vector<std::string> CgroupMounts();
-Status RemoveCgroupEverywhere(const std::string& path, std::chrono::milliseconds timeout);
-// A random RFC 4122 version-4 uid, as Kubernetes gives pods.
-std::string NewUid();
+// Cgroups in every hierarchy and pod uids: the live tests' shared ones.
+using ::statlet::testing::CgroupMounts;
+using ::statlet::testing::NewUid;
+using ::statlet::testing::RemoveCgroupEverywhere;
 // The last `lines` lines of a file.
 std::string Tail(const std::string& path, size_t lines);
 

@@ -96,21 +96,11 @@ class ProxyResilience : public ::testing::Test {
 TEST_F(ProxyResilience, KilledMidLifecycleItServesAgainWithinASecondAndLosesNothing) {
   KubeletClient kubelet(stage_->statlet_socket());
   Pod pod = NewPod(stage_->cgroup_root(), stage_->dir(), "sigkill");
-  v1::RunPodSandboxRequest run;
-  *run.mutable_config() = pod.config;
-  v1::RunPodSandboxResponse ran;
-  ASSERT_TRUE(kubelet.runtime().RunPodSandbox(Ctx(seconds(120)).get(), run, &ran).ok());
-  pod.id = ran.pod_sandbox_id();
-  v1::CreateContainerResponse created;
-  ASSERT_TRUE(
-      kubelet.runtime()
-          .CreateContainer(Ctx().get(), CreateRequest(pod, "first", stage_->image(), {"sleep", "2147483647"}), &created)
-          .ok());
-  const std::string first = created.container_id();
-  v1::StartContainerRequest start;
-  start.set_container_id(first);
-  v1::StartContainerResponse started;
-  ASSERT_TRUE(kubelet.runtime().StartContainer(Ctx().get(), start, &started).ok());
+  grpc::Status s = RunPod(kubelet, &pod);
+  ASSERT_TRUE(s.ok()) << Describe(s);
+  std::string first;
+  s = CreateAndStart(kubelet, pod, "first", stage_->image(), kSleepForGood, &first);
+  ASSERT_TRUE(s.ok()) << Describe(s);
 
   // A call in flight when statlet dies: an ExecSync of a 30 s sleep.
   std::atomic<bool> exec_done{false};
@@ -146,13 +136,9 @@ TEST_F(ProxyResilience, KilledMidLifecycleItServesAgainWithinASecondAndLosesNoth
       seconds(5)));
   EXPECT_EQ(Listed(pod).first, 1) << "the sandbox, once";
   EXPECT_EQ(Listed(pod).second, std::vector<std::string>{first});
-  ASSERT_TRUE(kubelet.runtime()
-                  .CreateContainer(Ctx().get(), CreateRequest(pod, "second", stage_->image(), {"sleep", "2147483647"}),
-                                   &created)
-                  .ok());
-  const std::string second = created.container_id();
-  start.set_container_id(second);
-  ASSERT_TRUE(kubelet.runtime().StartContainer(Ctx().get(), start, &started).ok());
+  std::string second;
+  s = CreateAndStart(kubelet, pod, "second", stage_->image(), kSleepForGood, &second);
+  ASSERT_TRUE(s.ok()) << Describe(s);
   std::vector<std::string> both = {first, second};
   std::sort(both.begin(), both.end());
   EXPECT_EQ(Listed(pod).first, 1);

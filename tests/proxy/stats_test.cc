@@ -36,24 +36,13 @@ class ProxyStats : public ::testing::Test {
   // A pod with `containers` running containers, created through statlet.
   Pod RunPod(const std::string& name, const std::vector<std::string>& containers) {
     Pod pod = NewPod(stage_->cgroup_root(), stage_->dir(), name);
-    v1::RunPodSandboxRequest run;
-    *run.mutable_config() = pod.config;
-    v1::RunPodSandboxResponse ran;
-    grpc::Status s = kubelet_->runtime().RunPodSandbox(Ctx(seconds(120)).get(), run, &ran);
+    grpc::Status s = proxy_test::RunPod(*kubelet_, &pod);
     EXPECT_TRUE(s.ok()) << Describe(s);
-    pod.id = ran.pod_sandbox_id();
     for (const std::string& c : containers) {
-      v1::CreateContainerResponse created;
-      s = kubelet_->runtime().CreateContainer(
-          Ctx().get(),
-          CreateRequest(pod, c, stage_->image(),
-                        {"sh", "-c", "dd if=/dev/zero of=/tmp/fill bs=1M count=4 2>/dev/null; exec sleep 2147483647"}),
-          &created);
-      EXPECT_TRUE(s.ok()) << Describe(s);
-      v1::StartContainerRequest start;
-      start.set_container_id(created.container_id());
-      v1::StartContainerResponse started;
-      s = kubelet_->runtime().StartContainer(Ctx().get(), start, &started);
+      std::string id;
+      s = CreateAndStart(*kubelet_, pod, c, stage_->image(),
+                         {"sh", "-c", "dd if=/dev/zero of=/tmp/fill bs=1M count=4 2>/dev/null; exec sleep 2147483647"},
+                         &id);
       EXPECT_TRUE(s.ok()) << Describe(s);
     }
     return pod;

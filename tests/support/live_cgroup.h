@@ -6,16 +6,30 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "base/status.h"
 #include "collector/cgroup_hierarchies.h"
 
 namespace statlet::testing {
 
 // The host's hierarchies, detected once (empty mounts when detection failed).
 const CgroupHierarchies& HostHierarchies();
+
+// The mount points of every cgroup hierarchy (v1 controllers, named ones, unified), from
+// /proc/self/mountinfo: also those statlet does not read, where a runtime creates its
+// cgroups too.
+std::vector<std::string> CgroupMounts();
+
+// rmdir of `path` (relative) in every hierarchy, retried until `timeout` while busy (a
+// killed task leaves its cgroup a moment after the kill).
+Status RemoveCgroupEverywhere(const std::string& path, std::chrono::milliseconds timeout);
+
+// A random RFC 4122 version-4 uid, as Kubernetes gives pods.
+std::string NewUid();
 
 // "<prefix>-<pid>-<n>": unique on the host for this process's lifetime.
 std::string UniqueName(const std::string& prefix);
