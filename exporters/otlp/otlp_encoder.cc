@@ -7,7 +7,6 @@
 #include "exporters/otlp/proto_wire.h"
 #include "metrics/derived_values.h"
 #include "metrics/snapshot_samples_visit.h"
-#include "opentelemetry/proto/metrics/v1/metrics.pb.h"
 
 namespace statlet::otlp {
 namespace {
@@ -436,15 +435,54 @@ void OtlpEncoder::Encode(const Snapshot& snapshot, EncodedExport* out) {
 
 namespace {
 
-namespace pm = opentelemetry::proto::metrics::v1;
-namespace pc = opentelemetry::proto::common::v1;
+constexpr uint8_t kRmResource = Tag(1, kLen);          // ResourceMetrics.resource
+constexpr uint8_t kResourceAttributes = Tag(1, kLen);  // Resource.attributes
+constexpr uint8_t kHistAttributes = Tag(9, kLen);      // HistogramDataPoint.attributes
 
-void AddNodeAttr(google::protobuf::RepeatedPtrField<pc::KeyValue>* attrs, std::string_view key,
-                 std::string_view value) {
-  if (key.empty() || value.empty()) return;
-  pc::KeyValue* kv = attrs->Add();
-  kv->set_key(key.data(), key.size());
-  kv->mutable_value()->set_string_value(value.data(), value.size());
+uint64_t DoubleBits(double d) {
+  uint64_t bits;
+  std::memcpy(&bits, &d, 8);
+  return bits;
+}
+
+// One extra series as a data point of `m` (fields in field-number order); "" when it does
+// not fit the instrument (a histogram of other bounds).
+std::string NodePoint(const OtlpNodeMetric& m, const metrics::ExtraFamily& f, const metrics::ExtraSeries& s,
+                      uint64_t start, uint64_t now) {
+  std::string point;
+  const bool gauge = m.instrument == Instrument::kGauge, histogram = m.instrument == Instrument::kHistogram;
+  if (!gauge) wire::AppendFixed64Field(&point, kStartTime, start);
+  wire::AppendFixed64Field(&point, kTime, now);
+  if (histogram) {
+    if (s.bucket_counts.size() != f.bounds.size() + 1) return "";
+    uint64_t count = 0;
+    std::string counts, bounds;
+    for (uint64_t c : s.bucket_counts) {
+      char bytes[8];
+      counts.append(bytes, wire::PutFixed64(bytes, c) - bytes);
+      count += c;
+    }
+    for (double b : f.bounds) {
+      char bytes[8];
+      bounds.append(bytes, wire::PutDouble(bytes, b) - bytes);
+    }
+    if (count) wire::AppendFixed64Field(&point, kHistCount, count);
+    wire::AppendFixed64Field(&point, kHistSum, DoubleBits(s.sum.AsDouble()));
+    wire::AppendMessageField(&point, kHistBucketCounts, counts);
+    if (!bounds.empty()) wire::AppendMessageField(&point, kHistExplicitBounds, bounds);
+  } else if (m.is_double) {
+    wire::AppendFixed64Field(&point, kAsDouble, DoubleBits(s.value.AsDouble()));
+  } else {
+    wire::AppendFixed64Field(
+        &point, kAsInt,
+        static_cast<uint64_t>(s.value.kind == metrics::Value::Kind::kDouble ? static_cast<int64_t>(s.value.d)
+                                                                            : static_cast<int64_t>(s.value.u)));
+  }
+  for (size_t k = 0; k < f.labels.size() && k < s.label_values.size() && k < m.attributes.size(); ++k) {
+    wire::AppendStringAttribute(&point, histogram ? kHistAttributes : kNumberAttributes, m.attributes[k],
+                                s.label_values[k]);
+  }
+  return point;
 }
 
 }  // namespace
@@ -455,69 +493,42 @@ std::string OtlpEncoder::EncodeNode(int64_t time_ns) {
   for (const metrics::ExtraSource* source : extras_) source->Collect(&families);
   if (node_start_ns_ == 0) node_start_ns_ = time_ns;
   const uint64_t start = static_cast<uint64_t>(node_start_ns_), now = static_cast<uint64_t>(time_ns);
-  constexpr auto kCumulative = pm::AGGREGATION_TEMPORALITY_CUMULATIVE;
-  pm::ResourceMetrics rm;
-  for (const auto& [k, v] : node_.attributes) AddNodeAttr(rm.mutable_resource()->mutable_attributes(), k, v);
-  pm::ScopeMetrics* scope = rm.add_scope_metrics();
-  scope->mutable_scope()->set_name("statlet");
-  scope->mutable_scope()->set_version(scope_version_);
+  std::string metrics;  // ScopeMetrics.metrics fields
   for (const metrics::ExtraFamily& f : families) {
     if (!samples_.rules().selection.ServesExtra(f.name)) continue;
     const OtlpNodeMetric* m = OtlpNodeMetricOf(f.name);
     if (m == nullptr || !SuitsType(m->instrument, f.type) || f.series.empty()) continue;
-    pm::Metric* metric = scope->add_metrics();
-    metric->set_name(m->name.data(), m->name.size());
-    metric->set_unit(m->unit.data(), m->unit.size());
-    metric->set_description(f.help.data(), f.help.size());
+    std::string data;  // the Gauge, Sum or Histogram message
     for (const metrics::ExtraSeries& s : f.series) {
-      google::protobuf::RepeatedPtrField<pc::KeyValue>* attrs;
-      if (m->instrument == Instrument::kHistogram) {
-        if (s.bucket_counts.size() != f.bounds.size() + 1) continue;  // not a histogram of these bounds
-        pm::Histogram* h = metric->mutable_histogram();
-        h->set_aggregation_temporality(kCumulative);
-        pm::HistogramDataPoint* p = h->add_data_points();
-        p->set_start_time_unix_nano(start);
-        p->set_time_unix_nano(now);
-        uint64_t count = 0;
-        for (double b : f.bounds) p->add_explicit_bounds(b);
-        for (uint64_t c : s.bucket_counts) {
-          p->add_bucket_counts(c);
-          count += c;
-        }
-        p->set_count(count);
-        p->set_sum(s.sum.AsDouble());
-        attrs = p->mutable_attributes();
-      } else {
-        pm::NumberDataPoint* p;
-        if (m->instrument == Instrument::kGauge) {
-          p = metric->mutable_gauge()->add_data_points();
-        } else {
-          pm::Sum* sum = metric->mutable_sum();
-          sum->set_aggregation_temporality(kCumulative);
-          sum->set_is_monotonic(m->instrument == Instrument::kCounter);
-          p = sum->add_data_points();
-          p->set_start_time_unix_nano(start);
-        }
-        p->set_time_unix_nano(now);
-        if (m->is_double) {
-          p->set_as_double(s.value.AsDouble());
-        } else {
-          p->set_as_int(s.value.kind == metrics::Value::Kind::kDouble ? static_cast<int64_t>(s.value.d)
-                                                                      : static_cast<int64_t>(s.value.u));
-        }
-        attrs = p->mutable_attributes();
-      }
-      for (size_t k = 0; k < f.labels.size() && k < s.label_values.size() && k < m->attributes.size(); ++k) {
-        AddNodeAttr(attrs, m->attributes[k], s.label_values[k]);
-      }
+      const std::string point = NodePoint(*m, f, s, start, now);
+      if (point.empty()) continue;
+      wire::AppendMessageField(&data, kDataPoints, point);
       ++points_;
     }
-    if (metric->data_case() == pm::Metric::DATA_NOT_SET) scope->mutable_metrics()->RemoveLast();
+    if (data.empty()) continue;  // no points: no metric
+    uint8_t data_tag = kMetricGauge;
+    if (m->instrument != Instrument::kGauge) {
+      wire::AppendVarintField(&data, kTemporality, kCumulative);
+      data_tag = kMetricHistogram;
+      if (m->instrument != Instrument::kHistogram) {
+        data_tag = kMetricSum;
+        if (m->instrument == Instrument::kCounter) wire::AppendVarintField(&data, kMonotonic, 1);  // false: left out
+      }
+    }
+    std::string metric;
+    wire::AppendStringField(&metric, kMetricName, m->name);
+    wire::AppendStringField(&metric, kMetricDescription, f.help);
+    wire::AppendStringField(&metric, kMetricUnit, m->unit);
+    wire::AppendMessageField(&metric, data_tag, data);
+    wire::AppendMessageField(&metrics, kSmMetrics, metric);
   }
-  if (scope->metrics_size() == 0) return "";
-  scope->set_schema_url(kSchemaUrl.data(), kSchemaUrl.size());
-  rm.set_schema_url(kSchemaUrl.data(), kSchemaUrl.size());
-  return rm.SerializeAsString();
+  if (metrics.empty()) return "";
+  std::string resource, rm;
+  for (const auto& [k, v] : node_.attributes) wire::AppendStringAttribute(&resource, kResourceAttributes, k, v);
+  if (!node_.attributes.empty()) wire::AppendMessageField(&rm, kRmResource, resource);
+  wire::AppendMessageField(&rm, kRmScopeMetrics, scope_field_ + metrics + scope_schema_);
+  rm += resource_schema_;
+  return rm;
 }
 
 }  // namespace statlet::otlp

@@ -85,8 +85,9 @@ class OtlpEncoder {
   void SplitResource(const ResourceCache::Entry& e, size_t start, wire::Buffer& buf,
                      std::vector<std::pair<size_t, size_t>>* requests);
   void WritePiece(const ResourceCache::Entry& e, std::string_view metrics, wire::Buffer& buf);
-  // The extra families on the node's resource, stamped `time_ns`, as a serialized
-  // ResourceMetrics; "" without points. Once per export and small: built as messages.
+  // The extra families on the node's resource, stamped `time_ns`, as an encoded
+  // ResourceMetrics; "" without points. Once per export and small: built field by field
+  // into strings rather than through the cursor.
   std::string EncodeNode(int64_t time_ns);
 
   metrics::SnapshotSamples samples_;

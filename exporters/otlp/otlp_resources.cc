@@ -18,14 +18,9 @@ constexpr uint8_t kArrayValue = Tag(5, kLen);
 constexpr uint8_t kArrayValues = Tag(1, kLen);
 constexpr uint8_t kRmResource = Tag(1, kLen);  // ResourceMetrics.resource
 
-// A KeyValue whose value is a string, as an attribute field; none when key or value is empty.
+// A KeyValue whose value is a string, as a Resource.attributes field.
 void AppendAttribute(std::string* out, std::string_view key, std::string_view value) {
-  if (key.empty() || value.empty()) return;
-  std::string any, kv;
-  wire::AppendStringField(&any, kStringValue, value);
-  wire::AppendStringField(&kv, kKey, key);
-  wire::AppendMessageField(&kv, kValue, any);
-  wire::AppendMessageField(out, kResourceAttributes, kv);
+  wire::AppendStringAttribute(out, kResourceAttributes, key, value);
 }
 
 // A KeyValue whose value is an array of one string.

@@ -76,12 +76,39 @@ inline void AppendStringField(std::string* out, uint8_t tag, std::string_view s)
   out->append(s);
 }
 
+// A fixed64 field (also a double's bits), written even when zero.
+inline void AppendFixed64Field(std::string* out, uint8_t tag, uint64_t v) {
+  out->push_back(static_cast<char>(tag));
+  char bytes[8];
+  out->append(bytes, PutFixed64(bytes, v) - bytes);
+}
+
+// A varint field, written even when zero.
+inline void AppendVarintField(std::string* out, uint8_t tag, uint64_t v) {
+  out->push_back(static_cast<char>(tag));
+  char bytes[10];
+  out->append(bytes, PutVarint(bytes, v) - bytes);
+}
+
 // An already encoded message as a length-delimited field.
 inline void AppendMessageField(std::string* out, uint8_t tag, std::string_view content) {
   out->push_back(static_cast<char>(tag));
   char len[10];
   out->append(len, PutVarint(len, content.size()) - len);
   out->append(content);
+}
+
+// An attribute as OTLP writes one (opentelemetry/proto/common/v1/common.proto): a KeyValue
+// {key = 1, value = 2: AnyValue {string_value = 1}} as field `tag` of its holder (a
+// Resource's or a data point's attributes); none when key or value is empty.
+inline void AppendStringAttribute(std::string* out, uint8_t tag, std::string_view key, std::string_view value) {
+  if (key.empty() || value.empty()) return;
+  constexpr uint8_t kKey = Tag(1, kLen), kValue = Tag(2, kLen), kStringValue = Tag(1, kLen);
+  std::string any, kv;
+  AppendStringField(&any, kStringValue, value);
+  AppendStringField(&kv, kKey, key);
+  AppendMessageField(&kv, kValue, any);
+  AppendMessageField(out, tag, kv);
 }
 
 // The output: a string written through a cursor. Room is reserved before each write; the
