@@ -5,10 +5,10 @@ and pushing OTLP at fixed paces; the figures docs/scale.md multiplies out to a f
 The tree is <root>/kubepods/burstable/pod<uid>/<64-hex id> in every cgroup hierarchy statlet
 reads (as the kubelet's cgroupfs driver lays it out; tests/reliability/container_tree.cc),
 with PODS pods and CONTAINERS container cgroups (each pod's pause container counted), each
-holding one sleeping process. The daemon runs in a cpuacct cgroup of its own: its CPU is
-that cgroup's cpuacct.usage (every thread, exited ones too, in ns); /proc/<pid>/stat's
-utime+stime (10 ms ticks) is printed beside it. An OTLP/HTTP receiver in this script
-answers every export with 200 and counts its bytes.
+holding one sleeping process. The daemon runs in a cgroup of its own: its CPU is that
+cgroup's cpuacct.usage, or cpu.stat usage_usec on cgroup v2 alone (every thread, exited ones
+too); /proc/<pid>/stat's utime+stime (10 ms ticks) is printed beside it. An OTLP/HTTP
+receiver in this script answers every export with 200 and counts its bytes.
 
 Runs, each a fresh daemon (--collector.subtree=<root>, no CRI socket, no runtime):
   scrape  IDLE s untouched (the daemon's own background cost), then SCRAPES scrapes of
@@ -19,7 +19,9 @@ Runs, each a fresh daemon (--collector.subtree=<root>, no CRI socket, no runtime
           its CPU over the run, scaled to an hour, checks the sum of the parts.
 Needs root. usage:
   sudo bench/scale.py [--binary build/release/cmd/statlet] [--pods 110] [--containers 250]
-                      [--quick]   (short runs: checks the script, not the figures)
+                      [--runs scrape,otlp,node] [--flag=--metrics.enable=cpu ...]
+                      [--families]  (series per family in one scrape)
+                      [--quick]     (short runs: checks the script, not the figures)
 """
 import argparse
 import gzip
@@ -40,6 +42,9 @@ HIERARCHIES = ["unified", "cpu", "cpuacct", "memory", "pids", "blkio"]
 
 
 def mounted():
+    """The hierarchies under CG ("" when CG is a cgroup2 mount itself)."""
+    if os.path.exists(os.path.join(CG, "cgroup.controllers")):
+        return [""]
     return [h for h in HIERARCHIES if os.path.exists(os.path.join(CG, h, "cgroup.procs"))]
 
 
@@ -64,14 +69,14 @@ class Tree:
                 proc = subprocess.Popen(["sleep", "infinity"], stdin=subprocess.DEVNULL, close_fds=True)
                 self.procs.append(proc)
                 for h in hier:
-                    with open(f"{CG}/{h}{pod}/{cid}/cgroup.procs", "w") as f:
+                    with open(f"{CG}/{h}{pod}/{cid}/cgroup.procs".replace("//", "/"), "w") as f:
                         f.write(str(proc.pid))
                 n += 1
         self.containers = n
 
     def mkdir(self, path, hier):
         for h in hier:
-            d = f"{CG}/{h}{path}"
+            d = f"{CG}/{h}{path}".replace("//", "/")
             os.mkdir(d)
             self.dirs.append(d)
 
@@ -116,7 +121,10 @@ def free_port():
 class Daemon:
     def __init__(self, binary, root, extra, name):
         self.port = free_port()
-        self.cg = f"{CG}/cpuacct/statlet-scale-{os.getpid()}-{name}"
+        hier = mounted()
+        self.v1 = "cpuacct" in hier
+        base = "cpuacct" if self.v1 else hier[0]
+        self.cg = f"{CG}/{base}/statlet-scale-{os.getpid()}-{name}".replace("//", "/")
         os.mkdir(self.cg)
         self.log = open(f"/tmp/statlet-scale-{os.getpid()}-{name}.log", "w")
         self.proc = subprocess.Popen(
@@ -144,8 +152,11 @@ class Daemon:
         return r.status, body, r.getheader("Content-Encoding", "")
 
     def cpu_s(self):
-        with open(self.cg + "/cpuacct.usage") as f:
-            return int(f.read()) / 1e9
+        if self.v1:
+            with open(self.cg + "/cpuacct.usage") as f:
+                return int(f.read()) / 1e9
+        with open(self.cg + "/cpu.stat") as f:
+            return int(f.readline().split()[1]) / 1e6  # usage_usec, the first line
 
     def ticks_s(self):
         with open(f"/proc/{self.proc.pid}/stat") as f:
@@ -291,7 +302,7 @@ def main():
     tree = Tree(root, a.pods, a.containers)
     try:
         print(f"tree: {a.pods} pods, {tree.containers} containers, one process each, under {root} "
-              f"in {', '.join(mounted())}; statlet {a.binary}", flush=True)
+              f"in {', '.join(h or 'cgroup2' for h in mounted())}; statlet {a.binary}", flush=True)
         if FLAGS:
             print("daemon flags: " + " ".join(FLAGS))
         s = scrape_run(a, root)
