@@ -22,6 +22,7 @@
 #include "cmd/service_notify.h"
 #include "cmd/startup_summary.h"
 #include "collector/collector.h"
+#include "collector/machine_source.h"
 #include "collector/sampler.h"
 #include "cri/daemon_hooks.h"
 #include "cri/deferred_source.h"
@@ -31,6 +32,7 @@
 #include "exporters/self_metrics.h"
 #include "kube/kubelet_settings.h"
 #include "kube/pod_watch.h"
+#include "metrics/metric_selection.h"
 #include "pulls/image_pulls.h"
 #include "runtime/runtime_client.h"
 
@@ -184,7 +186,17 @@ int RunDaemonCommand(int argc, char** argv) {
     return 1;
   }
   const std::string cgroup_mode = (*collector)->CgroupMode();
+  // The machine's facts, read now and on a slow refresh (collector/machine_source.h); not
+  // read at all when no machine family is served, the topology only for cpu_topology.
+  std::unique_ptr<MachineSource> machine;
+  if (const metrics::ReadNeeds needs = metrics::ReadNeedsOf(opts.metrics.selection); needs.machine) {
+    MachineReadOptions mo;
+    mo.topology = needs.machine_topology;
+    machine = std::make_unique<MachineSource>(std::move(mo));
+    if (!machine->Current()->error.empty()) log::Warn("machine facts: " + machine->Current()->error);
+  }
   Sampler sampler(std::move(*collector), runtime.get(), probes->get());
+  sampler.SetMachine(machine.get());
   StopCriFirst stop_cri_first{&cri_server};
   // Freed memory goes back to the kernel within a period of a burst (large answers,
   // clients flooding the sockets), so the resident set follows what is in use; between

@@ -116,6 +116,7 @@ StatusOr<SnapshotPtr> Sampler::CollectOnce(CollectParts parts) {
   auto collected = collector_->Collect(parts);
   if (!collected.ok()) return collected.status();
   auto snap = std::make_shared<Snapshot>(std::move(*collected));
+  if (machine_ != nullptr) snap->machine = machine_->Current();
 
   if (metadata_ != nullptr) {
     snap->runtime = metadata_->State();

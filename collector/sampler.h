@@ -14,6 +14,7 @@
 
 #include "collector/collector.h"
 #include "collector/enrichment.h"
+#include "collector/machine_source.h"
 #include "collector/memory_high_stall.h"
 #include "collector/memory_qos.h"
 #include "collector/memory_qos_inputs.h"
@@ -52,6 +53,9 @@ class Sampler : public SnapshotSource {
     qos_sources_ = std::move(sources);
     stall_ = MemoryHighStallDetector(stall);
   }
+  // The machine's facts every snapshot carries (null: none). Set before the first Get; it
+  // must outlive the Sampler.
+  void SetMachine(MachineSource* machine) { machine_ = machine; }
 
  private:
   struct Flight;
@@ -62,6 +66,7 @@ class Sampler : public SnapshotSource {
   MetadataSource* metadata_;
   BpfSource* bpf_;
   MemoryQosSources qos_sources_;
+  MachineSource* machine_ = nullptr;
   // Fed by CollectOnce only; collections are single-flight, so one thread at a time.
   MemoryHighStallDetector stall_{MemoryHighStallOptions()};
 

@@ -1,6 +1,7 @@
 #include "exporters/exposition_builder.h"
 
 #include "exporters/extra_exposition.h"
+#include "metrics/machine_families.h"
 
 namespace statlet {
 
@@ -57,8 +58,10 @@ StatusOr<ExpositionBuilder::Body> ExpositionBuilder::Build(const SnapshotPtr& sn
   std::string& tail = gzip ? tail_scratch_ : body.tail;
   tail.clear();
   if (self_) self_->AppendExposition(format, &tail);
-  if (!extras_.empty()) {
+  if (!extras_.empty() || snap->machine) {
+    // The machine families: a few series read on a slow refresh, rendered with each tail.
     std::vector<metrics::ExtraFamily> families;
+    metrics::AppendMachineFamilies(snap->machine.get(), selection_, /*identity_labels=*/true, &families);
     for (const metrics::ExtraSource* e : extras_) e->Collect(&families);
     std::erase_if(families, [&](const metrics::ExtraFamily& x) { return !selection_.ServesExtra(x.name); });
     AppendExtraFamilies(families, format, &tail);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "metrics/machine_families.h"
+
 namespace statlet::metrics {
 namespace {
 
@@ -19,7 +21,9 @@ constexpr GroupInfo kGroups[] = {
     {G::kOomEvent, "oom_event", "container_oom_events_total"},
     {G::kPressure, "pressure", "PSI stall totals (container_pressure_*)"},
     {G::kHugetlb, "hugetlb", "huge page usage (container_hugetlb_*)"},
-    {G::kCpuTopology, "cpu_topology", "NUMA, cache and thread topology of the machine (no family served yet)"},
+    {G::kCpuTopology, "cpu_topology",
+     "NUMA, cache and thread topology of the machine (machine_cpu_cache_capacity_bytes, "
+     "machine_thread_siblings_count, machine_node_*)"},
     {G::kPsiAverages, "psi", "PSI averages (statlet_pressure_stall_ratio)"},
     {G::kMemoryQos, "memory_qos",
      "Memory QoS view and knobs (statlet_container_memory_*, statlet_node_memory_qos_*, "
@@ -27,6 +31,9 @@ constexpr GroupInfo kGroups[] = {
      "statlet_memory_protection_capped)"},
     {G::kEbpf, "ebpf", "the eBPF probes' families (run-queue latency, TCP, page faults, OOM kills)"},
     {G::kPulls, "pulls", "image pulls (statlet_image_pull*)"},
+    {G::kMachine, "machine",
+     "the machine's CPUs, memory and modules (machine_cpu_*, machine_memory_bytes, machine_swap_bytes, "
+     "machine_dimm_*, machine_scrape_error); served, as cAdvisor does, whatever --metrics.enable names"},
 };
 static_assert(std::size(kGroups) == static_cast<size_t>(G::kCount) - 1, "every group but kAlways is named");
 
@@ -44,6 +51,8 @@ bool IsUnservedCadvisor(std::string_view name) {
   return std::find(std::begin(kUnservedCadvisor), std::end(kUnservedCadvisor), name) != std::end(kUnservedCadvisor);
 }
 bool IsPullFamily(std::string_view name) { return name.substr(0, kPullFamilyPrefix.size()) == kPullFamilyPrefix; }
+// Extra families named by name in the lists: image pulls and machine families.
+bool IsExtraFamily(std::string_view name) { return IsPullFamily(name) || FindMachineFamily(name) != nullptr; }
 
 constexpr std::string_view kLabels[] = {"id", "image"};  // CgroupLabel order
 
@@ -186,7 +195,7 @@ MetricSelection::MetricSelection() {
 }
 
 Status MetricSelection::CheckName(const std::string& name) {
-  if (FindGroup(name) || IsUnservedCadvisor(name) || FindFamily(name) || IsPullFamily(name)) return Status::Ok();
+  if (FindGroup(name) || IsUnservedCadvisor(name) || FindFamily(name) || IsExtraFamily(name)) return Status::Ok();
   std::string groups;
   for (const GroupInfo& g : kGroups) groups += (groups.empty() ? "" : ", ") + std::string(g.name);
   return InvalidArgument("unknown group or family \"" + name + "\" (groups: " + groups + "; or a family name)");
@@ -222,7 +231,7 @@ StatusOr<MetricSelection> MetricSelection::Make(const std::vector<std::string>& 
       }
     } else if (const MetricFamily* f = FindFamily(n)) {
       s.families_.set(static_cast<size_t>(f->id), on);
-    } else if (IsPullFamily(n)) {
+    } else if (IsExtraFamily(n)) {
       (on ? s.extra_on_ : s.extra_off_).push_back(n);
     }
   };
@@ -231,6 +240,9 @@ StatusOr<MetricSelection> MetricSelection::Make(const std::vector<std::string>& 
     // --metrics.disable to leave them out).
     s.groups_.reset();
     s.groups_.set(static_cast<size_t>(G::kAlways));
+    // cAdvisor's machine collector serves its families whatever --enable_metrics says
+    // (prometheus_machine.go): only cpu_topology is one of its kinds.
+    s.groups_.set(static_cast<size_t>(G::kMachine));
     for (const MetricFamily& f : AllMetricFamilies())
       s.families_.set(static_cast<size_t>(f.id), GroupOf(f.id) == G::kAlways);
     s.extra_listed_only_ = true;
@@ -246,12 +258,22 @@ bool MetricSelection::ServesExtra(std::string_view name) const {
     if (groups_[static_cast<size_t>(G::kPulls)]) return true;
     return extra_listed_only_ && std::find(extra_on_.begin(), extra_on_.end(), name) != extra_on_.end();
   }
+  if (const MachineFamily* m = FindMachineFamily(name)) {
+    if (groups_[static_cast<size_t>(m->group)]) return true;
+    return extra_listed_only_ && std::find(extra_on_.begin(), extra_on_.end(), name) != extra_on_.end();
+  }
   return true;
 }
 
 bool MetricSelection::ServesGroup(MetricGroup g) const {
-  if (g == G::kPercpu || g == G::kPulls || g == G::kCpuTopology) {
-    if (g == G::kPulls && !extra_on_.empty()) return true;
+  if (g == G::kMachine || g == G::kCpuTopology) {
+    for (const MachineFamily& m : MachineFamilies()) {
+      if (m.group == g && ServesExtra(m.name)) return true;
+    }
+    return false;
+  }
+  if (g == G::kPercpu || g == G::kPulls) {
+    if (g == G::kPulls && std::any_of(extra_on_.begin(), extra_on_.end(), IsPullFamily)) return true;
     return groups_[static_cast<size_t>(g)];
   }
   for (const MetricFamily& f : AllMetricFamilies()) {
@@ -280,6 +302,8 @@ ReadNeeds ReadNeedsOf(const MetricSelection& s) {
   n.process_fds = s.Serves(FamilyId::kContainerFileDescriptors) || s.Serves(FamilyId::kContainerSockets) ||
                   s.Serves(FamilyId::kContainerUlimitsSoft);
   n.network = s.ServesGroup(G::kNetwork);
+  n.machine_topology = s.ServesGroup(G::kCpuTopology);
+  n.machine = n.machine_topology || s.ServesGroup(G::kMachine);
   return n;
 }
 

@@ -38,6 +38,7 @@ enum class MetricGroup : uint8_t {
   kMemoryQos,
   kEbpf,
   kPulls,
+  kMachine,  // cAdvisor's machine families outside cpu_topology (it has no kind for them)
   kCount,
 };
 
@@ -54,7 +55,8 @@ MetricGroup GroupOf(FamilyId id);
 // cAdvisor's kinds that statlet has no family for (sched, cpuLoad, tcp, …): accepted, so
 // that an operator's cAdvisor flags carry over, and without effect.
 std::span<const std::string_view> UnservedCadvisorGroups();
-// Extra families (metrics/extra_families.h) are in kPulls when their name starts so.
+// Extra families (metrics/extra_families.h) are in kPulls when their name starts so, in
+// kMachine or kCpuTopology when they are machine families (metrics/machine_families.h).
 inline constexpr std::string_view kPullFamilyPrefix = "statlet_image_pull";
 
 // The cgroup labels that can be left out: their loss keeps every series distinct (see
@@ -76,7 +78,7 @@ class MetricSelection {
   static Status CheckLabel(const std::string& name);
 
   bool Serves(FamilyId id) const { return families_[static_cast<size_t>(id)]; }
-  // An extra family (image pulls) by name.
+  // An extra family (image pulls, machine families) by name.
   bool ServesExtra(std::string_view family_name) const;
   // Whether any family of the group is served (kPercpu: whether per-CPU series may be).
   bool ServesGroup(MetricGroup g) const;
@@ -100,12 +102,14 @@ bool DropsIdOf(const MetricSelection& s, const Identity& id);
 
 // The readers a collection needs for the families served: a group left out is not read.
 struct ReadNeeds {
-  bool pressure_files = true;  // *.pressure: pressure, psi averages, the memory.high stall view
-  bool io_files = true;        // io.stat / blkio: diskIO
-  bool hugetlb_files = true;   // hugetlb.*: hugetlb
-  bool pids_files = true;      // pids.*: process
-  bool process_fds = true;     // /proc/<pid>/fd scans: process
-  bool network = true;         // /proc/<pid>/net/dev: network
+  bool pressure_files = true;    // *.pressure: pressure, psi averages, the memory.high stall view
+  bool io_files = true;          // io.stat / blkio: diskIO
+  bool hugetlb_files = true;     // hugetlb.*: hugetlb
+  bool pids_files = true;        // pids.*: process
+  bool process_fds = true;       // /proc/<pid>/fd scans: process
+  bool network = true;           // /proc/<pid>/net/dev: network
+  bool machine = true;           // /proc/cpuinfo, /proc/meminfo, EDAC, identities: machine
+  bool machine_topology = true;  // /sys/devices/system/{cpu,node} topology: cpu_topology
 };
 ReadNeeds ReadNeedsOf(const MetricSelection& s);
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "snapshot/collect_parts.h"
+#include "snapshot/machine_info.h"
 
 namespace statlet {
 
@@ -376,6 +377,9 @@ struct Snapshot {
   CollectionStats collection;
   NodeMemoryQos memory_qos;
   uint32_t num_cpus = 0;
+  // The machine as last read (read at start and on a slow refresh, not per collection:
+  // collector/machine_source.h); null when not read (machine families all left out).
+  std::shared_ptr<const MachineInfo> machine;
   // The optional parts this snapshot answers: read, or turned off by the collector's
   // options (then no collection would read them). A part not read leaves its fields absent.
   CollectParts parts = CollectParts::All();

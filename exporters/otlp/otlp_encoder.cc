@@ -6,6 +6,7 @@
 
 #include "exporters/otlp/proto_wire.h"
 #include "metrics/derived_values.h"
+#include "metrics/machine_families.h"
 #include "metrics/snapshot_samples_visit.h"
 
 namespace statlet::otlp {
@@ -418,7 +419,7 @@ void OtlpEncoder::Encode(const Snapshot& snapshot, EncodedExport* out) {
     SplitResource(e, start, buf, &request_spans_);
     request_start = buf.size();
   }
-  if (const std::string node = EncodeNode(snapshot.timestamp_ns); !node.empty()) {
+  if (const std::string node = EncodeNode(snapshot); !node.empty()) {
     const size_t start = buf.size();
     char* p = buf.Reserve(LenFieldSize(node.size()));
     *p++ = static_cast<char>(kRequestResourceMetrics);
@@ -487,9 +488,12 @@ std::string NodePoint(const OtlpNodeMetric& m, const metrics::ExtraFamily& f, co
 
 }  // namespace
 
-std::string OtlpEncoder::EncodeNode(int64_t time_ns) {
-  if (extras_.empty()) return "";
+std::string OtlpEncoder::EncodeNode(const Snapshot& snapshot) {
+  if (extras_.empty() && !snapshot.machine) return "";
+  const int64_t time_ns = snapshot.timestamp_ns;
   std::vector<metrics::ExtraFamily> families;
+  metrics::AppendMachineFamilies(snapshot.machine.get(), samples_.rules().selection, /*identity_labels=*/false,
+                                 &families);
   for (const metrics::ExtraSource* source : extras_) source->Collect(&families);
   if (node_start_ns_ == 0) node_start_ns_ = time_ns;
   const uint64_t start = static_cast<uint64_t>(node_start_ns_), now = static_cast<uint64_t>(time_ns);

@@ -85,10 +85,10 @@ class OtlpEncoder {
   void SplitResource(const ResourceCache::Entry& e, size_t start, wire::Buffer& buf,
                      std::vector<std::pair<size_t, size_t>>* requests);
   void WritePiece(const ResourceCache::Entry& e, std::string_view metrics, wire::Buffer& buf);
-  // The extra families on the node's resource, stamped `time_ns`, as an encoded
-  // ResourceMetrics; "" without points. Once per export and small: built field by field
-  // into strings rather than through the cursor.
-  std::string EncodeNode(int64_t time_ns);
+  // The snapshot's machine families and the extra families on the node's resource, stamped
+  // with the snapshot's time, as an encoded ResourceMetrics; "" without points. Once per
+  // export and small: built field by field into strings rather than through the cursor.
+  std::string EncodeNode(const Snapshot& snapshot);
 
   metrics::SnapshotSamples samples_;
   ResourceCache resources_;

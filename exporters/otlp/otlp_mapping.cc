@@ -182,6 +182,9 @@ std::span<const OtlpNodeMetric> OtlpNodeMetrics() {
   // The image pull families (pulls/pull_metrics.cc). Pulls in flight add up across nodes:
   // UpDownCounters, as the semantic conventions count active requests.
   static constexpr A kImage = {"statlet.image.reference"};
+  static constexpr A kDimm = {"statlet.machine.dimm.type"};
+  static constexpr std::string_view kCoreId = "statlet.machine.cpu.core.id";
+  static constexpr std::string_view kNumaNode = "statlet.machine.numa_node.id";
   static constexpr OtlpNodeMetric kTable[] = {
       {"statlet_image_pulls_in_flight", "statlet.image_pull.active", "{pull}", kUpDown, false},
       {"statlet_image_pull_clients", "statlet.image_pull.clients", "{call}", kUpDown, false},
@@ -204,6 +207,51 @@ std::span<const OtlpNodeMetric> OtlpNodeMetrics() {
        kSum,
        false,
        {"statlet.image_pull.status_write.result"}},
+      // The machine families (metrics/machine_families.h), their own labels in name order;
+      // the host's identities are the node resource's, not the points'. Capacities and
+      // counts add up across nodes (UpDownCounters, as the semantic conventions'
+      // system.cpu.*.count and system.memory.limit); distances, sibling counts and the error
+      // flag do not (Gauges).
+      {"machine_cpu_cores", "system.cpu.logical.count", "{cpu}", kUpDown, false},
+      {"machine_cpu_physical_cores", "system.cpu.physical.count", "{cpu}", kUpDown, false},
+      {"machine_cpu_sockets", "statlet.machine.cpu.sockets", "{socket}", kUpDown, false},
+      {"machine_cpu_books", "statlet.machine.cpu.books", "{book}", kUpDown, false},
+      {"machine_cpu_drawers", "statlet.machine.cpu.drawers", "{drawer}", kUpDown, false},
+      {"machine_memory_bytes", "system.memory.limit", "By", kUpDown, false},
+      {"machine_swap_bytes", "statlet.machine.swap.limit", "By", kUpDown, false},
+      {"machine_dimm_count", "statlet.machine.dimm.count", "{dimm}", kUpDown, false, kDimm},
+      {"machine_dimm_capacity_bytes", "statlet.machine.dimm.capacity", "By", kUpDown, false, kDimm},
+      {"machine_scrape_error", "statlet.machine.read_error", "1", kGauge, false},
+      {"machine_cpu_cache_capacity_bytes",
+       "statlet.machine.cpu.cache.capacity",
+       "By",
+       kUpDown,
+       false,
+       {kCoreId, "statlet.machine.cpu.cache.level", kNumaNode, "statlet.machine.cpu.cache.type"}},
+      {"machine_thread_siblings_count",
+       "statlet.machine.cpu.thread_siblings",
+       "{cpu}",
+       kGauge,
+       false,
+       {kCoreId, kNumaNode, "statlet.machine.cpu.thread.id"}},
+      {"machine_node_memory_capacity_bytes",
+       "statlet.machine.numa_node.memory.capacity",
+       "By",
+       kUpDown,
+       false,
+       {kNumaNode}},
+      {"machine_node_hugepages_count",
+       "statlet.machine.numa_node.hugepages",
+       "{page}",
+       kUpDown,
+       false,
+       {kNumaNode, "statlet.machine.hugepage.size_kb"}},
+      {"machine_node_distance",
+       "statlet.machine.numa_node.distance",
+       "1",
+       kGauge,
+       false,
+       {kNumaNode, "statlet.machine.numa_node.target_id"}},
   };
   return kTable;
 }

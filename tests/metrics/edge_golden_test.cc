@@ -16,6 +16,7 @@
 
 #include "cri/pod_metrics.h"
 #include "cri/stats_selection.h"
+#include "exporters/exposition_builder.h"
 #include "exporters/otlp/otlp_encoder.h"
 #include "exporters/prometheus_encoder.h"
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
@@ -61,9 +62,37 @@ std::string Text(const google::protobuf::Message& m) {
   return out;
 }
 
+// A machine of two NUMA nodes (one core of two threads each), memory modules and identities,
+// so that every machine family with a source has series.
+std::shared_ptr<const MachineInfo> GoldenMachine() {
+  auto m = std::make_shared<MachineInfo>();
+  m->timestamp_ns = 1700000000000000000;
+  m->machine_id = "0123456789abcdef0123456789abcdef";
+  m->system_uuid = "4c4c4544-0042-3010-8058-b7c04f4e4e32";
+  m->boot_id = "00000000-1111-2222-3333-444444444444";
+  m->cpu_cores = 4;
+  m->cpu_physical_cores = 2;
+  m->cpu_sockets = 2;
+  m->memory_bytes = uint64_t{16} << 30;
+  m->swap_bytes = uint64_t{1} << 30;
+  m->dimms = {{"Registered-DDR4", 2, uint64_t{16} << 30}};
+  m->topology_read = true;
+  for (uint32_t n = 0; n < 2; ++n) {
+    MachineNode node;
+    node.id = n;
+    node.cores = {{0, n, {n, n + 2}, {{32768, 1, "Data"}, {1 << 20, 2, "Unified"}}, {}}};
+    node.caches = {{uint64_t{16} << 20, 3, "Unified"}};
+    node.memory_bytes = uint64_t{8} << 30;
+    node.hugepages = {{2048, n == 0 ? 16u : 0u}};
+    node.distances = n == 0 ? std::vector<uint64_t>{10, 21} : std::vector<uint64_t>{21, 10};
+    m->topology.push_back(std::move(node));
+  }
+  return m;
+}
+
 // Every field filled, eBPF values, runtime metadata, OOM events; and quotas on some cgroups
 // so the CFS families have series, and memory.stat's sock, vmalloc, percpu, zswap and
-// zswapped on every cgroup.
+// zswapped on every cgroup; and the machine's facts.
 Snapshot GoldenSnapshot() {
   Snapshot s = testing::MakeNodeSnapshot({.pods = 2, .containers_per_pod = 1});
   for (size_t i = 0; i < s.cgroups.size(); i += 2) s.cgroups[i].cpu.quota_us = 20000;
@@ -75,6 +104,7 @@ Snapshot GoldenSnapshot() {
     m.zswap_bytes = 0;
     m.zswapped_bytes = 0;
   }
+  s.machine = GoldenMachine();
   return s;
 }
 
@@ -86,6 +116,19 @@ TEST(EdgeGolden, MetricsTextAndOpenMetrics) {
   enc.Encode(s, ExpositionFormat::kOpenMetrics100, &om);
   ExpectGolden("metrics.txt", text);
   ExpectGolden("metrics.openmetrics.txt", om);
+}
+
+// The part of a /metrics body that follows the snapshot's families (no self metrics, no
+// extra sources here): the machine families.
+TEST(EdgeGolden, MetricsMachineFamilies) {
+  const auto s = std::make_shared<const Snapshot>(GoldenSnapshot());
+  ExpositionBuilder builder({}, nullptr);
+  auto text = builder.Build(s, SamplerStats(), ExpositionFormat::kText004, false);
+  auto om = builder.Build(s, SamplerStats(), ExpositionFormat::kOpenMetrics100, false);
+  ASSERT_TRUE(text.ok());
+  ASSERT_TRUE(om.ok());
+  ExpectGolden("metrics_machine.txt", text->tail);
+  ExpectGolden("metrics_machine.openmetrics.txt", om->tail);
 }
 
 TEST(EdgeGolden, ListMetricDescriptorsAndListPodSandboxMetrics) {

@@ -8,6 +8,7 @@
 
 #include "exporters/self_metrics.h"
 #include "metrics/families.h"
+#include "metrics/machine_families.h"
 
 namespace {
 
@@ -73,6 +74,24 @@ int main() {
     out += "| `" + std::string(f.name) + "` | " + std::string(TextType(f)) + " | " +
            (f.unit.empty() ? "-" : std::string(f.unit)) + " | " + labels + " | " + status + " | " +
            std::string(f.v2_source) + " | " + std::string(f.v1_source) + " |\n";
+  }
+  // The machine families: the kubelet registers cAdvisor's machine collector without
+  // cpu_topology (server.go's includedMetrics), so those five are not on its endpoint.
+  out +=
+      "\n**Machine families** (labels `boot_id`, `machine_id`, `system_uuid` on all but "
+      "`machine_scrape_error`)\n\n"
+      "| family | type | unit | labels | kubelet/cAdvisor | group | source |\n|---|---|---|---|---|---|---|\n";
+  for (const metrics::MachineFamily& f : metrics::MachineFamilies()) {
+    std::string labels = f.identity ? "machine labels" : "-";
+    for (std::string_view l : f.labels) labels += ", `" + std::string(l) + "`";
+    const bool kubelet = f.group != metrics::MetricGroup::kCpuTopology;
+    std::string status = kubelet
+                             ? (f.note.empty() ? "same" : "same name; " + std::string(f.note))
+                             : "not on the kubelet's (it leaves cAdvisor's `cpu_topology` group off); as cAdvisor's" +
+                                   (f.note.empty() ? "" : ", but " + std::string(f.note));
+    out += "| `" + std::string(f.name) + "` | gauge | " + (f.unit.empty() ? "-" : std::string(f.unit)) + " | " +
+           labels + " | " + status + " | `" + std::string(metrics::GroupName(f.group)) + "` | " +
+           std::string(f.source) + " |\n";
   }
   out += "\n**cAdvisor families statlet does not serve**\n\n| family | why |\n|---|---|\n";
   for (const NotServedFamily& f : NotServedCadvisorFamilies()) {
