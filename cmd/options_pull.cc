@@ -36,6 +36,13 @@ void RegisterPullFlags(FlagSet& flags, DaemonOptions* o) {
                 "never.");
   pull.Duration("poll-interval", &p.poll_interval, {.min = milliseconds(50), .max = seconds(10)},
                 "How often the content store is asked for the progress of all pulls in flight (one poll for all).");
+  pull.List("observe-namespaces", &p.observe_namespaces, ListForm::kCommaSeparated,
+            "containerd namespaces whose pulls statlet does not carry (the kubelet's straight on containerd in "
+            "k8s.io, ctr's in default) are followed from containerd's leases, ingests and images, shown in the same "
+            "view; statlet cannot cancel them. Empty: none.");
+  pull.Duration("observe-interval", &p.observe_interval, {.min = milliseconds(100), .max = seconds(60)},
+                "How often those namespaces are asked whether a pull started (one ListStatuses each) while none is "
+                "followed; while one is, every --pull.poll-interval.");
   pull.Bool("keep-abandoned", &p.keep_abandoned,
             "When the last client of a pull leaves, let the pull finish (the bytes are not wasted) instead of "
             "cancelling it.");

@@ -6,8 +6,10 @@
 #include "base/log.h"
 #include "base/node_name.h"
 #include "pulls/containerd_content.h"
+#include "pulls/containerd_observed.h"
 #include "pulls/image_service.h"
 #include "pulls/node_pulls.h"
+#include "pulls/observed_pulls.h"
 #include "pulls/pull_engine.h"
 #include "pulls/pull_metrics.h"
 #include "pulls/runtime_puller.h"
@@ -48,8 +50,19 @@ StatusOr<std::unique_ptr<ImagePulls>> ImagePulls::Start(const ImagePullOptions& 
   eo.keep_abandoned = o.keep_abandoned;
   eo.max_pulls = o.max_pulls;
   eo.max_subscribers = o.max_subscribers;
+  eo.observe_interval = o.observe_interval;
+  eo.runtime_namespace = o.containerd_namespace;
   self->engine_ = std::make_unique<PullEngine>(eo, std::make_unique<ContainerdContent>(containerd, co),
                                                NewCriRuntimePuller(self->runtime_.get()));
+  if (!o.observe_namespaces.empty()) {
+    std::vector<std::unique_ptr<ObservedSource>> sources;
+    for (const auto& ns : o.observe_namespaces) {
+      sources.push_back(std::make_unique<ContainerdObserved>(containerd, ns, co.call_timeout));
+    }
+    ObservedPullsOptions obo;
+    obo.no_progress_timeout = o.no_progress_timeout;
+    self->engine_->Observe(std::make_unique<ObservedPulls>(obo, std::move(sources)));
+  }
   self->engine_->Start();
   ImageServiceOptions so;
   so.default_no_progress_timeout = o.no_progress_timeout;

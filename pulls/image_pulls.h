@@ -9,6 +9,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 
@@ -35,6 +36,10 @@ struct ImagePullOptions {
   std::string containerd_namespace = "k8s.io";
   std::chrono::seconds no_progress_timeout{0};
   std::chrono::milliseconds poll_interval{250};
+  // Pulls statlet does not carry, followed in these containerd namespaces (empty: none),
+  // asked every observe_interval while none runs.
+  std::vector<std::string> observe_namespaces = {"k8s.io", "default"};
+  std::chrono::milliseconds observe_interval{1000};
   bool keep_abandoned = true;
   size_t max_pulls = 32;
   size_t max_subscribers = 256;

@@ -33,10 +33,10 @@ std::string NodePullsJson(const NodePullsOptions& options, const std::vector<Pul
   // In flight first (all of them, up to the cap), then the most recently finished.
   std::vector<const PullView*> chosen;
   for (const auto& p : pulls) {
-    if (!PullFinished(p->phase) && chosen.size() < kNodePullsMaxImages) chosen.push_back(p.get());
+    if (InFlight(*p) && chosen.size() < kNodePullsMaxImages) chosen.push_back(p.get());
   }
   for (auto it = pulls.rbegin(); it != pulls.rend() && chosen.size() < kNodePullsMaxImages; ++it) {
-    if (PullFinished((*it)->phase)) chosen.push_back(it->get());
+    if (!InFlight(**it)) chosen.push_back(it->get());
   }
   std::sort(chosen.begin(), chosen.end(),
             [](const PullView* a, const PullView* b) { return a->started_unix_ns < b->started_unix_ns; });
@@ -49,6 +49,11 @@ std::string NodePullsJson(const NodePullsOptions& options, const std::vector<Pul
     e["bytesDone"] = p->offset;
     if (p->total) e["bytesTotal"] = *p->total;
     e["clients"] = p->subscribers;
+    if (p->observed) {
+      // Not carried by statlet: seen in containerd, and out of statlet's reach to cancel.
+      e["carrier"] = "containerd";
+      e["containerdNamespace"] = Clip(p->containerd_namespace, 253);
+    }
     e["startTime"] = Rfc3339(p->started_unix_ns);
     if (!p->pods.empty()) {
       json pods = json::array();
@@ -69,7 +74,7 @@ std::string NodePullsJson(const NodePullsOptions& options, const std::vector<Pul
       }
       e["layers"] = std::move(layers);
     }
-    if (!PullFinished(p->phase)) {
+    if (InFlight(*p)) {
       ++pulling;
       bytes_done += p->offset;
       bytes_total += p->total.value_or(0);

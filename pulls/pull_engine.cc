@@ -336,6 +336,13 @@ void PullEngine::FinishLocked(Pull* p, Clock::time_point now, std::vector<Note>*
   p->awaiting.clear();
   history_.push_back(v);
   while (history_.size() > options_.history) history_.pop_front();
+  if (p->tracker.has_manifest()) {
+    carried_recently_.emplace_back(now, CarriedPull{options_.runtime_namespace, p->tracker.manifest_digest(),
+                                                    p->request.name.Hostname() + "/" + p->request.name.path});
+    while (!carried_recently_.empty() && now - carried_recently_.front().first >= std::chrono::minutes(1)) {
+      carried_recently_.pop_front();
+    }
+  }
   log::Debug("pull of " + p->request.key + " ended: " + PullPhaseName(v->phase) +
              (v->reason.empty() ? "" : " (" + v->reason + ")"));
 }
@@ -344,36 +351,77 @@ void PullEngine::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   Clock::time_point next = Clock::now();
   Clock::time_point last_tick{};
+  Clock::time_point next_observe = Clock::now();
+  auto own = [&] { return !pulls_.empty() || !cancelling_.empty(); };
   while (!stopping_) {
-    if (pulls_.empty() && cancelling_.empty()) {
-      wake_.wait(lock, [&] { return stopping_ || !pulls_.empty() || !cancelling_.empty(); });
+    if (!own()) {
+      if (observed_) {
+        wake_.wait_until(lock, next_observe, [&] { return stopping_ || own(); });
+      } else {
+        wake_.wait(lock, [&] { return stopping_ || own(); });
+      }
       next = Clock::now();
     } else {
-      wake_.wait_until(lock, next, [&] { return stopping_ || poke_ || answered_; });
+      const auto until = observed_ ? std::min(next, next_observe) : next;
+      wake_.wait_until(lock, until, [&] { return stopping_ || poke_ || answered_; });
     }
     if (stopping_) break;
-    const auto earliest = last_tick + kMinPollGap;
-    if (!answered_ && Clock::now() < earliest) {
-      // Poked by a join right after a poll: wait out the gap (an answer or a stop ends it).
-      wake_.wait_until(lock, earliest, [&] { return stopping_ || answered_; });
-      if (stopping_) break;
-    }
-    poke_ = false;
-    answered_ = false;
-    lock.unlock();
-    std::vector<Note> notes;
-    Tick(&notes);
-    Deliver(&notes);
-    last_tick = Clock::now();
-    lock.lock();
-    next = last_tick + options_.poll_interval;
-    const auto engine_now = options_.now();  // pulls' start times are on the engine's clock
-    for (const auto& [key, p] : pulls_) {
-      if (!p->tracker.has_manifest() && engine_now - p->started < kFastResolveWindow) {
-        next = std::min(next, last_tick + kMinPollGap);
+    if (own() && (poke_ || answered_ || Clock::now() >= next)) {
+      const auto earliest = last_tick + kMinPollGap;
+      if (!answered_ && Clock::now() < earliest) {
+        // Poked by a join right after a poll: wait out the gap (an answer or a stop ends it).
+        wake_.wait_until(lock, earliest, [&] { return stopping_ || answered_; });
+        if (stopping_) break;
+      }
+      poke_ = false;
+      answered_ = false;
+      lock.unlock();
+      std::vector<Note> notes;
+      Tick(&notes);
+      Deliver(&notes);
+      last_tick = Clock::now();
+      lock.lock();
+      next = last_tick + options_.poll_interval;
+      const auto engine_now = options_.now();  // pulls' start times are on the engine's clock
+      for (const auto& [key, p] : pulls_) {
+        if (!p->tracker.has_manifest() && engine_now - p->started < kFastResolveWindow) {
+          next = std::min(next, last_tick + kMinPollGap);
+        }
       }
     }
+    if (observed_ && Clock::now() >= next_observe) {
+      // The pulls statlet does not carry, after its own (whose manifests are then known).
+      std::vector<CarriedPull> carried = CarriedLocked(options_.now());
+      lock.unlock();
+      const ObservedPoll r = observed_->Poll(carried);
+      lock.lock();
+      if (r.changed) generation_.fetch_add(1, std::memory_order_relaxed);
+      next_observe = Clock::now() + (r.busy ? options_.poll_interval : options_.observe_interval);
+    }
   }
+}
+
+std::vector<CarriedPull> PullEngine::CarriedLocked(Clock::time_point now) const {
+  std::vector<CarriedPull> out;
+  auto add = [&](const Pull& p) {
+    out.push_back({options_.runtime_namespace, p.tracker.manifest_digest(),
+                   p.request.name.Hostname() + "/" + p.request.name.path});
+  };
+  for (const auto& [key, p] : pulls_) add(*p);
+  for (const auto& p : cancelling_) add(*p);
+  for (const auto& [at, c] : carried_recently_) {
+    if (now - at < std::chrono::minutes(1)) out.push_back(c);
+  }
+  return out;
+}
+
+void PullEngine::Observe(std::unique_ptr<ObservedPulls> observed) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!thread_.joinable()) observed_ = std::move(observed);
+}
+
+ObservedCounters PullEngine::observed_counters() const {
+  return observed_ ? observed_->counters() : ObservedCounters{};
 }
 
 // What one poll asks the content store about one pull (decided under the lock), and the
@@ -594,6 +642,10 @@ std::vector<PullViewPtr> PullEngine::Pulls() const {
   std::vector<PullViewPtr> out(history_.begin(), history_.end());
   for (const auto& [key, p] : pulls_) out.push_back(p->view);
   for (const auto& p : cancelling_) out.push_back(p->view);
+  if (observed_) {
+    auto o = observed_->Pulls();
+    out.insert(out.end(), o.begin(), o.end());
+  }
   std::sort(out.begin(), out.end(),
             [](const PullViewPtr& a, const PullViewPtr& b) { return a->started_unix_ns < b->started_unix_ns; });
   const auto cutoff = UnixNow() - std::chrono::duration_cast<std::chrono::nanoseconds>(options_.history_ttl).count();

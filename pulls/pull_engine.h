@@ -41,6 +41,7 @@
 #include "pulls/content_source.h"
 #include "pulls/image_name.h"
 #include "pulls/layer_tracker.h"
+#include "pulls/observed_pulls.h"
 #include "pulls/pull_view.h"
 #include "pulls/runtime_puller.h"
 
@@ -80,6 +81,12 @@ struct PullEngineOptions {
   // Finished pulls kept for the per-node view.
   size_t history = 64;
   std::chrono::seconds history_ttl{600};
+  // Pulls statlet does not carry (ObservedPulls, set with Observe): polled every
+  // observe_interval while none is in flight (one ListStatuses per namespace), every
+  // poll_interval while one is. The namespace of the runtime's own pulls (the CRI plugin's)
+  // is where the pulls statlet carries show up too, to be left out there.
+  std::chrono::milliseconds observe_interval{1000};
+  std::string runtime_namespace = "k8s.io";
   // The time no-progress timeouts, the cancellation grace and durations are measured in;
   // tests drive it by hand. The loop's polling pace stays on the steady clock.
   std::function<Clock::time_point()> now = Clock::now;
@@ -110,6 +117,8 @@ class PullEngine {
   PullEngine(PullEngineOptions options, std::unique_ptr<ContentSource> content, std::unique_ptr<RuntimePuller> runtime);
   ~PullEngine();
 
+  // Follows the pulls statlet does not carry on the engine's loop (before Start).
+  void Observe(std::unique_ptr<ObservedPulls> observed);
   void Start();
   // Cancels every pull, ends every subscription with UNAVAILABLE and joins the loop.
   void Stop();
@@ -118,8 +127,10 @@ class PullEngine {
   // The subscriber is gone (its client cancelled): it is not called again once this returns.
   void Leave(uint64_t subscription);
 
-  // Pulls in flight and recently finished ones, in start order.
+  // Pulls in flight and recently finished ones, in start order, observed ones included.
   std::vector<PullViewPtr> Pulls() const;
+  // Zero when no ObservedPulls is set.
+  ObservedCounters observed_counters() const;
   PullCounters counters() const;
   // Changes whenever a pull's view or a counter does.
   uint64_t generation() const { return generation_.load(std::memory_order_relaxed); }
@@ -159,6 +170,8 @@ class PullEngine {
   void FinishLocked(Pull* p, Clock::time_point now, std::vector<Note>* notes);
   void PublishLocked(Pull* p);
   void Deliver(std::vector<Note>* notes);
+  // The pulls statlet carries, in flight or finished within a minute (mu_ held).
+  std::vector<CarriedPull> CarriedLocked(Clock::time_point now) const;
 
   PullEngineOptions options_;
   std::unique_ptr<ContentSource> content_;
@@ -178,6 +191,9 @@ class PullEngine {
   PullCounters counters_;
   bool content_down_ = false;
   std::atomic<uint64_t> generation_{0};
+  std::unique_ptr<ObservedPulls> observed_;
+  // Manifests of finished pulls, for a minute: their leases may still be seen in containerd.
+  std::deque<std::pair<Clock::time_point, CarriedPull>> carried_recently_;
   std::thread thread_;
 };
 

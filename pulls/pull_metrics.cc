@@ -53,7 +53,7 @@ void CollectPullFamilies(const PullCounters& c, const std::vector<PullViewPtr>& 
                          const StatusWriterCounters* writes, std::vector<ExtraFamily>* out) {
   uint64_t in_flight = 0, clients = 0;
   for (const auto& p : pulls) {
-    if (PullFinished(p->phase)) continue;
+    if (p->observed || !InFlight(*p)) continue;
     ++in_flight;
     clients += static_cast<uint64_t>(p->subscribers);
   }
@@ -70,14 +70,14 @@ void CollectPullFamilies(const PullCounters& c, const std::vector<PullViewPtr>& 
              "Bytes of the image's layers received by a pull in flight (layers already on the node count in full).",
              "bytes", {"image"});
   for (const auto& p : pulls) {
-    if (!PullFinished(p->phase)) Add(&f, p->offset, {p->image});
+    if (!p->observed && InFlight(*p)) Add(&f, p->offset, {p->image});
   }
   out->push_back(std::move(f));
 
   f = Family("statlet_image_pull_size_bytes", ExtraType::kGauge,
              "Sum of the manifest's layer sizes of a pull in flight, once the manifest is known.", "bytes", {"image"});
   for (const auto& p : pulls) {
-    if (!PullFinished(p->phase) && p->total) Add(&f, *p->total, {p->image});
+    if (!p->observed && InFlight(*p) && p->total) Add(&f, *p->total, {p->image});
   }
   out->push_back(std::move(f));
 

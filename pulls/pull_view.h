@@ -47,7 +47,7 @@ enum class PullPhase : uint8_t {
   kUnpacking,    // every layer is done; the runtime has not answered yet
   kSucceeded,
   kFailed,     // the runtime answered with an error
-  kStalled,    // no byte moved for the no-progress timeout: cancelled
+  kStalled,    // no byte moved for the no-progress timeout: cancelled (an observed pull runs on)
   kCancelled,  // every client left and the pull was cancelled, or statlet stopped
 };
 const char* PullPhaseName(PullPhase p);
@@ -71,7 +71,14 @@ struct PullView {
   uint64_t joins = 0;        // clients that joined this pull after the first
   std::vector<PodRef> pods;  // the pods it was pulled for, first asked first (at most kMaxPodsPerPull)
   uint64_t version = 0;      // grows with every change
+  // A pull statlet does not carry, followed in containerd (pulls/observed_pulls.h): statlet
+  // cannot cancel it, so its "Stalled" is a state it may leave while it runs.
+  bool observed = false;
+  std::string containerd_namespace;  // of an observed pull
 };
+// Whether the pull is still running: a pull statlet carries until its phase is final, an
+// observed one until it ended (it may be Stalled and running).
+inline bool InFlight(const PullView& v) { return v.observed ? v.finished_unix_ns == 0 : !PullFinished(v.phase); }
 using PullViewPtr = std::shared_ptr<const PullView>;
 
 // How one client's call ended. `grpc_code` is a grpc::StatusCode value (the edge maps it).

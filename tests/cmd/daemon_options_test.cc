@@ -132,12 +132,15 @@ TEST(DaemonOptions, ImagePullOptionsFromFlagsAndFile) {
   EXPECT_EQ(d.pulls.status_period, std::chrono::seconds(5));
   EXPECT_TRUE(d.pulls.keep_abandoned);
   EXPECT_EQ(d.pulls.containerd_namespace, "k8s.io");
+  EXPECT_EQ(d.pulls.observe_namespaces, (std::vector<std::string>{"k8s.io", "default"}));
+  EXPECT_EQ(d.pulls.observe_interval, std::chrono::seconds(1));
 
   std::string path = TempFile("pull:\n  no_progress_timeout: 30s\n  status_period: 2s\n  node_name: n1\n");
   DaemonOptions o;
   Status s = ParseDaemonOptions(
       {"--config.file", path, "--no-pull.keep-abandoned", "--pull.poll-interval=100ms", "--pull.apiserver=in-cluster",
-       "--pull.max-pulls=4", "--pull.max-clients=9", "--pull.containerd-endpoint=unix:///run/c.sock"},
+       "--pull.max-pulls=4", "--pull.max-clients=9", "--pull.containerd-endpoint=unix:///run/c.sock",
+       "--pull.observe-namespaces=", "--pull.observe-interval=5s"},
       &o);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(o.pulls.no_progress_timeout, std::chrono::seconds(30));
@@ -149,12 +152,14 @@ TEST(DaemonOptions, ImagePullOptionsFromFlagsAndFile) {
   EXPECT_EQ(o.pulls.max_pulls, 4u);
   EXPECT_EQ(o.pulls.max_subscribers, 9u);
   EXPECT_EQ(o.pulls.containerd_endpoint, "unix:///run/c.sock");
+  EXPECT_TRUE(o.pulls.observe_namespaces.empty());
+  EXPECT_EQ(o.pulls.observe_interval, std::chrono::seconds(5));
   ::unlink(path.c_str());
 
   // The 2019 Image Pull Progress KEP's 1 s..1 min for the per-node object; whole seconds for timeouts.
   for (const char* bad : {"--pull.status-period=500ms", "--pull.status-period=2m", "--pull.status-period=1500ms",
                           "--pull.no-progress-timeout=1.5s", "--pull.poll-interval=1ms", "--pull.apiserver=ftp://x",
-                          "--pull.max-pulls=0", "--pull.containerd-endpoint=tcp://x"}) {
+                          "--pull.max-pulls=0", "--pull.containerd-endpoint=tcp://x", "--pull.observe-interval=10ms"}) {
     DaemonOptions b;
     EXPECT_FALSE(ParseDaemonOptions({bad}, &b).ok()) << bad;
   }

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -527,10 +529,45 @@ v1::PullImageRequest KubeletPull(const std::string& image, const std::string& ns
   return req;
 }
 
-// The entry of /imagepulls for `image`, or null.
+// The entry of /imagepulls for `image` carried by statlet, or null.
 const nlohmann::json* ImageEntry(const nlohmann::json& doc, const std::string& image) {
   for (const auto& e : doc["status"]["images"]) {
-    if (e["image"] == image) return &e;
+    if (e["image"] == image && !e.contains("carrier")) return &e;
+  }
+  return nullptr;
+}
+
+// User plus system CPU seconds of process `pid` (/proc/<pid>/stat fields 14 and 15).
+double ProcessCpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(stat.substr(close + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// The entries of pulls statlet does not carry, seen in containerd namespace `ns`.
+std::vector<nlohmann::json> ObservedEntries(const nlohmann::json& doc, const std::string& ns) {
+  std::vector<nlohmann::json> out;
+  if (!doc.is_object() || !doc.contains("status")) return out;
+  for (const auto& e : doc["status"]["images"]) {
+    if (e.value("carrier", "") == "containerd" && e.value("containerdNamespace", "") == ns) out.push_back(e);
+  }
+  return out;
+}
+
+// The layer `digest` of an entry (null when not listed).
+const nlohmann::json* LayerOf(const nlohmann::json& entry, const std::string& digest) {
+  if (!entry.contains("layers")) return nullptr;
+  for (const auto& l : entry["layers"]) {
+    if (l["digest"] == digest) return &l;
   }
   return nullptr;
 }
@@ -620,6 +657,188 @@ TEST_F(PullE2e, AKubeletPullThroughTheProxyIsSeenWithItsPodAndLayers) {
       },
       seconds(10)));
   Status v = ValidateObjects(files, stage_->dir() + "/validate-kubelet.log");
+  EXPECT_TRUE(v.ok()) << v.ToString();
+  stage_->StopAgent(&*agent);
+}
+
+// A pull made straight on containerd (`ctr -n k8s.io images pull`, as the kubelet's pulls
+// are straight on containerd's CRI plugin) is seen by a statlet that does not carry it: in
+// /imagepulls, from containerd's lease, ingests and image store, with the layer's bytes
+// growing, then Done under the image's name. Throttled to nothing it becomes Stalled while
+// it runs (statlet cannot cancel it) and leaves that state when bytes move again. A pull
+// the same statlet carries shows once.
+TEST_F(PullE2e, APullStraightOnContainerdIsSeenGrowingStalledAndDone) {
+  auto agent = stage_->StartAgent(
+      "observer", {"--pull.status-period=1s", "--pull.node-name=node-o", "--pull.no-progress-timeout=2s"});
+  ASSERT_TRUE(agent.ok()) << agent.status().ToString();
+  std::vector<std::string> files;
+  std::string last_body;
+  auto read_view = [&] {
+    auto r = testing::TimedGet(agent->metrics_port, "/imagepulls", "", seconds(2)).response;
+    if (!r || r->status != 200) return nlohmann::json();
+    if (r->body != last_body) {
+      last_body = r->body;
+      files.push_back(stage_->dir() + "/observer-view-" + std::to_string(files.size()) + ".json");
+      std::ofstream(files.back()) << r->body;
+    }
+    return nlohmann::json::parse(r->body);
+  };
+  // The entry in flight for this image (its manifest names it), or null.
+  const std::string in_flight_name = "127.0.0.1/" + image_->name + "@" + image_->manifest_digest;
+  auto in_flight = [&](const nlohmann::json& doc) -> std::optional<nlohmann::json> {
+    for (const auto& e : ObservedEntries(doc, "k8s.io")) {
+      if (e["image"] == in_flight_name && !e.contains("completionTime")) return e;
+    }
+    return std::nullopt;
+  };
+  auto done_entries = [&](const nlohmann::json& doc) {
+    int n = 0;
+    for (const auto& e : ObservedEntries(doc, "k8s.io")) {
+      n += e["image"] == image_->ref && e["state"] == "Done" && e["imageRef"] == image_->config_digest;
+    }
+    return n;
+  };
+
+  // The observer's whole CPU time (all its work, not only the watch), idle and during the
+  // pull, beside a statlet with the same flags that watches no namespace, in the same windows.
+  auto blind = stage_->StartAgent("blind", {"--pull.status-period=1s", "--pull.node-name=node-b",
+                                            "--pull.no-progress-timeout=2s", "--pull.observe-namespaces="});
+  ASSERT_TRUE(blind.ok()) << blind.status().ToString();
+  const auto idle_from = Clock::now();
+  const double idle_cpu0 = ProcessCpuSeconds(agent->pid), blind_idle0 = ProcessCpuSeconds(blind->pid);
+  std::this_thread::sleep_for(seconds(5));  // the idle window measured, not a synchronisation
+  const double idle_secs = Secs(Clock::now() - idle_from);
+  const double idle_cpu = (ProcessCpuSeconds(agent->pid) - idle_cpu0) / idle_secs;
+  const double blind_idle = (ProcessCpuSeconds(blind->pid) - blind_idle0) / idle_secs;
+
+  // A quarter of the stage's rate: the 64 MiB layer takes about 13 s, a dozen views.
+  stage_->proxy().SetRate(kDefaultRate / 4);
+  const auto pull_from = Clock::now();
+  const double pull_cpu0 = ProcessCpuSeconds(agent->pid), blind_pull0 = ProcessCpuSeconds(blind->pid);
+  auto pid = stage_->StartCtrPull("k8s.io", image_->ref);
+  ASSERT_TRUE(pid.ok()) << pid.status().ToString();
+  ASSERT_TRUE(testing::WaitFor([&] { return stage_->proxy().delivered_bytes() > 0; }, seconds(30)));
+  const auto first_byte = Clock::now();
+  Clock::time_point appeared{};
+  std::vector<uint64_t> layer_bytes;  // the big layer's bytesDone while it downloads, as seen
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        auto doc = read_view();
+        if (doc.is_null()) return false;
+        if (auto e = in_flight(doc)) {
+          if (appeared == Clock::time_point{}) appeared = Clock::now();
+          EXPECT_EQ((*e)["bytesTotal"].get<uint64_t>(), image_->total);
+          EXPECT_EQ((*e)["clients"], 0);
+          const nlohmann::json* l = LayerOf(*e, image_->big().digest);
+          if (l != nullptr && (*l)["state"] == "downloading") {
+            EXPECT_EQ((*l)["bytesTotal"].get<uint64_t>(), image_->big().size);
+            const uint64_t b = (*l)["bytesDone"].get<uint64_t>();
+            if (layer_bytes.empty() || b != layer_bytes.back()) layer_bytes.push_back(b);
+          }
+        }
+        return done_entries(doc) == 1;
+      },
+      seconds(60)));
+  const double pull_secs = Secs(Clock::now() - pull_from);
+  const double pull_cpu = (ProcessCpuSeconds(agent->pid) - pull_cpu0) / pull_secs;
+  const double blind_pull = (ProcessCpuSeconds(blind->pid) - blind_pull0) / pull_secs;
+  stage_->StopAgent(&*blind);
+  std::printf(
+      "figure: process CPU, watching k8s.io and default / watching none: idle %.2f / %.2f ms/s, during a "
+      "ctr pull %.2f / %.2f ms/s\n",
+      1000 * idle_cpu, 1000 * blind_idle, 1000 * pull_cpu, 1000 * blind_pull);
+  ASSERT_NE(appeared, Clock::time_point{}) << "the pull was never seen in flight";
+  std::printf("figure: ctr pull, first byte to the view (1 s watch interval, 1 s status period) %.3f s\n",
+              Secs(appeared - first_byte));
+  std::printf("figure: distinct bytesDone values of the big layer seen: %zu\n", layer_bytes.size());
+  // The idle watch asks every second (--pull.observe-interval), the view is rebuilt every second.
+  EXPECT_LE(Secs(appeared - first_byte), 1.0 + 1.0 + 2 * Secs(kPoll) + DeliverySlack());
+  ASSERT_GE(layer_bytes.size(), 2u) << "the layer's bytes were not seen growing";
+  EXPECT_TRUE(std::is_sorted(layer_bytes.begin(), layer_bytes.end()));
+  EXPECT_EQ(WaitPid(*pid, seconds(30)), 0) << e2e::Tail(stage_->dir() + "/ctr-pull.log", 10);
+  {
+    auto doc = read_view();
+    for (const auto& e : ObservedEntries(doc, "k8s.io")) {
+      if (e["image"] != image_->ref) continue;
+      EXPECT_EQ(e["bytesDone"].get<uint64_t>(), image_->total);
+      EXPECT_TRUE(e.contains("completionTime"));
+    }
+    // Counted in the view, not in statlet's own pull families.
+    EXPECT_EQ(PullsInFlight(agent->metrics_port), 0);
+  }
+
+  // Again, the registry stopping mid-layer: Stalled after the 2 s timeout, still running.
+  ASSERT_TRUE(stage_->CtrRemoveImage("k8s.io", image_->ref).ok());
+  ASSERT_TRUE(stage_->EnsureAbsent(*image_).ok());
+  stage_->proxy().SetRate(kDefaultRate);
+  stage_->proxy().ResetCounters();
+  pid = stage_->StartCtrPull("k8s.io", image_->ref);
+  ASSERT_TRUE(pid.ok());
+  ASSERT_TRUE(testing::WaitFor([&] { return stage_->proxy().delivered_bytes() > (8u << 20); }, seconds(30)));
+  stage_->proxy().Pause();
+  const auto paused = Clock::now();
+  Clock::time_point stalled_at{};
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        auto doc = read_view();
+        auto e = doc.is_null() ? std::nullopt : in_flight(doc);
+        if (!e || (*e)["state"] != "Stalled") return false;
+        EXPECT_NE((*e)["reason"].get<std::string>().find("cannot cancel"), std::string::npos) << (*e)["reason"];
+        stalled_at = Clock::now();
+        return true;
+      },
+      seconds(30)));
+  std::printf("figure: ctr pull, registry paused to Stalled in the view (2 s timeout, 1 s period) %.3f s\n",
+              Secs(stalled_at - paused));
+  EXPECT_GE(Secs(stalled_at - paused), 2.0 - Secs(kPoll));
+  // The timeout and the view's period, plus three polls: the last bytes sent before the pause
+  // still reach the ingest through ctr's socket and its write stream to containerd (seen at
+  // most a poll later), the timeout is checked at a poll, and a poll's own calls move the
+  // next one.
+  EXPECT_LE(Secs(stalled_at - paused), 2.0 + 1.0 + 3 * Secs(kPoll) + DeliverySlack());
+  EXPECT_EQ(waitpid(*pid, nullptr, WNOHANG), 0) << "ctr ended while paused";
+  stage_->proxy().Resume();
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        auto doc = read_view();
+        auto e = doc.is_null() ? std::nullopt : in_flight(doc);
+        return e && (*e)["state"] == "Pulling";
+      },
+      seconds(30)))
+      << "the pull did not leave Stalled when bytes moved again";
+  ASSERT_TRUE(testing::WaitFor([&] { return done_entries(read_view()) == 2; }, seconds(60)));
+  EXPECT_EQ(WaitPid(*pid, seconds(30)), 0) << e2e::Tail(stage_->dir() + "/ctr-pull.log", 10);
+
+  // A pull the observer carries itself shows once: as its own, never as seen in containerd.
+  ASSERT_TRUE(stage_->CtrRemoveImage("k8s.io", image_->ref).ok());
+  ASSERT_TRUE(stage_->EnsureAbsent(*image_).ok());
+  const size_t observed_before = ObservedEntries(read_view(), "k8s.io").size();
+  auto stub = stage_->ImagesAt(agent->socket);
+  ProgressCall call(stub.get(), ProgressRequest(image_->ref, kep::TIME, 1, -1, false));
+  bool own_seen = false;
+  while (!call.done()) {
+    auto doc = read_view();
+    if (doc.is_null()) continue;
+    own_seen |= ImageEntry(doc, image_->ref) != nullptr;
+    EXPECT_EQ(ObservedEntries(doc, "k8s.io").size(), observed_before);
+    std::this_thread::sleep_for(milliseconds(100));  // this test's reading cadence
+  }
+  ASSERT_TRUE(call.Wait().ok());
+  // Two periods after the end: the lease is gone and nothing new appeared.
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        auto doc = read_view();
+        const nlohmann::json* e = doc.is_null() ? nullptr : ImageEntry(doc, image_->ref);
+        return e != nullptr && (*e)["state"] == "Done";
+      },
+      seconds(10)));
+  const auto settle = Clock::now() + seconds(2);
+  while (Clock::now() < settle) {
+    EXPECT_EQ(ObservedEntries(read_view(), "k8s.io").size(), observed_before);
+    std::this_thread::sleep_for(milliseconds(200));  // this test's reading cadence
+  }
+  EXPECT_TRUE(own_seen);
+  Status v = ValidateObjects(files, stage_->dir() + "/validate-observer.log");
   EXPECT_TRUE(v.ok()) << v.ToString();
   stage_->StopAgent(&*agent);
 }

@@ -246,6 +246,28 @@ std::unique_ptr<v1::ImageService::Stub> PullStage::ImagesAt(const std::string& s
   return v1::ImageService::NewStub(e2e::CriChannel(socket));
 }
 
+StatusOr<pid_t> PullStage::StartCtrPull(const std::string& ns, const std::string& ref) {
+  pid_t pid = testing::SpawnLogged({"nsenter", NetnsArg(containerd_pid_), "ctr", "-a", dir() + "/containerd.sock", "-n",
+                                    ns, "images", "pull", "--plain-http", ref},
+                                   dir() + "/ctr-pull.log");
+  if (pid < 0) return Internal("cannot start ctr");
+  return pid;
+}
+
+Status PullStage::CtrRemoveImage(const std::string& ns, const std::string& ref) {
+  return Run({"ctr", "-a", dir() + "/containerd.sock", "-n", ns, "images", "rm", "--sync", ref}, dir() + "/ctr.log");
+}
+
+int WaitPid(pid_t pid, std::chrono::milliseconds timeout) {
+  int status = 0;
+  if (testing::WaitFor([&] { return waitpid(pid, &status, WNOHANG) == pid; }, timeout)) {
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return -1;
+}
+
 StatusOr<ExtraAgent> PullStage::StartAgent(const std::string& name, const std::vector<std::string>& flags) {
   testing::DaemonOptions o;
   o.binary = STATLET_E2E_AGENT;

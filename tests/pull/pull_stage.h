@@ -75,6 +75,13 @@ class PullStage {
   // what no lease or image holds goes, half-written ingests included.
   Status CollectGarbage();
 
+  // Starts `ctr -n <ns> images pull --plain-http <ref>` in containerd's network namespace
+  // (ctr fetches itself and writes through containerd's content service): a pull no statlet
+  // carries. Its pid; the caller waits with WaitPid.
+  StatusOr<pid_t> StartCtrPull(const std::string& ns, const std::string& ref);
+  // Removes the image record `ref` from namespace `ns` (`ctr images rm --sync`).
+  Status CtrRemoveImage(const std::string& ns, const std::string& ref);
+
   StatusOr<ExtraAgent> StartAgent(const std::string& name, const std::vector<std::string>& flags);
   void StopAgent(ExtraAgent* agent);
 
@@ -103,6 +110,8 @@ class PullStage {
 
 // Runs `fn` on a thread inside the network namespace of `pid` (sockets it makes live there).
 Status InNetns(pid_t pid, const std::function<Status()>& fn);
+// The exit status of `pid` once it exited (-1 when `timeout` passed first; it is then killed).
+int WaitPid(pid_t pid, std::chrono::milliseconds timeout);
 // Runs a command to completion with its output in `log`.
 Status Run(const std::vector<std::string>& argv, const std::string& log);
 // A context for a call to the containerd content service (namespace k8s.io).
