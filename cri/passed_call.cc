@@ -42,6 +42,17 @@ class PassedCall::Upstream final : public grpc::ClientBidiReactor<grpc::ByteBuff
   PassedCall* const call_;
 };
 
+// The runtime side of a unary call.
+class PassedCall::UnaryUpstream final : public grpc::ClientUnaryReactor {
+ public:
+  explicit UnaryUpstream(PassedCall* call) : call_(call) {}
+  void OnReadInitialMetadataDone(bool ok) override { call_->UpstreamInitialMetadata(ok); }
+  void OnDone(const grpc::Status& s) override { call_->UnaryDone(s); }
+
+ private:
+  PassedCall* const call_;
+};
+
 PassedCall* PassedCall::Start(PassThroughService* service, grpc::GenericCallbackServerContext* ctx) {
   auto call = std::make_shared<PassedCall>(service, ctx);
   call->self_ = call;
@@ -52,7 +63,7 @@ PassedCall* PassedCall::Start(PassThroughService* service, grpc::GenericCallback
 }
 
 PassedCall::PassedCall(PassThroughService* service, grpc::GenericCallbackServerContext* ctx)
-    : service_(service), ctx_(ctx), method_(ctx->method()) {}
+    : service_(service), ctx_(ctx), method_(ctx->method()), unary_(IsUnaryMethod(method_)) {}
 
 PassedCall::~PassedCall() {
   service_->Release(request_held_ + response_held_);
@@ -66,13 +77,28 @@ grpc::Status PassedCall::RefusedHeld(size_t bytes) const {
                                                                 std::to_string(bytes) + " bytes does not fit now");
 }
 
-void PassedCall::StartUpstream(bool with_message, bool writes_done) {
-  // Under mu_ (the caller holds it): the context and reactor exist before the watchdog
-  // can see upstream_started_. Nothing here calls back.
+void PassedCall::NewUpstreamContext() {
   upstream_ctx_ = grpc::ClientContext::FromCallbackServerContext(*ctx_);
   for (const auto& [key, value] : ctx_->client_metadata()) {
     if (!Reserved(View(key))) upstream_ctx_->AddMetadata(std::string(View(key)), std::string(View(value)));
   }
+}
+
+void PassedCall::StartUnaryUpstream() {
+  // Under mu_, as StartUpstream. The caller's further messages are not read: the unary
+  // call has sent its one request and half-closed.
+  NewUpstreamContext();
+  unary_upstream_ = std::make_unique<UnaryUpstream>(this);
+  service_->stub_.PrepareUnaryCall(upstream_ctx_.get(), method_, grpc::StubOptions(), &request_, &response_,
+                                   unary_upstream_.get());
+  upstream_started_ = true;
+  writes_closed_ = true;
+}
+
+void PassedCall::StartUpstream(bool with_message, bool writes_done) {
+  // Under mu_ (the caller holds it): the context and reactor exist before the watchdog
+  // can see upstream_started_. Nothing here calls back.
+  NewUpstreamContext();
   upstream_ = std::make_unique<Upstream>(this);
   service_->stub_.PrepareBidiStreamingCall(upstream_ctx_.get(), method_, grpc::StubOptions(), upstream_.get());
   upstream_started_ = true;
@@ -153,6 +179,13 @@ void PassedCall::OnReadDone(bool ok) {
     return;
   }
   request_held_ = bytes;
+  if (!upstream_started_ && unary_) {
+    StartUnaryUpstream();
+    UnaryUpstream* up = unary_upstream_.get();
+    lock.unlock();
+    up->StartCall();
+    return;
+  }
   if (!upstream_started_) {
     StartUpstream(true, false);
     Upstream* up = upstream_.get();
@@ -305,23 +338,66 @@ void PassedCall::UpstreamWriteDone(bool ok) {
   StartRead(&request_);
 }
 
+grpc::Status PassedCall::ForwardedStatusLocked(const grpc::Status& status) {
+  grpc::Status s = override_ ? *override_ : status;
+  if (finish_called_) return s;
+  for (const auto& [key, value] : upstream_ctx_->GetServerTrailingMetadata()) {
+    if (!Reserved(View(key))) ctx_->AddTrailingMetadata(std::string(View(key)), std::string(View(value)));
+  }
+  // A runtime that cannot be reached: the library's message names the socket; should it
+  // not, the caller still learns which runtime statlet passes to.
+  const std::string& path = service_->socket_path();
+  if (!override_ && s.error_code() == grpc::StatusCode::UNAVAILABLE && !got_metadata_ &&
+      s.error_message().find(path) == std::string::npos) {
+    s = grpc::Status(s.error_code(), s.error_message() + " (container runtime at unix://" + path + ")",
+                     s.error_details());
+  }
+  return s;
+}
+
+void PassedCall::UnaryDone(const grpc::Status& status) {
+  std::unique_lock<std::mutex> lock(mu_);
+  upstream_done_ = true;
+  service_->Release(std::exchange(request_held_, 0));
+  request_.Clear();
+  // The answer, when the runtime sent one (an empty message is one: Valid, length 0).
+  bool answer = false;
+  if (!finish_called_ && !override_ && response_.Valid()) {
+    const size_t bytes = response_.Length();
+    if (service_->Hold(bytes)) {
+      response_held_ = bytes;  // released when the call is gone
+      answer = true;
+    } else {
+      override_ = RefusedHeld(bytes);
+    }
+  }
+  if (!answer) response_.Clear();
+  grpc::Status s = ForwardedStatusLocked(status);
+  const bool changed = status.ok() && !override_ && ChangesWorkloads(method_);
+  if (!finish_called_) {
+    // The runtime's initial metadata is on the caller's call (UpstreamInitialMetadata
+    // came first): metadata, answer, status and trailers leave in one batch.
+    finish_called_ = true;
+    lock.unlock();
+    if (answer) {
+      writing_since_.store(NowNs(), std::memory_order_relaxed);
+      StartWriteAndFinish(&response_, grpc::WriteOptions(), std::move(s));
+    } else {
+      Finish(std::move(s));
+    }
+  } else {
+    lock.unlock();
+  }
+  if (changed && service_->options_.on_change) service_->options_.on_change(method_);
+  lock.lock();
+  upstream_released_ = true;
+  MaybeReleaseLocked(&lock);
+}
+
 void PassedCall::UpstreamDone(const grpc::Status& status) {
   std::unique_lock<std::mutex> lock(mu_);
   upstream_done_ = true;
-  grpc::Status s = override_ ? *override_ : status;
-  if (!finish_called_) {
-    for (const auto& [key, value] : upstream_ctx_->GetServerTrailingMetadata()) {
-      if (!Reserved(View(key))) ctx_->AddTrailingMetadata(std::string(View(key)), std::string(View(value)));
-    }
-    // A runtime that cannot be reached: the library's message names the socket; should it
-    // not, the caller still learns which runtime statlet passes to.
-    const std::string& path = service_->socket_path();
-    if (!override_ && s.error_code() == grpc::StatusCode::UNAVAILABLE && !got_metadata_ &&
-        s.error_message().find(path) == std::string::npos) {
-      s = grpc::Status(s.error_code(), s.error_message() + " (container runtime at unix://" + path + ")",
-                       s.error_details());
-    }
-  }
+  grpc::Status s = ForwardedStatusLocked(status);
   const bool changed = status.ok() && !override_ && ChangesWorkloads(method_);
   if (server_writing_) {
     finish_pending_ = s;

@@ -6,7 +6,15 @@
 //   caller ◀─answer──── server write ◀─ upstream read ◀─ (done) ◀─ upstream read ...
 //
 // The upstream call starts when the first request message (or the caller's half-close)
-// arrives, so a call that never sends one costs the runtime nothing. The object lives
+// arrives, so a call that never sends one costs the runtime nothing.
+//
+// A unary method (IsUnaryMethod) with its request in hand goes as one unary call instead:
+//
+//   caller ──request──▶ server read ─▶ upstream unary call (metadata, message, half-close)
+//   caller ◀─metadata, answer, status, trailers in one write ◀─ (done)
+//
+// Each pumped message costs a batch on each side, and each batch a wake-up of a gRPC
+// thread; the unary road takes one batch each way for the whole answer. The object lives
 // until both sides are done (and the watchdog lets go of it).
 #pragma once
 
@@ -48,16 +56,27 @@ class PassedCall final : public grpc::ServerGenericBidiReactor {
  private:
   class Upstream;
   friend class Upstream;
+  class UnaryUpstream;
+  friend class UnaryUpstream;
 
   // Upstream reactions.
   void UpstreamInitialMetadata(bool ok);
   void UpstreamReadDone(bool ok);
   void UpstreamWriteDone(bool ok);
   void UpstreamDone(const grpc::Status& status);
+  // The unary road's end: the runtime's whole answer is in.
+  void UnaryDone(const grpc::Status& status);
 
   // Creates the upstream call with the caller's metadata, writes `request_` when
   // `with_message`, half-closes when `writes_done`.
   void StartUpstream(bool with_message, bool writes_done);
+  // Creates the unary upstream call for `request_` (under mu_); the caller starts it.
+  void StartUnaryUpstream();
+  // The caller's metadata on a new upstream context (a child of the caller's call).
+  void NewUpstreamContext();
+  // The runtime's status as the caller gets it: its trailers copied to the caller's call,
+  // statlet's verdict when it has one, UNAVAILABLE naming the runtime (under mu_).
+  grpc::Status ForwardedStatusLocked(const grpc::Status& status);
   // Finishes the server side once; the lock is released around the library call.
   void FinishLocked(std::unique_lock<std::mutex>* lock, grpc::Status status);
   // Drops the self reference once both sides are done.
@@ -67,8 +86,10 @@ class PassedCall final : public grpc::ServerGenericBidiReactor {
   PassThroughService* const service_;
   grpc::GenericCallbackServerContext* const ctx_;
   const std::string method_;
+  const bool unary_;  // IsUnaryMethod(method_)
   std::unique_ptr<grpc::ClientContext> upstream_ctx_;
   std::unique_ptr<Upstream> upstream_;
+  std::unique_ptr<UnaryUpstream> unary_upstream_;
 
   std::mutex mu_;
   std::condition_variable cv_;

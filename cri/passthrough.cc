@@ -8,6 +8,7 @@
 
 #include "base/unix_socket.h"
 #include "cri/passed_call.h"
+#include "proto/cri_services.h"
 
 namespace statlet::cri {
 namespace {
@@ -60,6 +61,15 @@ bool ChangesWorkloads(std::string_view path) {
   if (path.substr(0, kRuntimeService.size()) != kRuntimeService) return false;
   const std::string_view m = path.substr(kRuntimeService.size());
   return std::find(std::begin(kChanging), std::end(kChanging), m) != std::end(kChanging);
+}
+
+bool IsUnaryMethod(std::string_view path) {
+  const std::string_view method = MethodOf(path);
+  if (method.empty()) return false;
+  const bool runtime = path.substr(0, kRuntimeService.size()) == kRuntimeService;
+  const google::protobuf::MethodDescriptor* m =
+      (runtime ? proto::CriRuntimeService() : proto::CriImageService()).FindMethodByName(std::string(method));
+  return m != nullptr && !m->client_streaming() && !m->server_streaming();
 }
 
 StatusOr<std::unique_ptr<PassThroughService>> PassThroughService::Create(PassThroughOptions options) {

@@ -7,11 +7,12 @@
 //                                             └─ anything else ─▶ PassedCall ──▶ runtime
 //
 // Each call is a pair of callback reactors (server side and client side, passed_call.cc)
-// pumping one message at a time in each direction: unary, server-streaming and any other
-// shape alike, no thread held while a side waits. The caller's deadline and cancellation
-// reach the runtime (the client call is a child of the server call), its metadata too; the
-// runtime's initial metadata, messages, status code, message, details and trailers come
-// back unchanged.
+// pumping one message at a time in each direction: server-streaming and any other shape
+// alike, no thread held while a side waits. A method statlet's proto declares unary takes
+// a shorter road: its request goes to the runtime in one batch (metadata, message,
+// half-close), and the answer comes back in one (metadata, message, status, trailers). The caller's deadline and
+// cancellation reach the runtime (the client call is a child of the server call), its metadata too; the runtime's
+// initial metadata, messages, status code, message, details and trailers come back unchanged.
 //
 // What a client can cost (the socket is the kubelet's; whoever else reaches it must not
 // take the node's runtime with it): passed calls in flight at once (max_calls; more are
@@ -65,6 +66,9 @@ struct PassThroughStats {
 bool IsPassableMethod(std::string_view path);
 // Whether a successful call of `path` changes the node's sandboxes or containers.
 bool ChangesWorkloads(std::string_view path);
+// Whether statlet's runtime.v1 proto declares `path` unary (one request, one answer): such
+// a call is passed in one batch each way (passed_call.h). A method the proto lacks is not.
+bool IsUnaryMethod(std::string_view path);
 
 class PassedCall;
 

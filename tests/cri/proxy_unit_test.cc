@@ -24,6 +24,18 @@ TEST(PassThrough, RuntimeV1PathsPassOthersDoNot) {
   EXPECT_FALSE(IsPassableMethod("runtime.v1.RuntimeService/Version"));
 }
 
+TEST(PassThrough, UnaryMethodsAreThoseOurProtoDeclaresUnary) {
+  EXPECT_TRUE(IsUnaryMethod("/runtime.v1.RuntimeService/Version"));
+  EXPECT_TRUE(IsUnaryMethod("/runtime.v1.RuntimeService/StopContainer"));  // an empty answer
+  EXPECT_TRUE(IsUnaryMethod("/runtime.v1.ImageService/ListImages"));
+  EXPECT_FALSE(IsUnaryMethod("/runtime.v1.RuntimeService/GetContainerEvents"));  // server streaming
+  EXPECT_FALSE(IsUnaryMethod("/runtime.v1.RuntimeService/StreamContainers"));
+  EXPECT_FALSE(IsUnaryMethod("/runtime.v1.ImageService/StreamImages"));
+  EXPECT_FALSE(IsUnaryMethod("/runtime.v1.RuntimeService/CheckpointPod"));  // unknown shape: pumped
+  EXPECT_FALSE(IsUnaryMethod("/runtime.v1.RuntimeService/"));
+  EXPECT_FALSE(IsUnaryMethod("/runtime.v1alpha2.RuntimeService/Version"));
+}
+
 TEST(PassThrough, WorkloadChangesAreTheLifecycleCalls) {
   for (const char* m : {"RunPodSandbox", "StopPodSandbox", "RemovePodSandbox", "CreateContainer", "StartContainer",
                         "StopContainer", "RemoveContainer", "UpdateContainerResources"}) {
