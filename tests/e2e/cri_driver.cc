@@ -70,7 +70,8 @@ StatusOr<Pod> CriDriver::RunPod(const PodSpec& spec) {
   pod.name = spec.name;
   pod.namespace_ = spec.namespace_;
   // The kubelet's cgroupfs layout, under the test's own root.
-  pod.cgroup_parent = cgroup_root_ + "/kubepods/besteffort/pod" + pod.uid;
+  const std::string qos_dir = spec.qos_class == "guaranteed" ? "" : spec.qos_class + "/";
+  pod.cgroup_parent = cgroup_root_ + "/kubepods/" + qos_dir + "pod" + pod.uid;
   lifecycle::PodSandboxConfig& cfg = pod.config;
   cfg.mutable_metadata()->set_name(spec.name);
   cfg.mutable_metadata()->set_namespace_(spec.namespace_);

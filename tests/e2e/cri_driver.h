@@ -38,6 +38,9 @@ struct PodSpec {
   bool host_pid = false;
   bool privileged = false;         // a privileged container needs a privileged sandbox
   std::string log_directory = "";  // where the runtime writes its containers' logs ("": none)
+  // The pod's QoS class as the kubelet's cgroupfs layout names it: "guaranteed" (the pod
+  // right under kubepods), "burstable" or "besteffort".
+  std::string qos_class = "besteffort";
 };
 
 struct ContainerSpec {

@@ -22,6 +22,7 @@ import sys
 from guest_results import GuestResults, parse_json
 from memqos_checks import make_checks as make_memqos_checks
 from memqos_kubelet_checks import make_checks as make_kubelet_checks
+from runtime_checks import make_checks as make_runtime_checks
 
 MiB = 1 << 20
 
@@ -674,6 +675,9 @@ CHECKS += _memqos_checks
 _kubelet_part, _kubelet_checks = make_kubelet_checks(require, parse_metrics)
 PARTS["kubelet"] = _kubelet_part
 CHECKS += _kubelet_checks
+_runtime_part, _runtime_checks = make_runtime_checks(require, parse_metrics)
+PARTS["runtime"] = _runtime_part
+CHECKS += _runtime_checks
 
 
 def main():

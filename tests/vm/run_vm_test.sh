@@ -20,7 +20,16 @@ elapsed() { echo "$(( $(date +%s%N) / 1000000 - start_ms ))"; }
 start_ms=$(( $(date +%s%N) / 1000000 ))
 
 kernel=$("$here/fetch_kernel.sh" "$cache" veth brd sch_netem crc32c_generic ext4)
-"$here/build_initramfs.sh" "$out/initramfs.cpio" "$kernel" "$here/guest" "${bins[@]}"
+# The guest's containerd imports the e2e stage's busybox image (deterministic: the same
+# bytes each run, so the initramfs stays cached).
+data=()
+for b in "${bins[@]}"; do
+  if [ "$(basename "$b")" = statlet_vm_cri_pod ]; then
+    /usr/bin/python3 "$here/../e2e/make_oci_image.py" "$out/vm-image.tar" localhost/statlet/busybox:1 > /dev/null
+    data=(--data "$out/vm-image.tar")
+  fi
+done
+"$here/build_initramfs.sh" "$out/initramfs.cpio" "$kernel" "$here/guest" ${data[@]+"${data[@]}"} "${bins[@]}"
 prep_ms=$(elapsed)
 echo "vm: kernel $(cat "$kernel/package"), preparation ${prep_ms} ms"
 
