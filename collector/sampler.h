@@ -14,6 +14,7 @@
 
 #include "collector/collector.h"
 #include "collector/enrichment.h"
+#include "collector/exit_records.h"
 #include "collector/memory_high_stall.h"
 #include "collector/memory_qos.h"
 #include "collector/memory_qos_inputs.h"
@@ -48,6 +49,9 @@ class Sampler : public SnapshotSource {
     std::string kernel_release;
     uint64_t at_limit_margin_bytes = 64 * 4096;
   };
+  // Exited containers' final stats, merged into every snapshot while they are retained
+  // (null: none). Must outlive the Sampler; set before the first Get.
+  void SetExitRecords(ExitRecords* records) { exits_ = records; }
   void SetMemoryQos(MemoryQosSources sources, const MemoryHighStallOptions& stall) {
     qos_sources_ = std::move(sources);
     stall_ = MemoryHighStallDetector(stall);
@@ -61,6 +65,7 @@ class Sampler : public SnapshotSource {
   std::function<void(const Snapshot&)> observer_;
   MetadataSource* metadata_;
   BpfSource* bpf_;
+  ExitRecords* exits_ = nullptr;
   MemoryQosSources qos_sources_;
   // Fed by CollectOnce only; collections are single-flight, so one thread at a time.
   MemoryHighStallDetector stall_{MemoryHighStallOptions()};
