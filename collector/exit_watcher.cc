@@ -310,7 +310,9 @@ class ExitWatcher::Impl {
     const bool read = ReadFinal(*c, &s);
     CloseEvents(c);
     if (!read) {
-      CountMissed();
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.missed;
+      ++stats_.missed_reading;
       return;
     }
     ExitInfo e;
@@ -353,6 +355,7 @@ class ExitWatcher::Impl {
       if (!ReadWhole(h_.mount[r->hierarchy] + c.path + "/" + r->name, &buf_)) continue;
       ApplyReader(*r, buf_, s);
     }
+    FinishCgroupStats(s);  // what the files imply (v1: usage from the per-CPU times)
     return s->cpu.usage_ns.has_value();
   }
 

@@ -40,11 +40,12 @@ struct ExitWatcherOptions {
 };
 
 struct ExitWatcherStats {
-  uint64_t exits = 0;        // final reads made
-  uint64_t missed = 0;       // the cgroup was gone before its final read
-  uint64_t watches = 0;      // directory watches and container fds held now
-  uint64_t over_budget = 0;  // directories or containers left unwatched (max_watches)
-  uint64_t overflows = 0;    // inotify queue overflows (exits in between may be missed)
+  uint64_t exits = 0;           // final reads made
+  uint64_t missed = 0;          // the cgroup was gone before its final read
+  uint64_t missed_reading = 0;  // of those, gone while the final read ran (no CPU time read)
+  uint64_t watches = 0;         // directory watches and container fds held now
+  uint64_t over_budget = 0;     // directories or containers left unwatched (max_watches)
+  uint64_t overflows = 0;       // inotify queue overflows (exits in between may be missed)
 };
 
 class ExitWatcher {

@@ -180,13 +180,14 @@ TEST(LiveExits, ShortLivedContainersKeepTheirFinalValues) {
   const ExitTotals totals = records.totals();
   std::printf(
       "figure exits: %zu containers in %.1f s (%.1f/s), %zu scrapes; captured %zu (%.2f%%), CPU within 1%% %zu, worst "
-      "error %.4f%%; memory peak %zu of %zu; watcher exits %lu missed %lu overflows %lu; records %zu, %zu bytes "
+      "error %.4f%%; memory peak %zu of %zu; watcher exits %lu missed %lu (%lu while reading) overflows %lu; records "
+      "%zu, %zu bytes "
       "(%zu per record)\n",
       finals.size(), double(launched_ns) / 1e9, double(finals.size()) * 1e9 / double(launched_ns), scrapes.size(),
       captured, 100.0 * double(captured) / double(std::max<size_t>(1, finals.size())), cpu_within, 100 * worst,
       peak_present, peak_expected, static_cast<unsigned long>(ws.exits), static_cast<unsigned long>(ws.missed),
-      static_cast<unsigned long>(ws.overflows), totals.records, totals.bytes,
-      totals.records ? totals.bytes / totals.records : 0);
+      static_cast<unsigned long>(ws.missed_reading), static_cast<unsigned long>(ws.overflows), totals.records,
+      totals.bytes, totals.records ? totals.bytes / totals.records : 0);
   ASSERT_EQ(finals.size(), count) << "some containers could not be run";
   EXPECT_GE(double(captured), 0.999 * double(count));
   EXPECT_GE(double(cpu_within), 0.999 * double(count));
