@@ -2,7 +2,8 @@
 """Turns one bench/run's outputs into bench/RESULTS.md and bench/results.json.
 
 usage: results_md.py OUT_DIR RESULTS.md results.json
-OUT_DIR holds cri.json (bench_cri --json), proxy.json (bench_proxy --json), encoder.json (Google Benchmark JSON) and the
+OUT_DIR holds cri.json (bench_cri --json), proxy.json (bench_proxy --json), encoder.json (Google Benchmark JSON),
+otlp.json (bench_otlp_rounds --json), kept.json (bench_prometheus_kept --json) and the
 text output of every bench (<name>.txt).
 """
 import datetime
@@ -121,6 +122,51 @@ def encoder_table(enc):
     return lines
 
 
+def otlp_table(o):
+    lines = ["\n### OTLP export encode against the /metrics text encode of the same snapshot "
+             "(bench_otlp_rounds: alternating rounds, CPU ms per encode, medians [min–max])\n",
+             "| containers | OTLP ms | text ms | OTLP / text | points | ns/point | series | ns/series "
+             "| OTLP bytes (requests) | text bytes |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for n in o["nodes"]:
+        om, tm, r = n["otlp_ms"], n["text_ms"], n["ratio"]
+        lines.append(f"| {n['containers']} | {om[0]:.3f} [{om[1]:.3f}–{om[2]:.3f}] | {tm[0]:.3f} [{tm[1]:.3f}–{tm[2]:.3f}] "
+                     f"| {r[0]:.2f}× [{r[1]:.2f}–{r[2]:.2f}] | {n['points']} | {om[0] * 1e6 / n['points']:.1f} "
+                     f"| {n['series']} | {tm[0] * 1e6 / n['series']:.1f} | {n['otlp_bytes']} ({n['requests']}) "
+                     f"| {n['text_bytes']} |")
+    lines.append(f"\nLinearity (ns per point at 1,000 containers over that at 100): OTLP {o['linearity_otlp']:.2f}, "
+                 f"text {o['linearity_text']:.2f}. {o['rounds']} rounds.")
+    return lines
+
+
+def kept_table(k):
+    lines = ["\n### /metrics encode re-rendering only what changed (bench_prometheus_kept: alternating rounds, "
+             "CPU ms per encode, medians [min–max])\n",
+             f"{k['containers']} containers, {k['cgroups']} cgroups, {k['series']} series, {k['bytes']} bytes; "
+             f"the 10 % snapshot changes {k['changed_10'] * 100:.1f} % of the series' lines, the all-moved one "
+             f"{k['changed_all'] * 100:.1f} %. Each side alternates A with its other snapshot; every round checks "
+             "that the kept text is byte for byte the full encode's.\n",
+             "| side | ms per encode |", "|---|---|"]
+    for s in k["sides"]:
+        lines.append(f"| {s['side']} | {s['ms_p50']:.3f} [{s['ms_min']:.3f}–{s['ms_max']:.3f}] |")
+    for key, what in (("ratio_10", "10 % of values moved"), ("ratio_all", "every value moved"),
+                      ("ratio_0", "nothing moved (the floor)")):
+        r = k.get(key)
+        if r:
+            lines.append(f"\nkept / full, {what}: {r['p50']:.3f} [{r['min']:.3f}–{r['max']:.3f}]")
+    m = k["kept"]
+    lines.append(f"\nKept state after the 10 % side: text {m['text_live'] / 2**20:.1f} MiB live in "
+                 f"{m['text_chunks'] / 2**20:.1f} MiB of chunks (+{m['text_spare'] / 2**20:.1f} MiB spare), "
+                 f"index {m['index'] / 2**20:.1f} MiB, {m['label_combinations']} label combinations. "
+                 f"{k['rounds']} rounds; same work checked: {k['same_work']}.")
+    a = k.get("kept_all")
+    if a:
+        lines.append(f"After the all-moved side (families rendered whole, their text living one encode): text "
+                     f"{a['text_live'] / 2**20:.1f} MiB live in {a['text_chunks'] / 2**20:.1f} MiB of chunks "
+                     f"(+{a['text_spare'] / 2**20:.1f} MiB spare), index {a['index'] / 2**20:.1f} MiB. "
+                     f"A full encode keeps its output: {k['bytes'] / 2**20:.1f} MiB.")
+    return lines
+
+
 def main():
     out, md_path, json_path = sys.argv[1:4]
     m = machine()
@@ -150,6 +196,12 @@ def main():
         with open(enc_path) as f:
             results["encoder"] = json.load(f)
         lines += encoder_table(results["encoder"])
+    for name, table in (("otlp", otlp_table), ("kept", kept_table)):
+        path = os.path.join(out, name + ".json")
+        if os.path.exists(path):
+            with open(path) as f:
+                results[name] = json.load(f)
+            lines += table(results[name])
     for name in ("scrape", "collection"):
         path = os.path.join(out, name + ".txt")
         if os.path.exists(path):

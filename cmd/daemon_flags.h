@@ -27,6 +27,10 @@ void RegisterBpfFlags(FlagSet& flags, DaemonOptions* o);        // --bpf, --bpf.
 // What one flag cannot judge alone: --cri.proxy needs --cri.listen and --runtime.endpoint.
 Status CheckCriFlags(const cri::CriDaemonOptions& c);
 
+// --metrics.enable/disable/drop-labels into metrics.selection, and what it leaves unread
+// out of the collector's options.
+Status ApplyMetricSelection(DaemonOptions* o);
+
 // Every flag of the daemon, bound to *o; the defaults --help shows are *o's values now.
 void RegisterDaemonFlags(FlagSet& flags, DaemonOptions* o);
 

@@ -27,6 +27,11 @@ struct DaemonOptions {
   HttpServerOptions http;
   // The value rules of every edge (/metrics, CRI metrics, OTLP).
   metrics::SampleRules metrics;
+  // --metrics.enable / --metrics.disable / --metrics.drop-labels as given; parsing makes
+  // metrics.selection of them and leaves the files nothing served needs out of collector.
+  struct MetricsSelectFlags {
+    std::vector<std::string> enable, disable, drop_labels;
+  } metrics_select;
   // The daemon scans container processes for fds and sockets by default, as cAdvisor does.
   CollectorOptions collector = [] {
     CollectorOptions c;

@@ -6,7 +6,7 @@ namespace {
 
 StringRule ApiServer() {
   return [](const std::string& v) {
-    if (v.empty() || v == "in-cluster" || v.rfind("https://", 0) == 0 || v.rfind("http://", 0) == 0) {
+    if (v.empty() || v == "in-cluster" || v.rfind("https://", 0) == 0) {
       return Status::Ok();
     }
     return ExpectedValue("\"in-cluster\" or https://host:port", v);

@@ -19,7 +19,7 @@ StringRule ListenAddress(bool empty_ok) {
 
 StringRule ApiServer() {
   return [](const std::string& v) {
-    if (v == "in-cluster" || v.rfind("https://", 0) == 0 || v.rfind("http://", 0) == 0) return Status::Ok();
+    if (v == "in-cluster" || v.rfind("https://", 0) == 0) return Status::Ok();
     return ExpectedValue("\"in-cluster\" or https://host:port", v);
   };
 }

@@ -156,7 +156,7 @@ class CgroupCollector : public Collector {
   CgroupCollector(const CollectorOptions& o, CgroupHierarchies h)
       : opts_(o),
         discovery_(h, o.subtrees),
-        plan_(BuildReadPlan(h, HugePageSizes(o.hugepages_dir))),
+        plan_(BuildReadPlan(h, HugePageSizes(o.hugepages_dir), o.files)),
         netns_(o.proc_root),
         fd_scanner_(o.proc_root),
         budget_(FdBudget::ForKeptFiles(o.max_kept_files)),

@@ -349,7 +349,7 @@ std::vector<std::string> HugePageSizes(const std::string& hugepages_dir) {
 }
 
 std::vector<const CgroupFileReader*> BuildReadPlan(const CgroupHierarchies& h,
-                                                   const std::vector<std::string>& page_sizes) {
+                                                   const std::vector<std::string>& page_sizes, const FileSets& sets) {
   std::vector<const CgroupFileReader*> plan;
   if (h.v2_cpu) Append(&plan, kV2CpuFiles);
   else if (h.has(kV1Cpuacct) || h.has(kV1Cpu)) {
@@ -364,12 +364,16 @@ std::vector<const CgroupFileReader*> BuildReadPlan(const CgroupHierarchies& h,
   }
   if (h.v2_memory) Append(&plan, kV2MemoryFiles);
   else if (h.has(kV1Memory)) Append(&plan, kV1MemoryFiles);
-  if (h.v2_pids) Append(&plan, kV2PidsFiles);
-  else if (h.has(kV1Pids)) Append(&plan, kV1PidsFiles);
-  if (h.v2_io) Append(&plan, kV2IoFiles);
-  else if (h.has(kV1Blkio)) Append(&plan, kV1IoFiles);
-  if (h.has(kUnified)) Append(&plan, kPsiFiles);
-  if (Hierarchy hh = h.hugetlb(); hh != kNumHierarchies) {
+  if (sets.pids) {
+    if (h.v2_pids) Append(&plan, kV2PidsFiles);
+    else if (h.has(kV1Pids)) Append(&plan, kV1PidsFiles);
+  }
+  if (sets.io) {
+    if (h.v2_io) Append(&plan, kV2IoFiles);
+    else if (h.has(kV1Blkio)) Append(&plan, kV1IoFiles);
+  }
+  if (sets.pressure && h.has(kUnified)) Append(&plan, kPsiFiles);
+  if (Hierarchy hh = h.hugetlb(); sets.hugetlb && hh != kNumHierarchies) {
     for (const std::string& size : page_sizes) {
       if (hh == kUnified) {
         for (const auto& f : kV2HugetlbFiles) plan.push_back(InternHugetlbReader(hh, size, f));

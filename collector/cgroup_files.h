@@ -36,12 +36,22 @@ struct CgroupFileReader {
 // Runs the reader's parser over `content` (either kind of reader).
 bool ApplyReader(const CgroupFileReader& r, std::string_view content, CgroupStats* out);
 
+// The groups of files a collection may leave out when nothing it serves needs them (the
+// daemon sets them from metrics::ReadNeedsOf); every other file is always read.
+struct FileSets {
+  bool pressure = true;  // cpu.pressure, memory.pressure, io.pressure
+  bool io = true;        // io.stat, blkio.throttle.*
+  bool hugetlb = true;   // hugetlb.<size>.*
+  bool pids = true;      // pids.current, pids.max, pids.events
+};
+
 // The files to read on this host, in read order. cgroup.procs / cgroup.threads are not in
 // the plan: the collector reads them first (they decide what is reported). `page_sizes`
 // are the host's huge page sizes as the hugetlb controller names them ("2MB", "1GB"), see
 // HugePageSizes; their readers are built once per size and live as long as the process.
 std::vector<const CgroupFileReader*> BuildReadPlan(const CgroupHierarchies& h,
-                                                   const std::vector<std::string>& page_sizes = {});
+                                                   const std::vector<std::string>& page_sizes = {},
+                                                   const FileSets& sets = {});
 
 // The keys of a flat-keyed file the reader takes (memory.stat's "anon", "file"...), in
 // table order; empty for a file of one value or of another form. What a stand-in for the

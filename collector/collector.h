@@ -9,6 +9,7 @@
 
 #include "base/status.h"
 #include "collector/cgroup_file_source.h"
+#include "collector/cgroup_files.h"
 #include "snapshot/snapshot.h"
 
 namespace statlet {
@@ -50,6 +51,8 @@ struct CollectorOptions {
   // containerd, systemd): at most this many, and at most an eighth of that sysctl; the
   // files beyond are read every time.
   size_t max_limit_watches = 65536;
+  // Files no served family needs are left out of every collection (see FileSets).
+  FileSets files;
   // Where the kernel lists its huge page sizes (one hugetlb file set per size).
   std::string hugepages_dir = "/sys/kernel/mm/hugepages";
   // Unified-hierarchy files rendered by another source (the eBPF cgroup iterator,

@@ -8,12 +8,24 @@ namespace {
 
 constexpr uint64_t kNsPerSecond = 1000000000ull;
 
+// Which shared labels (kCriSharedLabels order) a selection keeps.
+using SharedMask = std::array<bool, kSharedLabelCount>;
+SharedMask KeptShared(const metrics::MetricSelection& sel) {
+  SharedMask keep;
+  for (size_t k = 0; k < kSharedLabelCount; ++k) {
+    const std::string_view key = kCriSharedLabels[k];
+    keep[k] = !(key == "id" && sel.Drops(metrics::CgroupLabel::kId)) &&
+              !(key == "image" && sel.Drops(metrics::CgroupLabel::kImage));
+  }
+  return keep;
+}
+
 // Writes the samples of one cgroup (a container, or the pod) as CRI Metric messages.
 class MetricWriter final : public metrics::SampleSink {
  public:
   MetricWriter(google::protobuf::RepeatedPtrField<v1::Metric>* out, int64_t timestamp_ns,
-               std::array<std::string_view, kSharedLabelCount> shared)
-      : out_(out), ts_(timestamp_ns), shared_(shared) {}
+               std::array<std::string_view, kSharedLabelCount> shared, const SharedMask& keep)
+      : out_(out), ts_(timestamp_ns), shared_(shared), keep_(keep) {}
 
   void StartFamily(const CriMetricFamily& f) { family_ = &f; }
 
@@ -43,7 +55,9 @@ class MetricWriter final : public metrics::SampleSink {
     m->set_name(name);
     m->set_timestamp(ts_);
     m->set_metric_type(family_->counter ? v1::COUNTER : v1::GAUGE);
-    for (std::string_view s : shared_) m->add_label_values(std::string(s));
+    for (size_t k = 0; k < kSharedLabelCount; ++k) {
+      if (keep_[k]) m->add_label_values(std::string(shared_[k]));
+    }
     for (size_t k = 0; k < labels.n; ++k) m->add_label_values(std::string(labels.v[k]));
     m->mutable_value()->set_value(value);
   }
@@ -51,6 +65,7 @@ class MetricWriter final : public metrics::SampleSink {
   google::protobuf::RepeatedPtrField<v1::Metric>* out_;
   int64_t ts_;
   std::array<std::string_view, kSharedLabelCount> shared_;
+  SharedMask keep_;
   const CriMetricFamily* family_ = nullptr;
 };
 
@@ -60,6 +75,7 @@ void WriteCgroup(metrics::SnapshotSamples& samples, const CgroupStats* cgroup, M
   const size_t index = static_cast<size_t>(cgroup - snap.cgroups.data());
   if (index >= samples.cgroup_count()) return;  // left out by the cardinality cap
   for (const CriMetricFamily& f : CriMetricFamilies()) {
+    if (!samples.Serves(f.id)) continue;
     w.StartFamily(f);
     samples.ForEachSample(f.id, index, w);
   }
@@ -72,13 +88,17 @@ metrics::SampleRules CriSampleRules(metrics::SampleRules rules) {
   return rules;
 }
 
-void FillMetricDescriptors(v1::ListMetricDescriptorsResponse* out) {
+void FillMetricDescriptors(v1::ListMetricDescriptorsResponse* out, const metrics::MetricSelection& selection) {
+  const SharedMask keep = KeptShared(selection);
   for (const CriMetricFamily& f : CriMetricFamilies()) {
+    if (!selection.Serves(f.id)) continue;
     auto add = [&](const std::string& name, const std::string& help) {
       auto* d = out->add_descriptors();
       d->set_name(name);
       d->set_help(help);
-      for (const auto& k : f.label_keys) d->add_label_keys(k);
+      for (size_t k = 0; k < f.label_keys.size(); ++k) {
+        if (k >= kSharedLabelCount || keep[k]) d->add_label_keys(f.label_keys[k]);
+      }
     };
     add(f.name, f.help);
     if (f.seconds) add(NanosecondsName(f.name), f.help + " Exact, in nanoseconds.");
@@ -89,9 +109,10 @@ void FillPodSandboxMetrics(const CriView& view, const PodEntry& pod, metrics::Sn
                            v1::PodSandboxMetrics* out) {
   const Snapshot& snap = *view.snapshot;
   PodInfo info = PodInfoOf(view, pod);
+  const SharedMask keep = KeptShared(samples.rules().selection);
   out->set_pod_sandbox_id(pod.id);
   {
-    MetricWriter w(out->mutable_metrics(), snap.timestamp_ns, {info.name, info.namespace_, "", pod.id, ""});
+    MetricWriter w(out->mutable_metrics(), snap.timestamp_ns, {info.name, info.namespace_, "", pod.id, ""}, keep);
     WriteCgroup(samples, pod.cgroup, w);
   }
   for (int ci : pod.containers) {
@@ -101,7 +122,8 @@ void FillPodSandboxMetrics(const CriView& view, const PodEntry& pod, metrics::Sn
     const ContainerMetadata* m = c.meta;
     MetricWriter w(cm->mutable_metrics(), snap.timestamp_ns,
                    {info.name, info.namespace_, m != nullptr ? std::string_view(m->container_name) : std::string_view(),
-                    c.id, m != nullptr ? std::string_view(m->image) : std::string_view()});
+                    c.id, m != nullptr ? std::string_view(m->image) : std::string_view()},
+                   keep);
     WriteCgroup(samples, c.cgroup, w);
   }
 }

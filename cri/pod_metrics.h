@@ -11,8 +11,12 @@
 
 namespace statlet::cri {
 
-void FillMetricDescriptors(::runtime::v1::ListMetricDescriptorsResponse* out);
-// `samples` is bound to view.snapshot, with NetworkCarrier::kPod.
+// The families `selection` serves, without the labels it drops.
+void FillMetricDescriptors(::runtime::v1::ListMetricDescriptorsResponse* out,
+                           const metrics::MetricSelection& selection = {});
+// `samples` is bound to view.snapshot, with NetworkCarrier::kPod; its rules' selection says
+// which families and shared labels are served. A dropped `id` is dropped from every series:
+// each container's series sit in that container's ContainerMetrics, which names it.
 void FillPodSandboxMetrics(const CriView& view, const PodEntry& pod, metrics::SnapshotSamples& samples,
                            ::runtime::v1::PodSandboxMetrics* out);
 

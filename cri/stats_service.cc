@@ -219,7 +219,7 @@ grpc::Status CriStatsService::StreamPodSandboxStats(Ctx*, const v1::StreamPodSan
 
 grpc::Status CriStatsService::ListMetricDescriptors(Ctx*, const v1::ListMetricDescriptorsRequest*,
                                                     v1::ListMetricDescriptorsResponse* resp) {
-  FillMetricDescriptors(resp);
+  FillMetricDescriptors(resp, options_.rules.selection);
   return grpc::Status::OK;
 }
 

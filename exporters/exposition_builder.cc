@@ -5,7 +5,10 @@
 namespace statlet {
 
 ExpositionBuilder::ExpositionBuilder(metrics::SampleRules rules, SelfMetrics* self, int gzip_level)
-    : self_(self), encoder_(std::move(rules)), gzip_{GzipCompressor(gzip_level), GzipCompressor(gzip_level)} {}
+    : self_(self),
+      selection_(rules.selection),
+      encoder_(std::move(rules)),
+      gzip_{GzipCompressor(gzip_level), GzipCompressor(gzip_level)} {}
 
 uint64_t ExpositionBuilder::encodes() const {
   std::lock_guard<std::mutex> lock(const_cast<std::mutex&>(mu_));
@@ -17,35 +20,47 @@ StatusOr<ExpositionBuilder::Body> ExpositionBuilder::Build(const SnapshotPtr& sn
   std::lock_guard<std::mutex> lock(mu_);
   const int f = static_cast<int>(format);
   Cached& head = heads_[f][gzip ? 1 : 0];
-  if (!head.bytes || head.sequence != snap->sequence) {
-    // A new head; reuse the previous buffer's capacity unless a response still streams it.
-    if (!head.bytes || head.bytes.use_count() > 1) {
-      const size_t hint = head.bytes ? head.bytes->capacity() : 0;
-      head.bytes = std::make_shared<std::string>();
-      head.bytes->reserve(hint);
-    }
+  if (!head.head || head.sequence != snap->sequence) {
     head.sequence = UINT64_MAX;
+    // The plain head of this snapshot (a gzip head compresses it): encoded unless it is.
+    Cached& plain = heads_[f][0];
+    if (!plain.head || plain.sequence != snap->sequence) {
+      plain.sequence = UINT64_MAX;
+      encoder_.EncodeKept(*snap, format, &plain.head);
+      plain.sequence = snap->sequence;
+      plain.dropped_cgroups = encoder_.dropped_cgroups();
+      plain.dropped_interfaces = encoder_.dropped_interfaces();
+      ++encodes_;
+    }
     if (gzip) {
-      encoder_.Encode(*snap, format, &plain_scratch_);
-      if (Status s = gzip_[f].CompressHead(plain_scratch_, head.bytes.get()); !s.ok()) return s;
-    } else {
-      encoder_.Encode(*snap, format, head.bytes.get());
+      // Reuse the last gzip buffer unless a response still sends it.
+      head.head.reset();
+      if (!head.gzip || head.gzip.use_count() > 1) {
+        const size_t hint = head.gzip ? head.gzip->capacity() : 0;
+        head.gzip = std::make_shared<std::string>();
+        head.gzip->reserve(hint);
+      }
+      if (Status s = gzip_[f].CompressHead(plain.head->pieces, head.gzip.get()); !s.ok()) return s;
+      auto rope = std::make_shared<TextRope>();
+      rope->Append(head.gzip->data(), head.gzip->size());
+      rope->holds.push_back(head.gzip);
+      head.head = std::move(rope);
+      head.dropped_cgroups = plain.dropped_cgroups;
+      head.dropped_interfaces = plain.dropped_interfaces;
     }
     head.sequence = snap->sequence;
-    head.dropped_cgroups = encoder_.dropped_cgroups();
-    head.dropped_interfaces = encoder_.dropped_interfaces();
-    ++encodes_;
   }
   if (self_) self_->Update(*snap, sampler, head.dropped_cgroups, head.dropped_interfaces);
 
   Body body;
-  body.head = head.bytes;
+  body.head = head.head;
   std::string& tail = gzip ? tail_scratch_ : body.tail;
   tail.clear();
   if (self_) self_->AppendExposition(format, &tail);
   if (!extras_.empty()) {
     std::vector<metrics::ExtraFamily> families;
     for (const metrics::ExtraSource* e : extras_) e->Collect(&families);
+    std::erase_if(families, [&](const metrics::ExtraFamily& x) { return !selection_.ServesExtra(x.name); });
     AppendExtraFamilies(families, format, &tail);
   }
   if (format == ExpositionFormat::kOpenMetrics100) tail.append("# EOF\n");

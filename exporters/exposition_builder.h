@@ -1,5 +1,6 @@
 // The /metrics body: the container families of a snapshot (encoded once per snapshot and
-// format, and shared by every scrape served from that snapshot) followed by statlet's self
+// format, re-rendering only what changed since the last snapshot (PrometheusEncoder::
+// EncodeKept), and shared by every scrape served from that snapshot) followed by statlet's self
 // metrics and the extra families (image pulls), rendered fresh for each scrape, as one text
 // or one gzip stream.
 //
@@ -26,11 +27,11 @@ class ExpositionBuilder {
 
   // A response body in two parts, to be sent one after the other: `head` is shared with
   // other scrapes of the same snapshot (never modified once returned), `tail` is this
-  // scrape's.
+  // scrape's. A plain head is the encoder's rope of kept segments; a gzip head one piece.
   struct Body {
-    std::shared_ptr<const std::string> head;
+    std::shared_ptr<const TextRope> head;
     std::string tail;
-    size_t size() const { return head->size() + tail.size(); }
+    size_t size() const { return head->size + tail.size(); }
   };
   StatusOr<Body> Build(const SnapshotPtr& snap, const SamplerStats& sampler, ExpositionFormat format, bool gzip);
 
@@ -43,7 +44,8 @@ class ExpositionBuilder {
  private:
   struct Cached {
     uint64_t sequence = UINT64_MAX;
-    std::shared_ptr<std::string> bytes;
+    std::shared_ptr<const TextRope> head;
+    std::shared_ptr<std::string> gzip;  // a gzip head's bytes (reused when no response holds them)
     // What the caps left out of the encoded snapshot.
     uint64_t dropped_cgroups = 0;
     uint64_t dropped_interfaces = 0;
@@ -52,9 +54,9 @@ class ExpositionBuilder {
   std::mutex mu_;
   SelfMetrics* self_;
   std::vector<const metrics::ExtraSource*> extras_;
+  metrics::MetricSelection selection_;  // which extra families are served (before encoder_: rules move there)
   PrometheusEncoder encoder_;
-  GzipCompressor gzip_[2];     // per format: keeps the state after its head
-  std::string plain_scratch_;  // an uncompressed head before gzip
+  GzipCompressor gzip_[2];  // per format: keeps the state after its head
   std::string tail_scratch_;
   Cached heads_[2][2];  // [format][gzip]
   uint64_t encodes_ = 0;

@@ -47,6 +47,29 @@ Status GzipCompressor::CompressHead(std::string_view in, std::string* out) {
   return Status::Ok();
 }
 
+Status GzipCompressor::CompressHead(std::span<const std::string_view> head, std::string* out) {
+  head_ready_ = false;
+  if (!Ready()) return Internal("zlib deflateInit2 failed");
+  if (deflateReset(&stream_) != Z_OK) return Internal("zlib deflateReset failed");
+  size_t total = 0;
+  for (std::string_view p : head) total += p.size();
+  out->resize(deflateBound(&stream_, total) + 16);
+  stream_.next_out = reinterpret_cast<Bytef*>(out->data());
+  stream_.avail_out = static_cast<uInt>(out->size());
+  for (std::string_view p : head) {
+    if (p.empty()) continue;
+    stream_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(p.data()));
+    stream_.avail_in = static_cast<uInt>(p.size());
+    int rc = deflate(&stream_, Z_NO_FLUSH);
+    if (rc != Z_OK || stream_.avail_in != 0) return Internal("zlib deflate failed: " + std::to_string(rc));
+  }
+  int rc = deflate(&stream_, Z_FULL_FLUSH);
+  if (rc != Z_OK) return Internal("zlib deflate (flush) failed: " + std::to_string(rc));
+  out->resize(stream_.total_out);
+  head_ready_ = true;
+  return Status::Ok();
+}
+
 Status GzipCompressor::FinishTail(std::string_view in, std::string* out) {
   if (!head_ready_) return Internal("gzip tail without a head");
   z_stream copy{};

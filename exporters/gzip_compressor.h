@@ -6,6 +6,7 @@
 
 #include <zlib.h>
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -29,6 +30,9 @@ class GzipCompressor {
   // the rest of a complete stream for `tail` (from a copy of that state, so any number of
   // tails can follow one head). head bytes + tail bytes form one valid gzip stream.
   Status CompressHead(std::string_view head, std::string* out);
+  // The same for a head in pieces (a TextRope's), fed to zlib one after the other: the same
+  // bytes as for the pieces joined (deflate's output does not depend on how its input is cut).
+  Status CompressHead(std::span<const std::string_view> head, std::string* out);
   Status FinishTail(std::string_view tail, std::string* out);
 
  private:

@@ -391,15 +391,17 @@ class Session : public SessionBase {
     if (closed_) return;
     ++served_;
     const bool keep = keep_alive && r.status < 400 && !s_->stopping && served_ < s_->o.keep_alive_max_requests;
+    pieces_ = std::move(r.pieces);
     body_ = r.body ? std::move(r.body) : EmptyBody();
     tail_ = std::move(r.tail);
+    const size_t pieces_size = pieces_ ? pieces_->size : 0;
     res_.emplace(static_cast<http::status>(r.status), 11);
     res_->set(http::field::content_type, r.content_type);
     for (const auto& [k, v] : s_->o.web.headers) res_->set(k, v);
     for (const auto& [k, v] : r.headers) res_->set(k, v);
     res_->keep_alive(keep);
     // HEAD: the length of the body that GET would send, and no body.
-    res_->content_length(body_->size() + tail_.size());
+    res_->content_length(pieces_size + body_->size() + tail_.size());
     serializer_.emplace(*res_);
     state_ = State::kWriting;
     tcp().expires_after(s_->o.write_timeout);
@@ -408,6 +410,8 @@ class Session : public SessionBase {
       if (self->closed_) return;
       self->serializer_.reset();
       self->res_.reset();
+      self->pieces_.reset();
+      self->buffers_.clear();
       self->body_.reset();
       self->tail_.clear();
       if (ec) {
@@ -418,14 +422,21 @@ class Session : public SessionBase {
         self->Linger();
       }
     };
-    // The header, then the body's two parts as they are (no copy into the serializer).
+    // The header, then the body's parts as they are (no copy into the serializer).
     http::async_write_header(stream_, *serializer_, [self, done = std::move(done)](beast::error_code ec, size_t n) {
       if (self->closed_) return;
-      if (ec || self->head_ || self->body_->size() + self->tail_.size() == 0) {
+      std::vector<asio::const_buffer>& parts = self->buffers_;
+      parts.clear();
+      if (self->pieces_) {
+        for (std::string_view p : self->pieces_->pieces) parts.push_back(asio::buffer(p.data(), p.size()));
+      }
+      if (!self->body_->empty()) parts.push_back(asio::buffer(*self->body_));
+      if (!self->tail_.empty()) parts.push_back(asio::buffer(self->tail_));
+      if (ec || self->head_ || parts.empty()) {
         done(ec, n);
         return;
       }
-      const std::array<asio::const_buffer, 2> parts{asio::buffer(*self->body_), asio::buffer(self->tail_)};
+      // Gathered writes (writev); a TLS stream flattens small pieces into records itself.
       asio::async_write(self->stream_, parts, std::move(done));
     });
   }
@@ -465,8 +476,10 @@ class Session : public SessionBase {
   std::optional<http::request_parser<http::buffer_body>> parser_;
   std::unique_ptr<char[]> discard_;
   bool head_ = false;
-  std::shared_ptr<const std::string> body_;  // being written
-  std::string tail_;                         // written after body_
+  std::shared_ptr<const TextRope> pieces_;   // being written, then
+  std::shared_ptr<const std::string> body_;  // then
+  std::string tail_;
+  std::vector<asio::const_buffer> buffers_;  // all three as the write's buffer sequence
   std::optional<http::response<http::empty_body>> res_;
   std::optional<http::response_serializer<http::empty_body>> serializer_;
 };

@@ -41,6 +41,7 @@
 
 #include "base/status.h"
 #include "exporters/http_authorizer.h"
+#include "exporters/kept_text.h"
 #include "exporters/web_config.h"
 
 namespace statlet {
@@ -55,7 +56,9 @@ struct HttpRequest {
 struct HttpResponse {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
-  // Shared, so that one encoded exposition is sent to many clients without copies.
+  // Shared, so that one encoded exposition is sent to many clients without copies: a text
+  // in pieces (sent as they are, gathered), then a contiguous one.
+  std::shared_ptr<const TextRope> pieces;
   std::shared_ptr<const std::string> body;
   // Sent right after `body` (a per-request part of a shared body).
   std::string tail;

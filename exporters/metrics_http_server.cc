@@ -137,7 +137,7 @@ HttpResponse MetricsHttpServer::HandleMetrics(const HttpRequest& req) {
   HttpResponse r;
   r.content_type = std::string(ContentType(format));
   // The shared head, then this scrape's tail.
-  r.body = std::move(body->head);
+  r.pieces = std::move(body->head);
   r.tail = std::move(body->tail);
   if (gzip) r.headers.emplace_back("Content-Encoding", "gzip");
   r.headers.emplace_back("Vary", "Accept-Encoding");

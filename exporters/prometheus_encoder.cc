@@ -4,10 +4,18 @@
 #include <cstring>
 
 #include "base/attributes.h"
+#include "exporters/series_line.h"
 #include "exporters/staged_text.h"
 #include "metrics/snapshot_samples_visit.h"
 
 namespace statlet {
+
+using series_line::CopyPadded;
+using series_line::DoubleMemo;
+using series_line::kCopyChunk;
+using series_line::PutValue;
+using series_line::SameValues;
+
 namespace {
 
 void BuildHeader(const MetricFamily& f, ExpositionFormat format, std::string* out) {
@@ -55,7 +63,8 @@ bool SameLabels(const ContainerMetadata* a, const ContainerMetadata* b) {
 // `{container="…",id="…",image=…,name=…,namespace=…,pod=…` (no closing brace; unknown
 // values left out; `*first` says whether "{" is still to come). A pod cgroup has its pod and
 // namespace only; a sandbox (pause) container no container name.
-void AppendCgroupLabels(std::string* out, const Identity& id, bool* first) {
+// Labels the selection drops are left out (metrics::MetricSelection decides which).
+void AppendCgroupLabels(std::string* out, const Identity& id, const metrics::MetricSelection& sel, bool* first) {
   const ContainerMetadata* m = id.meta.get();
   std::string_view container, image, name, ns, pod;
   if (id.kind == CgroupKind::kContainer) {
@@ -73,193 +82,23 @@ void AppendCgroupLabels(std::string* out, const Identity& id, bool* first) {
     ns = m->pod_namespace;
   }
   AppendLabel(out, first, "container", container);
-  AppendLabel(out, first, "id", id.cgroup_path.empty() ? std::string_view("/") : id.cgroup_path);
-  AppendLabel(out, first, "image", image);
+  if (!metrics::DropsIdOf(sel, id))
+    AppendLabel(out, first, "id", id.cgroup_path.empty() ? std::string_view("/") : id.cgroup_path);
+  if (!sel.Drops(metrics::CgroupLabel::kImage)) AppendLabel(out, first, "image", image);
   AppendLabel(out, first, "name", name);
   AppendLabel(out, first, "namespace", ns);
   AppendLabel(out, first, "pod", pod);
 }
 
-// Pieces of a series line are copied in whole chunks of this size from padded sources into
-// room reserved with this much slack: fixed-size copies the compiler inlines, instead of a
-// call to memcpy (and its size dispatch) for each of a line's pieces.
-constexpr size_t kCopyChunk = 32;
-
-// Copies n bytes; reads up to kCopyChunk - 1 bytes past src + n and writes as far past
-// p + n, both of which the callers own (padding, reserved slack).
-STATLET_ALWAYS_INLINE inline char* CopyPadded(char* p, const char* src, size_t n) {
-  for (size_t k = 0; k < n; k += kCopyChunk) std::memcpy(p + k, src + k, kCopyChunk);
-  return p + n;
-}
-
-constexpr char kDigitPairs[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-constexpr uint64_t kPow10[20] = {1ull,
-                                 10ull,
-                                 100ull,
-                                 1000ull,
-                                 10000ull,
-                                 100000ull,
-                                 1000000ull,
-                                 10000000ull,
-                                 100000000ull,
-                                 1000000000ull,
-                                 10000000000ull,
-                                 100000000000ull,
-                                 1000000000000ull,
-                                 10000000000000ull,
-                                 100000000000000ull,
-                                 1000000000000000ull,
-                                 10000000000000000ull,
-                                 100000000000000000ull,
-                                 1000000000000000000ull,
-                                 10000000000000000000ull};
-
-STATLET_ALWAYS_INLINE inline int DecimalDigits(uint64_t v) {
-  // log10 from the bit length (1233 / 4096 ~ log10(2)), then one comparison to correct it.
-  const int bits = 64 - __builtin_clzll(v | 1);
-  const int guess = (bits * 1233) >> 12;
-  return guess + (v >= kPow10[guess]) + (v == 0);
-}
-
-// Four digits of v < 10000 at p.
-STATLET_ALWAYS_INLINE inline void Put4Digits(char* p, uint32_t v) {
-  std::memcpy(p, kDigitPairs + 2 * (v / 100), 2);
-  std::memcpy(p + 2, kDigitPairs + 2 * (v % 100), 2);
-}
-
-// Writes the `digits` low decimal digits of v (zero-padded) ending at `end`: eight at a time,
-// whose halves and pairs do not wait on each other, then pairs.
-STATLET_ALWAYS_INLINE inline void PutDigitsBackward(char* end, uint64_t v, int digits) {
-  while (digits >= 8) {
-    end -= 8;
-    const auto low = static_cast<uint32_t>(v % 100000000);
-    v /= 100000000;
-    Put4Digits(end, low / 10000);
-    Put4Digits(end + 4, low % 10000);
-    digits -= 8;
-  }
-  while (digits >= 2) {
-    end -= 2;
-    std::memcpy(end, kDigitPairs + 2 * (v % 100), 2);
-    v /= 100;
-    digits -= 2;
-  }
-  if (digits) *--end = static_cast<char>('0' + v % 10);
-}
-
-// The same text as WriteUint (std::to_chars), inline: most series carry an integer.
-STATLET_ALWAYS_INLINE inline char* PutUint(char* p, uint64_t v) {
-  const int n = DecimalDigits(v);
-  PutDigitsBackward(p + n, v, n);
-  return p + n;
-}
-
-// units / 10^kDecimals as an exact decimal with trailing zeros trimmed: the same text as
-// WriteScaledUint.
-template <int kDecimals, uint64_t kScale>
-STATLET_ALWAYS_INLINE inline char* PutScaledUint(char* p, uint64_t units) {
-  p = PutUint(p, units / kScale);
-  uint64_t frac = units % kScale;
-  if (frac == 0) return p;
-  int digits = kDecimals;
-  while (frac % 10 == 0) {
-    frac /= 10;
-    --digits;
-  }
-  *p++ = '.';
-  PutDigitsBackward(p + digits, frac, digits);
-  return p + digits;
-}
-
-}  // namespace
-
-// Shortest round-trip text of the doubles seen, direct-mapped by their bits: the real
-// numbers on /metrics (pressure ratios with two decimals, mostly 0; +Inf limits) repeat from
-// cgroup to cgroup and scrape to scrape, and std::to_chars costs several times a series.
-class PrometheusEncoder::DoubleMemo {
- public:
-  // Writes WriteDouble's text; p has room for kMaxNumberChars.
-  STATLET_ALWAYS_INLINE char* Put(char* p, double d) {
-    uint64_t bits;
-    std::memcpy(&bits, &d, sizeof bits);
-    Entry& e = entries_[(bits * 0x9E3779B97F4A7C15ull) >> (64 - kLog2Entries)];
-    if (e.bits != bits || e.size == 0) [[unlikely]] {  // no text is empty: size 0 is free
-      e.bits = bits;
-      e.size = static_cast<uint8_t>(WriteDouble(e.text, d) - e.text);
-    }
-    std::memcpy(p, e.text, sizeof e.text);
-    return p + e.size;
-  }
-
- private:
-  static constexpr int kLog2Entries = 8;
-  struct Entry {
-    uint64_t bits = 0;
-    uint8_t size = 0;
-    char text[kMaxNumberChars] = {};
-  };
-  std::array<Entry, size_t{1} << kLog2Entries> entries_{};
-};
-
-namespace {
-
-template <class Memo>
-STATLET_ALWAYS_INLINE inline char* PutValue(char* p, const metrics::Value& v, Memo& memo) {
-  using K = metrics::Value::Kind;
-  switch (v.kind) {
-    case K::kCount: return PutUint(p, v.u);
-    case K::kNanoseconds: return PutScaledUint<9, 1000000000>(p, v.u);
-    case K::kMicroseconds: return PutScaledUint<6, 1000000>(p, v.u);
-    case K::kDouble: return memo.Put(p, v.d);
-  }
-  return p;
-}
-
-template <class T>
-STATLET_ALWAYS_INLINE inline T Load(const char* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-// Whether n bytes at a and b are equal. Label values are short ("total", "eth0",
-// "/dev/sda"): up to 16 bytes are compared as two overlapping words inside [0, n), without a
-// call to memcmp.
-STATLET_ALWAYS_INLINE inline bool EqualBytes(const char* a, const char* b, size_t n) {
-  if (n >= 8) {
-    if (n > 16) return std::memcmp(a, b, n) == 0;
-    return ((Load<uint64_t>(a) ^ Load<uint64_t>(b)) | (Load<uint64_t>(a + n - 8) ^ Load<uint64_t>(b + n - 8))) == 0;
-  }
-  if (n >= 4) {
-    return ((Load<uint32_t>(a) ^ Load<uint32_t>(b)) | (Load<uint32_t>(a + n - 4) ^ Load<uint32_t>(b + n - 4))) == 0;
-  }
-  if (n == 0) return true;
-  return a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1];
-}
-
-template <class ExtraT>
-STATLET_ALWAYS_INLINE inline bool SameValues(const ExtraT& e, const metrics::LabelValues& l) {
-  if (e.n != l.n) return false;
-  for (size_t k = 0; k < l.n; ++k) {
-    const std::string& a = e.values[k];
-    const std::string_view b = l.v[k];
-    if (a.size() != b.size() || !EqualBytes(a.data(), b.data(), b.size())) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 // The sink the value path writes into: one family at a time.
+// `Text` is where the lines go: a StagedText (Encode), or EncodeKept's chunks (FreshText).
+template <class Text>
 class PrometheusEncoder::Writer final : public metrics::SampleSink {
  public:
-  // Overwrites *out from its start.
-  Writer(PrometheusEncoder* enc, std::string* out)
-      : enc_(*enc), text_(out, 0), blocks_(enc->blocks_.data()), starts_(enc->block_starts_.data()) {}
+  Writer(PrometheusEncoder* enc, Text& text)
+      : enc_(*enc), text_(text), blocks_(enc->blocks_.data()), starts_(enc->block_starts_.data()) {}
   ~Writer() { enc_.series_ += series_; }
 
   void StartFamily(const MetricFamily& f, std::string_view header) {
@@ -328,7 +167,7 @@ class PrometheusEncoder::Writer final : public metrics::SampleSink {
     line.assign(family_->name);
     bool first = true;
     if (e.cgroup) {
-      AppendCgroupLabels(&line, *e.cgroup, &first);
+      AppendCgroupLabels(&line, *e.cgroup, enc_.samples_.rules().selection, &first);
     } else {
       AppendLabel(&line, &first, "id", e.cgroup_path);
     }
@@ -364,7 +203,7 @@ class PrometheusEncoder::Writer final : public metrics::SampleSink {
   }
 
   PrometheusEncoder& enc_;
-  StagedText text_;
+  Text& text_;
   const char* const blocks_;
   const size_t* const starts_;
   const MetricFamily* family_ = nullptr;
@@ -376,8 +215,11 @@ class PrometheusEncoder::Writer final : public metrics::SampleSink {
   uint64_t series_ = 0;
 };
 
-PrometheusEncoder::PrometheusEncoder(metrics::SampleRules rules, metrics::DeviceNames::Namer namer)
-    : samples_(std::move(rules), std::move(namer)), doubles_(std::make_unique<DoubleMemo>()) {
+PrometheusEncoder::PrometheusEncoder(metrics::SampleRules rules, metrics::DeviceNames::Namer namer,
+                                     size_t kept_chunk_bytes)
+    : samples_(std::move(rules), std::move(namer)),
+      doubles_(std::make_unique<DoubleMemo>()),
+      kept_chunk_bytes_(kept_chunk_bytes) {
   for (const MetricFamily& f : AllMetricFamilies()) {
     BuildHeader(f, ExpositionFormat::kText004, &text_headers_[static_cast<size_t>(f.id)]);
     BuildHeader(f, ExpositionFormat::kOpenMetrics100, &om_headers_[static_cast<size_t>(f.id)]);
@@ -394,12 +236,13 @@ PrometheusEncoder::~PrometheusEncoder() = default;
 
 void PrometheusEncoder::RenderBlock(const CgroupStats& c, CgroupLabels* e) {
   e->path = c.id.cgroup_path;
+  e->version = ++block_versions_;
   e->cgroup_id = c.id.cgroup_id;
   e->created_ns = c.id.created_ns.value_or(0);
   e->meta = c.id.meta;
   e->block.clear();
   bool first = true;
-  AppendCgroupLabels(&e->block, c.id, &first);
+  AppendCgroupLabels(&e->block, c.id, samples_.rules().selection, &first);
   ++blocks_rendered_;
 }
 
@@ -455,18 +298,36 @@ const PrometheusEncoder::Extra& PrometheusEncoder::ExtraFor(const MetricFamily& 
   if (SameValues(e, labels)) return e;
   // A new combination at this position: render it (into the slot's reused buffers).
   e.n = labels.n;
-  e.rendered.clear();
-  for (size_t k = 0; k < labels.n; ++k) {
-    e.values[k].assign(labels.v[k]);
-    if (k >= f.labels.size()) continue;
-    e.rendered.push_back(',');
-    e.rendered.append(f.labels[k]).append("=\"");
-    AppendEscapedLabelValue(&e.rendered, labels.v[k]);
-    e.rendered.push_back('"');
-  }
-  e.size = e.rendered.size();
-  e.rendered.append(kCopyChunk, '\0');
+  for (size_t k = 0; k < labels.n; ++k) e.values[k].assign(labels.v[k]);
+  e.size = RenderLabelSuffix(f, labels, &e.rendered);
   return e;
+}
+
+size_t PrometheusEncoder::RenderLabelSuffix(const MetricFamily& f, const metrics::LabelValues& labels,
+                                            std::string* out) {
+  out->clear();
+  for (size_t k = 0; k < labels.n && k < f.labels.size(); ++k) {
+    out->push_back(',');
+    out->append(f.labels[k]).append("=\"");
+    AppendEscapedLabelValue(out, labels.v[k]);
+    out->push_back('"');
+  }
+  const size_t size = out->size();
+  out->append(kCopyChunk, '\0');
+  return size;
+}
+
+void PrometheusEncoder::RenderFamily(const MetricFamily& f, size_t count, KeptTextStream& out) {
+  Writer<KeptTextStream> w(this, out);
+  w.StartFamily(f, {});
+  samples_.ForEachSampleIn(f.id, 0, count, w);
+}
+
+void PrometheusEncoder::RenderEvents(const MetricFamily& f, std::string* out) {
+  StagedText text(out, 0);
+  Writer<StagedText> w(this, text);
+  w.StartFamily(f, {});
+  samples_.ForEachEventSample(f.id, w);
 }
 
 const std::string& PrometheusEncoder::LeLabel(size_t bucket, double bound) {
@@ -486,8 +347,10 @@ void PrometheusEncoder::Encode(const Snapshot& s, ExpositionFormat format, std::
   const size_t count = samples_.cgroup_count();
   if (SyncLabelCache(s, count) || block_starts_.empty()) PackBlocks();
   const auto& headers = format == ExpositionFormat::kText004 ? text_headers_ : om_headers_;
-  Writer w(this, out);  // cuts *out to what was written when it goes
+  StagedText text(out, 0);  // cuts *out to what was written when it goes
+  Writer<StagedText> w(this, text);
   for (const MetricFamily& f : AllMetricFamilies()) {
+    if (!samples_.Serves(f.id)) continue;
     w.StartFamily(f, headers[static_cast<size_t>(f.id)]);
     switch (f.scope) {
       case MetricScope::kCgroup: samples_.ForEachSampleIn(f.id, 0, count, w); break;

@@ -13,6 +13,14 @@
 //
 // The output is a function of the snapshot alone: the caches only save work.
 //
+// EncodeKept writes the same text as a rope of segments kept between calls (kept_text.h):
+// one segment per family and cgroup, holding that cgroup's series of the family. A call
+// walks the value path as Encode does, compares each sample with what the segment was
+// rendered from (the value and its kind, the label values), and renders again only the
+// segments where one differs, or whose cgroup came or was relabelled; the others are
+// spliced in as they are, without a copy. The segments are the same in both formats (only
+// the family headers differ), so a text and an OpenMetrics scrape share them.
+//
 // Not thread-safe: one caller at a time (the HTTP layer serialises encodes).
 #pragma once
 
@@ -24,6 +32,7 @@
 #include <vector>
 
 #include "exporters/exposition_text.h"
+#include "exporters/kept_text.h"
 #include "metrics/families.h"
 #include "metrics/sample.h"
 #include "metrics/snapshot_samples.h"
@@ -31,16 +40,40 @@
 
 namespace statlet {
 
+namespace series_line {
+class DoubleMemo;
+}
+
 class PrometheusEncoder {
  public:
+  // `kept_chunk_bytes`: the size of EncodeKept's text chunks (tests make them small).
   explicit PrometheusEncoder(metrics::SampleRules rules = {},
-                             metrics::DeviceNames::Namer namer = metrics::BlockDeviceName);
+                             metrics::DeviceNames::Namer namer = metrics::BlockDeviceName,
+                             size_t kept_chunk_bytes = 256 * 1024);
   ~PrometheusEncoder();
 
   // Replaces the contents of *out (keeping its capacity) with the exposition of the
   // snapshot's metric families. OpenMetrics output is not terminated: the caller appends
   // further families (self metrics) and "# EOF\n".
   void Encode(const Snapshot& snapshot, ExpositionFormat format, std::string* out);
+
+  // The same text as Encode, as a rope of the segments kept between calls: only what
+  // changed since the last call is rendered. Replaces *out; the rope it held is reused when
+  // nothing else holds it any more. The rope stays valid after later calls.
+  void EncodeKept(const Snapshot& snapshot, ExpositionFormat format, std::shared_ptr<const TextRope>* out);
+
+  // What the last EncodeKept did and what the kept state holds.
+  struct KeptStats {
+    uint64_t series_rendered = 0;   // changed or new (a histogram counts once)
+    uint64_t series_spliced = 0;    // kept as they were
+    uint64_t families_whole = 0;    // rendered whole, as Encode does (their values all moved lately)
+    size_t text_live_bytes = 0;     // the segments' text
+    size_t text_chunk_bytes = 0;    // the chunks holding it (live and dead bytes)
+    size_t text_spare_bytes = 0;    // retired chunks kept for reuse
+    size_t index_bytes = 0;         // what each segment was rendered from, and the segments
+    size_t label_combinations = 0;  // of the families' own labels, kept with their text
+  };
+  KeptStats kept_stats() const;
 
   size_t cached_cgroups() const { return cache_.size(); }
   uint64_t last_series() const { return series_; }
@@ -53,6 +86,7 @@ class PrometheusEncoder {
  private:
   struct CgroupLabels {
     std::string path;
+    uint64_t version = 0;  // new for every rendering of a block, never reused
     uint64_t cgroup_id = 0;
     int64_t created_ns = 0;
     std::shared_ptr<const ContainerMetadata> meta;  // held so the pointer identity stays valid
@@ -66,14 +100,28 @@ class PrometheusEncoder {
     std::string rendered;
     size_t size = 0;  // of the text in `rendered`, without the padding
   };
+  template <class Text>
   class Writer;
-  class DoubleMemo;
+  class KeptWriter;
+  struct Kept;
+  struct KeptEvents;
 
   // Returns whether cache_ changed (a block rendered, added, dropped or moved).
   bool SyncLabelCache(const Snapshot& snapshot, size_t count);
   void RenderBlock(const CgroupStats& c, CgroupLabels* entry);
   void PackBlocks();
   const Extra& ExtraFor(const MetricFamily& f, size_t position, const metrics::LabelValues& labels);
+  // `,label="value"…` of a family's own labels into *out, then padding for chunked copies;
+  // returns the size without the padding.
+  static size_t RenderLabelSuffix(const MetricFamily& f, const metrics::LabelValues& labels, std::string* out);
+  // An event-scope family's series lines (no header) into *out.
+  void RenderEvents(const MetricFamily& f, std::string* out);
+  // A cgroup-scope family's series lines (no header) as Encode writes them, into EncodeKept's
+  // chunks.
+  void RenderFamily(const MetricFamily& f, size_t count, KeptTextStream& out);
+  // EncodeKept's: an event-scope family's lines into the rope, kept while the events are the
+  // same (Kept::Events).
+  void KeepEvents(const MetricFamily& f, KeptEvents& e, TextRope& rope);
   const std::string& LeLabel(size_t bucket, double bound);
 
   metrics::SnapshotSamples samples_;
@@ -92,12 +140,18 @@ class PrometheusEncoder {
   // Packed again only when the cache changed.
   std::string blocks_;
   std::vector<size_t> block_starts_;
-  std::vector<std::string> le_labels_;   // ",le=\"2e-06\"" for bucket i
-  std::unique_ptr<DoubleMemo> doubles_;  // text of the doubles seen, across encodes
-  std::string event_line_;               // an event-scope sample's head (capacity reused)
+  std::vector<std::string> le_labels_;                // ",le=\"2e-06\"" for bucket i
+  std::unique_ptr<series_line::DoubleMemo> doubles_;  // text of the doubles seen, across encodes
+  std::string event_line_;                            // an event-scope sample's head (capacity reused)
 
   uint64_t series_ = 0;
   uint64_t blocks_rendered_ = 0;
+  uint64_t block_versions_ = 0;
+  struct KeptDeleter {
+    void operator()(Kept* k) const;
+  };
+  size_t kept_chunk_bytes_;
+  std::unique_ptr<Kept, KeptDeleter> kept_;  // EncodeKept's state (prometheus_kept.cc), made by its first call
 };
 
 }  // namespace statlet

@@ -1,5 +1,6 @@
 #include "kube/pod_watch.h"
 
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -17,6 +18,18 @@ bool ValidNodeName(const std::string& n) {
   if (n.empty() || n.size() > 253) return false;
   return std::all_of(n.begin(), n.end(),
                      [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.'; });
+}
+
+// Fills the service account's token and CA in where the options leave them empty (see
+// PodWatchOptions::api).
+KubeApiOptions WithServiceAccount(KubeApiOptions api) {
+  const bool tls = api.url == "in-cluster" || api.url.rfind("https://", 0) == 0;
+  if (api.token_file.empty()) {
+    const std::string sa = std::string(kServiceAccountDir) + "/token";
+    if (tls || ::access(sa.c_str(), F_OK) == 0) api.token_file = sa;
+  }
+  if (api.ca_file.empty()) api.ca_file = std::string(kServiceAccountDir) + "/ca.crt";
+  return api;
 }
 
 std::string ResourceVersionOf(const Json& object) {
@@ -57,12 +70,12 @@ StatusOr<std::unique_ptr<PodWatch>> PodWatch::Create(PodWatchOptions options) {
   if (!ValidNodeName(options.node_name)) {
     return InvalidArgument("node name \"" + options.node_name + "\" is not a DNS subdomain");
   }
-  auto client = ApiServerClient::Create(options.api);
+  auto client = KubeApiClient::Create(WithServiceAccount(options.api));
   if (!client.ok()) return client.status();
   std::unique_ptr<PodWatch> w(new PodWatch(std::move(options)));
   w->client_ = std::move(*client);
   w->selector_ = QueryEscape("spec.nodeName=" + w->options_.node_name);
-  w->state_.name = w->client_->base_url();
+  w->state_.name = w->client_->url();
   w->state_.detail = "not listed yet";
   return w;
 }

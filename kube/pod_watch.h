@@ -20,13 +20,15 @@
 #include <thread>
 #include <unordered_map>
 
+#include "base/kube_api_client.h"
 #include "collector/memory_qos_inputs.h"
-#include "kube/apiserver_client.h"
 
 namespace statlet::kube {
 
 struct PodWatchOptions {
-  ApiServerOptions api;
+  // An empty token_file: the service account's over https, or when it exists (else no token,
+  // for a test server over http://); an empty ca_file: the service account's.
+  KubeApiOptions api{.token_file = "", .ca_file = ""};
   std::string node_name;
   size_t max_pods = 1024;
   size_t max_event_bytes = 4 << 20;
@@ -82,7 +84,7 @@ class PodWatch : public PodSpecSource {
 
   const PodWatchOptions options_;
   std::string selector_;  // the URL-encoded fieldSelector query value
-  std::unique_ptr<ApiServerClient> client_;
+  std::unique_ptr<KubeApiClient> client_;
   std::thread thread_;
 
   // Owned by the loop's thread.

@@ -91,7 +91,9 @@ std::span<const double> RunqueueLatencyBounds() {
 }
 
 SnapshotSamples::SnapshotSamples(SampleRules rules, DeviceNames::Namer namer)
-    : rules_(std::move(rules)), devices_(std::move(namer)) {}
+    : rules_(std::move(rules)), devices_(std::move(namer)) {
+  if (!rules_.selection.ServesGroup(MetricGroup::kPercpu)) rules_.per_cpu = false;
+}
 
 void SnapshotSamples::Bind(const Snapshot& s) {
   snap_ = &s;
@@ -152,10 +154,12 @@ void SnapshotSamples::Bind(const Snapshot& s) {
   }
 }
 
-void SnapshotSamples::ForEachSample(FamilyId id, size_t cgroup, SampleSink& sink) { VisitCgroup(id, cgroup, sink); }
+void SnapshotSamples::ForEachSample(FamilyId id, size_t cgroup, SampleSink& sink) {
+  if (Serves(id)) VisitCgroup(id, cgroup, sink);
+}
 
 void SnapshotSamples::ForEachEventSample(FamilyId id, SampleSink& sink) {
-  if (id != FamilyId::kStatletOomKillTimestampSeconds) return;
+  if (id != FamilyId::kStatletOomKillTimestampSeconds || !Serves(id)) return;
   // Bounded by the Sampler's recent list (newest last): at most that many series, each
   // leaving when newer kills push it out.
   const std::vector<OomEvent>& events = snap_->recent_ooms;

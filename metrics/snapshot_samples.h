@@ -19,6 +19,7 @@
 
 #include "metrics/device_names.h"
 #include "metrics/families.h"
+#include "metrics/metric_selection.h"
 #include "metrics/sample.h"
 #include "snapshot/snapshot.h"
 
@@ -44,6 +45,9 @@ struct SampleRules {
   size_t max_cgroups = 0;
   size_t max_interfaces = 0;
   NetworkCarrier network_carrier = NetworkCarrier::kSandboxOrPod;
+  // The families served and the cgroup labels left out (--metrics.enable, --metrics.disable,
+  // --metrics.drop-labels): a family left out yields no sample here, so no edge serves it.
+  MetricSelection selection = {};
 };
 
 // Whether container_network_* counts an interface under `rules` (case-insensitive prefixes).
@@ -57,6 +61,8 @@ class SnapshotSamples {
   void Bind(const Snapshot& snapshot);
   const Snapshot& snapshot() const { return *snap_; }
   const SampleRules& rules() const { return rules_; }
+  // Whether family `id` is served at all (an edge leaves out its metadata too).
+  bool Serves(FamilyId id) const { return rules_.selection.Serves(id); }
   // Cgroups that get series: the first max_cgroups in path order.
   size_t cgroup_count() const { return count_; }
   // Left out of this snapshot by the caps.

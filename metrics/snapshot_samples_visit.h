@@ -423,7 +423,7 @@ void SnapshotSamples::ForEachSampleIn(FamilyId id, size_t begin, size_t end, Sin
   }
   (std::make_index_sequence<kFamilyCount>{});
   const size_t k = static_cast<size_t>(id);
-  if (k < kLoops.size()) kLoops[k](*this, begin, end, sink);
+  if (k < kLoops.size() && Serves(id)) kLoops[k](*this, begin, end, sink);
 }
 
 }  // namespace statlet::metrics

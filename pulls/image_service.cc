@@ -31,6 +31,12 @@ StatusOr<PullRequest> MakePullRequest(const v1::PullImageRequest& req, std::stri
   out.key = PullKey(*name, req.image().runtime_handler());
   out.name = std::move(*name);
   out.runtime_request = std::move(runtime_bytes);
+  // The kubelet names the pod it pulls for; a client without a sandbox_config (crictl
+  // pull, statlet pull) pulls for nobody in particular.
+  if (req.has_sandbox_config() && req.sandbox_config().has_metadata()) {
+    const auto& m = req.sandbox_config().metadata();
+    if (!m.name().empty()) out.pod = PodRef{m.namespace_(), m.name(), m.uid()};
+  }
   return out;
 }
 

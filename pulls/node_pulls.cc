@@ -50,6 +50,25 @@ std::string NodePullsJson(const NodePullsOptions& options, const std::vector<Pul
     if (p->total) e["bytesTotal"] = *p->total;
     e["clients"] = p->subscribers;
     e["startTime"] = Rfc3339(p->started_unix_ns);
+    if (!p->pods.empty()) {
+      json pods = json::array();
+      for (const auto& pod : p->pods) {
+        pods.push_back(
+            {{"namespace", Clip(pod.namespace_, 253)}, {"name", Clip(pod.name, 253)}, {"uid", Clip(pod.uid, 64)}});
+      }
+      e["pods"] = std::move(pods);
+    }
+    if (!p->layers.empty()) {
+      json layers = json::array();
+      for (const auto& l : p->layers) {
+        if (layers.size() == kNodePullsMaxLayers) break;
+        layers.push_back({{"digest", Clip(l.digest, 128)},
+                          {"state", LayerStageName(l.stage)},
+                          {"bytesDone", l.offset},
+                          {"bytesTotal", l.size}});
+      }
+      e["layers"] = std::move(layers);
+    }
     if (!PullFinished(p->phase)) {
       ++pulling;
       bytes_done += p->offset;

@@ -26,6 +26,7 @@ class PullEngine;
 inline constexpr char kNodePullsApiVersion[] = "statlet.io/v1alpha1";
 inline constexpr char kNodePullsKind[] = "NodeImagePulls";
 inline constexpr size_t kNodePullsMaxImages = 256;  // the CRD's maxItems
+inline constexpr size_t kNodePullsMaxLayers = 128;  // per image, the CRD's maxItems
 
 struct NodePullsOptions {
   std::string node_name;

@@ -63,7 +63,14 @@ struct PullEngine::Pull {
   bool finished = false;  // answered and reported: removed at the end of the poll
   uint64_t joins = 0;
   uint64_t version = 0;
+  std::vector<PodRef> pods;
   PullViewPtr view;
+
+  // Remembers the pod a request was made for (each pod once, the first few).
+  void AddPod(const std::optional<PodRef>& pod) {
+    if (!pod || pods.size() >= kMaxPodsPerPull) return;
+    if (std::find(pods.begin(), pods.end(), *pod) == pods.end()) pods.push_back(*pod);
+  }
 };
 
 struct PullEngine::Note {
@@ -131,7 +138,7 @@ JoinResult PullEngine::Join(PullRequest request, std::shared_ptr<PullSubscriber>
                    "too many pull calls in flight (" + std::to_string(options_.max_subscribers) + ")"};
       return out;
     }
-    const auto now = Clock::now();
+    const auto now = options_.now();
     auto it = pulls_.find(request.key);
     Pull* p;
     if (it == pulls_.end()) {
@@ -143,8 +150,10 @@ JoinResult PullEngine::Join(PullRequest request, std::shared_ptr<PullSubscriber>
         return out;
       }
       std::string key = request.key;
+      std::optional<PodRef> pod = request.pod;
       auto owned = std::make_unique<Pull>(next_id_++, std::move(request), now, UnixNow());
       p = owned.get();
+      p->AddPod(pod);
       pulls_.emplace(std::move(key), std::move(owned));
       ++counters_.started;
       const uint64_t pull_id = p->id;
@@ -157,6 +166,7 @@ JoinResult PullEngine::Join(PullRequest request, std::shared_ptr<PullSubscriber>
       p = it->second.get();
       ++p->joins;
       ++counters_.joins;
+      p->AddPod(request.pod);
       if (p->abandoned) p->abandoned = false;
     }
     Subscription s;
@@ -215,7 +225,7 @@ void PullEngine::Leave(uint64_t subscription) {
 
 void PullEngine::CancelLocked(Pull* p, PullOutcome reason) {
   p->cancel_reason = std::move(reason);
-  p->cancel_deadline = Clock::now() + options_.cancel_grace;
+  p->cancel_deadline = options_.now() + options_.cancel_grace;
   if (p->call) p->call->Cancel();
   // A new request for the image starts a new pull rather than joining a cancelled one.
   auto it = pulls_.find(p->request.key);
@@ -257,6 +267,7 @@ void PullEngine::PublishLocked(Pull* p) {
   v->started_unix_ns = p->started_unix_ns;
   v->subscribers = static_cast<int>(p->subs.size() + p->awaiting.size());
   v->joins = p->joins;
+  v->pods = p->pods;
   v->version = ++p->version;
   p->view = std::move(v);
   generation_.fetch_add(1, std::memory_order_relaxed);
@@ -311,6 +322,7 @@ void PullEngine::FinishLocked(Pull* p, Clock::time_point now, std::vector<Note>*
   v->started_unix_ns = p->started_unix_ns;
   v->finished_unix_ns = UnixNow();
   v->joins = p->joins;
+  v->pods = p->pods;
   v->version = ++p->version;
   p->view = v;
   generation_.fetch_add(1, std::memory_order_relaxed);
@@ -355,8 +367,9 @@ void PullEngine::Loop() {
     last_tick = Clock::now();
     lock.lock();
     next = last_tick + options_.poll_interval;
+    const auto engine_now = options_.now();  // pulls' start times are on the engine's clock
     for (const auto& [key, p] : pulls_) {
-      if (!p->tracker.has_manifest() && last_tick - p->started < kFastResolveWindow) {
+      if (!p->tracker.has_manifest() && engine_now - p->started < kFastResolveWindow) {
         next = std::min(next, last_tick + kMinPollGap);
       }
     }
@@ -390,7 +403,7 @@ void PullEngine::Tick(std::vector<Note>* notes) {
   AskContentStore(&poll);  // without the lock
 
   std::lock_guard<std::mutex> lock(mu_);
-  const auto now = Clock::now();
+  const auto now = options_.now();
   NoteContentStoreLocked(poll.error);
   std::unordered_map<uint64_t, const Ask*> by_id;
   for (const Ask& a : poll.asks) by_id[a.id] = &a;

@@ -28,9 +28,11 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -48,6 +50,7 @@ struct PullRequest {
   ImageName name;
   std::string key;              // what makes two requests the same pull
   std::string runtime_request;  // serialized runtime.v1.PullImageRequest, sent as is
+  std::optional<PodRef> pod;    // from the request's sandbox_config, when it names a pod
 };
 // The key of a request: the normalized image and the runtime handler it is pulled for.
 std::string PullKey(const ImageName& name, const std::string& runtime_handler);
@@ -77,6 +80,9 @@ struct PullEngineOptions {
   // Finished pulls kept for the per-node view.
   size_t history = 64;
   std::chrono::seconds history_ttl{600};
+  // The time no-progress timeouts, the cancellation grace and durations are measured in;
+  // tests drive it by hand. The loop's polling pace stays on the steady clock.
+  std::function<Clock::time_point()> now = Clock::now;
 };
 
 // Cumulative counts, for /metrics.

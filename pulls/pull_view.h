@@ -30,6 +30,17 @@ struct LayerState {
   LayerStage stage = LayerStage::kWaiting;
 };
 
+// The pod a pull was made for, from the request's sandbox_config (runtime.v1
+// PodSandboxMetadata): what the kubelet sends with every PullImage of a pod's image.
+struct PodRef {
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+  bool operator==(const PodRef&) const = default;
+};
+// A pull made for many pods names the first few: the view's entry stays bounded.
+inline constexpr size_t kMaxPodsPerPull = 16;
+
 enum class PullPhase : uint8_t {
   kResolving,    // the manifest is not known yet
   kDownloading,  // some layer is not done
@@ -57,8 +68,9 @@ struct PullView {
   std::string image_ref;  // the runtime's answer, once succeeded
   std::string reason;     // why it failed, stalled or was cancelled
   int subscribers = 0;
-  uint64_t joins = 0;    // clients that joined this pull after the first
-  uint64_t version = 0;  // grows with every change
+  uint64_t joins = 0;        // clients that joined this pull after the first
+  std::vector<PodRef> pods;  // the pods it was pulled for, first asked first (at most kMaxPodsPerPull)
+  uint64_t version = 0;      // grows with every change
 };
 using PullViewPtr = std::shared_ptr<const PullView>;
 

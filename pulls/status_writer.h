@@ -22,7 +22,7 @@
 namespace statlet::pulls {
 
 struct StatusWriterOptions {
-  std::string url;  // "https://10.0.0.1:443" (http:// only for tests)
+  std::string url;  // "https://10.0.0.1:443" or "in-cluster"; plain http:// is refused
   std::string token_file = std::string(kServiceAccountDir) + "/token";
   std::string ca_file = std::string(kServiceAccountDir) + "/ca.crt";
   std::string node_name;

@@ -25,17 +25,16 @@ Snapshot NodeOf(int64_t pods) {
 void BM_OtlpExport(benchmark::State& state) {
   const Snapshot s = NodeOf(state.range(0));
   const bool gzip = state.range(1) != 0;
-  otlp::OtlpEncoder enc(otlp::NodeResource{{{"host.name", "node-a"}, {"service.name", "statlet"}}}, {}, 4 << 20);
+  otlp::OtlpEncoder enc(otlp::NodeResource{{{"host.name", "node-a"}, {"service.name", "statlet"}}}, {}, 4 << 20, "",
+                        Dev);
   GzipCompressor gz(6);
-  std::vector<otlp::ExportRequest> requests;
-  std::string body, compressed;
+  otlp::EncodedExport e;
+  std::string compressed;
   size_t bytes = 0, n = 0;
   for (auto _ : state) {
-    requests.clear();
-    enc.Encode(s, &requests);
+    enc.Encode(s, &e);
     bytes = 0;
-    for (const otlp::ExportRequest& r : requests) {
-      r.SerializeToString(&body);
+    for (std::string_view body : e.requests) {
       if (gzip) {
         (void)gz.Compress(body, &compressed);
         bytes += compressed.size();
@@ -43,7 +42,7 @@ void BM_OtlpExport(benchmark::State& state) {
         bytes += body.size();
       }
     }
-    n = requests.size();
+    n = e.requests.size();
     benchmark::DoNotOptimize(bytes);
   }
   state.counters["bytes"] = static_cast<double>(bytes);

@@ -1,4 +1,5 @@
 // OTLP/gRPC: opentelemetry.proto.collector.metrics.v1.MetricsService/Export.
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
 #include <fstream>
@@ -7,19 +8,21 @@
 
 #include "exporters/otlp/otlp_transport.h"
 #include "google/rpc/status.pb.h"
-#include "opentelemetry/proto/collector/metrics/v1/metrics_service.grpc.pb.h"
+#include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
 
 namespace statlet::otlp {
 namespace {
 
 namespace cm = opentelemetry::proto::collector::metrics::v1;
 
+// The method as the generated service names it (metrics_service.proto).
+const std::string kExportMethod = "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export";
+
 class GrpcTransport final : public Transport {
  public:
-  GrpcTransport(std::shared_ptr<grpc::Channel> channel, const OtlpOptions& o)
-      : stub_(cm::MetricsService::NewStub(channel)), options_(o) {}
+  GrpcTransport(std::shared_ptr<grpc::Channel> channel, const OtlpOptions& o) : stub_(channel), options_(o) {}
 
-  SendResult Send(const ExportRequest& request) override {
+  SendResult Send(std::string_view request) override {
     grpc::ClientContext ctx;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -41,7 +44,7 @@ class GrpcTransport final : public Transport {
     }
     if (options_.gzip) ctx.set_compression_algorithm(GRPC_COMPRESS_GZIP);
     cm::ExportMetricsServiceResponse response;
-    grpc::Status status = stub_->Export(&ctx, request, &response);
+    grpc::Status status = Call(&ctx, request, &response);
     SendResult r;
     if (status.ok()) {
       if (response.has_partial_success()) {
@@ -68,6 +71,36 @@ class GrpcTransport final : public Transport {
     return r;
   }
 
+  // One unary call with the request's bytes as they are (a generic call: the encoder wrote
+  // the message), waited for on a queue of its own.
+  grpc::Status Call(grpc::ClientContext* ctx, std::string_view request, cm::ExportMetricsServiceResponse* response) {
+    grpc::Slice slice(request.data(), request.size());
+    grpc::ByteBuffer body(&slice, 1), answer;
+    grpc::CompletionQueue cq;
+    grpc::Status status;
+    auto call = stub_.PrepareUnaryCall(ctx, kExportMethod, body, &cq);
+    call->StartCall();
+    call->Finish(&answer, &status, this);
+    void* tag = nullptr;
+    bool ok = false;
+    const bool got = cq.Next(&tag, &ok);
+    cq.Shutdown();
+    for (void* t; cq.Next(&t, &ok);) {
+    }
+    if (!got) return grpc::Status(grpc::StatusCode::INTERNAL, "completion queue shut down");
+    if (status.ok()) {
+      std::vector<grpc::Slice> slices;
+      std::string bytes;
+      if (answer.Dump(&slices).ok()) {
+        for (const grpc::Slice& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+      }
+      if (!response->ParseFromString(bytes)) {
+        return grpc::Status(grpc::StatusCode::INTERNAL, "unparsable ExportMetricsServiceResponse");
+      }
+    }
+    return status;
+  }
+
   void Abort() override {
     std::lock_guard<std::mutex> lock(mu_);
     aborted_ = true;
@@ -75,7 +108,7 @@ class GrpcTransport final : public Transport {
   }
 
  private:
-  std::unique_ptr<cm::MetricsService::Stub> stub_;
+  grpc::GenericStub stub_;
   OtlpOptions options_;
   std::mutex mu_;
   bool aborted_ = false;                      // guarded by mu_

@@ -71,23 +71,23 @@ class HttpTransport final : public Transport {
     if (multi_) lib_.multi_wakeup(multi_);  // thread-safe: ends the poll of a Send in flight
   }
 
-  SendResult Send(const ExportRequest& request) override {
+  SendResult Send(std::string_view request) override {
     SendResult r;
     if (!curl_ || !multi_) return {SendResult::kPermanent, std::nullopt, 0, "curl init failed"};
     if (aborted_.load()) return {SendResult::kPermanent, std::nullopt, 0, "HTTP: stopping"};
-    request.SerializeToString(&body_);
+    std::string_view body = request;  // the encoder's bytes, not copied
     if (options_.gzip) {
-      if (Status s = gzip_.Compress(body_, &compressed_); !s.ok())
+      if (Status s = gzip_.Compress(request, &compressed_); !s.ok())
         return {SendResult::kPermanent, std::nullopt, 0, s.message()};
-      body_.swap(compressed_);
+      body = compressed_;
     }
     Answer answer;
     CURL* c = curl_;
     lib_.easy_reset(c);
     lib_.easy_setopt(c, CURLOPT_URL, url_.c_str());
     lib_.easy_setopt(c, CURLOPT_POST, 1L);
-    lib_.easy_setopt(c, CURLOPT_POSTFIELDS, body_.data());
-    lib_.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body_.size()));
+    lib_.easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
+    lib_.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
     lib_.easy_setopt(c, CURLOPT_HTTPHEADER, headers_);
     lib_.easy_setopt(c, CURLOPT_USERAGENT, "statlet-otlp-exporter");
     lib_.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -169,7 +169,7 @@ class HttpTransport final : public Transport {
   CURL* curl_ = nullptr;
   curl_slist* headers_ = nullptr;
   GzipCompressor gzip_{6};
-  std::string body_, compressed_;
+  std::string compressed_;
 };
 
 }  // namespace

@@ -1,272 +1,468 @@
 #include "exporters/otlp/otlp_encoder.h"
 
 #include <algorithm>
+#include <cstring>
+#include <span>
 
-#include "exporters/otlp/otlp_mapping.h"
+#include "exporters/otlp/proto_wire.h"
 #include "metrics/derived_values.h"
+#include "metrics/snapshot_samples_visit.h"
+#include "opentelemetry/proto/metrics/v1/metrics.pb.h"
 
 namespace statlet::otlp {
+namespace {
+
+using wire::kFixed64;
+using wire::kLen;
+using wire::kVarint;
+using wire::Tag;
+
+// Field tags (opentelemetry/proto/metrics/v1/metrics.proto, common/v1/common.proto,
+// collector/metrics/v1/metrics_service.proto).
+constexpr uint8_t kRequestResourceMetrics = Tag(1, kLen);  // ExportMetricsServiceRequest
+constexpr uint8_t kRmScopeMetrics = Tag(2, kLen);          // ResourceMetrics
+constexpr uint8_t kRmSchemaUrl = Tag(3, kLen);
+constexpr uint8_t kSmScope = Tag(1, kLen);  // ScopeMetrics
+constexpr uint8_t kSmMetrics = Tag(2, kLen);
+constexpr uint8_t kSmSchemaUrl = Tag(3, kLen);
+constexpr uint8_t kScopeName = Tag(1, kLen);  // InstrumentationScope
+constexpr uint8_t kScopeVersion = Tag(2, kLen);
+constexpr uint8_t kMetricName = Tag(1, kLen);  // Metric
+constexpr uint8_t kMetricDescription = Tag(2, kLen);
+constexpr uint8_t kMetricUnit = Tag(3, kLen);
+constexpr uint8_t kMetricGauge = Tag(5, kLen);
+constexpr uint8_t kMetricSum = Tag(7, kLen);
+constexpr uint8_t kMetricHistogram = Tag(9, kLen);
+constexpr uint8_t kDataPoints = Tag(1, kLen);  // Gauge, Sum, Histogram
+constexpr uint8_t kTemporality = Tag(2, kVarint);
+constexpr uint8_t kMonotonic = Tag(3, kVarint);
+constexpr uint8_t kCumulative = 2;                // AGGREGATION_TEMPORALITY_CUMULATIVE
+constexpr uint8_t kStartTime = Tag(2, kFixed64);  // NumberDataPoint, HistogramDataPoint
+constexpr uint8_t kTime = Tag(3, kFixed64);
+constexpr uint8_t kAsDouble = Tag(4, kFixed64);  // NumberDataPoint
+constexpr uint8_t kAsInt = Tag(6, kFixed64);
+constexpr uint8_t kNumberAttributes = Tag(7, kLen);
+constexpr uint8_t kHistCount = Tag(4, kFixed64);  // HistogramDataPoint
+constexpr uint8_t kHistSum = Tag(5, kFixed64);
+constexpr uint8_t kHistBucketCounts = Tag(6, kLen);
+constexpr uint8_t kHistExplicitBounds = Tag(7, kLen);
+constexpr uint8_t kKey = Tag(1, kLen);  // KeyValue
+constexpr uint8_t kValue = Tag(2, kLen);
+constexpr uint8_t kStringValue = Tag(1, kLen);  // AnyValue
+
+using wire::LenFieldSize;
+
+// A point's attributes: at most the family's labels and a part's fixed one.
+struct Attributes {
+  std::array<std::string_view, metrics::LabelValues::kMax + 1> keys, values;
+  size_t n = 0;
+  size_t bytes = 0;  // of their fields
+
+  STATLET_ALWAYS_INLINE void Add(std::string_view key, std::string_view value) {
+    if (key.empty() || value.empty()) return;
+    keys[n] = key;
+    values[n++] = value;
+    bytes += LenFieldSize(LenFieldSize(key.size()) + LenFieldSize(LenFieldSize(value.size())));
+  }
+  STATLET_ALWAYS_INLINE char* Put(char* p) const {
+    for (size_t k = 0; k < n; ++k) {
+      const size_t any = LenFieldSize(values[k].size());
+      *p++ = static_cast<char>(kNumberAttributes);
+      p = wire::PutVarint(p, LenFieldSize(keys[k].size()) + LenFieldSize(any));
+      p = wire::PutLenField(p, kKey, keys[k]);
+      *p++ = static_cast<char>(kValue);
+      p = wire::PutVarint(p, any);
+      p = wire::PutLenField(p, kStringValue, values[k]);
+    }
+    return p;
+  }
+};
+
+std::string MetricHead(const OtlpMetric& m) {
+  std::string head;
+  wire::AppendStringField(&head, kMetricName, m.name);
+  wire::AppendStringField(&head, kMetricDescription, m.description);
+  wire::AppendStringField(&head, kMetricUnit, m.unit);
+  return head;
+}
+
+uint8_t DataTag(const OtlpMetric& m) {
+  switch (m.instrument) {
+    case Instrument::kGauge: return kMetricGauge;
+    case Instrument::kCounter:
+    case Instrument::kUpDownCounter: return kMetricSum;
+    case Instrument::kHistogram: return kMetricHistogram;
+  }
+  return kMetricGauge;
+}
+
+std::string MetricTail(const OtlpMetric& m) {
+  std::string tail;
+  if (m.instrument == Instrument::kGauge) return tail;
+  tail.push_back(static_cast<char>(kTemporality));
+  tail.push_back(static_cast<char>(kCumulative));
+  if (m.instrument == Instrument::kCounter) {
+    tail.push_back(static_cast<char>(kMonotonic));
+    tail.push_back(1);
+  }
+  return tail;
+}
+
+}  // namespace
+
+// Receives one metric's samples from the value path and writes them as data points.
+class OtlpEncoder::PointWriter final : public metrics::SampleSink {
+ public:
+  PointWriter(wire::Buffer& buf, const OtlpMetric& m, const metrics::SampleRules& rules, int64_t start_ns,
+              int64_t time_ns)
+      : buf_(buf),
+        m_(m),
+        rules_(rules),
+        start_ns_(m.instrument == Instrument::kGauge ? 0 : static_cast<uint64_t>(start_ns)),
+        time_ns_(static_cast<uint64_t>(time_ns)) {}
+  void SetPart(const Part* part) { part_ = part; }
+  uint64_t points() const { return points_; }
+
+  STATLET_ALWAYS_INLINE void Add(size_t, const metrics::LabelValues& labels, metrics::Value v) override {
+    Attributes attrs;
+    if (part_) {
+      if (part_->filter_label >= 0) {
+        if (part_->filter_label >= labels.n || labels.v[part_->filter_label] != part_->filter_value) return;
+      }
+      if (part_->interface_label >= 0 && part_->interface_label < labels.n &&
+          !metrics::CountsInterface(rules_, labels.v[part_->interface_label])) {
+        return;
+      }
+    }
+    for (size_t k = 0; k < labels.n && k < m_.attributes.size(); ++k) attrs.Add(m_.attributes[k], labels.v[k]);
+    if (part_) attrs.Add(part_->fixed_key, part_->fixed_value);
+    uint64_t bits;
+    if (m_.is_double) {
+      const double d = v.AsDouble();
+      std::memcpy(&bits, &d, 8);
+    } else {
+      bits = static_cast<uint64_t>(v.kind == metrics::Value::Kind::kDouble ? static_cast<int64_t>(v.d)
+                                                                           : static_cast<int64_t>(v.u));
+    }
+    Number(bits, attrs);
+  }
+  void AddDouble(double d, std::string_view key = {}, std::string_view value = {}) {
+    Attributes attrs;
+    attrs.Add(key, value);
+    uint64_t bits;
+    std::memcpy(&bits, &d, 8);
+    Number(bits, attrs);
+  }
+  void AddInt(uint64_t v, std::string_view key = {}, std::string_view value = {}) {
+    Attributes attrs;
+    attrs.Add(key, value);
+    Number(v, attrs);
+  }
+
+  void AddHistogram(size_t, const metrics::Histogram& h) override {
+    if (h.counts.empty()) return;
+    // bucket_counts has one entry more than explicit_bounds; counts beyond it fold into the
+    // open last bucket, missing ones are zero.
+    const size_t buckets = h.upper_bounds.size() + 1;
+    uint64_t count = 0;
+    for (uint64_t n : h.counts) count += n;
+    const size_t counts_bytes = 8 * buckets, bounds_bytes = 8 * h.upper_bounds.size();
+    const size_t size = (start_ns_ ? 9 : 0) + (time_ns_ ? 9 : 0) + (count ? 9 : 0) + (h.has_sum ? 9 : 0) +
+                        LenFieldSize(counts_bytes) + (bounds_bytes ? LenFieldSize(bounds_bytes) : 0);
+    char* p = buf_.Reserve(LenFieldSize(size));
+    *p++ = static_cast<char>(kDataPoints);
+    p = wire::PutVarint(p, size);
+    p = Times(p);
+    if (count) {
+      *p++ = static_cast<char>(kHistCount);
+      p = wire::PutFixed64(p, count);
+    }
+    if (h.has_sum) {
+      *p++ = static_cast<char>(kHistSum);
+      p = wire::PutDouble(p, h.sum.AsDouble());
+    }
+    *p++ = static_cast<char>(kHistBucketCounts);
+    p = wire::PutVarint(p, counts_bytes);
+    for (size_t i = 0; i < buckets; ++i) {
+      uint64_t n = i < h.counts.size() ? h.counts[i] : 0;
+      if (i + 1 == buckets) {
+        for (size_t j = buckets; j < h.counts.size(); ++j) n += h.counts[j];
+      }
+      p = wire::PutFixed64(p, n);
+    }
+    if (bounds_bytes) {
+      *p++ = static_cast<char>(kHistExplicitBounds);
+      p = wire::PutVarint(p, bounds_bytes);
+      for (double b : h.upper_bounds) p = wire::PutDouble(p, b);
+    }
+    buf_.Commit(p);
+    ++points_;
+  }
+
+  void AddEvent(const OomEvent&, const metrics::LabelValues&, metrics::Value) override {}
+
+ private:
+  STATLET_ALWAYS_INLINE char* Times(char* p) const {
+    if (start_ns_) {
+      *p++ = static_cast<char>(kStartTime);
+      p = wire::PutFixed64(p, start_ns_);
+    }
+    if (time_ns_) {
+      *p++ = static_cast<char>(kTime);
+      p = wire::PutFixed64(p, time_ns_);
+    }
+    return p;
+  }
+  // A NumberDataPoint: times, the value (as_double or as_int: a oneof, written even when
+  // zero), attributes — in field-number order.
+  STATLET_ALWAYS_INLINE void Number(uint64_t bits, const Attributes& attrs) {
+    const size_t size = (start_ns_ ? 9 : 0) + (time_ns_ ? 9 : 0) + 9 + attrs.bytes;
+    char* p = buf_.Reserve(LenFieldSize(size));
+    *p++ = static_cast<char>(kDataPoints);
+    p = wire::PutVarint(p, size);
+    p = Times(p);
+    *p++ = static_cast<char>(m_.is_double ? kAsDouble : kAsInt);
+    p = wire::PutFixed64(p, bits);
+    p = attrs.Put(p);
+    buf_.Commit(p);
+    ++points_;
+  }
+
+  wire::Buffer& buf_;
+  const OtlpMetric& m_;
+  const metrics::SampleRules& rules_;
+  const Part* part_ = nullptr;
+  uint64_t start_ns_, time_ns_;
+  uint64_t points_ = 0;
+};
+
+OtlpEncoder::OtlpEncoder(NodeResource node, metrics::SampleRules rules, size_t max_request_bytes,
+                         std::string scope_version, metrics::DeviceNames::Namer namer)
+    : samples_(
+          [&] {
+            rules.per_cpu = false;  // k8s.pod.cpu.time reads the cpu="total" series
+            return std::move(rules);
+          }(),
+          std::move(namer)),
+      resources_(node, samples_.rules().selection),
+      max_request_bytes_(max_request_bytes),
+      node_(std::move(node)),
+      scope_version_(scope_version) {
+  for (const OtlpMetric& m : OtlpMetrics()) {
+    MetricCode& c = codes_.emplace_back();
+    c.head = MetricHead(m);
+    c.data_tag = DataTag(m);
+    c.tail = MetricTail(m);
+  }
+  std::string scope;
+  wire::AppendStringField(&scope, kScopeName, "statlet");
+  wire::AppendStringField(&scope, kScopeVersion, scope_version);
+  wire::AppendMessageField(&scope_field_, kSmScope, scope);
+  wire::AppendStringField(&scope_schema_, kSmSchemaUrl, kSchemaUrl);
+  wire::AppendStringField(&resource_schema_, kRmSchemaUrl, kSchemaUrl);
+}
+
+OtlpEncoder::~OtlpEncoder() = default;
+
+bool OtlpEncoder::EncodeMetric(size_t index, const OtlpMetric& m, const CgroupStats& c, size_t cgroup, int64_t start_ns,
+                               wire::Buffer& buf) {
+  MetricCode& code = codes_[index];
+  const size_t metric_start = buf.size();
+  const size_t metric_len = buf.OpenLen(kSmMetrics, code.metric_len_guess);
+  buf.Append(code.head);
+  const size_t data_len = buf.OpenLen(code.data_tag, code.data_len_guess);
+  const int64_t now = samples_.snapshot().timestamp_ns;
+  PointWriter w(buf, m, samples_.rules(), start_ns, now);
+  switch (m.derived) {
+    case Derived::kNone:
+      for (size_t p = 0; p < m.part_count; ++p) {
+        w.SetPart(&m.parts[p]);
+        samples_.ForEachSampleIn(m.parts[p].family, cgroup, cgroup + 1, w);
+      }
+      break;
+    case Derived::kCpuUsage:
+      if (auto v = metrics::CpuUsageCores(c.cpu)) w.AddDouble(*v);
+      break;
+    case Derived::kMemoryAvailable:
+      if (auto v = metrics::MemoryAvailableBytes(c.memory)) w.AddInt(*v);
+      break;
+    case Derived::kUptime:
+      if (auto start = metrics::StartTimeNs(c))
+        w.AddDouble(static_cast<double>(std::max<int64_t>(0, now - *start)) / 1e9);
+      break;
+    case Derived::kCpuLimit:
+      if (auto v = metrics::CpuLimitCores(c.cpu)) w.AddDouble(*v);
+      break;
+    case Derived::kMemoryLimit:
+      if (auto v = metrics::MemoryLimitBytes(c.memory)) w.AddInt(*v);
+      break;
+    case Derived::kPagingFaults:
+      if (auto f = metrics::PagingFaultsOf(c.memory)) {
+        w.AddInt(f->minor, DerivedAttribute(m.derived), "minor");
+        w.AddInt(f->major, DerivedAttribute(m.derived), "major");
+      }
+      break;
+  }
+  if (w.points() == 0) {  // no points: no metric
+    buf.Truncate(metric_start);
+    return false;
+  }
+  points_ += w.points();
+  buf.Append(code.tail);
+  code.data_len_guess = buf.CloseLen(data_len, code.data_len_guess);
+  code.metric_len_guess = buf.CloseLen(metric_len, code.metric_len_guess);
+  return true;
+}
+
+bool OtlpEncoder::EncodeResource(const ResourceCache::Entry& e, wire::Buffer& buf) {
+  const Snapshot& s = samples_.snapshot();
+  const CgroupStats& c = s.cgroups[e.cgroup];
+  // A cumulative stream starts at the container's start, else when first seen.
+  int64_t start = metrics::StartTimeNs(c).value_or(e.first_seen_ns);
+  if (start > s.timestamp_ns) start = s.timestamp_ns;
+  const size_t rm_start = buf.size();
+  const size_t rm_len = buf.OpenLen(kRequestResourceMetrics, rm_len_guess_);
+  buf.Append(e.encoded);
+  const size_t sm_len = buf.OpenLen(kRmScopeMetrics, sm_len_guess_);
+  buf.Append(scope_field_);
+  metric_spans_.clear();
+  const std::span<const OtlpMetric> table = OtlpMetrics();
+  for (size_t k = 0; k < table.size(); ++k) {
+    if (table[k].resource != e.resource) continue;
+    if (table[k].derived != Derived::kNone && !samples_.Serves(DerivedFamily(table[k].derived))) continue;
+    const size_t at = buf.size();
+    if (EncodeMetric(k, table[k], c, e.cgroup, start, buf)) metric_spans_.emplace_back(at, buf.size());
+  }
+  if (metric_spans_.empty()) {
+    buf.Truncate(rm_start);
+    return false;
+  }
+  buf.Append(scope_schema_);
+  sm_len_guess_ = buf.CloseLen(sm_len, sm_len_guess_);
+  buf.Append(resource_schema_);
+  rm_len_guess_ = buf.CloseLen(rm_len, rm_len_guess_);
+  return true;
+}
+
+void OtlpEncoder::WritePiece(const ResourceCache::Entry& e, std::string_view metrics, wire::Buffer& buf) {
+  const size_t sm = scope_field_.size() + metrics.size() + scope_schema_.size();
+  const size_t rm = e.encoded.size() + LenFieldSize(sm) + resource_schema_.size();
+  char* p = buf.Reserve(LenFieldSize(rm));
+  *p++ = static_cast<char>(kRequestResourceMetrics);
+  p = wire::PutVarint(p, rm);
+  p = wire::PutBytes(p, e.encoded);
+  *p++ = static_cast<char>(kRmScopeMetrics);
+  p = wire::PutVarint(p, sm);
+  p = wire::PutBytes(p, scope_field_);
+  p = wire::PutBytes(p, metrics);
+  p = wire::PutBytes(p, scope_schema_);
+  p = wire::PutBytes(p, resource_schema_);
+  buf.Commit(p);
+}
+
+void OtlpEncoder::SplitResource(const ResourceCache::Entry& e, size_t start, wire::Buffer& buf,
+                                std::vector<std::pair<size_t, size_t>>* requests) {
+  // The metrics' bytes move aside; the resource is written again around each piece. They
+  // end where the two schema URLs begin (closing the lengths may have moved them).
+  const size_t first = metric_spans_.front().first;
+  const size_t bytes_of_metrics = metric_spans_.back().second - first;
+  const size_t end = buf.size() - scope_schema_.size() - resource_schema_.size();
+  piece_scratch_.assign(buf.at(end - bytes_of_metrics), bytes_of_metrics);
+  buf.Truncate(start);
+  auto piece_size = [&](size_t metric_bytes) {
+    const size_t sm = scope_field_.size() + metric_bytes + scope_schema_.size();
+    return LenFieldSize(e.encoded.size() + LenFieldSize(sm) + resource_schema_.size());
+  };
+  size_t from = 0, bytes = 0;  // the piece being gathered: piece_scratch_[from, from + bytes)
+  auto emit = [&] {
+    const size_t at = buf.size();
+    WritePiece(e, std::string_view(piece_scratch_).substr(from, bytes), buf);
+    requests->emplace_back(at, buf.size() - at);
+    from += bytes;
+    bytes = 0;
+  };
+  for (const auto& [a, b] : metric_spans_) {
+    const size_t n = b - a;
+    if (bytes > 0 && piece_size(bytes + n) > max_request_bytes_) emit();
+    bytes += n;
+  }
+  emit();
+}
+
+void OtlpEncoder::Encode(const Snapshot& snapshot, EncodedExport* out) {
+  out->bytes.reset();  // the caller's hold on the last export's buffer
+  out->requests.clear();
+  if (!buffer_ || buffer_.use_count() > 1) {  // queued requests still read the last one
+    const size_t hint = buffer_ ? buffer_->capacity() : 0;
+    buffer_ = std::make_shared<std::string>();
+    buffer_->reserve(hint);
+  }
+  samples_.Bind(snapshot);
+  resources_.Sync(snapshot, samples_.cgroup_count());
+  points_ = 0;
+  request_spans_.clear();
+  wire::Buffer buf(buffer_.get());
+  size_t request_start = 0;
+  auto end_request = [&](size_t end) {
+    if (end > request_start) request_spans_.emplace_back(request_start, end - request_start);
+    request_start = end;
+  };
+  for (const ResourceCache::Entry& e : resources_.entries()) {
+    const size_t start = buf.size();
+    if (!EncodeResource(e, buf)) continue;
+    const size_t bytes = buf.size() - start;
+    if (bytes <= max_request_bytes_) {
+      if (start - request_start + bytes > max_request_bytes_) end_request(start);
+      continue;
+    }
+    end_request(start);
+    SplitResource(e, start, buf, &request_spans_);
+    request_start = buf.size();
+  }
+  if (const std::string node = EncodeNode(snapshot.timestamp_ns); !node.empty()) {
+    const size_t start = buf.size();
+    char* p = buf.Reserve(LenFieldSize(node.size()));
+    *p++ = static_cast<char>(kRequestResourceMetrics);
+    p = wire::PutVarint(p, node.size());
+    p = wire::PutBytes(p, node);
+    buf.Commit(p);
+    if (start > request_start && buf.size() - request_start > max_request_bytes_) end_request(start);
+  }
+  end_request(buf.size());
+  buf.Finish();
+  out->bytes = buffer_;
+  for (const auto& [at, n] : request_spans_) out->requests.emplace_back(buffer_->data() + at, n);
+}
+
 namespace {
 
 namespace pm = opentelemetry::proto::metrics::v1;
 namespace pc = opentelemetry::proto::common::v1;
 
-constexpr auto kCumulative = pm::AGGREGATION_TEMPORALITY_CUMULATIVE;
-
-void AddAttr(google::protobuf::RepeatedPtrField<pc::KeyValue>* attrs, std::string_view key, std::string_view value) {
+void AddNodeAttr(google::protobuf::RepeatedPtrField<pc::KeyValue>* attrs, std::string_view key,
+                 std::string_view value) {
   if (key.empty() || value.empty()) return;
   pc::KeyValue* kv = attrs->Add();
   kv->set_key(key.data(), key.size());
   kv->mutable_value()->set_string_value(value.data(), value.size());
 }
 
-// Which resource a cgroup is, if any: containers (not the pause sandbox) and the other
-// cgroups of a bare host; pods.
-std::optional<ResourceKind> ResourceOf(const CgroupStats& c) {
-  switch (c.id.kind) {
-    case CgroupKind::kContainer:
-      if (c.id.meta && c.id.meta->is_sandbox) return std::nullopt;
-      return ResourceKind::kContainer;
-    case CgroupKind::kOther: return ResourceKind::kContainer;
-    case CgroupKind::kPod: return ResourceKind::kPod;
-    default: return std::nullopt;
-  }
-}
-
-// "registry/repo:tag" or "repo@sha256:…" -> name and tag (empty without one).
-std::pair<std::string_view, std::string_view> SplitImage(std::string_view image) {
-  if (size_t at = image.find('@'); at != std::string_view::npos) return {image.substr(0, at), {}};
-  size_t slash = image.rfind('/');
-  size_t colon = image.rfind(':');
-  if (colon != std::string_view::npos && (slash == std::string_view::npos || colon > slash)) {
-    return {image.substr(0, colon), image.substr(colon + 1)};
-  }
-  return {image, {}};
-}
-
 }  // namespace
 
-// Receives one metric part's samples and appends them as points of `metric`.
-class OtlpEncoder::PointSink final : public metrics::SampleSink {
- public:
-  PointSink(const OtlpMetric& m, pm::Metric* metric, int64_t start_ns, int64_t time_ns, uint64_t* points)
-      : m_(m), metric_(metric), start_ns_(start_ns), time_ns_(time_ns), points_(*points) {}
-  void SetPart(const Part* part) { part_ = part; }
-
-  void Add(size_t, const metrics::LabelValues& labels, metrics::Value v) override {
-    if (part_ && part_->filter_label >= 0) {
-      if (part_->filter_label >= labels.n || labels.v[part_->filter_label] != part_->filter_value) return;
-    }
-    pm::NumberDataPoint* p = NewPoint();
-    for (size_t k = 0; k < labels.n && k < m_.attributes.size(); ++k)
-      AddAttr(p->mutable_attributes(), m_.attributes[k], labels.v[k]);
-    if (part_) AddAttr(p->mutable_attributes(), part_->fixed_key, part_->fixed_value);
-    if (m_.is_double) {
-      p->set_as_double(v.AsDouble());
-    } else {
-      p->set_as_int(v.kind == metrics::Value::Kind::kDouble ? static_cast<int64_t>(v.d) : static_cast<int64_t>(v.u));
-    }
-  }
-
-  void AddHistogram(size_t, const metrics::Histogram& h) override {
-    if (h.counts.empty()) return;
-    pm::Histogram* hist = metric_->mutable_histogram();
-    hist->set_aggregation_temporality(kCumulative);
-    pm::HistogramDataPoint* p = hist->add_data_points();
-    p->set_start_time_unix_nano(static_cast<uint64_t>(start_ns_));
-    p->set_time_unix_nano(static_cast<uint64_t>(time_ns_));
-    const size_t buckets = h.upper_bounds.size() + 1;
-    uint64_t count = 0;
-    for (size_t i = 0; i < h.upper_bounds.size(); ++i) p->add_explicit_bounds(h.upper_bounds[i]);
-    for (size_t i = 0; i < h.counts.size(); ++i) {
-      count += h.counts[i];
-      if (i < buckets) p->add_bucket_counts(h.counts[i]);
-      else p->set_bucket_counts(buckets - 1, p->bucket_counts(buckets - 1) + h.counts[i]);  // fold the open tail
-    }
-    while (static_cast<size_t>(p->bucket_counts_size()) < buckets) p->add_bucket_counts(0);
-    p->set_count(count);
-    if (h.has_sum) p->set_sum(h.sum.AsDouble());
-    ++points_;
-  }
-
-  void AddEvent(const OomEvent&, const metrics::LabelValues&, metrics::Value) override {}
-
-  pm::NumberDataPoint* NewPoint() {
-    pm::NumberDataPoint* p;
-    if (m_.instrument == Instrument::kGauge) {
-      p = metric_->mutable_gauge()->add_data_points();
-    } else {
-      pm::Sum* sum = metric_->mutable_sum();
-      sum->set_aggregation_temporality(kCumulative);
-      sum->set_is_monotonic(m_.instrument == Instrument::kCounter);
-      p = sum->add_data_points();
-      p->set_start_time_unix_nano(static_cast<uint64_t>(start_ns_));
-    }
-    p->set_time_unix_nano(static_cast<uint64_t>(time_ns_));
-    ++points_;
-    return p;
-  }
-  void AddDouble(double v, std::string_view key = {}, std::string_view value = {}) {
-    pm::NumberDataPoint* p = NewPoint();
-    AddAttr(p->mutable_attributes(), key, value);
-    p->set_as_double(v);
-  }
-  void AddInt(uint64_t v, std::string_view key = {}, std::string_view value = {}) {
-    pm::NumberDataPoint* p = NewPoint();
-    AddAttr(p->mutable_attributes(), key, value);
-    p->set_as_int(static_cast<int64_t>(v));
-  }
-
- private:
-  const OtlpMetric& m_;
-  pm::Metric* metric_;
-  const Part* part_ = nullptr;
-  int64_t start_ns_, time_ns_;
-  uint64_t& points_;
-};
-
-OtlpEncoder::OtlpEncoder(NodeResource node, metrics::SampleRules rules, size_t max_request_bytes,
-                         std::string scope_version, metrics::DeviceNames::Namer namer)
-    : node_(std::move(node)),
-      samples_(
-          [&] {
-            rules.per_cpu = false;  // k8s.pod.cpu.time reads the cpu="total" series
-            return std::move(rules);
-          }(),
-          std::move(namer)),
-      max_request_bytes_(max_request_bytes),
-      scope_version_(std::move(scope_version)) {}
-
-void OtlpEncoder::SetResource(const CgroupStats& c, opentelemetry::proto::resource::v1::Resource* r) {
-  auto* attrs = r->mutable_attributes();
-  const ContainerMetadata* m = c.id.meta.get();
-  if (c.id.kind != CgroupKind::kPod) {
-    AddAttr(attrs, "container.id",
-            !c.id.container_id.empty() ? std::string_view(c.id.container_id)
-            : m                        ? std::string_view(m->container_id)
-                                       : std::string_view());
-    if (m) {
-      AddAttr(attrs, "k8s.container.name", m->container_name);
-      auto [name, tag] = SplitImage(!m->image.empty() ? m->image : m->image_ref);
-      AddAttr(attrs, "container.image.name", name);
-      if (!tag.empty()) {
-        pc::KeyValue* kv = attrs->Add();
-        kv->set_key("container.image.tags");
-        kv->mutable_value()->mutable_array_value()->add_values()->set_string_value(tag.data(), tag.size());
-      }
-    }
-    AddAttr(attrs, "container.runtime.name", RuntimeKindName(c.id.runtime));
-  }
-  if (m) {
-    AddAttr(attrs, "k8s.pod.name", m->pod_name);
-    AddAttr(attrs, "k8s.namespace.name", m->pod_namespace);
-  }
-  AddAttr(attrs, "k8s.pod.uid",
-          !c.id.pod_uid.empty() ? std::string_view(c.id.pod_uid)
-          : m                   ? std::string_view(m->pod_uid)
-                                : std::string_view());
-  AddAttr(attrs, "statlet.cgroup.path", c.id.cgroup_path);
-  for (const auto& [k, v] : node_.attributes) {
-    bool taken = false;
-    for (const pc::KeyValue& kv : *attrs) taken |= kv.key() == k;
-    if (!taken) AddAttr(attrs, k, v);
-  }
-}
-
-void OtlpEncoder::SetScope(pm::ResourceMetrics* rm) {
-  rm->set_schema_url(kSchemaUrl.data(), kSchemaUrl.size());
-  pm::ScopeMetrics* scope = rm->add_scope_metrics();
-  scope->mutable_scope()->set_name("statlet");
-  scope->mutable_scope()->set_version(scope_version_);
-  scope->set_schema_url(kSchemaUrl.data(), kSchemaUrl.size());
-}
-
-void OtlpEncoder::EncodeCgroup(size_t i, int64_t start_ns, pm::ResourceMetrics* rm) {
-  const Snapshot& s = samples_.snapshot();
-  const CgroupStats& c = s.cgroups[i];
-  const ResourceKind kind = *ResourceOf(c);
-  SetResource(c, rm->mutable_resource());
-  SetScope(rm);
-  pm::ScopeMetrics* scope = rm->mutable_scope_metrics(0);
-  const int64_t now = s.timestamp_ns;
-  for (const OtlpMetric& m : OtlpMetrics()) {
-    if (m.resource != kind) continue;
-    pm::Metric* metric = scope->add_metrics();
-    PointSink sink(m, metric, start_ns, now, &points_);
-    switch (m.derived) {
-      case Derived::kNone:
-        for (size_t p = 0; p < m.part_count; ++p) {
-          sink.SetPart(&m.parts[p]);
-          samples_.ForEachSample(m.parts[p].family, i, sink);
-        }
-        break;
-      case Derived::kCpuUsage:
-        if (auto v = metrics::CpuUsageCores(c.cpu)) sink.AddDouble(*v);
-        break;
-      case Derived::kMemoryAvailable:
-        if (auto v = metrics::MemoryAvailableBytes(c.memory)) sink.AddInt(*v);
-        break;
-      case Derived::kUptime:
-        if (auto start = metrics::StartTimeNs(c))
-          sink.AddDouble(static_cast<double>(std::max<int64_t>(0, now - *start)) / 1e9);
-        break;
-      case Derived::kCpuLimit:
-        if (auto v = metrics::CpuLimitCores(c.cpu)) sink.AddDouble(*v);
-        break;
-      case Derived::kMemoryLimit:
-        if (auto v = metrics::MemoryLimitBytes(c.memory)) sink.AddInt(*v);
-        break;
-      case Derived::kPagingFaults:
-        if (auto f = metrics::PagingFaultsOf(c.memory)) {
-          sink.AddInt(f->minor, DerivedAttribute(m.derived), "minor");
-          sink.AddInt(f->major, DerivedAttribute(m.derived), "major");
-        }
-        break;
-    }
-    if (metric->data_case() == pm::Metric::DATA_NOT_SET) {
-      scope->mutable_metrics()->RemoveLast();  // no points: no metric
-      continue;
-    }
-    metric->set_name(m.name.data(), m.name.size());
-    metric->set_unit(m.unit.data(), m.unit.size());
-    metric->set_description(m.description.data(), m.description.size());
-  }
-}
-
-void OtlpEncoder::Encode(const Snapshot& snapshot, std::vector<ExportRequest>* out) {
-  samples_.Bind(snapshot);
-  points_ = 0;
-  std::vector<std::unique_ptr<pm::ResourceMetrics>> rms;
-  std::map<std::string, int64_t> seen;
-  for (size_t i = 0; i < samples_.cgroup_count(); ++i) {
-    const CgroupStats& c = snapshot.cgroups[i];
-    if (!ResourceOf(c)) continue;
-    // A cumulative stream starts at the container's start, else when first seen.
-    auto it = first_seen_.find(c.id.cgroup_path);
-    int64_t first = it != first_seen_.end() ? it->second : snapshot.timestamp_ns;
-    seen.emplace(c.id.cgroup_path, first);
-    int64_t start = metrics::StartTimeNs(c).value_or(first);
-    if (start > snapshot.timestamp_ns) start = snapshot.timestamp_ns;
-    auto rm = std::make_unique<pm::ResourceMetrics>();
-    EncodeCgroup(i, start, rm.get());
-    if (rm->scope_metrics(0).metrics_size() > 0) rms.push_back(std::move(rm));
-  }
-  first_seen_.swap(seen);  // vanished cgroups are forgotten
-  if (auto node = EncodeNode(snapshot.timestamp_ns)) rms.push_back(std::move(node));
-  Pack(&rms, out);
-}
-
-std::unique_ptr<pm::ResourceMetrics> OtlpEncoder::EncodeNode(int64_t time_ns) {
-  if (extras_.empty()) return nullptr;
+std::string OtlpEncoder::EncodeNode(int64_t time_ns) {
+  if (extras_.empty()) return "";
   std::vector<metrics::ExtraFamily> families;
   for (const metrics::ExtraSource* source : extras_) source->Collect(&families);
   if (node_start_ns_ == 0) node_start_ns_ = time_ns;
   const uint64_t start = static_cast<uint64_t>(node_start_ns_), now = static_cast<uint64_t>(time_ns);
-  auto rm = std::make_unique<pm::ResourceMetrics>();
-  for (const auto& [k, v] : node_.attributes) AddAttr(rm->mutable_resource()->mutable_attributes(), k, v);
-  SetScope(rm.get());
-  pm::ScopeMetrics* scope = rm->mutable_scope_metrics(0);
+  constexpr auto kCumulative = pm::AGGREGATION_TEMPORALITY_CUMULATIVE;
+  pm::ResourceMetrics rm;
+  for (const auto& [k, v] : node_.attributes) AddNodeAttr(rm.mutable_resource()->mutable_attributes(), k, v);
+  pm::ScopeMetrics* scope = rm.add_scope_metrics();
+  scope->mutable_scope()->set_name("statlet");
+  scope->mutable_scope()->set_version(scope_version_);
   for (const metrics::ExtraFamily& f : families) {
+    if (!samples_.rules().selection.ServesExtra(f.name)) continue;
     const OtlpNodeMetric* m = OtlpNodeMetricOf(f.name);
     if (m == nullptr || !SuitsType(m->instrument, f.type) || f.series.empty()) continue;
     pm::Metric* metric = scope->add_metrics();
@@ -312,62 +508,16 @@ std::unique_ptr<pm::ResourceMetrics> OtlpEncoder::EncodeNode(int64_t time_ns) {
         attrs = p->mutable_attributes();
       }
       for (size_t k = 0; k < f.labels.size() && k < s.label_values.size() && k < m->attributes.size(); ++k) {
-        AddAttr(attrs, m->attributes[k], s.label_values[k]);
+        AddNodeAttr(attrs, m->attributes[k], s.label_values[k]);
       }
       ++points_;
     }
     if (metric->data_case() == pm::Metric::DATA_NOT_SET) scope->mutable_metrics()->RemoveLast();
   }
-  if (scope->metrics_size() == 0) return nullptr;
-  return rm;
-}
-
-void OtlpEncoder::Pack(std::vector<std::unique_ptr<pm::ResourceMetrics>>* rms, std::vector<ExportRequest>* out) {
-  // Each repeated field entry costs its length prefix and a tag on top of its bytes.
-  constexpr size_t kEntryOverhead = 6;
-  ExportRequest current;
-  size_t current_bytes = 0;
-  auto flush = [&] {
-    if (current.resource_metrics_size() == 0) return;
-    out->push_back(std::move(current));
-    current = ExportRequest();
-    current_bytes = 0;
-  };
-  for (auto& rm : *rms) {
-    const size_t bytes = rm->ByteSizeLong() + kEntryOverhead;
-    if (bytes <= max_request_bytes_) {
-      if (current_bytes + bytes > max_request_bytes_) flush();
-      current.mutable_resource_metrics()->AddAllocated(rm.release());
-      current_bytes += bytes;
-      continue;
-    }
-    // One resource over the limit: its metrics in pieces, each with the resource.
-    flush();
-    pm::ScopeMetrics* scope = rm->mutable_scope_metrics(0);
-    auto piece = [&] {
-      pm::ResourceMetrics* p = current.add_resource_metrics();
-      *p->mutable_resource() = rm->resource();
-      p->set_schema_url(rm->schema_url());
-      pm::ScopeMetrics* ps = p->add_scope_metrics();
-      *ps->mutable_scope() = scope->scope();
-      ps->set_schema_url(scope->schema_url());
-      current_bytes = p->ByteSizeLong() + kEntryOverhead;
-      return ps;
-    };
-    pm::ScopeMetrics* ps = piece();
-    const size_t header = current_bytes;
-    for (int k = 0; k < scope->metrics_size(); ++k) {
-      const size_t mbytes = scope->metrics(k).ByteSizeLong() + kEntryOverhead;
-      if (current_bytes + mbytes > max_request_bytes_ && current_bytes > header) {
-        flush();
-        ps = piece();
-      }
-      *ps->add_metrics() = std::move(*scope->mutable_metrics(k));
-      current_bytes += mbytes;
-    }
-    flush();
-  }
-  flush();
+  if (scope->metrics_size() == 0) return "";
+  scope->set_schema_url(kSchemaUrl.data(), kSchemaUrl.size());
+  rm.set_schema_url(kSchemaUrl.data(), kSchemaUrl.size());
+  return rm.SerializeAsString();
 }
 
 }  // namespace statlet::otlp

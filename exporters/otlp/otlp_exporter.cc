@@ -77,12 +77,12 @@ void OtlpExporter::Collect() {
     log::Warn("otlp: collection failed: " + snap.status().ToString());
     return;
   }
-  std::vector<ExportRequest> requests;
-  encoder_.Encode(**snap, &requests);
-  for (ExportRequest& r : requests) {
+  encoder_.Encode(**snap, &export_);
+  for (std::string_view r : export_.requests) {
     Batch b;
-    b.bytes = r.ByteSizeLong();
-    b.request = std::move(r);
+    b.buffer = export_.bytes;  // requests split without a copy: each holds the one buffer
+    b.request = r;
+    b.bytes = r.size();
     if (b.bytes > options_.max_queue_bytes) {  // could never wait in the queue
       if (self_) self_->ObserveOtlpDrop("queue_full");
       continue;

@@ -45,7 +45,8 @@ class OtlpExporter {
 
  private:
   struct Batch {
-    ExportRequest request;
+    std::shared_ptr<const std::string> buffer;  // the export's bytes, shared by its batches
+    std::string_view request;                   // this batch's within them
     size_t bytes = 0;
     std::chrono::steady_clock::time_point first_try{};
     int attempts = 0;
@@ -60,6 +61,7 @@ class OtlpExporter {
   SnapshotSource* source_;
   SelfMetrics* self_;
   OtlpEncoder encoder_;
+  EncodedExport export_;  // the last export (its views' capacity reused)
   std::mt19937_64 rng_;
 
   std::deque<Batch> queue_;  // only the exporter thread touches it

@@ -77,13 +77,20 @@ void AddShared(std::vector<OtlpMetric>* v, ResourceKind r) {
   v->push_back(FromDerived(n("container.uptime", "k8s.pod.uptime"), "s", kGauge, true, r,
                            "Time since the container (pod cgroup) started.", Derived::kUptime));
   if (pod) {
+    // The pod families list every interface of the pod's namespace, loopback included; the
+    // interfaces container_network_* leaves out (--metrics.ignored-interfaces) are left out
+    // here too, as the kubeletstats receiver's figures (the kubelet's) leave them out.
     const A net = {"network.io.direction", "network.interface.name"};
-    v->push_back(FromFamily("k8s.pod.network.io", "By", kSum, false, r,
-                            "Bytes through every interface of the pod's network namespace.",
-                            F::kStatletPodNetworkBytesTotal, net));
-    v->push_back(FromFamily("k8s.pod.network.errors", "{error}", kSum, false, r,
-                            "Errors on every interface of the pod's network namespace.",
-                            F::kStatletPodNetworkErrorsTotal, net));
+    auto counted = [](OtlpMetric m) {
+      m.parts[0].interface_label = 1;
+      return m;
+    };
+    v->push_back(counted(FromFamily("k8s.pod.network.io", "By", kSum, false, r,
+                                    "Bytes through the pod's network interfaces (those container_network_* counts).",
+                                    F::kStatletPodNetworkBytesTotal, net)));
+    v->push_back(counted(FromFamily("k8s.pod.network.errors", "{error}", kSum, false, r,
+                                    "Errors on the pod's network interfaces (those container_network_* counts).",
+                                    F::kStatletPodNetworkErrorsTotal, net)));
   }
   // Pressure (PSI), as the kubeletstats receiver's PSI metrics name it.
   struct Psi {
@@ -237,6 +244,19 @@ bool SuitsType(Instrument instrument, metrics::ExtraType type) {
 }
 
 std::string_view DerivedAttribute(Derived d) { return d == Derived::kPagingFaults ? "system.paging.fault.type" : ""; }
+
+FamilyId DerivedFamily(Derived d) {
+  switch (d) {
+    case Derived::kNone:
+    case Derived::kCpuUsage: return FamilyId::kContainerCpuUsageSecondsTotal;
+    case Derived::kMemoryAvailable: return FamilyId::kContainerMemoryWorkingSetBytes;
+    case Derived::kUptime: return FamilyId::kContainerStartTimeSeconds;
+    case Derived::kCpuLimit: return FamilyId::kContainerSpecCpuQuota;
+    case Derived::kMemoryLimit: return FamilyId::kContainerSpecMemoryLimitBytes;
+    case Derived::kPagingFaults: return FamilyId::kContainerMemoryFailuresTotal;
+  }
+  return FamilyId::kContainerCpuUsageSecondsTotal;
+}
 
 std::string_view InstrumentName(Instrument i) {
   switch (i) {

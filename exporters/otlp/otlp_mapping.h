@@ -44,14 +44,16 @@ enum class Derived : uint8_t {
 };
 
 // One source of a metric's points: a family's samples, optionally only those whose label
-// `filter_label` equals `filter_value`, each given the constant attribute `fixed_key` =
-// `fixed_value`.
+// `filter_label` equals `filter_value` and those whose interface (label `interface_label`)
+// the rules count in container_network_* (metrics::CountsInterface), each given the
+// constant attribute `fixed_key` = `fixed_value`.
 struct Part {
   FamilyId family = FamilyId::kCount;
   std::string_view fixed_key;
   std::string_view fixed_value;
   int8_t filter_label = -1;
   std::string_view filter_value;
+  int8_t interface_label = -1;
 };
 
 struct OtlpMetric {
@@ -91,6 +93,8 @@ bool SuitsType(Instrument instrument, metrics::ExtraType type);
 
 // The label attribute of a derived metric (kPagingFaults: system.paging.fault.type).
 std::string_view DerivedAttribute(Derived d);
+// The family a derived metric renders differently: it is served when that family is.
+FamilyId DerivedFamily(Derived d);
 
 std::string_view InstrumentName(Instrument i);
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/status.h"
 #include "exporters/otlp/otlp_encoder.h"
@@ -27,7 +28,8 @@ struct SendResult {
 class Transport {
  public:
   virtual ~Transport() = default;
-  virtual SendResult Send(const ExportRequest& request) = 0;
+  // `request`: a serialized ExportMetricsServiceRequest (OtlpEncoder's), sent as it is.
+  virtual SendResult Send(std::string_view request) = 0;
   // Ends the Send in flight at once (and makes every later one fail at once): Stop must not
   // wait for a receiver that holds a request until its deadline. Any thread.
   virtual void Abort() = 0;

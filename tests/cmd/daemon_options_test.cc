@@ -378,3 +378,39 @@ TEST(FlagSuggest, NearestNameWithinAThirdOfTheName) {
 
 }  // namespace
 }  // namespace statlet
+
+namespace statlet {
+namespace {
+
+TEST(DaemonOptions, MetricSelectionFlagsReachTheRulesAndTheCollector) {
+  DaemonOptions all;
+  ASSERT_TRUE(ParseDaemonOptions({}, &all).ok());
+  EXPECT_TRUE(all.metrics.selection.all());
+  EXPECT_TRUE(all.collector.files.pressure && all.collector.files.io && all.collector.files.hugetlb &&
+              all.collector.files.pids && all.collector.process_fds && all.collector.network);
+
+  DaemonOptions o;
+  Status s = ParseDaemonOptions(
+      {"--metrics.disable=diskIO,hugetlb", "--metrics.disable=process", "--metrics.drop-labels=id,image"}, &o);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_FALSE(o.metrics.selection.Serves(FamilyId::kContainerFsReadsBytesTotal));
+  EXPECT_FALSE(o.metrics.selection.Serves(FamilyId::kContainerThreads));
+  EXPECT_TRUE(o.metrics.selection.Serves(FamilyId::kContainerMemoryRss));
+  EXPECT_TRUE(o.metrics.selection.Drops(metrics::CgroupLabel::kId));
+  EXPECT_FALSE(o.collector.files.io);
+  EXPECT_FALSE(o.collector.files.hugetlb);
+  EXPECT_FALSE(o.collector.files.pids);
+  EXPECT_FALSE(o.collector.process_fds);
+  EXPECT_TRUE(o.collector.files.pressure);
+  EXPECT_TRUE(o.collector.network);
+
+  DaemonOptions bad;
+  s = ParseDaemonOptions({"--metrics.disable=diskio"}, &bad);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("--metrics.disable"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("diskIO"), std::string::npos) << s.message();
+  EXPECT_FALSE(ParseDaemonOptions({"--metrics.drop-labels=pod"}, &bad).ok());
+}
+
+}  // namespace
+}  // namespace statlet

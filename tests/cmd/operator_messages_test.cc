@@ -16,6 +16,7 @@
 #include "tests/support/child_process.h"
 #include "tests/support/http_client.h"
 #include "tests/support/live_cgroup.h"
+#include "tests/support/silent_unix_socket.h"
 #include "tests/support/statlet_daemon.h"
 #include "tests/support/wait_for.h"
 
@@ -57,35 +58,6 @@ std::vector<std::string> Lines(const std::string& text, const std::string& conta
 }
 
 bool Has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-// A unix socket that accepts connections and never answers: something else serving a path.
-class ListeningSocket {
- public:
-  ListeningSocket() {
-    char dir[] = "/tmp/statlet-busy-XXXXXX";
-    if (::mkdtemp(dir) == nullptr) return;
-    path_ = std::string(dir) + "/cri.sock";
-    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path_.c_str());
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 8) != 0) {
-      ::close(fd_);
-      fd_ = -1;
-    }
-  }
-  ~ListeningSocket() {
-    if (fd_ >= 0) ::close(fd_);
-    ::unlink(path_.c_str());
-    ::rmdir(path_.substr(0, path_.rfind('/')).c_str());
-  }
-  bool ok() const { return fd_ >= 0; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
 
 // ------------------------------------------------------------------ the daemon starting
 
@@ -161,7 +133,7 @@ TEST(DaemonStart, PortInUseNamesTheAddressAndFlagWithoutACodePrefix) {
 }
 
 TEST(DaemonStart, BusyCriSocketStopsItBeforeAnyCollectionAndNamesTheFlag) {
-  ListeningSocket busy;
+  SilentUnixSocket busy("cri.sock");
   ASSERT_TRUE(busy.ok());
   Daemon d({.flags = {"--cri.listen=" + busy.path()}, .wait_until_serving = false});
   ASSERT_TRUE(WaitFor([&] { return !d.running(); }, std::chrono::seconds(10))) << d.log();
@@ -314,8 +286,11 @@ TEST(Vocabulary, EveryViewPrintsBinaryUnitsUnderHeadersThatSayWhat) {
   LiveCgroup ctr(root + "/kubepods/besteffort/pod" + uid + "/" + id);
   ASSERT_TRUE(top.ok() && ctr.ok()) << ctr.error();
   Child holder([] {
+    // Written through a volatile pointer: stores to a static nothing reads are otherwise
+    // dropped by the optimiser, and the memory never touched.
     static char block[8 << 20];
-    for (size_t i = 0; i < sizeof block; i += 4096) block[i] = 1;
+    volatile char* touch = block;
+    for (size_t i = 0; i < sizeof block; i += 4096) touch[i] = 1;
     return uint64_t{1};
   });
   ASSERT_TRUE(holder.StartIn(ctr));

@@ -1,5 +1,5 @@
 // Serves statlet's CRI service for the upstream-client tests, in its own process (the
-// upstream-shaped proto and statlet's share package runtime.v1, so they cannot live in
+// upstream proto and statlet's share package runtime.v1, so they cannot live in
 // one binary). Sources: --fixture (FixtureSnapshot, tests/support/snapshot_builder.h) or --live SUBTREE (a real
 // Collector + Sampler over that cgroup subtree). Prints "ready" once listening; exits on
 // SIGTERM or when stdin closes.

@@ -1,9 +1,13 @@
-// A runtime peer for RuntimeClient tests, built from the upstream-shaped proto: answers
+// A runtime peer for RuntimeClient tests, built from the upstream proto: answers
 // Version, ListPodSandbox, ListContainers and ContainerStatus the way containerd does for
 // two pods, and reports how many ContainerStatus and ListContainerStats calls it served in
 // Status's info map. ListContainerStats reports the app container's writable layer on
 // --fs-dir (or, with --fs-via-imagefsinfo, without a mountpoint: ImageFsInfo names it).
 // Prints "ready" once listening; exits on SIGTERM or when stdin closes.
+// Upstream's api.pb.h before any system header: the values of its enum Signal are named
+// like <signal.h>'s macros.
+#include "api.grpc.pb.h"
+
 #include <signal.h>
 #include <unistd.h>
 
@@ -12,8 +16,6 @@
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
-
-#include "api.grpc.pb.h"
 
 namespace v1 = ::runtime::v1;
 

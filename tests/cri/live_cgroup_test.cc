@@ -1,6 +1,10 @@
-// The upstream-shaped client against statlet serving a real collection: a kubepods-shaped
+// The upstream client against statlet serving a real collection: a kubepods-shaped
 // cgroup made in every hierarchy of this host, a spinning process in it, and the CRI
 // answers compared with the cgroup files read just before and after the call.
+// Upstream's api.pb.h before any system header: the values of its enum Signal are named
+// like <signal.h>'s macros.
+#include "api.grpc.pb.h"
+
 #include <unistd.h>
 
 #include <sstream>
@@ -8,7 +12,6 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
-#include "api.grpc.pb.h"
 #include "tests/cri/server_process.h"
 #include "tests/support/child_process.h"
 #include "tests/support/live_cgroup.h"

@@ -1,4 +1,4 @@
-// statlet's proto/api.proto against the upstream-shaped tests/cri/upstream/api.proto,
+// statlet's proto/api.proto against upstream's tests/cri/upstream/v0.36.3/api.proto,
 // compared as descriptors: same services and methods (types, streaming), and for every
 // message both declare, every statlet field below 1000 exists upstream with the same
 // name, number, type and cardinality; statlet's additions are >= 1000 and unknown

@@ -1,5 +1,5 @@
 // RuntimeClient against a runtime peer in another process (cri_fixture_runtime, built
-// from the upstream-shaped proto): the metadata it publishes, ContainerStatus asked once
+// from the upstream proto): the metadata it publishes, ContainerStatus asked once
 // per container, the sandbox a pod uid names, and the absent / down states.
 #include <sys/statvfs.h>
 

@@ -1,8 +1,12 @@
-// A stock client, generated from tests/cri/upstream/api.proto (upstream's shapes and
+// A stock client, generated from upstream cri-api v0.36.3 (tests/cri/upstream: upstream's shapes and
 // numbers, independent of statlet's proto), against a running statlet CRI server in
 // another process: every served RPC, the meaning of each upstream field, statlet's
 // additions as unknown fields, filters, errors, UNIMPLEMENTED, malformed requests and
 // 200 concurrent callers.
+// Upstream's api.pb.h before any system header: the values of its enum Signal are named
+// like <signal.h>'s macros.
+#include "api.grpc.pb.h"
+
 #include <set>
 #include <thread>
 
@@ -12,7 +16,6 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
-#include "api.grpc.pb.h"
 #include "tests/cri/server_process.h"
 #include "tests/support/snapshot_builder.h"
 

@@ -4,8 +4,8 @@
 // behind the edges (where a value is declared, how a family finds it) must leave these
 // identical; a change of a value rule updates them on purpose, in the same commit:
 //   STATLET_UPDATE_GOLDEN=1 build/release/tests/metrics/metrics_edge_golden_test
-// The protobuf answers are kept in text format (a readable diff); their wire bytes are a
-// function of the message, serialized deterministically.
+// The protobuf answers are kept in text format (a readable diff); OTLP's wire bytes are
+// decoded with the protos' generated classes first.
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
@@ -18,6 +18,7 @@
 #include "cri/stats_selection.h"
 #include "exporters/otlp/otlp_encoder.h"
 #include "exporters/prometheus_encoder.h"
+#include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
 #include "tests/prometheus/test_snapshots.h"
 
 namespace statlet {
@@ -106,13 +107,15 @@ TEST(EdgeGolden, OtlpExport) {
   const Snapshot s = GoldenSnapshot();
   otlp::OtlpEncoder enc(otlp::NodeResource{{{"host.name", "node-a"}, {"k8s.node.name", "node-a"}}}, {}, size_t{4} << 20,
                         "0.0.0-golden", Dev);
-  std::vector<otlp::ExportRequest> requests;
-  enc.Encode(s, &requests);
-  ASSERT_FALSE(requests.empty());
+  otlp::EncodedExport wire;
+  enc.Encode(s, &wire);
+  ASSERT_FALSE(wire.requests.empty());
   std::string all;
-  for (size_t i = 0; i < requests.size(); ++i) {
+  for (size_t i = 0; i < wire.requests.size(); ++i) {
+    opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest request;
+    ASSERT_TRUE(request.ParseFromArray(wire.requests[i].data(), static_cast<int>(wire.requests[i].size())));
     all += "# request " + std::to_string(i) + "\n";
-    all += Text(requests[i]);
+    all += Text(request);
   }
   ExpectGolden("otlp_export.textproto", all);
 }

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
         source += " where " + std::string(Family(part.family).labels[part.filter_label]) + "=\"" +
                   std::string(part.filter_value) + "\"";
       }
+      if (part.interface_label >= 0) source += ", the interfaces `container_network_*` counts";
     }
     static const char* kDerived[] = {"",
                                      "usage_nano_cores / 1e9",

@@ -19,6 +19,7 @@
 #include "exporters/otlp/otlp_transport.h"
 #include "google/rpc/status.pb.h"
 #include "metrics/snapshot_samples.h"
+#include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
 #include "pulls/pull_engine.h"
 #include "pulls/pull_metrics.h"
 #include "pulls/status_writer.h"
@@ -29,6 +30,7 @@ namespace statlet::otlp {
 namespace {
 
 namespace pm = opentelemetry::proto::metrics::v1;
+using ExportRequest = opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceRequest;
 using std::chrono::milliseconds;
 
 // ---- OTEL_* variables -------------------------------------------------------------------
@@ -264,7 +266,12 @@ struct Encoded {
 Encoded EncodeWith(const Snapshot& s, size_t limit) {
   OtlpEncoder enc(NodeResource{{{"host.name", "node-a"}}}, {}, limit);
   Encoded e;
-  enc.Encode(s, &e.requests);
+  EncodedExport wire;
+  enc.Encode(s, &wire);
+  for (std::string_view bytes : wire.requests) {
+    EXPECT_TRUE(e.requests.emplace_back().ParseFromArray(bytes.data(), static_cast<int>(bytes.size())));
+    EXPECT_EQ(e.requests.back().ByteSizeLong(), bytes.size()) << "a request parses back to its own size";
+  }
   e.points = enc.last_points();
   for (const ExportRequest& r : e.requests) {
     for (const auto& rm : r.resource_metrics()) {
@@ -323,6 +330,46 @@ TEST(OtlpEncoder, SplitsAResourceLargerThanTheLimitByMetric) {
   EXPECT_GE(pieces, 2u);
   EXPECT_EQ(split.metrics, whole.metrics);
   EXPECT_EQ(split.points, whole.points);
+}
+
+// k8s.pod.network.*: the pod namespace's interfaces that container_network_* counts.
+std::multiset<std::string> PodNetworkInterfaces(const metrics::SampleRules& rules) {
+  const Snapshot s = testing::MakeNodeSnapshot({.pods = 2, .containers_per_pod = 1});
+  OtlpEncoder enc(NodeResource{}, rules, 64 << 20);
+  EncodedExport wire;
+  enc.Encode(s, &wire);
+  std::multiset<std::string> interfaces;
+  for (std::string_view bytes : wire.requests) {
+    ExportRequest r;
+    EXPECT_TRUE(r.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())));
+    for (const auto& rm : r.resource_metrics()) {
+      for (const auto& m : rm.scope_metrics(0).metrics()) {
+        if (m.name() != "k8s.pod.network.io" && m.name() != "k8s.pod.network.errors") continue;
+        for (const auto& p : m.sum().data_points()) {
+          for (const auto& kv : p.attributes()) {
+            if (kv.key() == "network.interface.name") interfaces.insert(m.name() + " " + kv.value().string_value());
+          }
+        }
+      }
+    }
+  }
+  return interfaces;
+}
+
+TEST(OtlpEncoder, PodNetworkLeavesOutTheInterfacesContainerNetworkLeavesOut) {
+  // Each pod's namespace has lo and eth0; two directions, two pods.
+  EXPECT_EQ(PodNetworkInterfaces({}),
+            (std::multiset<std::string>{"k8s.pod.network.errors eth0", "k8s.pod.network.errors eth0",
+                                        "k8s.pod.network.errors eth0", "k8s.pod.network.errors eth0",
+                                        "k8s.pod.network.io eth0", "k8s.pod.network.io eth0", "k8s.pod.network.io eth0",
+                                        "k8s.pod.network.io eth0"}));
+  metrics::SampleRules every;
+  every.ignored_interface_prefixes = {};  // --metrics.ignored-interfaces=""
+  EXPECT_EQ(PodNetworkInterfaces(every).count("k8s.pod.network.io lo"), 4u);
+  metrics::SampleRules no_eth;
+  no_eth.ignored_interface_prefixes = {"eth"};
+  EXPECT_EQ(PodNetworkInterfaces(no_eth).count("k8s.pod.network.io lo"), 4u);
+  EXPECT_EQ(PodNetworkInterfaces(no_eth).count("k8s.pod.network.io eth0"), 0u);
 }
 
 TEST(OtlpEncoder, RunQueueLatencyIsAnExplicitBucketHistogram) {
@@ -430,13 +477,23 @@ TEST(OtlpNodeMetrics, EveryPullFamilyHasARowOfASuitingInstrument) {
   }
 }
 
+// Every request of one Encode, parsed.
+std::vector<ExportRequest> EncodeAll(OtlpEncoder& enc, const Snapshot& s) {
+  EncodedExport wire;
+  enc.Encode(s, &wire);
+  std::vector<ExportRequest> out;
+  for (std::string_view bytes : wire.requests) {
+    EXPECT_TRUE(out.emplace_back().ParseFromArray(bytes.data(), static_cast<int>(bytes.size())));
+  }
+  return out;
+}
+
 TEST(OtlpEncoder, NodeMetricsAreOneResourceWithTheNodesAttributes) {
   const Snapshot s = testing::MakeNodeSnapshot({.pods = 1, .containers_per_pod = 1});
   OtlpEncoder enc(NodeResource{{{"host.name", "node-a"}, {"k8s.node.name", "node-a"}}}, {}, 64 << 20);
   FixedPulls pulls;
   enc.AddFamilies(&pulls);
-  std::vector<ExportRequest> requests;
-  enc.Encode(s, &requests);
+  std::vector<ExportRequest> requests = EncodeAll(enc, s);
   ASSERT_EQ(requests.size(), 1u);
   const pm::ResourceMetrics* node = nullptr;
   for (const auto& rm : requests[0].resource_metrics()) {
@@ -505,8 +562,7 @@ TEST(OtlpEncoder, NodeMetricsAreOneResourceWithTheNodesAttributes) {
 
   // Without sources, no node resource: the snapshot's resources alone.
   OtlpEncoder plain(NodeResource{{{"host.name", "node-a"}}}, {}, 64 << 20);
-  std::vector<ExportRequest> only;
-  plain.Encode(s, &only);
+  std::vector<ExportRequest> only = EncodeAll(plain, s);
   for (const auto& rm : only[0].resource_metrics()) EXPECT_FALSE(ResourceAttr(rm, "statlet.cgroup.path").empty());
 }
 
@@ -517,8 +573,7 @@ TEST(OtlpEncoder, NodeMetricsDecodeWithTheUpstreamProtos) {
   OtlpEncoder enc(NodeResource{{{"host.name", "node-a"}}}, {}, 64 << 20);
   FixedPulls pulls;
   enc.AddFamilies(&pulls);
-  std::vector<ExportRequest> requests;
-  enc.Encode(s, &requests);
+  std::vector<ExportRequest> requests = EncodeAll(enc, s);
   ASSERT_EQ(requests.size(), 1u);
   ExportRequest node_only;
   for (const auto& rm : requests[0].resource_metrics()) {

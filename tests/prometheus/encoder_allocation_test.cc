@@ -44,5 +44,34 @@ TEST(EncoderAllocation, SecondEncodeOfTheSameCgroupsDoesNotAllocate) {
   }
 }
 
+TEST(EncoderAllocation, KeptEncodesOfChangingValuesDoNotAllocate) {
+  Snapshot a = testing::MakeNodeSnapshot({.pods = 50, .containers_per_pod = 3});
+  Snapshot b = a;  // the next collection: a tenth of the cgroups' CPU time moved
+  b.sequence++;
+  for (size_t i = 0; i < b.cgroups.size(); i += 10) *b.cgroups[i].cpu.usage_ns += 1000;
+  PrometheusEncoder enc({}, [](uint32_t x, uint32_t y) { return std::to_string(x) + ":" + std::to_string(y); });
+  std::shared_ptr<const TextRope> rope;
+  // Warm up: the chunks, their spares and every index reach their steady size.
+  for (int round = 0; round < 8; ++round) {
+    for (ExpositionFormat f : {ExpositionFormat::kText004, ExpositionFormat::kOpenMetrics100}) {
+      enc.EncodeKept(round % 2 ? b : a, f, &rope);
+    }
+  }
+  ASSERT_GT(enc.kept_stats().series_spliced, 1000u);
+  for (int round = 0; round < 4; ++round) {
+    for (ExpositionFormat f : {ExpositionFormat::kText004, ExpositionFormat::kOpenMetrics100}) {
+      g_allocations = 0;
+      g_counting = true;
+      enc.EncodeKept(round % 2 ? b : a, f, &rope);
+      g_counting = false;
+      EXPECT_EQ(g_allocations.load(), 0u) << "heap allocations during a steady-state kept encode, round " << round;
+      // The first format renders what moved; the second shares those segments.
+      if (f == ExpositionFormat::kText004) {
+        EXPECT_GT(enc.kept_stats().series_rendered, 0u);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace statlet

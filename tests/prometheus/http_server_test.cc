@@ -69,6 +69,43 @@ TEST(MetricsHttpServer, NegotiatesOpenMetricsAndGzip) {
   EXPECT_TRUE(*inflated == plain->body) << "gzip body differs from the plain one";
 }
 
+// The served head is the encoder's rope of kept segments, re-rendered only where the snapshot
+// changed, sent as gathered pieces: across snapshots whose values, cgroups and labels change,
+// every body (plain and gzip, text and OpenMetrics) begins with a fresh encoder's text of
+// that snapshot, and its gzip inflates to the plain body.
+TEST(MetricsHttpServer, BodiesAcrossChangingSnapshotsAreAFreshEncodersText) {
+  Served s;
+  Snapshot snap = testing::MakeNodeSnapshot({.pods = 6, .containers_per_pod = 2});
+  for (int step = 0; step < 6; ++step) {
+    snap.sequence++;
+    for (size_t i = 0; i < snap.cgroups.size(); i += 3) *snap.cgroups[i].cpu.usage_ns += 1000 * (step + 1);
+    if (step == 2) snap.cgroups.erase(snap.cgroups.begin() + 5);  // a container goes
+    if (step == 4 && snap.cgroups[7].id.meta) {                   // one is relabelled
+      auto m = std::make_shared<ContainerMetadata>(*snap.cgroups[7].id.meta);
+      m->image = "registry.example/app:9";
+      snap.cgroups[7].id.meta = m;
+    }
+    s.source.Set(snap);
+    for (ExpositionFormat f : {ExpositionFormat::kText004, ExpositionFormat::kOpenMetrics100}) {
+      const char* accept =
+          f == ExpositionFormat::kText004 ? "text/plain" : "application/openmetrics-text;version=1.0.0";
+      PrometheusEncoder fresh;
+      std::string want;
+      fresh.Encode(snap, f, &want);
+      auto plain = s.client->Get("/metrics", {{"Accept", accept}});
+      auto gz = s.client->Get("/metrics", {{"Accept", accept}, {"Accept-Encoding", "gzip"}});
+      ASSERT_TRUE(plain && gz);
+      ASSERT_GE(plain->body.size(), want.size());
+      EXPECT_TRUE(plain->body.compare(0, want.size(), want) == 0) << "step " << step << " " << accept;
+      EXPECT_EQ(std::to_string(plain->body.size()), plain->get_header_value("Content-Length"));
+      auto inflated = GunzipForTest(gz->body);
+      ASSERT_TRUE(inflated.ok());
+      // What follows the head is each scrape's own (self metrics, the OpenMetrics end).
+      EXPECT_TRUE(inflated->compare(0, want.size(), want) == 0) << "step " << step << " " << accept;
+    }
+  }
+}
+
 // kube-prometheus selects cAdvisor's series by metrics_path="/metrics/cadvisor": that path
 // answers what /metrics does, with the same negotiation, compression and authorization.
 TEST(MetricsHttpServer, CadvisorPathServesTheMetricsBody) {

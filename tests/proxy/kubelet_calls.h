@@ -1,4 +1,4 @@
-// What a kubelet sends, built from upstream cri-api v0.36.3 (tests/proxy/upstream): the
+// What a kubelet sends, built from upstream cri-api v0.36.3 (tests/cri/upstream): the
 // RunPodSandbox and CreateContainer configs of its cgroupfs layout, and the calls of one
 // pod's life in its order. Plus how two answers are compared: the same call through
 // statlet and straight to containerd must answer alike, up to what legitimately differs

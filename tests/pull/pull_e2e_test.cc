@@ -48,6 +48,16 @@ uint64_t LayerOffset(const kep::PullImageWithProgressResponse& r, const std::str
   return 0;
 }
 
+// The pulls a statlet runs now, from its /metrics (-1: no answer).
+int PullsInFlight(int metrics_port) {
+  auto r = testing::TimedGet(metrics_port, "/metrics", "", seconds(5)).response;
+  if (!r || r->status != 200) return -1;
+  const std::string name = "\nstatlet_image_pulls_in_flight ";
+  const size_t at = r->body.find(name);
+  if (at == std::string::npos) return -1;
+  return std::atoi(r->body.c_str() + at + name.size());
+}
+
 class PullE2e : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -67,6 +77,12 @@ class PullE2e : public ::testing::Test {
     ASSERT_NE(stage_, nullptr);
     stage_->proxy().Resume();
     stage_->proxy().SetRate(kDefaultRate);
+    // A pull a previous test let finish after its last client left goes on until
+    // containerd's PullImage answers, which is after the image's first name is there:
+    // removed before that, the image gets a name again (and keeps its layer). The stage's
+    // statlet counts the pull in flight until the answer.
+    ASSERT_TRUE(testing::WaitFor([] { return PullsInFlight(stage_->e2e().metrics_port()) == 0; }, seconds(60)))
+        << "a pull of an earlier test is still in flight: " << PullsInFlight(stage_->e2e().metrics_port());
     Status s = stage_->EnsureAbsent(*image_);
     ASSERT_TRUE(s.ok()) << s.ToString();
     stage_->proxy().DropConnections();  // each test starts without idle registry connections
@@ -493,6 +509,117 @@ TEST_F(PullE2e, TheNodeObjectIsRebuiltEveryPeriodAndValidatesAgainstTheCrd) {
   EXPECT_EQ(last["status"]["images"][0]["imageRef"], image_->config_digest);
   EXPECT_EQ(last["status"]["done"], 1);
   Status v = ValidateObjects(files, stage_->dir() + "/validate.log");
+  EXPECT_TRUE(v.ok()) << v.ToString();
+  stage_->StopAgent(&*agent);
+}
+
+// A kubelet-like PullImage: the pod's sandbox_config with the image, as the kubelet sends it.
+v1::PullImageRequest KubeletPull(const std::string& image, const std::string& ns, const std::string& pod,
+                                 const std::string& uid) {
+  v1::PullImageRequest req;
+  req.mutable_image()->set_image(image);
+  auto* m = req.mutable_sandbox_config()->mutable_metadata();
+  m->set_namespace_(ns);
+  m->set_name(pod);
+  m->set_uid(uid);
+  m->set_attempt(0);
+  req.mutable_sandbox_config()->set_log_directory("/var/log/pods/" + ns + "_" + pod + "_" + uid);
+  return req;
+}
+
+// The entry of /imagepulls for `image`, or null.
+const nlohmann::json* ImageEntry(const nlohmann::json& doc, const std::string& image) {
+  for (const auto& e : doc["status"]["images"]) {
+    if (e["image"] == image) return &e;
+  }
+  return nullptr;
+}
+
+TEST_F(PullE2e, AKubeletPullThroughTheProxyIsSeenWithItsPodAndLayers) {
+  auto agent = stage_->StartAgent("kubelet", {"--cri.proxy", "--pull.status-period=1s", "--pull.node-name=node-k",
+                                              "--pull.no-progress-timeout=2s"});
+  ASSERT_TRUE(agent.ok()) << agent.status().ToString();
+  auto stub = stage_->ImagesAt(agent->socket);
+  const std::string uid = "5d0c7a52-1b8e-4d7e-9a55-3f0e6f1c2b11";
+  grpc::Status st;
+  v1::PullImageResponse resp;
+  std::thread pull([&] {
+    auto ctx = e2e::CallContext(seconds(60));
+    st = stub->PullImage(ctx.get(), KubeletPull(image_->ref, "shop", "web-0", uid), &resp);
+  });
+  // From the first byte the registry sends to the pull's first appearance in the view.
+  ASSERT_TRUE(testing::WaitFor([&] { return stage_->proxy().delivered_bytes() > 0; }, seconds(30)));
+  const auto first_byte = Clock::now();
+  Clock::time_point appeared{};
+  bool layer_midway = false;
+  std::vector<std::string> files;
+  std::string last_body;
+  auto read_view = [&] {
+    auto r = testing::TimedGet(agent->metrics_port, "/imagepulls", "", seconds(2)).response;
+    if (!r || r->status != 200) return nlohmann::json();
+    if (r->body != last_body) {
+      last_body = r->body;
+      files.push_back(stage_->dir() + "/kubelet-view-" + std::to_string(files.size()) + ".json");
+      std::ofstream(files.back()) << r->body;
+    }
+    return nlohmann::json::parse(r->body);
+  };
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        auto doc = read_view();
+        const nlohmann::json* e = doc.is_null() ? nullptr : ImageEntry(doc, image_->ref);
+        if (e == nullptr) return false;
+        if (appeared == Clock::time_point{}) appeared = Clock::now();
+        EXPECT_EQ((*e)["pods"],
+                  nlohmann::json::parse(R"([{"namespace":"shop","name":"web-0","uid":")" + uid + R"("}])"));
+        if ((*e)["state"] != "Pulling" || !e->contains("layers")) return false;
+        for (const auto& l : (*e)["layers"]) {
+          if (l["digest"] == image_->big().digest && l["state"] == "downloading" &&
+              l["bytesDone"].get<uint64_t>() > 0 && l["bytesDone"].get<uint64_t>() < image_->big().size) {
+            EXPECT_EQ(l["bytesTotal"].get<uint64_t>(), image_->big().size);
+            layer_midway = true;
+          }
+        }
+        return layer_midway;
+      },
+      seconds(30)));
+  std::printf("figure: first byte to the view (1 s status period) %.3f s\n", Secs(appeared - first_byte));
+  EXPECT_LE(Secs(appeared - first_byte), 1.0 + Secs(kPoll) + DeliverySlack());  // --pull.status-period=1s
+  pull.join();
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(resp.image_ref(), image_->config_digest);
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        auto doc = read_view();
+        const nlohmann::json* e = doc.is_null() ? nullptr : ImageEntry(doc, image_->ref);
+        return e != nullptr && (*e)["state"] == "Done" && (*e)["pods"][0]["name"] == "web-0";
+      },
+      seconds(10)));
+
+  // The same pod's next pull stalls: DEADLINE_EXCEEDED for the kubelet (its image-pull
+  // back-off follows), Stalled in the view, still naming the pod.
+  ASSERT_TRUE(stage_->EnsureAbsent(*image_).ok());
+  stage_->proxy().ResetCounters();
+  std::thread again([&] {
+    auto ctx = e2e::CallContext(seconds(60));
+    st = stub->PullImage(ctx.get(), KubeletPull(image_->ref, "shop", "web-0", uid), &resp);
+  });
+  ASSERT_TRUE(testing::WaitFor([&] { return stage_->proxy().delivered_bytes() > (8u << 20); }, seconds(30)));
+  stage_->proxy().Pause();
+  again.join();
+  stage_->proxy().Resume();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << st.error_message();
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        auto doc = read_view();
+        if (doc.is_null()) return false;
+        for (const auto& e : doc["status"]["images"]) {
+          if (e["image"] == image_->ref && e["state"] == "Stalled" && e["pods"][0]["uid"] == uid) return true;
+        }
+        return false;
+      },
+      seconds(10)));
+  Status v = ValidateObjects(files, stage_->dir() + "/validate-kubelet.log");
   EXPECT_TRUE(v.ok()) << v.ToString();
   stage_->StopAgent(&*agent);
 }

@@ -1,7 +1,9 @@
 // PullEngine's rules with a scripted content store and runtime (in addition to the e2e
 // suite, which runs them against containerd): one runtime pull per image, joins, leaving,
 // per-client no-progress timeouts, the cancellation grace, limits, an unanswering content
-// store, and shutdown.
+// store, and shutdown. Time on the engine's clock is moved by hand: a timeout is shown to
+// hold up to its last instant and to fire at it, whatever the machine's pace.
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -21,10 +23,22 @@ const std::string kLayer = "sha256:" + std::string(64, 'a');
 const std::string kManifest = "sha256:" + std::string(64, 'b');
 const std::string kConfig = "sha256:" + std::string(64, 'c');
 
+// The engine's clock: it moves only when the test says.
+class ManualClock {
+ public:
+  Clock::time_point Now() const { return start_ + std::chrono::nanoseconds(offset_ns_.load()); }
+  void Advance(milliseconds d) { offset_ns_ += std::chrono::nanoseconds(d).count(); }
+
+ private:
+  const Clock::time_point start_ = Clock::now();
+  std::atomic<int64_t> offset_ns_{0};
+};
+
 class ScriptedContent final : public ContentSource {
  public:
   StatusOr<std::vector<Ingest>> LayerIngests() override {
     std::lock_guard<std::mutex> lock(mu);
+    ++polls;  // every poll starts here
     if (down) return Unavailable("scripted outage");
     return ingests;
   }
@@ -52,6 +66,7 @@ class ScriptedContent final : public ContentSource {
   std::vector<Ingest> ingests;
   bool committed = false;
   bool down = false;
+  uint64_t polls = 0;
   int64_t created_ns = INT64_MAX / 2;  // committed "after" any pull start
 };
 
@@ -167,6 +182,7 @@ PullRequest Request(const std::string& image) {
 struct Engine {
   explicit Engine(PullEngineOptions o = {}) {
     o.poll_interval = milliseconds(50);
+    o.now = [c = clock] { return c->Now(); };
     auto c = std::make_unique<ScriptedContent>();
     auto r = std::make_unique<ScriptedRuntime>();
     content = c.get();
@@ -174,11 +190,30 @@ struct Engine {
     engine = std::make_unique<PullEngine>(o, std::move(c), std::move(r));
     engine->Start();
   }
+  // A cancellation the test left unanswered is answered now, as a runtime would: the
+  // engine's Stop waits for every runtime call (a failed assertion must not hang here).
+  ~Engine() {
+    runtime->answer_cancel = true;
+    for (size_t i = 0; i < runtime->pulls(); ++i) {
+      if (runtime->cancelled(i)) runtime->Answer(i, {1, "context canceled", ""});
+    }
+  }
   uint64_t Join(const std::shared_ptr<Recorder>& rec, int timeout_s = 0, const std::string& image = "busybox") {
     auto j = engine->Join(Request(image), rec, SubscribeOptions{seconds(timeout_s)});
     EXPECT_TRUE(j.ok()) << j.error.message;
     return j.subscription;
   }
+  // Returns once the engine has polled `n` more times (each poll reads the engine's clock
+  // after asking the content store, so what a poll decides sees every Advance before it).
+  void WaitPolls(int n) {
+    auto polls = [&] {
+      std::lock_guard<std::mutex> lock(content->mu);
+      return content->polls;
+    };
+    const uint64_t target = polls() + static_cast<uint64_t>(n) + 1;  // +1: a poll under way may have read earlier
+    ASSERT_TRUE(testing::WaitFor([&] { return polls() >= target; }, seconds(10))) << "the engine stopped polling";
+  }
+  std::shared_ptr<ManualClock> clock = std::make_shared<ManualClock>();
   ScriptedContent* content;
   ScriptedRuntime* runtime;
   std::unique_ptr<PullEngine> engine;
@@ -212,16 +247,21 @@ TEST(PullEngine, OneRuntimePullServesEveryClientOfAnImage) {
 
 TEST(PullEngine, TheLastClientStallingCancelsThePullAndHearsOnceTheRuntimeAnswered) {
   Engine e;
-  e.runtime->cancel_delay = milliseconds(300);
+  e.runtime->answer_cancel = false;  // the test answers the cancellation itself
   auto a = std::make_shared<Recorder>();
   e.content->SetIngest(400);
-  const auto joined = Clock::now();
   e.Join(a, 1);
-  ASSERT_TRUE(testing::WaitFor([&] { return e.runtime->cancelled(0); }, seconds(5)));
-  const double cancelled_after = std::chrono::duration<double>(Clock::now() - joined).count();
-  EXPECT_GE(cancelled_after, 1.0);
-  EXPECT_LE(cancelled_after, 1.5);
+  // The first poll sees the 400 B (moved since the join): the timeout counts from there.
+  ASSERT_TRUE(testing::WaitFor([&] { return e.engine->Pulls().back()->offset == 400; }, seconds(10)));
+  e.clock->Advance(milliseconds(999));
+  e.WaitPolls(2);
+  EXPECT_FALSE(e.runtime->cancelled(0)) << "cancelled before the 1 s timeout passed";
+  e.clock->Advance(milliseconds(1));
+  ASSERT_TRUE(testing::WaitFor([&] { return e.runtime->cancelled(0); }, seconds(10)))
+      << "not cancelled once the 1 s timeout passed";
+  e.WaitPolls(2);
   EXPECT_FALSE(a->outcome().has_value()) << "answered before the runtime confirmed the cancellation";
+  e.runtime->Answer(0, {1, "context canceled", ""});
   ASSERT_TRUE(a->WaitDone());
   EXPECT_EQ(a->outcome()->kind, PullOutcome::kStalled);
   EXPECT_EQ(a->outcome()->grpc_code, 4);
@@ -237,7 +277,8 @@ TEST(PullEngine, AClientStallingLeavesTheOthersAndThePullAlone) {
   auto patient = std::make_shared<Recorder>(), hasty = std::make_shared<Recorder>();
   e.Join(patient, 0);
   e.Join(hasty, 1);
-  ASSERT_TRUE(hasty->WaitDone(seconds(5)));
+  e.clock->Advance(seconds(1));
+  ASSERT_TRUE(hasty->WaitDone());
   EXPECT_EQ(hasty->outcome()->kind, PullOutcome::kStalled);
   EXPECT_FALSE(e.runtime->cancelled(0));
   EXPECT_FALSE(patient->outcome().has_value());
@@ -250,10 +291,14 @@ TEST(PullEngine, BytesMovingKeepThePullAlive) {
   Engine e;
   auto a = std::make_shared<Recorder>();
   e.Join(a, 1);
-  for (int i = 1; i <= 8; ++i) {  // 2 s of progress, a byte count change every 250 ms
+  for (int i = 1; i <= 8; ++i) {  // 2 s of progress on the engine's clock, bytes moving every 250 ms
     e.content->SetIngest(static_cast<uint64_t>(i) * 100);
-    std::this_thread::sleep_for(milliseconds(250));  // the scripted download's pace
+    ASSERT_TRUE(testing::WaitFor([&] { return e.engine->Pulls().back()->offset == static_cast<uint64_t>(i) * 100; },
+                                 seconds(10)));
+    e.clock->Advance(milliseconds(250));
   }
+  e.clock->Advance(milliseconds(749));  // 999 ms since the last bytes moved
+  e.WaitPolls(2);
   EXPECT_FALSE(a->outcome().has_value());
   EXPECT_FALSE(e.runtime->cancelled(0));
   e.runtime->Answer(0, {0, "", kConfig});
@@ -266,7 +311,8 @@ TEST(PullEngine, LeavingLastKeepsThePullOrCancelsIt) {
     Engine keep;
     auto a = std::make_shared<Recorder>();
     keep.engine->Leave(keep.Join(a));
-    std::this_thread::sleep_for(milliseconds(300));  // a few polls
+    keep.clock->Advance(std::chrono::hours(1));  // no timer of its own cancels it either
+    keep.WaitPolls(3);
     EXPECT_FALSE(keep.runtime->cancelled(0));
     EXPECT_EQ(keep.engine->Pulls().back()->subscribers, 0);
     keep.runtime->Answer(0, {0, "", kConfig});
@@ -330,7 +376,8 @@ TEST(PullEngine, AnUnansweringContentStorePausesTimeoutsInsteadOfFailingPulls) {
   e.content->down = true;
   auto a = std::make_shared<Recorder>();
   e.Join(a, 1);
-  std::this_thread::sleep_for(milliseconds(1600));  // past the timeout, with no observation
+  e.clock->Advance(milliseconds(1600));  // past the timeout, with no observation
+  e.WaitPolls(3);
   EXPECT_FALSE(a->outcome().has_value());
   EXPECT_FALSE(e.runtime->cancelled(0));
   EXPECT_GT(e.engine->counters().content_errors, 0u);
@@ -346,7 +393,13 @@ TEST(PullEngine, ARuntimeThatDoesNotAnswerTheCancellationStillFreesItsClients) {
   e.runtime->answer_cancel = false;
   auto a = std::make_shared<Recorder>();
   e.Join(a, 1);
-  ASSERT_TRUE(a->WaitDone(seconds(5)));
+  e.clock->Advance(seconds(1));
+  ASSERT_TRUE(testing::WaitFor([&] { return e.runtime->cancelled(0); }, seconds(10)));
+  e.clock->Advance(milliseconds(399));
+  e.WaitPolls(2);
+  EXPECT_FALSE(a->outcome().has_value()) << "freed before the 400 ms grace passed";
+  e.clock->Advance(milliseconds(1));
+  ASSERT_TRUE(a->WaitDone()) << "still waiting once the 400 ms grace passed";
   EXPECT_EQ(a->outcome()->kind, PullOutcome::kStalled);
   EXPECT_TRUE(e.runtime->cancelled(0));
   e.runtime->Answer(0, {1, "finally", ""});  // so that Stop finds every call answered
@@ -364,6 +417,35 @@ TEST(PullEngine, StopEndsEveryClientWithUnavailable) {
   auto late = e.engine->Join(Request("busybox"), std::make_shared<Recorder>(), {});
   EXPECT_FALSE(late.ok());
   EXPECT_EQ(late.error.grpc_code, 14);
+}
+
+TEST(PullEngine, APullNamesEachPodItWasMadeForOnce) {
+  Engine e;
+  auto for_pod = [](const std::string& name) {
+    PullRequest r = Request("busybox");
+    r.pod = PodRef{"default", name, "uid-" + name};
+    return r;
+  };
+  auto anonymous = std::make_shared<Recorder>();
+  ASSERT_TRUE(e.engine->Join(Request("busybox"), anonymous, {}).ok());
+  EXPECT_TRUE(e.engine->Pulls().back()->pods.empty()) << "a pull without a sandbox_config names no pod";
+  for (const char* name : {"web-0", "web-1", "web-0"}) {
+    ASSERT_TRUE(e.engine->Join(for_pod(name), std::make_shared<Recorder>(), {}).ok());
+  }
+  auto pods = e.engine->Pulls().back()->pods;
+  ASSERT_EQ(pods.size(), 2u);
+  EXPECT_EQ(pods[0], (PodRef{"default", "web-0", "uid-web-0"}));
+  EXPECT_EQ(pods[1], (PodRef{"default", "web-1", "uid-web-1"}));
+  for (size_t i = 0; i < kMaxPodsPerPull + 4; ++i) {
+    ASSERT_TRUE(e.engine->Join(for_pod("many-" + std::to_string(i)), std::make_shared<Recorder>(), {}).ok());
+  }
+  EXPECT_EQ(e.engine->Pulls().back()->pods.size(), kMaxPodsPerPull);
+  e.content->committed = true;
+  e.runtime->Answer(0, {0, "", kConfig});
+  ASSERT_TRUE(anonymous->WaitDone());
+  auto last = e.engine->Pulls().back();
+  EXPECT_EQ(last->phase, PullPhase::kSucceeded);
+  EXPECT_EQ(last->pods.size(), kMaxPodsPerPull) << "the finished pull still names its pods";
 }
 
 }  // namespace

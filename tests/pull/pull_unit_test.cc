@@ -1,12 +1,14 @@
 // The pure parts of image pulls: reference normalization, report schedules, the layer
 // tracker, manifest matching and parsing, and the progress display of `statlet pull`.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "cmd/pull_display.h"
 #include "pulls/containerd_content.h"
 #include "pulls/image_name.h"
 #include "pulls/layer_tracker.h"
 #include "pulls/manifest_match.h"
+#include "pulls/node_pulls.h"
 #include "pulls/report_schedule.h"
 
 namespace statlet::pulls {
@@ -258,6 +260,32 @@ TEST(DescribeUnfinishedLayers, NamesWhatHasNotArrived) {
               {kB, 2 << 20, 1 << 20, LayerStage::kDownloading},
               {kC, 5, 0, LayerStage::kWaiting}};
   EXPECT_EQ(DescribeUnfinishedLayers(v), "layer " + kB + " at 1.0 MiB of 2.0 MiB; layer " + kC + " not started (5 B)");
+}
+
+TEST(NodePullsJson, NamesThePodsAndEachLayer) {
+  auto v = std::make_shared<PullView>();
+  v->image = "docker.io/library/busybox:latest";
+  v->phase = PullPhase::kDownloading;
+  v->total = (3 << 20) + 5;
+  v->offset = 2 << 20;
+  v->layers = {{kA, 1 << 20, 1 << 20, LayerStage::kPresent},
+               {kB, 2 << 20, 1 << 20, LayerStage::kDownloading},
+               {kC, 5, 0, LayerStage::kWaiting}};
+  v->pods = {{"shop", "web-0", "0c1d"}, {"shop", "web-1", ""}};
+  auto plain = std::make_shared<PullView>(*v);
+  plain->pods.clear();
+  auto doc = nlohmann::json::parse(NodePullsJson({"node-a", seconds(5)}, {v, plain}, 0));
+  const auto& e = doc["status"]["images"][0];
+  ASSERT_EQ(e["pods"].size(), 2u);
+  EXPECT_EQ(e["pods"][0], nlohmann::json({{"namespace", "shop"}, {"name", "web-0"}, {"uid", "0c1d"}}));
+  EXPECT_EQ(e["pods"][1]["name"], "web-1");
+  ASSERT_EQ(e["layers"].size(), 3u);
+  EXPECT_EQ(e["layers"][0],
+            nlohmann::json({{"digest", kA}, {"state", "exists"}, {"bytesDone", 1 << 20}, {"bytesTotal", 1 << 20}}));
+  EXPECT_EQ(e["layers"][1]["state"], "downloading");
+  EXPECT_EQ(e["layers"][1]["bytesDone"], 1 << 20);
+  EXPECT_EQ(e["layers"][2]["state"], "waiting");
+  EXPECT_FALSE(doc["status"]["images"][1].contains("pods")) << "no pod: no empty list";
 }
 
 }  // namespace

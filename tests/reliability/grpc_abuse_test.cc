@@ -2,6 +2,10 @@
 // flow-control credit must not cost a thread each, a PING flood must not pile up memory,
 // and what either held is returned when the client goes. A NOT_FOUND for a huge id must
 // stay a NOT_FOUND with a short message.
+// Upstream's api.pb.h before any system header: the values of its enum Signal are named
+// like <signal.h>'s macros.
+#include "api.grpc.pb.h"
+
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -11,7 +15,6 @@
 #include <thread>
 #include <vector>
 
-#include "api.grpc.pb.h"
 #include "tests/reliability/h2_attacker.h"
 #include "tests/support/statlet_daemon.h"
 #include "tests/support/wait_for.h"

@@ -13,6 +13,7 @@
 
 #include "tests/reliability/h2_attacker.h"
 #include "tests/support/http_client.h"
+#include "tests/support/silent_unix_socket.h"
 #include "tests/support/statlet_daemon.h"
 #include "tests/support/wait_for.h"
 
@@ -43,36 +44,6 @@ TEST(Lifecycle, SecondInstanceOnTheSameAddressIsRefused) {
   EXPECT_TRUE(first.running());
 }
 
-// A unix socket that takes connections into its backlog and never accepts them: a
-// runtime that hangs.
-class HungRuntimeSocket {
- public:
-  HungRuntimeSocket() {
-    char dir[] = "/tmp/statlet-hung-runtime-XXXXXX";
-    if (::mkdtemp(dir) == nullptr) return;
-    path_ = std::string(dir) + "/runtime.sock";
-    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path_.c_str());
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 64) != 0) {
-      ::close(fd_);
-      fd_ = -1;
-    }
-  }
-  ~HungRuntimeSocket() {
-    if (fd_ >= 0) ::close(fd_);
-    ::unlink(path_.c_str());
-    ::rmdir(path_.substr(0, path_.rfind('/')).c_str());
-  }
-  bool ok() const { return fd_ >= 0; }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-  int fd_ = -1;
-};
-
 // Seconds from spawning a daemon with `flags` to its first /healthz answer.
 double FirstAnswerSeconds(std::vector<std::string> flags) {
   const auto start = Clock::now();
@@ -85,7 +56,7 @@ double FirstAnswerSeconds(std::vector<std::string> flags) {
 }
 
 TEST(Lifecycle, HungRuntimeDoesNotDelayServing) {
-  HungRuntimeSocket runtime;
+  SilentUnixSocket runtime("runtime.sock");
   ASSERT_TRUE(runtime.ok());
   // Against the same build's start without a runtime, in this run (a sanitized build starts
   // slower): waiting for the hung runtime would add its call timeout (5 s by default).

@@ -22,6 +22,11 @@ void FixedSnapshotSource::Fail(Status status) {
   failure_ = std::move(status);
 }
 
+void FixedSnapshotSource::Set(Snapshot snapshot) {
+  std::lock_guard<std::mutex> lock(mu_);
+  snapshot_ = std::make_shared<Snapshot>(std::move(snapshot));
+}
+
 int FixedSnapshotSource::gets() const {
   std::lock_guard<std::mutex> lock(mu_);
   return static_cast<int>(stats_.reuses);

@@ -20,11 +20,13 @@ class FixedSnapshotSource final : public SnapshotSource {
 
   // From now on Get answers `status` (Ok: the snapshot again).
   void Fail(Status status);
+  // From now on Get answers `snapshot`.
+  void Set(Snapshot snapshot);
   // The Gets answered with the snapshot.
   int gets() const;
 
  private:
-  const SnapshotPtr snapshot_;
+  SnapshotPtr snapshot_;
   mutable std::mutex mu_;
   Status failure_;
   SamplerStats stats_;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "tests/support/http_client.h"
@@ -75,6 +76,38 @@ ProcessCost CostOf(pid_t pid) {
   c.inotify_watches = CountInotifyWatches(pid);
   c.cpu_ns = ProcessCpuNs(pid);
   return c;
+}
+
+int AcceptedConnections(pid_t pid, int port) {
+  std::set<std::string> inodes;  // "socket:[N]" -> N
+  const std::string fd_dir = "/proc/" + std::to_string(pid) + "/fd";
+  if (DIR* d = ::opendir(fd_dir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      char target[64];
+      const ssize_t n = ::readlinkat(::dirfd(d), e->d_name, target, sizeof target - 1);
+      if (n <= 8) continue;
+      target[n] = '\0';
+      if (std::strncmp(target, "socket:[", 8) == 0) inodes.emplace(target + 8, n - 9);
+    }
+    ::closedir(d);
+  }
+  int count = 0;
+  for (const char* table : {"/net/tcp", "/net/tcp6"}) {
+    std::istringstream in(ReadWholeFile("/proc/" + std::to_string(pid) + table));
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+      std::istringstream f(line);
+      std::string sl, local, remote, state, queues, timer, retr, uid, timeout, inode;
+      if (!(f >> sl >> local >> remote >> state >> queues >> timer >> retr >> uid >> timeout >> inode)) continue;
+      const size_t colon = local.rfind(':');
+      if (colon == std::string::npos || std::stoi(local.substr(colon + 1), nullptr, 16) != port) continue;
+      if (state == "0A") continue;  // the listener
+      count += inodes.count(inode) > 0;
+    }
+  }
+  return count;
 }
 
 bool ResetPeakRss(pid_t pid) {

@@ -38,6 +38,9 @@ struct ProcessCost {
   uint64_t cpu_ns = 0;
 };
 ProcessCost CostOf(pid_t pid);
+// The connected TCP sockets `pid` holds whose local port is `port` (a server's accepted
+// connections; its listener is not counted): from /proc/<pid>/fd and /proc/net/tcp{,6}.
+int AcceptedConnections(pid_t pid, int port);
 // Restarts VmHWM from the current RSS (/proc/<pid>/clear_refs "5").
 bool ResetPeakRss(pid_t pid);
 

@@ -150,11 +150,15 @@ def make_checks(require, parse_metrics):
                     f"CRI ListPodSandboxStats memory_qos of web: {q}")
             ctx.note(f"CRI ListPodSandboxStats memory_qos of web: {q}")
         if lay.cri is not None:
-            # The container call reads container cgroups alone: the rules, not the ancestors.
+            # The container call reads container cgroups alone, unless it reuses a younger
+            # snapshot that read the ancestors: the rules either way, and a protection verdict
+            # only with the pod call's (capped low, above its request).
             by_path = {st.get("cgroupPath"): st for st in lay.cri.get("stats", [])}
             q = by_path.get(c["web"], {}).get("memory", {}).get("memoryQos", {})
+            judged = q.get("protectionJudged") is True
             require(q.get("rules") == "v1.36" and q.get("kubeletVersion") == "v1.36.2"
-                    and q.get("protectionJudged") is not True, f"CRI ListContainerStats memory_qos of web: {q}")
+                    and (not judged or (q.get("lowCapped") is True and q.get("zone") == "above_request")),
+                    f"CRI ListContainerStats memory_qos of web: {q}")
 
     def v137_defaults(ctx):
         lay = layouts(ctx)["v137"]

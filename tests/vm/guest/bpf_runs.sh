@@ -49,6 +49,11 @@ retransmit_workload() {
     wait_until 20 rx_above $PAUSE_B $((rx0 + 1000000)) || err "tcp stream did not resume"
   done
   nsenter -t $PAUSE_B -n $IP link set eth0 up
+  # RetransSegs counts a retransmit whose transmit failed (the peer's link down), the
+  # tracepoint only one that went out: the stream resumes only after such a one, so the
+  # sender lives until it has.
+  rx0=$(nsenter -t $PAUSE_B -n awk '/eth0:/ {print $2}' /proc/net/dev)
+  wait_until 30 rx_above $PAUSE_B $((rx0 + 1000000)) || err "tcp stream did not resume after the link came back"
   kill $sender
   wait $sender 2>/dev/null
   mark retransmits_done

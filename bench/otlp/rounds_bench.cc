@@ -1,0 +1,128 @@
+// One OTLP export's encoding against one /metrics text encoding of the same snapshot, in
+// alternating rounds within one run: nodes of 25 and 250 pods of a sandbox plus 3 containers
+// (100 and 1,000 containers) with the eBPF values. Each side encodes the same snapshot over
+// and over with its encoder's caches warm (label blocks, resources), as a daemon does between
+// cgroup changes; a round measures both sides in turn (the order alternating), this thread's
+// CPU time per encode over a batch of about 40 ms. Reported: medians over rounds with their
+// min–max, the ratio OTLP / text as the median of per-round ratios, the cost per OTLP point
+// and per text series, and linearity: the cost per point at the larger node over that at
+// the smaller one.
+//
+//   bench_otlp_rounds [--rounds R] [--json FILE]
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/support/rounds.h"
+#include "exporters/otlp/otlp_encoder.h"
+#include "exporters/prometheus_encoder.h"
+#include "tests/prometheus/test_snapshots.h"
+
+namespace statlet {
+namespace {
+
+std::string Dev(uint32_t a, uint32_t b) { return std::to_string(a) + ":" + std::to_string(b); }
+
+struct Node {
+  size_t pods = 0;
+  Snapshot snap;
+  otlp::OtlpEncoder otlp{
+      otlp::NodeResource{{{"host.name", "node-a"}, {"service.name", "statlet"}}}, {}, 4 << 20, "", Dev};
+  PrometheusEncoder text{{}, Dev};
+  otlp::EncodedExport exported;
+  std::string body;
+  size_t otlp_batch = 1, text_batch = 1;
+  std::vector<double> otlp_ms, text_ms, ratio;
+
+  void EncodeOtlp() { otlp.Encode(snap, &exported); }
+  void EncodeText() { text.Encode(snap, ExpositionFormat::kText004, &body); }
+};
+
+template <class F>
+double PerCallMs(size_t batch, F f) {
+  const int64_t t0 = bench::ThreadCpuNs();
+  for (size_t n = 0; n < batch; ++n) f();
+  return static_cast<double>(bench::ThreadCpuNs() - t0) / 1e6 / static_cast<double>(batch);
+}
+
+template <class F>
+size_t BatchFor(F f) {
+  for (int k = 0; k < 3; ++k) f();  // warm: caches filled, buffers at their size
+  const double ms = PerCallMs(4, f);
+  return std::max<size_t>(2, static_cast<size_t>(40.0 / ms));
+}
+
+int Main(int argc, char** argv) {
+  int rounds = 15;
+  std::string json;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--rounds" && i + 1 < argc) rounds = std::atoi(argv[++i]);
+    if (a == "--json" && i + 1 < argc) json = argv[++i];
+  }
+  std::vector<std::unique_ptr<Node>> nodes;
+  for (size_t pods : {size_t{25}, size_t{250}}) {
+    auto n = std::make_unique<Node>();
+    n->pods = pods;
+    n->snap = testing::MakeNodeSnapshot({.pods = pods, .containers_per_pod = 3, .with_bpf = true});
+    n->otlp_batch = BatchFor([&] { n->EncodeOtlp(); });
+    n->text_batch = BatchFor([&] { n->EncodeText(); });
+    nodes.push_back(std::move(n));
+  }
+  for (int r = 0; r < rounds; ++r) {
+    for (auto& n : nodes) {
+      double o, t;
+      if (r % 2 == 0) {
+        o = PerCallMs(n->otlp_batch, [&] { n->EncodeOtlp(); });
+        t = PerCallMs(n->text_batch, [&] { n->EncodeText(); });
+      } else {
+        t = PerCallMs(n->text_batch, [&] { n->EncodeText(); });
+        o = PerCallMs(n->otlp_batch, [&] { n->EncodeOtlp(); });
+      }
+      n->otlp_ms.push_back(o);
+      n->text_ms.push_back(t);
+      n->ratio.push_back(o / t);
+    }
+  }
+  std::string js = "{\"rounds\":" + std::to_string(rounds) + ",\"nodes\":[";
+  double per_point[2] = {}, per_series[2] = {};
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    Node& n = *nodes[k];
+    size_t otlp_bytes = 0;
+    for (std::string_view req : n.exported.requests) otlp_bytes += req.size();
+    const bench::Spread o = bench::SpreadOf(n.otlp_ms), t = bench::SpreadOf(n.text_ms), q = bench::SpreadOf(n.ratio);
+    const auto points = static_cast<double>(n.otlp.last_points());
+    const auto series = static_cast<double>(n.text.last_series());
+    per_point[k] = o.median * 1e6 / points;
+    per_series[k] = t.median * 1e6 / series;
+    std::printf(
+        "containers=%zu otlp_ms_p50=%.3f [%.3f-%.3f] text_ms_p50=%.3f [%.3f-%.3f] ratio_p50=%.3f [%.3f-%.3f] "
+        "points=%.0f series=%.0f ns_per_point=%.1f ns_per_series=%.1f otlp_bytes=%zu requests=%zu text_bytes=%zu\n",
+        n.pods * 4, o.median, o.min, o.max, t.median, t.min, t.max, q.median, q.min, q.max, points, series,
+        per_point[k], per_series[k], otlp_bytes, n.exported.requests.size(), n.body.size());
+    char buf[512];
+    std::snprintf(buf, sizeof buf,
+                  "%s{\"containers\":%zu,\"otlp_ms\":[%.4f,%.4f,%.4f],\"text_ms\":[%.4f,%.4f,%.4f],"
+                  "\"ratio\":[%.4f,%.4f,%.4f],\"points\":%.0f,\"series\":%.0f,\"otlp_bytes\":%zu,\"requests\":%zu,"
+                  "\"text_bytes\":%zu}",
+                  k ? "," : "", n.pods * 4, o.median, o.min, o.max, t.median, t.min, t.max, q.median, q.min, q.max,
+                  points, series, otlp_bytes, n.exported.requests.size(), n.body.size());
+    js += buf;
+  }
+  std::printf("linearity: ns_per_point 1000/100 = %.2f (target <= 1.2); ns_per_series 1000/100 = %.2f\n",
+              per_point[1] / per_point[0], per_series[1] / per_series[0]);
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "],\"linearity_otlp\":%.4f,\"linearity_text\":%.4f}", per_point[1] / per_point[0],
+                per_series[1] / per_series[0]);
+  js += buf;
+  if (!json.empty()) std::ofstream(json) << js << "\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace statlet
+
+int main(int argc, char** argv) { return statlet::Main(argc, argv); }
