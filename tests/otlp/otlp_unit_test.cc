@@ -18,6 +18,7 @@
 #include "exporters/otlp/otlp_options.h"
 #include "exporters/otlp/otlp_transport.h"
 #include "google/rpc/status.pb.h"
+#include "metrics/exit_families.h"
 #include "metrics/snapshot_samples.h"
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
 #include "pulls/pull_engine.h"
@@ -460,9 +461,12 @@ const pm::Metric* NodeMetric(const pm::ResourceMetrics& rm, const std::string& n
   return nullptr;
 }
 
-TEST(OtlpNodeMetrics, EveryPullFamilyHasARowOfASuitingInstrument) {
+TEST(OtlpNodeMetrics, EveryNodeFamilyHasARowOfASuitingInstrument) {
   std::vector<metrics::ExtraFamily> families;
   FixedPulls().Collect(&families);
+  ExitTotals exits;
+  exits.lifetime_buckets.assign(ExitRecords::LifetimeBounds().size() + 1, 0);
+  metrics::AppendExitFamilies(exits, &families);
   ASSERT_EQ(families.size(), OtlpNodeMetrics().size());
   std::set<std::string_view> names;
   for (const metrics::ExtraFamily& f : families) {
