@@ -5,6 +5,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,14 +70,43 @@ int64_t FlatKey(std::string_view content, std::string_view key) {
   return -1;
 }
 
+// The files whose values a final read must not lose: CPU time (v2 cpu.stat; v1 per-CPU
+// times, and the unified cpu.stat's user/system on a hybrid host) and the memory peak.
+// Their fds are opened with the container, so the final read of them is a pread each,
+// made first: a runtime may remove the cgroup as soon as it has reaped the last process.
+bool KeptOpen(const CgroupFileReader& r) {
+  const std::string_view name = r.name;
+  if (r.hierarchy == kUnified) return name == "cpu.stat" || name == "memory.peak";
+  if (r.hierarchy == kV1Cpuacct) return name == "cpuacct.usage_percpu";
+  if (r.hierarchy == kV1Memory) return name == "memory.max_usage_in_bytes";
+  return false;
+}
+
+// pread of the whole (small) file from its start into `out`; false when it is gone.
+bool PreadWhole(int fd, std::string* out) {
+  out->clear();
+  char buf[8192];
+  for (off_t off = 0;;) {
+    const ssize_t n = ::pread(fd, buf, sizeof buf, off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) return true;
+    out->append(buf, static_cast<size_t>(n));
+    off += n;
+  }
+}
+
 }  // namespace
 
 class ExitWatcher::Impl {
  public:
   Impl(const ExitWatcherOptions& o, ExitRecords* records, CgroupHierarchies h)
-      : opts_(o), records_(records), h_(std::move(h)), plan_(BuildReadPlan(h_, HugePageSizes(o.hugepages_dir))) {}
+      : opts_(o), records_(records), h_(std::move(h)), plan_(BuildReadPlan(h_, HugePageSizes(o.hugepages_dir))) {
+    for (const CgroupFileReader* r : plan_) kept_per_container_ += KeptOpen(*r) && h_.has(r->hierarchy);
+  }
   ~Impl() {
     for (auto& [path, c] : containers_) CloseEvents(&c);
+    for (auto& [path, c] : containers_) CloseKept(&c);
     for (int fd : {inotify_fd_, stop_fd_, epoll_fd_}) {
       if (fd >= 0) ::close(fd);
     }
@@ -129,6 +159,8 @@ class ExitWatcher::Impl {
     [[maybe_unused]] ssize_t n = ::write(stop_fd_, &one, sizeof one);
   }
 
+  int thread_nice() const { return opts_.thread_nice; }
+
   ExitWatcherStats stats() const {
     std::lock_guard<std::mutex> lock(stats_mu_);
     return stats_;
@@ -141,6 +173,8 @@ class ExitWatcher::Impl {
     bool seen_populated = false;
     uint64_t cgroup_id = 0;
     int64_t created_ns = 0;
+    // Fds of the plan's KeptOpen files, by plan index (-1: not open).
+    std::vector<std::pair<size_t, int>> kept;
   };
 
   std::string Full(const std::string& path) const {
@@ -156,7 +190,7 @@ class ExitWatcher::Impl {
   }
 
   bool UnderBudget() {
-    if (dir_wd_.size() + by_fd_.size() < opts_.max_watches) return true;
+    if (dir_wd_.size() + by_fd_.size() * (1 + kept_per_container_) < opts_.max_watches) return true;
     std::lock_guard<std::mutex> lock(stats_mu_);
     ++stats_.over_budget;
     return false;
@@ -164,7 +198,7 @@ class ExitWatcher::Impl {
 
   void CountWatches() {
     std::lock_guard<std::mutex> lock(stats_mu_);
-    stats_.watches = dir_wd_.size() + by_fd_.size();
+    stats_.watches = dir_wd_.size() + by_fd_.size() * (1 + kept_per_container_);
   }
 
   // Watches `path` and every directory below it, down to containers (what runs inside a
@@ -213,10 +247,21 @@ class ExitWatcher::Impl {
     c.events_fd = fd;
     c.cgroup_id = st.st_ino;
     c.created_ns = int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec;
+    for (size_t i = 0; i < plan_.size(); ++i) {
+      const CgroupFileReader& r = *plan_[i];
+      if (!KeptOpen(r) || !h_.has(r.hierarchy)) continue;
+      const int kfd = ::open((h_.mount[r.hierarchy] + path + "/" + r.name).c_str(), O_RDONLY | O_CLOEXEC);
+      if (kfd >= 0) c.kept.emplace_back(i, kfd);
+    }
     by_fd_[fd] = &c;
     CountWatches();
     // Its processes may have come and gone before the fd was open.
     Check(&c);
+  }
+
+  void CloseKept(Container* c) {
+    for (auto& [i, fd] : c->kept) ::close(fd);
+    c->kept.clear();
   }
 
   void CloseEvents(Container* c) {
@@ -274,6 +319,7 @@ class ExitWatcher::Impl {
       // A final read still due: the cgroup went before it could be made.
       if (it->second.events_fd >= 0 && it->second.seen_populated) Check(&it->second);
       CloseEvents(&it->second);
+      CloseKept(&it->second);
       it = containers_.erase(it);
     }
     for (auto it = dir_wd_.lower_bound(path); it != dir_wd_.end() && under(it->first);) {
@@ -293,6 +339,7 @@ class ExitWatcher::Impl {
     if (n <= 0) {  // removed (ENODEV): nothing more to read
       if (c->seen_populated) CountMissed();
       CloseEvents(c);
+      CloseKept(c);
       return;
     }
     const int64_t populated = FlatKey(std::string_view(buf, static_cast<size_t>(n)), "populated");
@@ -309,6 +356,7 @@ class ExitWatcher::Impl {
     CgroupStats s;
     const bool read = ReadFinal(*c, &s);
     CloseEvents(c);
+    CloseKept(c);
     if (!read) {
       std::lock_guard<std::mutex> lock(stats_mu_);
       ++stats_.missed;
@@ -350,8 +398,15 @@ class ExitWatcher::Impl {
     s->id.pod_uid = cls.pod_uid;
     s->id.parent_path = cls.pod_path;
     if (c.created_ns > 0) s->id.created_ns = c.created_ns;
-    for (const CgroupFileReader* r : plan_) {
-      if (!h_.has(r->hierarchy)) continue;
+    // The kept files first (a pread each), then the rest of the plan by name.
+    std::vector<bool> done(plan_.size());
+    for (const auto& [i, fd] : c.kept) {
+      done[i] = true;
+      if (PreadWhole(fd, &buf_)) ApplyReader(*plan_[i], buf_, s);
+    }
+    for (size_t i = 0; i < plan_.size(); ++i) {
+      const CgroupFileReader* r = plan_[i];
+      if (done[i] || !h_.has(r->hierarchy)) continue;
       if (!ReadWhole(h_.mount[r->hierarchy] + c.path + "/" + r->name, &buf_)) continue;
       ApplyReader(*r, buf_, s);
     }
@@ -363,6 +418,7 @@ class ExitWatcher::Impl {
   ExitRecords* records_;
   const CgroupHierarchies h_;
   const std::vector<const CgroupFileReader*> plan_;
+  size_t kept_per_container_ = 0;  // fds a container holds beside its cgroup.events
   int inotify_fd_ = -1;
   int stop_fd_ = -1;
   int epoll_fd_ = -1;
@@ -389,7 +445,13 @@ StatusOr<std::unique_ptr<ExitWatcher>> ExitWatcher::Start(const ExitWatcherOptio
 }
 
 ExitWatcher::ExitWatcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
-  thread_ = std::thread([this] { impl_->Run(); });
+  thread_ = std::thread([this, nice = impl_->thread_nice()] {
+    // Per thread on Linux: PRIO_PROCESS with the thread's id sets this thread's nice only.
+    if (setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), nice) != 0) {
+      log::Warn(std::string("exit watcher: cannot set its nice value: ") + strerror(errno));
+    }
+    impl_->Run();
+  });
 }
 
 ExitWatcher::~ExitWatcher() {

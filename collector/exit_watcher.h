@@ -14,7 +14,9 @@
 // see containers appear, even between collections), and each container's cgroup.events
 // held open and polled (the kernel wakes a poller as the file changes; inotify's IN_MODIFY
 // comes later, from a work item, often after a runtime removed the cgroup). A container
-// costs one fd while it lives, none after.
+// holds its cgroup.events and the files whose loss would void its record (CPU time, memory
+// peak: two to four fds) open while it lives, none after; those are read first, by pread,
+// the rest of the read plan by name.
 #pragma once
 
 #include <atomic>
@@ -37,6 +39,11 @@ struct ExitWatcherOptions {
   std::string hugepages_dir = "/sys/kernel/mm/hugepages";
   // Directory watches plus container fds at most (fs.inotify.max_user_watches is shared).
   size_t max_watches = 65536;
+  // The watcher thread's nice value (setpriority; kept when the process may not raise it).
+  // It runs only as containers come and go, and a final read must win the race against the
+  // runtime's removal of the cgroup on a busy node: a wake-up waiting behind other work is
+  // a lost record.
+  int thread_nice = -10;
 };
 
 struct ExitWatcherStats {
