@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@
 #include "cmd/startup_summary.h"
 #include "collector/collector.h"
 #include "collector/machine_source.h"
+#include "collector/exit_records.h"
+#include "collector/exit_watcher.h"
 #include "collector/sampler.h"
 #include "cri/daemon_hooks.h"
 #include "cri/deferred_source.h"
@@ -33,6 +36,7 @@
 #include "kube/kubelet_settings.h"
 #include "kube/pod_watch.h"
 #include "metrics/metric_selection.h"
+#include "metrics/exit_families.h"
 #include "pulls/image_pulls.h"
 #include "runtime/runtime_client.h"
 
@@ -195,6 +199,26 @@ int RunDaemonCommand(int argc, char** argv) {
     machine = std::make_unique<MachineSource>(std::move(mo));
     if (!machine->Current()->error.empty()) log::Warn("machine facts: " + machine->Current()->error);
   }
+  // Exit records: the watcher stops (its destructor) before the records it fills go, and
+  // both outlive the Sampler and the edges that read them.
+  ExitRecords exit_records({.retention_ns = opts.exits.retention.count(),
+                            .max_records = opts.exits.max_records,
+                            .max_bytes = opts.exits.max_bytes});
+  metrics::ExitFamilies exit_families(&exit_records);
+  std::unique_ptr<ExitWatcher> exit_watcher;
+  if (opts.exits.retention.count() > 0) {
+    ExitWatcherOptions wo;
+    wo.cgroup_mount = opts.collector.cgroup_mount;
+    wo.proc_root = opts.collector.proc_root;
+    wo.subtrees = opts.collector.subtrees;
+    wo.hugepages_dir = opts.collector.hugepages_dir;
+    auto started = ExitWatcher::Start(wo, &exit_records);
+    if (started.ok()) {
+      exit_watcher = std::move(*started);
+    } else {
+      log::Warn("exit records off: " + started.status().message());
+    }
+  }
   Sampler sampler(std::move(*collector), runtime.get(), probes->get());
   sampler.SetMachine(machine.get());
   StopCriFirst stop_cri_first{&cri_server};
@@ -204,6 +228,7 @@ int RunDaemonCommand(int argc, char** argv) {
   MemoryTrimmer trimmer(std::chrono::milliseconds(250), 4 << 20);
   trimmer.SetRelease([&sampler] { return sampler.ReleaseStale(); });
   trimmer.Start();
+  if (exit_watcher) sampler.SetExitRecords(&exit_records);
   sampler.SetCollectionObserver([&self_metrics](const Snapshot& s) { self_metrics.ObserveCollection(s); });
   // Memory QoS: the kubelet's settings and version, and this node's pods from the API server.
   std::unique_ptr<kube::PodWatch> pod_watch;
@@ -256,6 +281,7 @@ int RunDaemonCommand(int argc, char** argv) {
     log::Error("cannot configure the HTTP server: " + server.status().message());
     return 1;
   }
+  if (exit_watcher) (*server)->AddFamilies(&exit_families);
   // Image pulls: their per-node view on /imagepulls and their families on /metrics.
   if (pulls) {
     (*server)->AddFamilies(pulls->metrics());
@@ -307,6 +333,7 @@ int RunDaemonCommand(int argc, char** argv) {
     }
     otlp_exporter = std::move(*created);
     if (pulls) otlp_exporter->AddFamilies(pulls->metrics());
+    if (exit_watcher) otlp_exporter->AddFamilies(&exit_families);
     otlp_exporter->Start();
   }
 

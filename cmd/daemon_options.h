@@ -11,6 +11,7 @@
 #include "base/status.h"
 #include "bpf/bpf_probes.h"
 #include "collector/collector.h"
+#include "collector/exit_records.h"
 #include "collector/memory_high_stall.h"
 #include "cri/daemon_hooks.h"
 #include "exporters/kubernetes_authorizer.h"
@@ -37,6 +38,12 @@ struct DaemonOptions {
     c.process_fds = true;
     return c;
   }();
+  // Exit records (collector/exit_watcher.h): retention 0 turns them off.
+  struct Exits {
+    std::chrono::nanoseconds retention = std::chrono::minutes(2);
+    size_t max_records = ExitRecordOptions().max_records;
+    size_t max_bytes = ExitRecordOptions().max_bytes;
+  } exits;
   // Memory QoS view: the kubelet's settings (kube/kubelet_settings.h), this node's pods from
   // the API server (kube/pod_watch.h; url empty: off), the memory.high stall detector.
   kube::MemoryQosFlags memory_qos;

@@ -37,6 +37,16 @@ void RegisterCollectorFlags(FlagSet& flags, DaemonOptions* o) {
   collector.Bool("watch-limits", &c.watch_limits,
                  "Serve the cgroup files only a write of their own changes (memory, CPU and pids limits) from memory "
                  "between inotify events instead of reading them on every collection.");
+  collector
+      .Duration("exit-retention", &o->exits.retention, {},
+                "Keep the series of a container whose cgroup emptied, with their final values (read when the kernel "
+                "reports it empty, before the runtime removes it), for this long (0: no exit records). Needs a cgroup2 "
+                "mount (v2 or hybrid).")
+      .Example("2m");
+  collector.Integer("exit-records-max", &o->exits.max_records, {1, 1000000},
+                    "Exit records held at most; the oldest goes first (statlet_container_exit_records_dropped_total).");
+  collector.Bytes("exit-records-max-bytes", &o->exits.max_bytes, {4096, uint64_t{1} << 34},
+                  "Memory the exit records may hold at most (estimated); the oldest goes first.");
   collector.Bool("per-cpu", &o->metrics.per_cpu,
                  "Expose container_cpu_usage_seconds_total per CPU (cpu=\"cpuNN\") instead of cpu=\"total\", as "
                  "cAdvisor's percpu metrics.");

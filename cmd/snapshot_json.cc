@@ -100,6 +100,13 @@ Json CgroupJson(const CgroupStats& c) {
   if (c.id.meta) id["metadata"] = MetaJson(*c.id.meta);
   j["identity"] = id;
   j["populated"] = c.populated;
+  if (c.exit) {
+    Json e;
+    e["exit_ns"] = c.exit->exit_ns;
+    if (c.exit->lifetime_ns) e["lifetime_ns"] = *c.exit->lifetime_ns;
+    e["reason"] = ExitReasonName(c.exit->reason);
+    j["exit"] = e;
+  }
 
   const CpuStats& cpu = c.cpu;
   Json jc = Json::object();

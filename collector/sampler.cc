@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <string_view>
 #include <unordered_map>
 
 namespace statlet {
@@ -112,11 +113,38 @@ size_t Sampler::ReleaseStale() {
   return last_holder ? bytes : 0;
 }
 
+// An exited container the collection still found (its cgroup not yet removed) keeps the
+// collection's values, now final too, and gains the exit; one it no longer found is
+// reported from its record. The newest record of a path wins (a cgroup made again).
+static void MergeExits(const std::vector<std::shared_ptr<const CgroupStats>>& records, Snapshot* snap) {
+  if (records.empty()) return;
+  const size_t collected = snap->cgroups.size();
+  std::unordered_map<std::string_view, size_t> added;
+  for (auto it = records.rbegin(); it != records.rend(); ++it) {
+    const CgroupStats& r = **it;
+    auto found = std::lower_bound(snap->cgroups.begin(), snap->cgroups.begin() + static_cast<std::ptrdiff_t>(collected),
+                                  r.id.cgroup_path,
+                                  [](const CgroupStats& c, const std::string& p) { return c.id.cgroup_path < p; });
+    if (found != snap->cgroups.begin() + static_cast<std::ptrdiff_t>(collected) &&
+        found->id.cgroup_path == r.id.cgroup_path) {
+      if (!found->exit && !found->populated && found->id.cgroup_id == r.id.cgroup_id) found->exit = r.exit;
+      continue;
+    }
+    if (!added.emplace(r.id.cgroup_path, 0).second) continue;
+    snap->cgroups.push_back(r);
+  }
+  auto by_path = [](const CgroupStats& a, const CgroupStats& b) { return a.id.cgroup_path < b.id.cgroup_path; };
+  std::sort(snap->cgroups.begin() + static_cast<std::ptrdiff_t>(collected), snap->cgroups.end(), by_path);
+  std::inplace_merge(snap->cgroups.begin(), snap->cgroups.begin() + static_cast<std::ptrdiff_t>(collected),
+                     snap->cgroups.end(), by_path);
+}
+
 StatusOr<SnapshotPtr> Sampler::CollectOnce(CollectParts parts) {
   auto collected = collector_->Collect(parts);
   if (!collected.ok()) return collected.status();
   auto snap = std::make_shared<Snapshot>(std::move(*collected));
   if (machine_ != nullptr) snap->machine = machine_->Current();
+  if (exits_ != nullptr) MergeExits(exits_->Live(snap->monotonic_ns), snap.get());
 
   if (metadata_ != nullptr) {
     snap->runtime = metadata_->State();

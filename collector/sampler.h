@@ -15,6 +15,7 @@
 #include "collector/collector.h"
 #include "collector/enrichment.h"
 #include "collector/machine_source.h"
+#include "collector/exit_records.h"
 #include "collector/memory_high_stall.h"
 #include "collector/memory_qos.h"
 #include "collector/memory_qos_inputs.h"
@@ -49,6 +50,9 @@ class Sampler : public SnapshotSource {
     std::string kernel_release;
     uint64_t at_limit_margin_bytes = 64 * 4096;
   };
+  // Exited containers' final stats, merged into every snapshot while they are retained
+  // (null: none). Must outlive the Sampler; set before the first Get.
+  void SetExitRecords(ExitRecords* records) { exits_ = records; }
   void SetMemoryQos(MemoryQosSources sources, const MemoryHighStallOptions& stall) {
     qos_sources_ = std::move(sources);
     stall_ = MemoryHighStallDetector(stall);
@@ -65,6 +69,7 @@ class Sampler : public SnapshotSource {
   std::function<void(const Snapshot&)> observer_;
   MetadataSource* metadata_;
   BpfSource* bpf_;
+  ExitRecords* exits_ = nullptr;
   MemoryQosSources qos_sources_;
   MachineSource* machine_ = nullptr;
   // Fed by CollectOnce only; collections are single-flight, so one thread at a time.

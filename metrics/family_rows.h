@@ -134,6 +134,9 @@ enum class FamilyId : uint16_t {
   kStatletTcpDropsTotal,
   kStatletPageFaultsTotal,
   kStatletOomKillsTotal,
+  // statlet's own, per container that exited within the retention (collector/exit_watcher.h)
+  kStatletContainerExitTimeSeconds,
+  kStatletContainerLifetimeSeconds,
   // statlet's own, per recent OOM kill (eBPF)
   kStatletOomKillTimestampSeconds,
   kCount,
@@ -577,6 +580,13 @@ inline constexpr MetricFamily kFamilies[] = {
     {FamilyId::kStatletOomKillsTotal, "statlet_oom_kills_total", C, Cg, "",
      "Processes of the cgroup chosen by the OOM killer (eBPF oom probe).", None(), false, "", "eBPF tp_btf/mark_victim",
      "eBPF tp_btf/mark_victim", Count<&BpfCgroupStats::oom_kills>()},
+    {FamilyId::kStatletContainerExitTimeSeconds, "statlet_container_exit_time_seconds", G, Cg, "seconds",
+     "Time the container's cgroup emptied, in seconds since the epoch; its other series hold their final values "
+     "for the exit retention.",
+     None(), false, "", "cgroup.events populated 0 (inotify)", "none: cgroup v1 has no populated notification"},
+    {FamilyId::kStatletContainerLifetimeSeconds, "statlet_container_lifetime_seconds", G, Cg, "seconds",
+     "Time from the creation of the container's cgroup to its emptying.", None(), false, "",
+     "cgroup directory ctime, cgroup.events populated 0", "none: cgroup v1 has no populated notification"},
     {FamilyId::kStatletOomKillTimestampSeconds, "statlet_oom_kill_timestamp_seconds", G, Ev, "seconds",
      "Time of a recent OOM kill in seconds since the epoch, one series per kill of statlet's bounded recent list, "
      "labelled with the victim's pid, comm and constraint (memcg/global) (eBPF oom probe).",

@@ -80,7 +80,11 @@ MetricGroup GroupOf(FamilyId id) {
     case F::kContainerSpecCpuShares:
     case F::kContainerSpecMemoryLimitBytes:
     case F::kContainerSpecMemorySwapLimitBytes:
-    case F::kContainerSpecMemoryReservationLimitBytes: return G::kAlways;
+    case F::kContainerSpecMemoryReservationLimitBytes:
+    // An exited container's time and lifetime go with its final series, as the start time
+    // goes with a live one's.
+    case F::kStatletContainerExitTimeSeconds:
+    case F::kStatletContainerLifetimeSeconds: return G::kAlways;
     case F::kContainerCpuUsageSecondsTotal:
     case F::kContainerCpuUserSecondsTotal:
     case F::kContainerCpuSystemSecondsTotal:

@@ -384,6 +384,12 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
       count(c.bpf.minor_faults, {"minor"});
       count(c.bpf.major_faults, {"major"});
       return;
+    case F::kStatletContainerExitTimeSeconds:
+      if (c.exit && c.exit->exit_ns > 0) sink.Add(i, {}, Value::Nanos(static_cast<uint64_t>(c.exit->exit_ns)));
+      return;
+    case F::kStatletContainerLifetimeSeconds:
+      if (c.exit && c.exit->lifetime_ns) sink.Add(i, {}, Value::Nanos(static_cast<uint64_t>(*c.exit->lifetime_ns)));
+      return;
     case F::kStatletOomKillTimestampSeconds: return;  // event scope: ForEachEventSample
     default: return;
   }

@@ -36,6 +36,15 @@ const char* RuntimeKindName(RuntimeKind r) {
   return "";
 }
 
+const char* ExitReasonName(ExitReason r) {
+  switch (r) {
+    case ExitReason::kCompleted: return "completed";
+    case ExitReason::kOomKilled: return "oom_killed";
+    case ExitReason::kKilled: return "killed";
+  }
+  return "";
+}
+
 const CgroupStats* Snapshot::FindByPath(const std::string& path) const {
   auto it = std::lower_bound(cgroups.begin(), cgroups.end(), path,
                              [](const CgroupStats& c, const std::string& p) { return c.id.cgroup_path < p; });

@@ -317,6 +317,23 @@ struct NodeMemoryQos {
   bool memory_high_in_use = false;  // some cgroup under kubepods has memory.high below max
 };
 
+// Why a container's cgroup emptied (collector/exit_watcher.h decides).
+enum class ExitReason : uint8_t {
+  kCompleted,  // its processes exited and the kernel's OOM killer chose none of them
+  kOomKilled,  // memory.events oom_kill (v1: memory.oom_control oom_kill) rose above 0
+  kKilled,     // ended by a signal from outside (the runtime reported it)
+};
+inline constexpr size_t kExitReasonCount = 3;
+const char* ExitReasonName(ExitReason r);
+
+// A container whose cgroup emptied: the values of its CgroupStats are the final ones,
+// read when the kernel reported `populated 0`, before the runtime removed the cgroup.
+struct ExitInfo {
+  int64_t exit_ns = 0;       // wall clock of the populated-0 notification
+  Opt<int64_t> lifetime_ns;  // exit_ns minus the cgroup's creation; absent when unknown
+  ExitReason reason = ExitReason::kCompleted;
+};
+
 // Everything about one cgroup at snapshot time.
 struct CgroupStats {
   Identity id;
@@ -330,6 +347,9 @@ struct CgroupStats {
   BpfCgroupStats bpf;
   MemoryQosView memory_qos;  // containers, pods, QoS and kubepods cgroups (capped: any cgroup)
   bool populated = false;    // some process in this cgroup or below
+  // Set for a container that exited within the retention (its values final when the
+  // collection no longer found the cgroup).
+  Opt<ExitInfo> exit;
 };
 
 // Self-observation of one collection, for statlet_* self metrics.

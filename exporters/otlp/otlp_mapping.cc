@@ -167,6 +167,12 @@ std::vector<OtlpMetric> Build() {
   v.push_back(FromFamily("statlet.oom.kills", "{kill}", kSum, false, kC,
                          "Processes of the container chosen by the OOM killer (eBPF oom probe).",
                          F::kStatletOomKillsTotal));
+  v.push_back(FromFamily("statlet.container.exit.time", "s", kGauge, true, kC,
+                         "Time the container's cgroup emptied, seconds since the epoch (its other metrics are final).",
+                         F::kStatletContainerExitTimeSeconds));
+  v.push_back(FromFamily("statlet.container.lifetime", "s", kGauge, true, kC,
+                         "Time from the creation of the container's cgroup to its emptying.",
+                         F::kStatletContainerLifetimeSeconds));
   AddShared(&v, kP);
   return v;
 }
@@ -252,6 +258,18 @@ std::span<const OtlpNodeMetric> OtlpNodeMetrics() {
        kGauge,
        false,
        {kNumaNode, "statlet.machine.numa_node.target_id"}},
+      // The exit records' (metrics/exit_families.cc).
+      {"statlet_container_exits_total",
+       "statlet.container.exits",
+       "{exit}",
+       kSum,
+       false,
+       {"statlet.container.exit.reason"}},
+      {"statlet_container_exit_lifetime_seconds", "statlet.container.exit.lifetime", "s", Instrument::kHistogram, true},
+      {"statlet_container_exit_records_dropped_total", "statlet.container.exit_records.dropped", "{record}", kSum,
+       false},
+      {"statlet_container_exit_records", "statlet.container.exit_records", "{record}", kUpDown, false},
+      {"statlet_container_exit_records_bytes", "statlet.container.exit_records.size", "By", kUpDown, false},
   };
   return kTable;
 }

@@ -259,7 +259,13 @@ CgroupStats Cgroup(Filler& f, const std::string& at) {
 
   c.populated = true;
   f.Expect(at + "/populated", true);
-  EXPECT_EQ(FieldCount<CgroupStats>(), 10u);
+  ExitInfo& e = c.exit.emplace();
+  e.exit_ns = static_cast<int64_t>(f.U(at + "/exit/exit_ns"));
+  e.lifetime_ns = static_cast<int64_t>(f.U(at + "/exit/lifetime_ns"));
+  e.reason = ExitReason::kOomKilled;
+  f.Expect(at + "/exit/reason", "oom_killed");
+  EXPECT_EQ(FieldCount<ExitInfo>(), 3u);
+  EXPECT_EQ(FieldCount<CgroupStats>(), 11u);
   return c;
 }
 

@@ -64,6 +64,7 @@ Snapshot FullSnapshot() {
     c.process.file_descriptors = 12;
     c.process.sockets = 2;
     c.process.max_open_files_soft = 1024;
+    if (c.id.kind == CgroupKind::kContainer) c.exit = ExitInfo{s.timestamp_ns - 1000000000, 4000000000, {}};
     for (IoDeviceStats& d : c.io.devices) {
       d.cost_usage_us = 100;
       d.cost_wait_us = 10;

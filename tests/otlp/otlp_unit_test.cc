@@ -19,6 +19,7 @@
 #include "exporters/otlp/otlp_transport.h"
 #include "google/rpc/status.pb.h"
 #include "metrics/machine_families.h"
+#include "metrics/exit_families.h"
 #include "metrics/snapshot_samples.h"
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
 #include "pulls/pull_engine.h"
@@ -476,11 +477,14 @@ MachineInfo FullMachine() {
   return m;
 }
 
-TEST(OtlpNodeMetrics, EveryPullAndMachineFamilyHasARowOfASuitingInstrument) {
+TEST(OtlpNodeMetrics, EveryPullMachineAndExitFamilyHasARowOfASuitingInstrument) {
   std::vector<metrics::ExtraFamily> families;
   FixedPulls().Collect(&families);
   const MachineInfo machine = FullMachine();
   metrics::AppendMachineFamilies(&machine, metrics::MetricSelection(), /*identity_labels=*/false, &families);
+  ExitTotals exits;
+  exits.lifetime_buckets.assign(ExitRecords::LifetimeBounds().size() + 1, 0);
+  metrics::AppendExitFamilies(exits, &families);
   ASSERT_EQ(families.size(), OtlpNodeMetrics().size());
   std::set<std::string_view> names;
   for (const metrics::ExtraFamily& f : families) {

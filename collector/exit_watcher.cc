@@ -1,0 +1,464 @@
+#include "collector/exit_watcher.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "base/log.h"
+#include "collector/cgroup_files.h"
+#include "collector/cgroup_path_classifier.h"
+
+namespace statlet {
+namespace {
+
+int64_t NowNs(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+// The whole file into `out`; false when it cannot be opened or read (errno says why).
+bool ReadWhole(const std::string& path, std::string* out) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  out->clear();
+  char buf[8192];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      errno = err;
+      return n == 0;
+    }
+    out->append(buf, static_cast<size_t>(n));
+  }
+}
+
+// The value of `key` in a flat-keyed file ("populated 1\nfrozen 0\n"), or -1.
+int64_t FlatKey(std::string_view content, std::string_view key) {
+  size_t pos = 0;
+  while (pos < content.size()) {
+    size_t end = content.find('\n', pos);
+    if (end == std::string_view::npos) end = content.size();
+    std::string_view line = content.substr(pos, end - pos);
+    if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ' ') {
+      int64_t v = 0;
+      for (char ch : line.substr(key.size() + 1)) {
+        if (ch < '0' || ch > '9') break;
+        v = v * 10 + (ch - '0');
+      }
+      return v;
+    }
+    pos = end + 1;
+  }
+  return -1;
+}
+
+// The files whose values a final read must not lose: CPU time (v2 cpu.stat; v1 per-CPU
+// times, and the unified cpu.stat's user/system on a hybrid host) and the memory peak.
+// Their fds are opened with the container, so the final read of them is a pread each,
+// made first: a runtime may remove the cgroup as soon as it has reaped the last process.
+bool KeptOpen(const CgroupFileReader& r) {
+  const std::string_view name = r.name;
+  if (r.hierarchy == kUnified) return name == "cpu.stat" || name == "memory.peak";
+  if (r.hierarchy == kV1Cpuacct) return name == "cpuacct.usage_percpu";
+  if (r.hierarchy == kV1Memory) return name == "memory.max_usage_in_bytes";
+  return false;
+}
+
+// pread of the whole (small) file from its start into `out`; false when it is gone.
+bool PreadWhole(int fd, std::string* out) {
+  out->clear();
+  char buf[8192];
+  for (off_t off = 0;;) {
+    const ssize_t n = ::pread(fd, buf, sizeof buf, off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) return true;
+    out->append(buf, static_cast<size_t>(n));
+    off += n;
+  }
+}
+
+}  // namespace
+
+class ExitWatcher::Impl {
+ public:
+  Impl(const ExitWatcherOptions& o, ExitRecords* records, CgroupHierarchies h)
+      : opts_(o), records_(records), h_(std::move(h)), plan_(BuildReadPlan(h_, HugePageSizes(o.hugepages_dir))) {
+    for (const CgroupFileReader* r : plan_) kept_per_container_ += KeptOpen(*r) && h_.has(r->hierarchy);
+  }
+  ~Impl() {
+    for (auto& [path, c] : containers_) CloseEvents(&c);
+    for (auto& [path, c] : containers_) CloseKept(&c);
+    for (int fd : {inotify_fd_, stop_fd_, epoll_fd_}) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+
+  Status Init() {
+    inotify_fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (inotify_fd_ < 0) return Unavailable(std::string("inotify_init1: ") + strerror(errno));
+    stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (stop_fd_ < 0) return Unavailable(std::string("eventfd: ") + strerror(errno));
+    epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+    if (epoll_fd_ < 0) return Unavailable(std::string("epoll_create1: ") + strerror(errno));
+    for (int fd : {inotify_fd_, stop_fd_}) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.fd = fd;
+      if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+        return Unavailable(std::string("epoll_ctl: ") + strerror(errno));
+      }
+    }
+    WalkSubtrees();
+    return Status::Ok();
+  }
+
+  void Run() {
+    epoll_event ready[64];
+    for (;;) {
+      const int n = epoll_wait(epoll_fd_, ready, 64, -1);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        log::Warn(std::string("exit watcher: epoll_wait: ") + strerror(errno));
+        return;
+      }
+      // Emptied containers first: the runtime may remove their cgroups at any moment.
+      for (int i = 0; i < n; ++i) {
+        const int fd = ready[i].data.fd;
+        if (fd == inotify_fd_ || fd == stop_fd_) continue;
+        auto it = by_fd_.find(fd);
+        if (it != by_fd_.end()) Check(it->second);
+      }
+      for (int i = 0; i < n; ++i) {
+        if (ready[i].data.fd == stop_fd_) return;
+        if (ready[i].data.fd == inotify_fd_) DrainInotify();
+      }
+    }
+  }
+
+  void Stop() {
+    const uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = ::write(stop_fd_, &one, sizeof one);
+  }
+
+  int thread_nice() const { return opts_.thread_nice; }
+
+  ExitWatcherStats stats() const {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    return stats_;
+  }
+
+ private:
+  struct Container {
+    std::string path;
+    int events_fd = -1;  // cgroup.events, polled; -1 once its final read is made
+    bool seen_populated = false;
+    uint64_t cgroup_id = 0;
+    int64_t created_ns = 0;
+    // Fds of the plan's KeptOpen files, by plan index (-1: not open).
+    std::vector<std::pair<size_t, int>> kept;
+  };
+
+  std::string Full(const std::string& path) const {
+    return path == "/" ? h_.mount[kUnified] : h_.mount[kUnified] + path;
+  }
+
+  void WalkSubtrees() {
+    if (opts_.subtrees.empty()) {
+      Walk("/");
+      return;
+    }
+    for (const std::string& s : opts_.subtrees) Walk(s);
+  }
+
+  bool UnderBudget() {
+    if (dir_wd_.size() + by_fd_.size() * (1 + kept_per_container_) < opts_.max_watches) return true;
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.over_budget;
+    return false;
+  }
+
+  void CountWatches() {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.watches = dir_wd_.size() + by_fd_.size() * (1 + kept_per_container_);
+  }
+
+  // Watches `path` and every directory below it, down to containers (what runs inside a
+  // container's cgroup is the container's).
+  void Walk(const std::string& path) {
+    if (ClassifyCgroupPath(path).kind == CgroupKind::kContainer) {
+      AddContainer(path);
+      return;
+    }
+    const std::string full = Full(path);
+    if (dir_wd_.find(path) == dir_wd_.end()) {
+      if (!UnderBudget()) return;
+      const int wd = inotify_add_watch(inotify_fd_, full.c_str(), IN_CREATE | IN_DELETE | IN_ONLYDIR);
+      if (wd < 0) return;
+      dir_wd_[path] = wd;
+      dir_of_wd_[wd] = path;
+      CountWatches();
+    }
+    DIR* d = ::opendir(full.c_str());
+    if (d == nullptr) return;
+    while (const dirent* e = ::readdir(d)) {
+      if (e->d_type != DT_DIR || e->d_name[0] == '.') continue;
+      Walk(path == "/" ? "/" + std::string(e->d_name) : path + "/" + e->d_name);
+    }
+    ::closedir(d);
+  }
+
+  // The kernel wakes a poller of cgroup.events at once when it changes (inotify's event
+  // comes later, from a work item): the final read starts as the last process leaves.
+  void AddContainer(const std::string& path) {
+    if (containers_.count(path) != 0 || !UnderBudget()) return;
+    struct stat st;
+    if (::stat(Full(path).c_str(), &st) != 0) return;
+    const int fd = ::open((Full(path) + "/cgroup.events").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    epoll_event ev{};
+    ev.events = EPOLLPRI;
+    ev.data.fd = fd;
+    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      ::close(fd);
+      return;
+    }
+    auto [it, inserted] = containers_.emplace(path, Container{});
+    Container& c = it->second;
+    c.path = path;
+    c.events_fd = fd;
+    c.cgroup_id = st.st_ino;
+    c.created_ns = int64_t{st.st_ctim.tv_sec} * 1000000000 + st.st_ctim.tv_nsec;
+    for (size_t i = 0; i < plan_.size(); ++i) {
+      const CgroupFileReader& r = *plan_[i];
+      if (!KeptOpen(r) || !h_.has(r.hierarchy)) continue;
+      const int kfd = ::open((h_.mount[r.hierarchy] + path + "/" + r.name).c_str(), O_RDONLY | O_CLOEXEC);
+      if (kfd >= 0) c.kept.emplace_back(i, kfd);
+    }
+    by_fd_[fd] = &c;
+    CountWatches();
+    // Its processes may have come and gone before the fd was open.
+    Check(&c);
+  }
+
+  void CloseKept(Container* c) {
+    for (auto& [i, fd] : c->kept) ::close(fd);
+    c->kept.clear();
+  }
+
+  void CloseEvents(Container* c) {
+    if (c->events_fd < 0) return;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c->events_fd, nullptr);
+    by_fd_.erase(c->events_fd);
+    ::close(c->events_fd);
+    c->events_fd = -1;
+    CountWatches();
+  }
+
+  void DrainInotify() {
+    alignas(inotify_event) char buf[65536];
+    for (;;) {
+      const ssize_t n = ::read(inotify_fd_, buf, sizeof buf);
+      if (n <= 0) return;
+      for (ssize_t off = 0; off < n;) {
+        const auto* ev = reinterpret_cast<const inotify_event*>(buf + off);
+        Handle(*ev);
+        off += static_cast<ssize_t>(sizeof(inotify_event) + ev->len);
+      }
+    }
+  }
+
+  void Handle(const inotify_event& ev) {
+    if (ev.mask & IN_Q_OVERFLOW) {
+      {
+        std::lock_guard<std::mutex> lock(stats_mu_);
+        ++stats_.overflows;
+      }
+      WalkSubtrees();
+      return;
+    }
+    auto it = dir_of_wd_.find(ev.wd);
+    if (it == dir_of_wd_.end()) return;
+    if (ev.mask & IN_IGNORED) {
+      dir_wd_.erase(it->second);
+      dir_of_wd_.erase(it);
+      CountWatches();
+      return;
+    }
+    if (!(ev.mask & IN_ISDIR) || ev.len == 0) return;
+    const std::string& parent = it->second;
+    const std::string child = parent == "/" ? "/" + std::string(ev.name) : parent + "/" + ev.name;
+    if (ev.mask & IN_CREATE) Walk(child);
+    if (ev.mask & IN_DELETE) RemoveSubtree(child);
+  }
+
+  // `path` was removed: its watches and those below it go (the kernel's IN_IGNORED does
+  // not come while another process keeps a file of the directory open).
+  void RemoveSubtree(const std::string& path) {
+    const std::string prefix = path + "/";
+    auto under = [&](const std::string& p) { return p == path || p.compare(0, prefix.size(), prefix) == 0; };
+    for (auto it = containers_.lower_bound(path); it != containers_.end() && under(it->first);) {
+      // A final read still due: the cgroup went before it could be made.
+      if (it->second.events_fd >= 0 && it->second.seen_populated) Check(&it->second);
+      CloseEvents(&it->second);
+      CloseKept(&it->second);
+      it = containers_.erase(it);
+    }
+    for (auto it = dir_wd_.lower_bound(path); it != dir_wd_.end() && under(it->first);) {
+      inotify_rm_watch(inotify_fd_, it->second);
+      dir_of_wd_.erase(it->second);
+      it = dir_wd_.erase(it);
+    }
+    CountWatches();
+  }
+
+  // Reads the container's cgroup.events: on `populated 0` after it held processes, the
+  // final read.
+  void Check(Container* c) {
+    if (c->events_fd < 0) return;
+    char buf[256];
+    const ssize_t n = ::pread(c->events_fd, buf, sizeof buf - 1, 0);
+    if (n <= 0) {  // removed (ENODEV): nothing more to read
+      if (c->seen_populated) CountMissed();
+      CloseEvents(c);
+      CloseKept(c);
+      return;
+    }
+    const int64_t populated = FlatKey(std::string_view(buf, static_cast<size_t>(n)), "populated");
+    if (populated == 1) {
+      c->seen_populated = true;
+      return;
+    }
+    if (populated != 0) return;
+    if (!c->seen_populated) {
+      // Watched only after its processes left? Then it has used CPU time.
+      if (!ReadWhole(Full(c->path) + "/cpu.stat", &buf_) || FlatKey(buf_, "usage_usec") <= 0) return;
+    }
+    const int64_t exit_ns = NowNs(CLOCK_REALTIME);
+    CgroupStats s;
+    const bool read = ReadFinal(*c, &s);
+    CloseEvents(c);
+    CloseKept(c);
+    if (!read) {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.missed;
+      ++stats_.missed_reading;
+      return;
+    }
+    ExitInfo e;
+    e.exit_ns = exit_ns;
+    if (c->created_ns > 0 && exit_ns >= c->created_ns) e.lifetime_ns = exit_ns - c->created_ns;
+    const MemoryEvents& ev = s.memory.events;
+    const MemoryEvents& local = s.memory.events_local;
+    if ((ev.oom_kill && *ev.oom_kill > 0) || (local.oom_kill && *local.oom_kill > 0)) {
+      e.reason = ExitReason::kOomKilled;
+    }
+    s.exit = e;
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.exits;
+    }
+    records_->Add(std::move(s), NowNs(CLOCK_MONOTONIC));
+  }
+
+  void CountMissed() {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.missed;
+  }
+
+  // Every file of the read plan, from each hierarchy the cgroup is in. False when the
+  // cgroup was gone before its CPU time could be read.
+  bool ReadFinal(const Container& c, CgroupStats* s) {
+    const PathClass cls = ClassifyCgroupPath(c.path);
+    s->id.cgroup_path = c.path;
+    s->id.cgroup_id = c.cgroup_id;
+    s->id.kind = cls.kind;
+    s->id.qos = cls.qos;
+    s->id.runtime = cls.runtime;
+    s->id.driver = cls.driver;
+    s->id.container_id = cls.container_id;
+    s->id.pod_uid = cls.pod_uid;
+    s->id.parent_path = cls.pod_path;
+    if (c.created_ns > 0) s->id.created_ns = c.created_ns;
+    // The kept files first (a pread each), then the rest of the plan by name.
+    std::vector<bool> done(plan_.size());
+    for (const auto& [i, fd] : c.kept) {
+      done[i] = true;
+      if (PreadWhole(fd, &buf_)) ApplyReader(*plan_[i], buf_, s);
+    }
+    for (size_t i = 0; i < plan_.size(); ++i) {
+      const CgroupFileReader* r = plan_[i];
+      if (done[i] || !h_.has(r->hierarchy)) continue;
+      if (!ReadWhole(h_.mount[r->hierarchy] + c.path + "/" + r->name, &buf_)) continue;
+      ApplyReader(*r, buf_, s);
+    }
+    FinishCgroupStats(s);  // what the files imply (v1: usage from the per-CPU times)
+    return s->cpu.usage_ns.has_value();
+  }
+
+  const ExitWatcherOptions opts_;
+  ExitRecords* records_;
+  const CgroupHierarchies h_;
+  const std::vector<const CgroupFileReader*> plan_;
+  size_t kept_per_container_ = 0;  // fds a container holds beside its cgroup.events
+  int inotify_fd_ = -1;
+  int stop_fd_ = -1;
+  int epoll_fd_ = -1;
+  std::string buf_;
+  // The watcher thread's own (after Init): directory watches, containers, their fds.
+  std::map<std::string, int> dir_wd_;
+  std::unordered_map<int, std::string> dir_of_wd_;
+  std::map<std::string, Container> containers_;
+  std::unordered_map<int, Container*> by_fd_;
+  mutable std::mutex stats_mu_;
+  ExitWatcherStats stats_;  // guarded by stats_mu_
+};
+
+StatusOr<std::unique_ptr<ExitWatcher>> ExitWatcher::Start(const ExitWatcherOptions& options, ExitRecords* records) {
+  auto h = DetectHierarchies(options.cgroup_mount, options.proc_root);
+  if (!h.ok()) return h.status();
+  if (!h->has(kUnified)) {
+    return Unavailable("no cgroup2 mount: exits are not watched (cgroup v1 only has no populated notification)");
+  }
+  auto impl = std::make_unique<Impl>(options, records, std::move(*h));
+  Status s = impl->Init();
+  if (!s.ok()) return s;
+  return std::unique_ptr<ExitWatcher>(new ExitWatcher(std::move(impl)));
+}
+
+ExitWatcher::ExitWatcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
+  thread_ = std::thread([this, nice = impl_->thread_nice()] {
+    // Per thread on Linux: PRIO_PROCESS with the thread's id sets this thread's nice only.
+    if (setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), nice) != 0) {
+      log::Warn(std::string("exit watcher: cannot set its nice value: ") + strerror(errno));
+    }
+    impl_->Run();
+  });
+}
+
+ExitWatcher::~ExitWatcher() {
+  impl_->Stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+ExitWatcherStats ExitWatcher::stats() const { return impl_->stats(); }
+
+}  // namespace statlet

@@ -1,0 +1,75 @@
+// ExitWatcher: catches containers as their cgroup empties and reads their final counters
+// before the runtime removes the cgroup, so that a container living less than a scrape
+// interval is still reported (collector/exit_records.h keeps what it read).
+//
+// The kernel signals a cgroup v2 directory emptying by rewriting its `cgroup.events`
+// (`populated 0`, cgroup-v2.rst "Un-populated Notification") and inotify reports that
+// write as IN_MODIFY. The unified hierarchy has that file with or without controllers, so
+// a hybrid host (v1 controllers plus a cgroup2 mount) gets the same notification and the
+// final read takes every hierarchy's files. A v1-only host has no such notification
+// (v1's release_agent is one host-wide program): there, no exit record is made and a
+// container's series end with the last collection that saw it.
+//
+// One thread: inotify on every directory of the unified hierarchy under the subtrees (to
+// see containers appear, even between collections), and each container's cgroup.events
+// held open and polled (the kernel wakes a poller as the file changes; inotify's IN_MODIFY
+// comes later, from a work item, often after a runtime removed the cgroup). A container
+// holds its cgroup.events and the files whose loss would void its record (CPU time, memory
+// peak: two to four fds) open while it lives, none after; those are read first, by pread,
+// the rest of the read plan by name.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+#include "collector/cgroup_hierarchies.h"
+#include "collector/exit_records.h"
+
+namespace statlet {
+
+struct ExitWatcherOptions {
+  std::string cgroup_mount = "/sys/fs/cgroup";
+  std::string proc_root = "/proc";
+  std::vector<std::string> subtrees;  // as CollectorOptions::subtrees; empty: the whole tree
+  std::string hugepages_dir = "/sys/kernel/mm/hugepages";
+  // Directory watches plus container fds at most (fs.inotify.max_user_watches is shared).
+  size_t max_watches = 65536;
+  // The watcher thread's nice value (setpriority; kept when the process may not raise it).
+  // It runs only as containers come and go, and a final read must win the race against the
+  // runtime's removal of the cgroup on a busy node: a wake-up waiting behind other work is
+  // a lost record.
+  int thread_nice = -10;
+};
+
+struct ExitWatcherStats {
+  uint64_t exits = 0;           // final reads made
+  uint64_t missed = 0;          // the cgroup was gone before its final read
+  uint64_t missed_reading = 0;  // of those, gone while the final read ran (no CPU time read)
+  uint64_t watches = 0;         // directory watches and container fds held now
+  uint64_t over_budget = 0;     // directories or containers left unwatched (max_watches)
+  uint64_t overflows = 0;       // inotify queue overflows (exits in between may be missed)
+};
+
+class ExitWatcher {
+ public:
+  // Unavailable (an error) on a host without a cgroup2 mount, or without inotify.
+  static StatusOr<std::unique_ptr<ExitWatcher>> Start(const ExitWatcherOptions& options, ExitRecords* records);
+  ~ExitWatcher();
+  ExitWatcher(const ExitWatcher&) = delete;
+  ExitWatcher& operator=(const ExitWatcher&) = delete;
+
+  ExitWatcherStats stats() const;
+
+ private:
+  class Impl;
+  explicit ExitWatcher(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  std::thread thread_;
+};
+
+}  // namespace statlet
