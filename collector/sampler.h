@@ -14,8 +14,8 @@
 
 #include "collector/collector.h"
 #include "collector/enrichment.h"
-#include "collector/machine_source.h"
 #include "collector/exit_records.h"
+#include "collector/machine_source.h"
 #include "collector/memory_high_stall.h"
 #include "collector/memory_qos.h"
 #include "collector/memory_qos_inputs.h"
