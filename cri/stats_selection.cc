@@ -118,6 +118,10 @@ CriView BuildCriView(const Snapshot& snapshot) {
       if (pod_index >= 0 && view.pods[pod_index].meta == nullptr) view.pods[pod_index].meta = meta;
       continue;
     }
+    // A container kept only by its exit record is the runtime's while the runtime lists it
+    // (as exited: its stats answer from the record); once the runtime removed it, no CRI
+    // client knows its id, and the kubelet would count it as a running container's stats.
+    if (c.exit && meta == nullptr && snapshot.runtime && snapshot.runtime->up) continue;
     ContainerEntry e;
     e.cgroup = &c;
     e.meta = meta;

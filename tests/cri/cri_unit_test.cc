@@ -129,6 +129,49 @@ TEST(CriView, LeftoverPodsAreNotListedWhileTheRuntimeAnswers) {
   EXPECT_EQ(listed(BuildCriView(s), leftover_uid), std::make_pair(1, 1));
 }
 
+// A container kept only by its exit record answers on CRI while the runtime lists it (as
+// exited); once the runtime removed it, it is no CRI container. Without the runtime statlet
+// cannot tell and lists it.
+TEST(CriView, AnExitRecordIsListedWhileTheRuntimeListsItsContainer) {
+  Snapshot s = testing::FixtureSnapshot();
+  const CgroupStats* running = nullptr;
+  for (const auto& c : s.cgroups) {
+    if (c.id.kind == CgroupKind::kContainer && c.id.meta != nullptr && !c.id.meta->is_sandbox) {
+      running = &c;
+      break;
+    }
+  }
+  ASSERT_NE(running, nullptr);
+  const std::string gone_id = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+  CgroupStats gone = *running;
+  gone.id.cgroup_path = running->id.parent_path + "/" + gone_id;
+  gone.id.container_id = gone_id;
+  gone.id.meta = nullptr;
+  gone.populated = false;
+  gone.exit = ExitInfo{};
+  std::shared_ptr<ContainerMetadata> exited = std::make_shared<ContainerMetadata>(*running->id.meta);
+  exited->container_id = gone_id;
+  exited->container_name = "done";
+  s.cgroups.push_back(std::move(gone));
+  std::sort(s.cgroups.begin(), s.cgroups.end(),
+            [](const CgroupStats& a, const CgroupStats& b) { return a.id.cgroup_path < b.id.cgroup_path; });
+  auto listed = [&](const Snapshot& snap) {
+    CriView v = BuildCriView(snap);
+    for (const auto& c : v.containers) {
+      if (c.id == gone_id) return true;
+    }
+    return false;
+  };
+
+  EXPECT_TRUE(listed(s)) << "no runtime: listed";
+  s.runtime = SourceState{"unix:///run/containerd/containerd.sock", true, "containerd 1.6.20", 0};
+  EXPECT_FALSE(listed(s)) << "the record of a container the runtime removed was listed";
+  for (auto& c : s.cgroups) {
+    if (c.id.container_id == gone_id) c.id.meta = exited;
+  }
+  EXPECT_TRUE(listed(s)) << "a container the runtime lists as exited was not listed";
+}
+
 TEST(SocketPath, ParsesUnixEndpoints) {
   EXPECT_EQ(*ParseUnixEndpoint("unix:///run/x.sock"), "/run/x.sock");
   EXPECT_EQ(*ParseUnixEndpoint("unix:/run/x.sock"), "/run/x.sock");
