@@ -27,7 +27,10 @@ using testing::UniqueName;
 TEST(LiveMetricSelection, ADisabledGroupsFilesAreNotRead) {
   if (geteuid() != 0) GTEST_SKIP() << "live cgroup tests need root";
   const std::string root = "/" + UniqueName("statlet-select");
-  LiveCgroup top(root);
+  // The shared parents belong to `top`, made first and removed last: a container's
+  // LiveCgroup removes the parents it made, and one shared by the others would stay busy
+  // (retried until its timeout) while they are still there.
+  LiveCgroup top(root + "/kubepods/burstable");
   std::vector<std::unique_ptr<LiveCgroup>> ctrs;
   std::vector<Child> sleepers;
   for (int i = 0; i < 4; ++i) {
