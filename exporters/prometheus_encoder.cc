@@ -10,8 +10,8 @@
 
 namespace statlet {
 
+using series_line::AppendPaddedLine;
 using series_line::AppendSuffixedLine;
-using series_line::CopyPadded;
 using series_line::DoubleMemo;
 using series_line::kCopyChunk;
 using series_line::PutValue;
@@ -131,16 +131,8 @@ class PrometheusEncoder::Writer final : public metrics::SampleSink {
     }
     // One reservation per series: name, block, extra, "} ", the value, "\n", chunk slack.
     const size_t block = starts_[cgroup];
-    const size_t block_size = starts_[cgroup + 1] - block;
-    char* p = text_.Reserve(name_size_ + block_size + extra_size + 2 + kMaxNumberChars + 1 + kCopyChunk);
-    p = CopyPadded(p, name_, name_size_);
-    p = CopyPadded(p, blocks_ + block, block_size);
-    p = CopyPadded(p, extra, extra_size);
-    *p++ = '}';
-    *p++ = ' ';
-    p = PutValue(p, v, *enc_.doubles_);
-    *p++ = '\n';
-    text_.Commit(p);
+    AppendPaddedLine(text_, name_, name_size_, blocks_ + block, starts_[cgroup + 1] - block, extra, extra_size, v,
+                     *enc_.doubles_);
     ++series_;
   }
 

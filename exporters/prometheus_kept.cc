@@ -12,9 +12,8 @@
 
 namespace statlet {
 
+using series_line::AppendPaddedLine;
 using series_line::AppendSuffixedLine;
-using series_line::CopyPadded;
-using series_line::kCopyChunk;
 using series_line::PutValue;
 using series_line::SameValues;
 
@@ -220,16 +219,8 @@ class PrometheusEncoder::KeptWriter final : public metrics::SampleSink {
     }
     text_.Begin();
     const size_t block = starts_[cgroup];
-    const size_t block_size = starts_[cgroup + 1] - block;
-    char* p = text_.Reserve(name_size_ + block_size + extra_size + 2 + kMaxNumberChars + 1 + kCopyChunk);
-    p = CopyPadded(p, name_, name_size_);
-    p = CopyPadded(p, blocks_ + block, block_size);
-    p = CopyPadded(p, extra, extra_size);
-    *p++ = '}';
-    *p++ = ' ';
-    p = PutValue(p, v, *enc_.doubles_);
-    *p++ = '\n';
-    text_.Commit(p);
+    AppendPaddedLine(text_, name_, name_size_, blocks_ + block, starts_[cgroup + 1] - block, extra, extra_size, v,
+                     *enc_.doubles_);
     Put(line, Line(bits, combo, kind), text_.End());
     ++at_;
   }

@@ -186,6 +186,25 @@ STATLET_ALWAYS_INLINE inline bool SameValues(const ExtraT& e, const metrics::Lab
   return true;
 }
 
+// `name` + the cgroup's label block + extra + "} " + value + "\n", appended to `text` (a
+// StagedText or KeptText) with padded chunk copies: the line of every plain series, on the
+// hot path of both the full and the kept encode. The name, block and extra are padded
+// sources (kCopyChunk bytes readable past their ends).
+template <class Text, class Memo>
+STATLET_ALWAYS_INLINE inline void AppendPaddedLine(Text& text, const char* name, size_t name_size, const char* block,
+                                                   size_t block_size, const char* extra, size_t extra_size,
+                                                   const metrics::Value& v, Memo& memo) {
+  char* p = text.Reserve(name_size + block_size + extra_size + 2 + kMaxNumberChars + 1 + kCopyChunk);
+  p = CopyPadded(p, name, name_size);
+  p = CopyPadded(p, block, block_size);
+  p = CopyPadded(p, extra, extra_size);
+  *p++ = '}';
+  *p++ = ' ';
+  p = PutValue(p, v, memo);
+  *p++ = '\n';
+  text.Commit(p);
+}
+
 // `name` + suffix + the cgroup's label block + extra + "} " + value + "\n", appended to
 // `text` (a StagedText or KeptText: Reserve, then Commit of the new end): the lines with a
 // suffix or labels of their own (histogram buckets, sums and counts). A block is never
