@@ -131,6 +131,8 @@ class PullEngine {
   std::vector<PullViewPtr> Pulls() const;
   // Zero when no ObservedPulls is set.
   ObservedCounters observed_counters() const;
+  // Whether pulls statlet does not carry are followed (an ObservedPulls is set).
+  bool observing() const { return observed_ != nullptr; }
   PullCounters counters() const;
   // Changes whenever a pull's view or a counter does.
   uint64_t generation() const { return generation_.load(std::memory_order_relaxed); }

@@ -1,6 +1,8 @@
 #include "pulls/pull_metrics.h"
 
+#include <map>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "pulls/pull_engine.h"
@@ -126,10 +128,65 @@ void CollectPullFamilies(const PullCounters& c, const std::vector<PullViewPtr>& 
   }
 }
 
+void CollectObservedPullFamilies(const ObservedCounters& c, const std::vector<PullViewPtr>& pulls,
+                                 std::vector<ExtraFamily>* out) {
+  uint64_t pulling = 0, stalled = 0;
+  // One series per image: the same image pulled in two of the runtime's namespaces adds up.
+  std::map<std::string, std::pair<uint64_t, uint64_t>> bytes;  // image → (received, size)
+  for (const auto& p : pulls) {
+    if (!p->observed || !InFlight(*p)) continue;
+    ++(p->phase == PullPhase::kStalled ? stalled : pulling);
+    if (p->image.empty()) continue;  // its manifest has not arrived: no name yet
+    auto& [received, size] = bytes[p->image];
+    received += p->offset;
+    size += p->total.value_or(0);
+  }
+  ExtraFamily f = Family("statlet_image_pulls_observed_in_flight", ExtraType::kGauge,
+                         "Image pulls statlet does not carry (made straight on the runtime) in flight, by state: "
+                         "stalled (no byte for the no-progress timeout; statlet cannot cancel it) or pulling.",
+                         {}, {"state"});
+  Add(&f, pulling, {"pulling"});
+  Add(&f, stalled, {"stalled"});
+  out->push_back(std::move(f));
+
+  f = Family("statlet_image_pull_observed_downloaded_bytes", ExtraType::kGauge,
+             "Bytes of the image's layers received by pulls made straight on the runtime, in flight.", "bytes",
+             {"image"});
+  for (const auto& [image, b] : bytes) Add(&f, b.first, {image});
+  out->push_back(std::move(f));
+
+  f = Family("statlet_image_pull_observed_size_bytes", ExtraType::kGauge,
+             "Sum of the manifest's layer sizes of pulls made straight on the runtime, in flight.", "bytes", {"image"});
+  for (const auto& [image, b] : bytes) {
+    if (b.second) Add(&f, b.second, {image});
+  }
+  out->push_back(std::move(f));
+
+  f = Family("statlet_image_pulls_observed_completed_total", ExtraType::kCounter,
+             "Pulls made straight on the runtime that ended, by result: succeeded (the image was stored) or failed "
+             "(it ended without one).",
+             {}, {"result"});
+  Add(&f, c.succeeded, {"succeeded"});
+  Add(&f, c.failed, {"failed"});
+  out->push_back(std::move(f));
+
+  f = Family("statlet_image_pull_observed_stalls_total", ExtraType::kCounter,
+             "Times a pull made straight on the runtime became stalled (it may move again).");
+  Add(&f, c.stalls);
+  out->push_back(std::move(f));
+
+  f = Family("statlet_image_pull_observed_poll_errors_total", ExtraType::kCounter,
+             "Polls of a watched runtime namespace that failed (observed pulls' progress pauses).");
+  Add(&f, c.errors);
+  out->push_back(std::move(f));
+}
+
 void PullMetrics::Collect(std::vector<ExtraFamily>* out) const {
   std::optional<StatusWriterCounters> writes;
   if (writer_ != nullptr) writes = writer_->counters();
-  CollectPullFamilies(engine_->counters(), engine_->Pulls(), writes ? &*writes : nullptr, out);
+  const std::vector<PullViewPtr> pulls = engine_->Pulls();
+  CollectPullFamilies(engine_->counters(), pulls, writes ? &*writes : nullptr, out);
+  if (engine_->observing()) CollectObservedPullFamilies(engine_->observed_counters(), pulls, out);
 }
 
 }  // namespace statlet::pulls

@@ -14,6 +14,7 @@ namespace statlet::pulls {
 
 class PullEngine;
 class StatusWriter;
+struct ObservedCounters;
 struct PullCounters;
 struct StatusWriterCounters;
 
@@ -21,6 +22,12 @@ struct StatusWriterCounters;
 // writer's counters (null: no writer, no family).
 void CollectPullFamilies(const PullCounters& counters, const std::vector<PullViewPtr>& pulls,
                          const StatusWriterCounters* writes, std::vector<metrics::ExtraFamily>* out);
+
+// The families of the pulls statlet does not carry (observed in the runtime): in flight by
+// state (a stalled one cannot be cancelled from here, only alerted on), bytes per image,
+// ended ones by result, stalls and failed polls. Only where pulls are observed.
+void CollectObservedPullFamilies(const ObservedCounters& counters, const std::vector<PullViewPtr>& pulls,
+                                 std::vector<metrics::ExtraFamily>* out);
 
 class PullMetrics final : public metrics::ExtraSource {
  public:

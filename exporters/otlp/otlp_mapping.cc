@@ -213,6 +213,25 @@ std::span<const OtlpNodeMetric> OtlpNodeMetrics() {
        kSum,
        false,
        {"statlet.image_pull.status_write.result"}},
+      // Pulls made straight on the runtime, followed in it (pulls/observed_pulls.h).
+      {"statlet_image_pulls_observed_in_flight",
+       "statlet.image_pull.observed.active",
+       "{pull}",
+       kUpDown,
+       false,
+       {"statlet.image_pull.state"}},
+      {"statlet_image_pull_observed_downloaded_bytes", "statlet.image_pull.observed.downloaded", "By", kUpDown, false,
+       kImage},
+      {"statlet_image_pull_observed_size_bytes", "statlet.image_pull.observed.size", "By", kUpDown, false, kImage},
+      {"statlet_image_pulls_observed_completed_total",
+       "statlet.image_pull.observed.completed",
+       "{pull}",
+       kSum,
+       false,
+       {"statlet.image_pull.result"}},
+      {"statlet_image_pull_observed_stalls_total", "statlet.image_pull.observed.stalls", "{stall}", kSum, false},
+      {"statlet_image_pull_observed_poll_errors_total", "statlet.image_pull.observed.poll_errors", "{error}", kSum,
+       false},
       // The machine families (metrics/machine_families.h), their own labels in name order;
       // the host's identities are the node resource's, not the points'. Capacities and
       // counts add up across nodes (UpDownCounters, as the semantic conventions'

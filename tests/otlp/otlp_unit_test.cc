@@ -22,6 +22,7 @@
 #include "metrics/machine_families.h"
 #include "metrics/snapshot_samples.h"
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
+#include "pulls/observed_pulls.h"
 #include "pulls/pull_engine.h"
 #include "pulls/pull_metrics.h"
 #include "pulls/status_writer.h"
@@ -480,6 +481,7 @@ MachineInfo FullMachine() {
 TEST(OtlpNodeMetrics, EveryPullMachineAndExitFamilyHasARowOfASuitingInstrument) {
   std::vector<metrics::ExtraFamily> families;
   FixedPulls().Collect(&families);
+  pulls::CollectObservedPullFamilies(pulls::ObservedCounters{}, {}, &families);
   const MachineInfo machine = FullMachine();
   metrics::AppendMachineFamilies(&machine, metrics::MetricSelection(), /*identity_labels=*/false, &families);
   ExitTotals exits;

@@ -51,14 +51,18 @@ uint64_t LayerOffset(const kep::PullImageWithProgressResponse& r, const std::str
 }
 
 // The pulls a statlet runs now, from its /metrics (-1: no answer).
-int PullsInFlight(int metrics_port) {
+// One series' value on /metrics, by its name and labels as the scrape writes them; -1 when
+// the scrape failed or has no such series.
+int SeriesValue(int metrics_port, const std::string& series) {
   auto r = testing::TimedGet(metrics_port, "/metrics", "", seconds(5)).response;
   if (!r || r->status != 200) return -1;
-  const std::string name = "\nstatlet_image_pulls_in_flight ";
-  const size_t at = r->body.find(name);
+  const std::string line = "\n" + series + " ";
+  const size_t at = r->body.find(line);
   if (at == std::string::npos) return -1;
-  return std::atoi(r->body.c_str() + at + name.size());
+  return std::atoi(r->body.c_str() + at + line.size());
 }
+
+int PullsInFlight(int metrics_port) { return SeriesValue(metrics_port, "statlet_image_pulls_in_flight"); }
 
 class PullE2e : public ::testing::Test {
  protected:
@@ -763,8 +767,10 @@ TEST_F(PullE2e, APullStraightOnContainerdIsSeenGrowingStalledAndDone) {
       EXPECT_EQ(e["bytesDone"].get<uint64_t>(), image_->total);
       EXPECT_TRUE(e.contains("completionTime"));
     }
-    // Counted in the view, not in statlet's own pull families.
+    // Counted in the view and the observed pull families, not in statlet's own.
     EXPECT_EQ(PullsInFlight(agent->metrics_port), 0);
+    EXPECT_EQ(SeriesValue(agent->metrics_port, "statlet_image_pulls_observed_completed_total{result=\"succeeded\"}"),
+              1);
   }
 
   // Again, the registry stopping mid-layer: Stalled after the 2 s timeout, still running.
@@ -797,6 +803,9 @@ TEST_F(PullE2e, APullStraightOnContainerdIsSeenGrowingStalledAndDone) {
   // next one.
   EXPECT_LE(Secs(stalled_at - paused), 2.0 + 1.0 + 3 * Secs(kPoll) + DeliverySlack());
   EXPECT_EQ(waitpid(*pid, nullptr, WNOHANG), 0) << "ctr ended while paused";
+  // Alertable: the stall is on /metrics while the pull runs on.
+  EXPECT_EQ(SeriesValue(agent->metrics_port, "statlet_image_pulls_observed_in_flight{state=\"stalled\"}"), 1);
+  EXPECT_GE(SeriesValue(agent->metrics_port, "statlet_image_pull_observed_stalls_total"), 1);
   stage_->proxy().Resume();
   ASSERT_TRUE(testing::WaitFor(
       [&] {

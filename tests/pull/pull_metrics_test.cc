@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "exporters/extra_exposition.h"
+#include "pulls/observed_pulls.h"
 #include "pulls/pull_engine.h"
 #include "pulls/pull_metrics.h"
 #include "pulls/status_writer.h"
@@ -185,6 +186,67 @@ TEST(PullMetrics, OpenMetricsIsTheScrapesBytes) {
 TEST(PullMetrics, NoStatusWriterNoWritesFamily) {
   const std::string out = Render(ExpositionFormat::kText004, nullptr);
   EXPECT_EQ(out, kText.substr(0, kText.find("# HELP statlet_image_pull_status_writes_total")));
+}
+
+// Pulls made straight on the runtime: counted apart from statlet's own (which leave them
+// out), one bytes series per image across the runtime's namespaces, a nameless pull (its
+// manifest not yet read) in the in-flight count only, finished ones in the counters only.
+TEST(PullMetrics, ObservedPullsHaveTheirOwnFamilies) {
+  auto observed = [](std::string image, PullPhase phase, uint64_t offset, std::optional<uint64_t> total, std::string ns,
+                     int64_t finished = 0) {
+    auto v = std::make_shared<PullView>();
+    v->image = std::move(image);
+    v->phase = phase;
+    v->offset = offset;
+    v->total = total;
+    v->observed = true;
+    v->containerd_namespace = std::move(ns);
+    v->finished_unix_ns = finished;
+    return PullViewPtr(v);
+  };
+  std::vector<PullViewPtr> pulls = Pulls();
+  pulls.push_back(observed("docker.io/library/redis:7", PullPhase::kDownloading, 100, 1000, "k8s.io"));
+  pulls.push_back(observed("docker.io/library/redis:7", PullPhase::kStalled, 40, 1000, "default"));
+  pulls.push_back(observed("", PullPhase::kResolving, 0, std::nullopt, "k8s.io"));
+  pulls.push_back(observed("docker.io/library/done:1", PullPhase::kSucceeded, 5, 5, "k8s.io", 1));
+  ObservedCounters c;
+  c.seen = 6;
+  c.succeeded = 3;
+  c.failed = 1;
+  c.stalls = 2;
+  c.errors = 4;
+  std::vector<metrics::ExtraFamily> families;
+  CollectPullFamilies(Counters(), pulls, nullptr, &families);
+  std::string own;
+  AppendExtraFamilies(families, ExpositionFormat::kText004, &own);
+  EXPECT_EQ(own, Render(ExpositionFormat::kText004, nullptr)) << "observed pulls counted as statlet's own";
+  families.clear();
+  CollectObservedPullFamilies(c, pulls, &families);
+  std::string out;
+  AppendExtraFamilies(families, ExpositionFormat::kText004, &out);
+  EXPECT_EQ(
+      out,
+      R"(# HELP statlet_image_pulls_observed_in_flight Image pulls statlet does not carry (made straight on the runtime) in flight, by state: stalled (no byte for the no-progress timeout; statlet cannot cancel it) or pulling.
+# TYPE statlet_image_pulls_observed_in_flight gauge
+statlet_image_pulls_observed_in_flight{state="pulling"} 2
+statlet_image_pulls_observed_in_flight{state="stalled"} 1
+# HELP statlet_image_pull_observed_downloaded_bytes Bytes of the image's layers received by pulls made straight on the runtime, in flight.
+# TYPE statlet_image_pull_observed_downloaded_bytes gauge
+statlet_image_pull_observed_downloaded_bytes{image="docker.io/library/redis:7"} 140
+# HELP statlet_image_pull_observed_size_bytes Sum of the manifest's layer sizes of pulls made straight on the runtime, in flight.
+# TYPE statlet_image_pull_observed_size_bytes gauge
+statlet_image_pull_observed_size_bytes{image="docker.io/library/redis:7"} 2000
+# HELP statlet_image_pulls_observed_completed_total Pulls made straight on the runtime that ended, by result: succeeded (the image was stored) or failed (it ended without one).
+# TYPE statlet_image_pulls_observed_completed_total counter
+statlet_image_pulls_observed_completed_total{result="succeeded"} 3
+statlet_image_pulls_observed_completed_total{result="failed"} 1
+# HELP statlet_image_pull_observed_stalls_total Times a pull made straight on the runtime became stalled (it may move again).
+# TYPE statlet_image_pull_observed_stalls_total counter
+statlet_image_pull_observed_stalls_total 2
+# HELP statlet_image_pull_observed_poll_errors_total Polls of a watched runtime namespace that failed (observed pulls' progress pauses).
+# TYPE statlet_image_pull_observed_poll_errors_total counter
+statlet_image_pull_observed_poll_errors_total 4
+)");
 }
 
 }  // namespace
