@@ -184,6 +184,25 @@ void KubernetesAuthorizer::Review(const std::string& key, const std::string& tok
   Answer(key, v);
 }
 
+template <typename Answer, typename Parse>
+std::optional<Answer> KubernetesAuthorizer::AskLocked(std::unique_lock<std::mutex>& lock, const char* path,
+                                                      const std::string& body, Parse parse) {
+  lock.unlock();
+  auto res = transport_(path, body);
+  StatusOr<Answer> answer = res.ok() ? parse(res->status, res->body) : StatusOr<Answer>(res.status());
+  if (answer.ok()) {
+    ReportOk();
+  } else {
+    ReportError(answer.status());
+  }
+  lock.lock();
+  if (!answer.ok()) {
+    ++counters_.errors;
+    return std::nullopt;
+  }
+  return std::move(*answer);
+}
+
 // Called and returns with `lock` held; releases it around each call to the API server.
 AuthVerdict KubernetesAuthorizer::ReviewLocked(std::unique_lock<std::mutex>& lock, const std::string& token,
                                                const Digest& d, const NodeAttributes& a) {
@@ -193,17 +212,8 @@ AuthVerdict KubernetesAuthorizer::ReviewLocked(std::unique_lock<std::mutex>& loc
     user = *good.value;
   } else {
     ++counters_.token_reviews;
-    lock.unlock();
-    auto res = transport_(kTokenReviewPath, TokenReviewBody(token));
-    auto answer = res.ok() ? ParseTokenReview(res->status, res->body) : StatusOr<TokenReviewAnswer>(res.status());
-    if (!answer.ok()) {
-      ReportError(answer.status());
-      lock.lock();
-      ++counters_.errors;
-      return Unavailable();
-    }
-    ReportOk();
-    lock.lock();
+    auto answer = AskLocked<TokenReviewAnswer>(lock, kTokenReviewPath, TokenReviewBody(token), ParseTokenReview);
+    if (!answer) return Unavailable();
     const Clock::time_point expires = now_() + options_.token_ttl;
     // Not authenticated, with or without a reason (status.error), is the API server's
     // answer and is remembered; only failures to get one are not.
@@ -220,17 +230,9 @@ AuthVerdict KubernetesAuthorizer::ReviewLocked(std::unique_lock<std::mutex>& loc
     return decision.value->allowed ? AuthVerdict::Allow() : Forbidden(user, a);
   }
   ++counters_.access_reviews;
-  lock.unlock();
-  auto res = transport_(kSubjectAccessReviewPath, AccessReviewBody(spec));
-  auto answer = res.ok() ? ParseAccessReview(res->status, res->body) : StatusOr<AccessReviewAnswer>(res.status());
-  if (!answer.ok()) {
-    ReportError(answer.status());
-    lock.lock();
-    ++counters_.errors;
-    return Unavailable();
-  }
-  ReportOk();
-  lock.lock();
+  auto answer =
+      AskLocked<AccessReviewAnswer>(lock, kSubjectAccessReviewPath, AccessReviewBody(spec), ParseAccessReview);
+  if (!answer) return Unavailable();
   decisions_.Put(spec, Decision{answer->allowed, answer->reason},
                  now_() + (answer->allowed ? options_.allowed_ttl : options_.denied_ttl));
   return answer->allowed ? AuthVerdict::Allow() : Forbidden(user, a);

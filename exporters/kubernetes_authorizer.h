@@ -28,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -97,6 +98,11 @@ class KubernetesAuthorizer : public HttpAuthorizer {
   void Review(const std::string& key, const std::string& token, const Digest& d, const NodeAttributes& a);
   AuthVerdict ReviewLocked(std::unique_lock<std::mutex>& lock, const std::string& token, const Digest& d,
                            const NodeAttributes& a);
+  // Called and returns with `lock` held; releases it around the API server's call. The
+  // answer `parse` makes of the response, or nothing when there is none (reported, counted).
+  template <typename Answer, typename Parse>
+  std::optional<Answer> AskLocked(std::unique_lock<std::mutex>& lock, const char* path, const std::string& body,
+                                  Parse parse);
   void ReportError(const Status& s);
   void ReportOk();
   void Answer(const std::string& key, const AuthVerdict& v);

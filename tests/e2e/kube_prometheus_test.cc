@@ -56,6 +56,7 @@ constexpr char kNamespace[] = "e2e-kp";
 constexpr char kPod[] = "kp-throttled";
 constexpr char kStatletPod[] = "statlet-e2e";  // the pod statlet would run in
 constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kMemorySlack = kMiB;
 
 // ---------------------------------------------------------------------------- the kernel
 // One container's cgroup values, as statlet reads them (docs/metrics.md's source columns).
@@ -572,10 +573,12 @@ TEST(E2e, KubePrometheusRulesGiveThePodsCgroups) {
           if (got != x) continue;
           auto k = bracket(memory.at(record).second, t);
           ASSERT_TRUE(k) << key << ": the kernel was not read around " << t;
-          EXPECT_GE(x, k->first) << record << " " << key << ": scraped " << x << ", the cgroup " << k->first << ".."
-                                 << k->second;
-          EXPECT_LE(x, k->second) << record << " " << key << ": scraped " << x << ", the cgroup " << k->first << ".."
-                                  << k->second;
+          // The forker's short-lived children come and go between the 10 ms reads: a scrape
+          // may see one the reads missed (as the mixin test in e2e_test.cc allows, 1 MiB).
+          EXPECT_GE(x, k->first - kMemorySlack)
+              << record << " " << key << ": scraped " << x << ", the cgroup " << k->first << ".." << k->second;
+          EXPECT_LE(x, k->second + kMemorySlack)
+              << record << " " << key << ": scraped " << x << ", the cgroup " << k->first << ".." << k->second;
           table[record][key] = {got, k->first, k->second};
           matched = true;
         }

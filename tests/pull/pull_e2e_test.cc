@@ -458,6 +458,30 @@ TEST_F(PullE2e, BadRequestsGetClearErrors) {
 
 // ---------------------------------------------------------------------------- node view
 
+// Reads the agent's /imagepulls and keeps every distinct body in a file of its own (named
+// `prefix` + a count), for the schema check at the end; null when it did not answer.
+class ViewReader {
+ public:
+  ViewReader(int metrics_port, std::string prefix) : port_(metrics_port), prefix_(std::move(prefix)) {}
+  nlohmann::json Read() {
+    auto r = testing::TimedGet(port_, "/imagepulls", "", std::chrono::seconds(2)).response;
+    if (!r || r->status != 200) return nlohmann::json();
+    if (r->body != last_body_) {
+      last_body_ = r->body;
+      files_.push_back(prefix_ + std::to_string(files_.size()) + ".json");
+      std::ofstream(files_.back()) << r->body;
+    }
+    return nlohmann::json::parse(r->body);
+  }
+  const std::vector<std::string>& files() const { return files_; }
+
+ private:
+  int port_;
+  std::string prefix_;
+  std::string last_body_;
+  std::vector<std::string> files_;
+};
+
 // Validates files holding NodeImagePulls objects against the CRD's schema (python3-jsonschema).
 Status ValidateObjects(const std::vector<std::string>& files, const std::string& log) {
   std::vector<std::string> argv = {"/usr/bin/python3", STATLET_APISERVER_STUB, "validate", STATLET_NODE_PULLS_CRD};
@@ -593,18 +617,8 @@ TEST_F(PullE2e, AKubeletPullThroughTheProxyIsSeenWithItsPodAndLayers) {
   const auto first_byte = Clock::now();
   Clock::time_point appeared{};
   bool layer_midway = false;
-  std::vector<std::string> files;
-  std::string last_body;
-  auto read_view = [&] {
-    auto r = testing::TimedGet(agent->metrics_port, "/imagepulls", "", seconds(2)).response;
-    if (!r || r->status != 200) return nlohmann::json();
-    if (r->body != last_body) {
-      last_body = r->body;
-      files.push_back(stage_->dir() + "/kubelet-view-" + std::to_string(files.size()) + ".json");
-      std::ofstream(files.back()) << r->body;
-    }
-    return nlohmann::json::parse(r->body);
-  };
+  ViewReader view(agent->metrics_port, stage_->dir() + "/kubelet-view-");
+  auto read_view = [&] { return view.Read(); };
   ASSERT_TRUE(testing::WaitFor(
       [&] {
         auto doc = read_view();
@@ -660,7 +674,7 @@ TEST_F(PullE2e, AKubeletPullThroughTheProxyIsSeenWithItsPodAndLayers) {
         return false;
       },
       seconds(10)));
-  Status v = ValidateObjects(files, stage_->dir() + "/validate-kubelet.log");
+  Status v = ValidateObjects(view.files(), stage_->dir() + "/validate-kubelet.log");
   EXPECT_TRUE(v.ok()) << v.ToString();
   stage_->StopAgent(&*agent);
 }
@@ -675,18 +689,8 @@ TEST_F(PullE2e, APullStraightOnContainerdIsSeenGrowingStalledAndDone) {
   auto agent = stage_->StartAgent(
       "observer", {"--pull.status-period=1s", "--pull.node-name=node-o", "--pull.no-progress-timeout=2s"});
   ASSERT_TRUE(agent.ok()) << agent.status().ToString();
-  std::vector<std::string> files;
-  std::string last_body;
-  auto read_view = [&] {
-    auto r = testing::TimedGet(agent->metrics_port, "/imagepulls", "", seconds(2)).response;
-    if (!r || r->status != 200) return nlohmann::json();
-    if (r->body != last_body) {
-      last_body = r->body;
-      files.push_back(stage_->dir() + "/observer-view-" + std::to_string(files.size()) + ".json");
-      std::ofstream(files.back()) << r->body;
-    }
-    return nlohmann::json::parse(r->body);
-  };
+  ViewReader view(agent->metrics_port, stage_->dir() + "/observer-view-");
+  auto read_view = [&] { return view.Read(); };
   // The entry in flight for this image (its manifest names it), or null.
   const std::string in_flight_name = "127.0.0.1/" + image_->name + "@" + image_->manifest_digest;
   auto in_flight = [&](const nlohmann::json& doc) -> std::optional<nlohmann::json> {
@@ -847,7 +851,7 @@ TEST_F(PullE2e, APullStraightOnContainerdIsSeenGrowingStalledAndDone) {
     std::this_thread::sleep_for(milliseconds(200));  // this test's reading cadence
   }
   EXPECT_TRUE(own_seen);
-  Status v = ValidateObjects(files, stage_->dir() + "/validate-observer.log");
+  Status v = ValidateObjects(view.files(), stage_->dir() + "/validate-observer.log");
   EXPECT_TRUE(v.ok()) << v.ToString();
   stage_->StopAgent(&*agent);
 }
