@@ -119,17 +119,6 @@ std::string Show(const std::map<std::string, int>& names) {
   return out;
 }
 
-int ProcessesIn(const std::string& cgroup) {
-  for (const std::string& mount : CgroupMounts()) {
-    std::ifstream in(mount + cgroup + "/cgroup.procs");
-    if (!in) continue;
-    int n = 0;
-    for (std::string line; std::getline(in, line);) n += !line.empty();
-    if (n > 0) return n;
-  }
-  return 0;
-}
-
 // The processes of a cgroup as "pid state command line" lines (for failure messages).
 std::string ProcessList(const std::string& cgroup) {
   std::string out;
@@ -347,14 +336,8 @@ TEST(ProxyHostile, HostileClientsNeitherSlowTheKubeletNorKeepWhatTheyTook) {
     EXPECT_LT(worst.rss_kib, before.rss_kib + kPeakWithinKib);
   }
 
-  v1::StopPodSandboxRequest stop;
-  stop.set_pod_sandbox_id(pod.id);
-  v1::StopPodSandboxResponse stopped;
-  EXPECT_TRUE(kubelet.runtime().StopPodSandbox(Ctx().get(), stop, &stopped).ok());
-  v1::RemovePodSandboxRequest rm;
-  rm.set_pod_sandbox_id(pod.id);
-  v1::RemovePodSandboxResponse removed;
-  EXPECT_TRUE(kubelet.runtime().RemovePodSandbox(Ctx().get(), rm, &removed).ok());
+  grpc::Status removed = StopAndRemovePod(kubelet, pod);
+  EXPECT_TRUE(removed.ok()) << removed.error_message();
   EXPECT_TRUE(RemoveCgroupEverywhere(pod.cgroup_parent, seconds(10)).ok());
 }
 

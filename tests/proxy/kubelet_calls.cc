@@ -129,6 +129,18 @@ grpc::Status RunPod(KubeletClient& kubelet, Pod* pod) {
   return s;
 }
 
+grpc::Status StopAndRemovePod(KubeletClient& kubelet, const Pod& pod) {
+  v1::StopPodSandboxRequest stop;
+  stop.set_pod_sandbox_id(pod.id);
+  v1::StopPodSandboxResponse stopped;
+  grpc::Status s = kubelet.runtime().StopPodSandbox(Ctx().get(), stop, &stopped);
+  if (!s.ok()) return s;
+  v1::RemovePodSandboxRequest rm;
+  rm.set_pod_sandbox_id(pod.id);
+  v1::RemovePodSandboxResponse removed;
+  return kubelet.runtime().RemovePodSandbox(Ctx().get(), rm, &removed);
+}
+
 grpc::Status CreateAndStart(KubeletClient& kubelet, const Pod& pod, const std::string& name, const std::string& image,
                             const std::vector<std::string>& command, std::string* container_id) {
   v1::CreateContainerResponse created;

@@ -58,6 +58,8 @@ grpc::Status RunPod(KubeletClient& kubelet, Pod* pod);
 // kubelet does (CreateContainer, StartContainer); sets *container_id once created.
 grpc::Status CreateAndStart(KubeletClient& kubelet, const Pod& pod, const std::string& name, const std::string& image,
                             const std::vector<std::string>& command, std::string* container_id);
+// Stops and removes `pod`'s sandbox as the kubelet does; the first call's error, if any.
+grpc::Status StopAndRemovePod(KubeletClient& kubelet, const Pod& pod);
 // A container's command that keeps it running until it is stopped.
 inline const std::vector<std::string> kSleepForGood = {"sleep", "2147483647"};
 

@@ -428,14 +428,8 @@ TEST_F(ProxyLifecycle, EveryUpstreamMethodGetsTheRuntimesAnswerOrStatlets) {
       methods, by_statlet, by_containerd_ok, by_containerd_error);
   EXPECT_EQ(methods, 41);
 
-  v1::StopPodSandboxRequest stop;
-  stop.set_pod_sandbox_id(pod.id);
-  v1::StopPodSandboxResponse stopped;
-  EXPECT_TRUE(kubelet.runtime().StopPodSandbox(Ctx().get(), stop, &stopped).ok());
-  v1::RemovePodSandboxRequest rm;
-  rm.set_pod_sandbox_id(pod.id);
-  v1::RemovePodSandboxResponse removed;
-  EXPECT_TRUE(kubelet.runtime().RemovePodSandbox(Ctx().get(), rm, &removed).ok());
+  grpc::Status removed = StopAndRemovePod(kubelet, pod);
+  EXPECT_TRUE(removed.ok()) << removed.error_message();
   EXPECT_TRUE(RemoveCgroupEverywhere(pod.cgroup_parent, seconds(10)).ok());
 }
 

@@ -86,6 +86,7 @@ std::unique_ptr<grpc::ClientContext> Ctx(std::chrono::milliseconds timeout = std
 // Cgroups in every hierarchy and pod uids: the live tests' shared ones.
 using ::statlet::testing::CgroupMounts;
 using ::statlet::testing::NewUid;
+using ::statlet::testing::ProcessesIn;
 using ::statlet::testing::RemoveCgroupEverywhere;
 // The last `lines` lines of a file.
 std::string Tail(const std::string& path, size_t lines);

@@ -44,18 +44,6 @@ int Threads(pid_t pid) {
   return -1;
 }
 
-// Processes in a container's cgroup (the memory hierarchy's, or the unified one's).
-int ProcessesIn(const std::string& cgroup) {
-  for (const std::string& mount : CgroupMounts()) {
-    std::ifstream in(mount + cgroup + "/cgroup.procs");
-    if (!in) continue;
-    int n = 0;
-    for (std::string line; std::getline(in, line);) n += !line.empty();
-    if (n > 0) return n;
-  }
-  return 0;
-}
-
 class ProxyResilience : public ::testing::Test {
  protected:
   void SetUp() override {

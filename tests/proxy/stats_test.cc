@@ -49,14 +49,8 @@ class ProxyStats : public ::testing::Test {
   }
 
   void RemovePod(const Pod& pod) {
-    v1::StopPodSandboxRequest stop;
-    stop.set_pod_sandbox_id(pod.id);
-    v1::StopPodSandboxResponse stopped;
-    EXPECT_TRUE(kubelet_->runtime().StopPodSandbox(Ctx().get(), stop, &stopped).ok());
-    v1::RemovePodSandboxRequest rm;
-    rm.set_pod_sandbox_id(pod.id);
-    v1::RemovePodSandboxResponse removed;
-    EXPECT_TRUE(kubelet_->runtime().RemovePodSandbox(Ctx().get(), rm, &removed).ok());
+    grpc::Status removed = StopAndRemovePod(*kubelet_, pod);
+    EXPECT_TRUE(removed.ok()) << removed.error_message();
     EXPECT_TRUE(RemoveCgroupEverywhere(pod.cgroup_parent, seconds(10)).ok());
   }
 

@@ -61,6 +61,17 @@ std::vector<std::string> CgroupMounts() {
   return out;
 }
 
+int ProcessesIn(const std::string& path) {
+  for (const std::string& mount : CgroupMounts()) {
+    std::ifstream in(mount + path + "/cgroup.procs");
+    if (!in) continue;
+    int n = 0;
+    for (std::string line; std::getline(in, line);) n += !line.empty();
+    if (n > 0) return n;
+  }
+  return 0;
+}
+
 Status RemoveCgroupEverywhere(const std::string& path, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (const std::string& mount : CgroupMounts()) {

@@ -24,6 +24,10 @@ const CgroupHierarchies& HostHierarchies();
 // cgroups too.
 std::vector<std::string> CgroupMounts();
 
+// Processes in cgroup `path` (relative): in the first hierarchy that has any (a runtime's
+// container is in its memory hierarchy's cgroup, or the unified one's); 0 when none has.
+int ProcessesIn(const std::string& path);
+
 // rmdir of `path` (relative) in every hierarchy, retried until `timeout` while busy (a
 // killed task leaves its cgroup a moment after the kill).
 Status RemoveCgroupEverywhere(const std::string& path, std::chrono::milliseconds timeout);
