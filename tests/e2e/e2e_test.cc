@@ -1270,6 +1270,97 @@ TEST(E2e, FiftyContainersChurnUnderScraping) {
   std::printf("churn: %zu scrapes, fds %d before, %d after\n", scrapes.size(), fds_before, fds_after);
 }
 
+// A container that lives about a second between two of Prometheus' 5 s scrapes (Debian's
+// server) is in Prometheus with its CPU: its exit record carries the final values to the
+// next scrape. It starts right after a scrape and is removed before the next one, so no
+// scrape saw it running; without the record it would be missing.
+TEST(E2e, AContainerBetweenTwoScrapesIsInPrometheusWithItsCpu) {
+  REQUIRE_STAGE();
+  constexpr double kInterval = 5;
+  const std::string dir = g_stage->dir() + "/prometheus-exits";
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0) << dir;
+  std::string prom_error;
+  auto prom = testing::PrometheusServer::Start(
+      dir, {"exits", "127.0.0.1:" + std::to_string(g_stage->metrics_port()), "5s"}, &prom_error);
+  ASSERT_NE(prom, nullptr) << prom_error;
+  // The start of Prometheus' last scrape, as it stamps the scrape's samples.
+  auto last_scrape = [&] {
+    auto r = PromQuery(*prom, "timestamp(up{job=\"exits\"})", {}, WallSeconds());
+    return r && !r->empty() ? r->begin()->second : 0.0;
+  };
+  CriDriver& driver = g_stage->driver();
+  auto pod = driver.RunPod({"short-lived", "e2e-exits", {}});
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+
+  std::string cgroup;
+  double scraped_at = 0, started_at = 0, removed_at = 0, kernel_lo = 0, kernel_hi = 0;
+  // Starting a container takes a moment: if one attempt outlasts the gap, the next tries again.
+  for (int attempt = 0; attempt < 3 && removed_at == 0; ++attempt) {
+    const double before = last_scrape();
+    std::string why = Eventually(milliseconds(15000),
+                                 [&] { return last_scrape() > before ? std::string() : std::string("no new scrape"); });
+    ASSERT_EQ(why, "") << prom->Log();
+    scraped_at = last_scrape();
+    started_at = WallSeconds();
+    auto id = driver.StartContainer(
+        *pod, {"burn-" + std::to_string(attempt), Sh("timeout 1 sh -c 'while :; do :; done'; exit 0")});
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    cgroup = ContainerCgroup(*pod, *id);
+    // The runtime removes the cgroup as the container exits: its CPU is read while it runs,
+    // and the final value lies between the last read and that read plus the time until the
+    // cgroup was gone (one busy thread).
+    kernel_lo = kernel_hi = 0;
+    double last_read = 0;
+    why = Eventually(milliseconds(10000), [&] {
+      const uint64_t ns = KernelCpuNs(cgroup);
+      const double now = WallSeconds();
+      if (ns > 0) {
+        kernel_lo = static_cast<double>(ns) / 1e9;
+        last_read = now;
+        return std::string("running");
+      }
+      if (last_read == 0) return std::string("not started");
+      kernel_hi = kernel_lo + (now - last_read);
+      return std::string();
+    });
+    ASSERT_EQ(why, "") << "the container's cgroup did not come and go";
+    ASSERT_TRUE(driver.RemoveContainer(*id).ok());
+    const double now = WallSeconds();
+    if (now < scraped_at + kInterval - 0.5) {
+      removed_at = now;
+    } else {
+      std::printf("attempt %d: removed %.2f s after a scrape, too close to the next; again\n", attempt,
+                  now - scraped_at);
+    }
+  }
+  ASSERT_NE(removed_at, 0.0) << "no container could live between two scrapes";
+  ASSERT_GT(kernel_lo, 0.05) << "the container did not burn CPU";
+
+  const std::string selector = "{job=\"exits\", id=\"" + cgroup + "\"}";
+  std::string why = Eventually(milliseconds(20000), [&] {
+    auto r = PromQuery(*prom, "container_cpu_usage_seconds_total" + selector, {}, WallSeconds());
+    return r && !r->empty() ? std::string() : std::string("not in Prometheus");
+  });
+  ASSERT_EQ(why, "") << "the short-lived container never reached Prometheus";
+  // Every sample of it comes from a scrape after its removal, at its final CPU.
+  const nlohmann::json cpu = prom->Query("container_cpu_usage_seconds_total" + selector + "[1m]", WallSeconds());
+  ASSERT_EQ(cpu.size(), 1u) << cpu.dump();
+  for (const auto& v : cpu[0]["values"]) {
+    const double t = v[0].get<double>(), x = std::stod(v[1].get<std::string>());
+    EXPECT_GT(t, removed_at) << "a scrape saw the container running";
+    EXPECT_GE(x, kernel_lo) << "at " << t;
+    EXPECT_LE(x, kernel_hi) << "at " << t;
+  }
+  auto exit_time = PromQuery(*prom, "statlet_container_exit_time_seconds" + selector, {}, WallSeconds());
+  ASSERT_TRUE(exit_time && exit_time->size() == 1) << "no exit time in Prometheus";
+  EXPECT_GE(exit_time->begin()->second, started_at);
+  EXPECT_LE(exit_time->begin()->second, removed_at);
+  std::printf(
+      "exits: a container removed %.2f s after a scrape, in Prometheus at %.3f s CPU (the cgroup's %.3f..%.3f)\n",
+      removed_at - scraped_at, std::stod(cpu[0]["values"][0][1].get<std::string>()), kernel_lo, kernel_hi);
+  ASSERT_TRUE(driver.RemovePod(*pod).ok());
+}
+
 }  // namespace
 }  // namespace statlet::e2e
 
