@@ -139,7 +139,9 @@ class ProgressStreams::Stream final : public ByteStream {
 
 ProgressStreams::ProgressStreams(ProgressFeed feed, ProgressStreamsOptions options)
     : feed_(std::move(feed)), options_(options), open_(std::make_shared<std::atomic<size_t>>(0)) {
-  thread_ = std::thread([this] { Loop(); });
+  // Read before the thread starts: a change between here and its first look is not missed.
+  const uint64_t seen = feed_.generation();
+  thread_ = std::thread([this, seen] { Loop(seen); });
 }
 
 ProgressStreams::~ProgressStreams() { Stop(); }
@@ -161,9 +163,8 @@ std::shared_ptr<ByteStream> ProgressStreams::Open(const ProgressTarget& target) 
   return s;
 }
 
-void ProgressStreams::Loop() {
+void ProgressStreams::Loop(uint64_t seen) {
   std::unique_lock<std::mutex> lock(mu_);
-  uint64_t seen = feed_.generation();
   while (!stop_) {
     if (streams_.empty()) {
       cv_.wait(lock, [&] { return stop_ || !streams_.empty(); });

@@ -52,7 +52,8 @@ class ProgressStreams {
   class Stream;
 
  private:
-  void Loop();
+  // `seen`: the generation the streams were last brought up to.
+  void Loop(uint64_t seen);
 
   const ProgressFeed feed_;
   const ProgressStreamsOptions options_;
