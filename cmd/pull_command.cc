@@ -57,8 +57,8 @@ there in proxy mode, else on the runtime's socket), with the same bars, until in
       --container NAME            only that container's image (the container must exist)
       --runtime.endpoint URL      the runtime's socket for the pod lists (default: found)
       --until-done                exit once every layer seen is complete (1 if a pull failed)
-      --web.ca-file FILE          CA for an https progress URL (default: the system's)
-      --web.basic-auth USER:PASS  credentials of statlet's web listener
+      --ca-file FILE              CA for an https progress URL (default: the system's)
+      --basic-auth USER:PASS      credentials of statlet's web listener
 
 Exit status: 0 pulled, 1 failed, 2 usage, 3 stalled (no progress for the timeout), 130
 interrupted.
@@ -189,9 +189,9 @@ int RunPullCommand(int argc, char** argv) {
       pod.runtime_endpoint = flags.Value();
     } else if (flags.Is("--until-done")) {
       pod.until_done = true;
-    } else if (flags.Is("--web.ca-file")) {
+    } else if (flags.Is("--ca-file")) {
       pod.ca_file = flags.Value();
-    } else if (flags.Is("--web.basic-auth")) {
+    } else if (flags.Is("--basic-auth")) {
       pod.basic_auth = flags.Value();
     } else if (flags.Is("--summary")) {
       summary = true;
