@@ -38,6 +38,7 @@
 #include "metrics/exit_families.h"
 #include "metrics/metric_selection.h"
 #include "pulls/image_pulls.h"
+#include "pulls/progress_urls.h"
 #include "runtime/runtime_client.h"
 
 namespace statlet {
@@ -145,7 +146,7 @@ int RunDaemonCommand(int argc, char** argv) {
   std::unique_ptr<pulls::ImagePulls> pulls;
   if (!opts.cri.listen.empty() && opts.pulls.enabled && opts.cri.runtime_endpoint != "none") {
     opts.pulls.pulls_only = opts.cri.proxy;
-    auto started = pulls::ImagePulls::Start(opts.pulls, opts.cri.runtime_endpoint);
+    auto started = pulls::ImagePulls::Start(opts.pulls, opts.cri.runtime_endpoint, runtime.get());
     if (!started.ok()) {
       log::Error("cannot start image pulls: " + started.status().message());
       return 1;
@@ -159,8 +160,9 @@ int RunDaemonCommand(int argc, char** argv) {
   cri::DeferredSource deferred_source;
   StatusOr<std::unique_ptr<cri::CriServer>> cri_server = std::unique_ptr<cri::CriServer>();
   if (opts.cri.proxy) {
-    cri_server = cri::StartCriServer(&deferred_source, opts.cri, opts.metrics, &self_metrics,
-                                     pulls ? pulls->service() : nullptr, runtime.get());
+    cri_server =
+        cri::StartCriServer(&deferred_source, opts.cri, opts.metrics, &self_metrics, pulls ? pulls->service() : nullptr,
+                            runtime.get(), pulls ? pulls->progress_service() : nullptr);
     if (!cri_server.ok()) {
       log::Error("cannot start the CRI proxy: " + cri_server.status().message());
       return 1;
@@ -289,6 +291,13 @@ int RunDaemonCommand(int argc, char** argv) {
     (*server)->AddRoute("/imagepulls", [p] {
       return MetricsHttpServer::RouteBody{200, "application/json", *p->NodeObject()};
     });
+    // KEP-5334: the URLs ImagePullProgress answers open their streams here.
+    pulls::ProgressUrls* urls = p->progress_urls();
+    (*server)->AddStreamRoute(pulls::kProgressPathPrefix, [urls](const std::string& token) {
+      pulls::ProgressUrls::Opened o = urls->Open(token);
+      return MetricsHttpServer::StreamAnswer{o.status, o.stream ? "application/x-ndjson" : "text/plain",
+                                             std::move(o.text), std::move(o.stream)};
+    });
   } else {
     // Not a bare 404: the route exists, this configuration turned it off.
     const std::string body = "image pulls are off on this statlet (" + PullsOffReason(opts) +
@@ -299,6 +308,7 @@ int RunDaemonCommand(int argc, char** argv) {
     log::Error(s.message());
     return 1;
   }
+  if (pulls) pulls->progress_urls()->SetBase((*server)->BaseUrl());
   // A first collection opens the kept fds and makes /readyz answer 200.
   size_t first_cgroups = 0;
   if (auto first = sampler.Get(std::chrono::nanoseconds(0)); first.ok()) {
@@ -310,8 +320,9 @@ int RunDaemonCommand(int argc, char** argv) {
 
   // CRI runtime.v1 stats on a unix socket, from the same Sampler.
   if (!opts.cri.proxy) {
-    cri_server = cri::StartCriServer(&sampler, opts.cri, opts.metrics, &self_metrics,
-                                     pulls ? pulls->service() : nullptr, runtime.get());
+    cri_server =
+        cri::StartCriServer(&sampler, opts.cri, opts.metrics, &self_metrics, pulls ? pulls->service() : nullptr,
+                            runtime.get(), pulls ? pulls->progress_service() : nullptr);
     if (!cri_server.ok()) {
       log::Error("cannot start the CRI stats service: " + cri_server.status().message());
       (*server)->Stop();

@@ -50,6 +50,11 @@ void RegisterPullFlags(FlagSet& flags, DaemonOptions* o) {
                "Different images pulled at once; more answer RESOURCE_EXHAUSTED.");
   pull.Integer("max-clients", &p.max_subscribers, {1, 65536},
                "Pull calls followed at once (all images); more answer RESOURCE_EXHAUSTED.");
+  pull.Duration("progress-url-ttl", &p.progress_url_ttl, {.max = seconds(3600), .whole_seconds = true},
+                "How long a KEP-5334 ImagePullProgress URL may wait to be opened; unused, it expires (0: at once, "
+                "every URL is refused).");
+  pull.Integer("max-progress-streams", &p.max_progress_streams, {1, 4096},
+               "KEP-5334 progress streams open at once; opening more answers 503.");
   pull.Duration("status-period", &p.status_period, {.min = seconds(1), .max = seconds(60), .whole_seconds = true},
                 "How often this node's NodeImagePulls object (pulls in flight and recently finished) is rebuilt, "
                 "served on /imagepulls and, with --pull.apiserver, applied: 1s..1m.");

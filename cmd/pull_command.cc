@@ -21,6 +21,7 @@
 #include "cmd/commands.h"
 #include "cmd/flag_parser.h"
 #include "cmd/pull_display.h"
+#include "cmd/pull_pod.h"
 #include "cri/cri_server.h"
 #include "proto/image_service.grpc.pb.h"
 
@@ -31,6 +32,7 @@ namespace v1 = ::runtime::v1;
 namespace kep = ::statlet::kep3542;
 
 constexpr const char* kUsage = R"(Usage: statlet pull [flags] IMAGE
+       statlet pull --pod NAMESPACE/NAME [--container NAME] [flags]
 
 Pulls IMAGE through the node's runtime and shows its progress: per-layer bars on a
 terminal, one line per report otherwise. Uses KEP-3542's PullImageWithProgress on the
@@ -48,6 +50,15 @@ Flags:
       --plain                     plain lines even on a terminal
       --creds USER:PASSWORD       registry credentials (sent to the runtime)
   -h, --help                      this text
+
+Following a pod's pulls (KEP-5334 ImagePullProgress on --cri.endpoint; the pod is looked up
+there in proxy mode, else on the runtime's socket), with the same bars, until interrupted:
+      --pod NAMESPACE/NAME        the pod whose pulls to follow (in flight, then new ones)
+      --container NAME            only that container's image (the container must exist)
+      --runtime.endpoint URL      the runtime's socket for the pod lists (default: found)
+      --until-done                exit once every layer seen is complete (1 if a pull failed)
+      --ca-file FILE              CA for an https progress URL (default: the system's)
+      --basic-auth USER:PASS      credentials of statlet's web listener
 
 Exit status: 0 pulled, 1 failed, 2 usage, 3 stalled (no progress for the timeout), 130
 interrupted.
@@ -147,6 +158,7 @@ int RunPullCommand(int argc, char** argv) {
   std::string interval_text;
   std::optional<uint32_t> timeout;
   bool summary = false, plain = false;
+  PullPodOptions pod;
   FlagParser flags(argc, argv, "statlet pull");
   while (flags.Next()) {
     if (flags.Is("-h") || flags.Is("--help")) {
@@ -169,6 +181,18 @@ int RunPullCommand(int argc, char** argv) {
         return flags.Fail("--no-progress-timeout: expected whole seconds up to a year (e.g. 30s; 0 never)");
       }
       timeout = static_cast<uint32_t>(d.count() / 1000000000);
+    } else if (flags.Is("--pod")) {
+      pod.pod = flags.Value();
+    } else if (flags.Is("--container")) {
+      pod.container = flags.Value();
+    } else if (flags.Is("--runtime.endpoint")) {
+      pod.runtime_endpoint = flags.Value();
+    } else if (flags.Is("--until-done")) {
+      pod.until_done = true;
+    } else if (flags.Is("--ca-file")) {
+      pod.ca_file = flags.Value();
+    } else if (flags.Is("--basic-auth")) {
+      pod.basic_auth = flags.Value();
     } else if (flags.Is("--summary")) {
       summary = true;
     } else if (flags.Is("--plain")) {
@@ -183,6 +207,15 @@ int RunPullCommand(int argc, char** argv) {
     }
   }
   if (flags.failed()) return 2;
+  if (!pod.pod.empty() || !pod.container.empty()) {
+    if (!image.empty() || pod.pod.empty()) {
+      std::fputs("statlet pull: --pod follows a pod's pulls and takes no IMAGE; --container needs --pod\n", stderr);
+      return 2;
+    }
+    pod.cri_endpoint = endpoint;
+    pod.plain = plain;
+    return FollowPodPulls(pod);
+  }
   if (image.empty()) {
     std::fputs(
         "statlet pull: no image given: name the image to pull, e.g. statlet pull registry.example/app:1 "

@@ -98,10 +98,21 @@ std::string PullDisplay::Update(const PullReport& report, double elapsed) {
   }
   // Back to the first row of the previous drawing, then every row cleared and redrawn.
   if (drawn_rows_ > 0) out += "\033[" + std::to_string(drawn_rows_) + "A\r";
-  int rows = 0;
+  out += Rows(report, elapsed, rate, &drawn_rows_);
+  return out;
+}
+
+std::string PullDisplay::Block(const PullReport& report, double elapsed, int* rows) {
+  const double rate = Measure(&total_rate_, report.offset, elapsed);
+  return Rows(report, elapsed, rate, rows);
+}
+
+std::string PullDisplay::Rows(const PullReport& report, double elapsed, double rate, int* rows) {
+  std::string out;
+  *rows = 0;
   auto line = [&](const std::string& s) {
     out += "\033[2K" + s + "\n";
-    ++rows;
+    ++*rows;
   };
   char head[64];
   std::snprintf(head, sizeof head, "  elapsed %.1fs", elapsed);
@@ -112,7 +123,6 @@ std::string PullDisplay::Update(const PullReport& report, double elapsed) {
   }
   line(Row("total", report.total ? (report.offset >= *report.total ? "unpacking" : "pulling") : "resolving",
            report.offset, report.total, rate));
-  drawn_rows_ = rows;
   return out;
 }
 

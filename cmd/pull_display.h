@@ -30,6 +30,9 @@ class PullDisplay {
   PullDisplay(std::string image, bool terminal) : image_(std::move(image)), terminal_(terminal) {}
   // The text to write for a report received `elapsed` seconds after the start.
   std::string Update(const PullReport& report, double elapsed);
+  // The terminal rows of a report without the cursor moves: for a caller that draws several
+  // images at once (`statlet pull --pod`) and redraws them together. *rows: how many.
+  std::string Block(const PullReport& report, double elapsed, int* rows);
   // The last words: "done: <ref> (3.4s)" or nothing (errors go to stderr).
   std::string Done(const std::string& image_ref, double elapsed);
 
@@ -41,6 +44,8 @@ class PullDisplay {
     double bytes_per_second = 0;
   };
   double Measure(Rate* r, uint64_t offset, double now);
+  // The terminal rows (no cursor moves) with the total's rate already measured.
+  std::string Rows(const PullReport& report, double elapsed, double rate, int* rows);
   std::string Row(const std::string& name, const std::string& stage, uint64_t offset, std::optional<uint64_t> total,
                   double rate) const;
 

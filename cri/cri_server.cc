@@ -127,6 +127,7 @@ StatusOr<std::unique_ptr<CriServer>> CriServer::Start(SnapshotSource* source, co
   int bound = 0;
   builder.AddListeningPort("unix:" + *path, grpc::InsecureServerCredentials(), &bound);
   builder.RegisterService(server->stats_.get());
+  if (options.runtime_extra != nullptr) builder.RegisterService(options.runtime_extra);
   if (images != nullptr) builder.RegisterService(images);
   if (server->pass_through_) builder.RegisterCallbackGenericService(server->pass_through_.get());
   if (options.call_observer) {

@@ -1,4 +1,5 @@
-// CriServer: serves CriStatsService and an ImageService on a unix socket. The daemon
+// CriServer: serves CriStatsService (and any more RuntimeService methods statlet answers)
+// and an ImageService on a unix socket. The daemon
 // starts one with its SnapshotSource (and its image service, pulls/) and stops it at
 // shutdown. In proxy mode (`proxy` set) it also registers the generic PassThroughService:
 // every call neither service registers goes to the runtime (cri/passthrough.h).
@@ -36,6 +37,11 @@ struct CriServerOptions {
   // answers UNIMPLEMENTED (passes to the runtime in proxy mode). In proxy mode it must
   // register only the methods statlet answers itself.
   grpc::Service* image_service = nullptr;
+  // More runtime.v1.RuntimeService methods statlet answers itself (ImagePullProgress,
+  // pulls/pull_progress_service.h), registered beside the stats service: in proxy mode
+  // gRPC matches them before the generic service, so they never reach the runtime. Must
+  // outlive the server; null: none.
+  grpc::Service* runtime_extra = nullptr;
   // Proxy mode: the runtime and the bounds of passed calls. service.stats_calls_only is
   // then implied.
   std::optional<PassThroughOptions> proxy;

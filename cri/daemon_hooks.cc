@@ -17,7 +17,8 @@ std::unique_ptr<RuntimeClient> StartRuntimeClient(const CriDaemonOptions& o) {
 
 StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, const CriDaemonOptions& o,
                                                     const metrics::SampleRules& rules, metrics::CallObserver* calls,
-                                                    grpc::Service* image_service, RuntimeClient* runtime) {
+                                                    grpc::Service* image_service, RuntimeClient* runtime,
+                                                    grpc::Service* runtime_extra) {
   if (o.listen.empty()) return std::unique_ptr<CriServer>();
   CriServerOptions so;
   so.listen_path = o.listen;
@@ -26,6 +27,7 @@ StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, cons
   so.service.rules = rules;
   so.call_observer = calls;
   so.image_service = image_service;
+  so.runtime_extra = runtime_extra;
   if (o.proxy) {
     PassThroughOptions po;
     po.runtime_endpoint = o.runtime_endpoint;

@@ -36,10 +36,12 @@ std::unique_ptr<RuntimeClient> StartRuntimeClient(const CriDaemonOptions& o);
 // daemon's value rules; `calls` (may be null) is told every call; `image_service` serves
 // runtime.v1.ImageService (null: UNIMPLEMENTED, or passed in proxy mode); `runtime` (may
 // be null) learns of the changes passed in proxy mode and makes the stats calls wait for
-// their metadata.
+// their metadata; `runtime_extra` (may be null) serves more RuntimeService methods
+// (CriServerOptions::runtime_extra).
 StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, const CriDaemonOptions& o,
                                                     const metrics::SampleRules& rules, metrics::CallObserver* calls,
                                                     grpc::Service* image_service = nullptr,
-                                                    RuntimeClient* runtime = nullptr);
+                                                    RuntimeClient* runtime = nullptr,
+                                                    grpc::Service* runtime_extra = nullptr);
 
 }  // namespace statlet::cri

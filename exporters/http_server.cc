@@ -18,6 +18,7 @@
 #include <boost/beast/ssl.hpp>
 
 #include <atomic>
+#include <cstdio>
 #include <list>
 #include <map>
 #include <mutex>
@@ -84,7 +85,9 @@ class HttpServer::Impl {
   bool ShedOne();
   const HttpRoute* Route(const std::string& path) const {
     for (const HttpRoute& r : routes) {
-      if (r.path == path) return &r;
+      if (r.path == path || (r.prefix && path.size() > r.path.size() && path.compare(0, r.path.size(), r.path) == 0)) {
+        return &r;
+      }
     }
     return nullptr;
   }
@@ -130,7 +133,8 @@ class HttpServer::Impl {
 // run the handler inline or on a worker, hand the answer back to the event loop.
 class SessionBase : public std::enable_shared_from_this<SessionBase> {
  public:
-  enum class State { kIdle, kReading, kWorking, kWriting, kClosing };
+  // kStreaming: sending a ByteStream; not busy (Stop closes it at once, it has no end).
+  enum class State { kIdle, kReading, kWorking, kWriting, kStreaming, kClosing };
 
   SessionBase(HttpServer::Impl* server, Listener which, asio::ip::address address)
       : s_(server), which_(which), address_(std::move(address)) {}
@@ -265,6 +269,11 @@ class Session : public SessionBase {
     beast::error_code ec;
     tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
     tcp().close();
+    if (stall_) stall_->cancel();
+    if (stream_body_) {
+      stream_body_->Close();
+      stream_body_.reset();
+    }
     Prove();
     s_->Release(this, which_, address_);
   }
@@ -389,6 +398,10 @@ class Session : public SessionBase {
 
   void Respond(HttpResponse r, bool keep_alive) override {
     if (closed_) return;
+    if (r.stream && r.status < 400) {
+      RespondStream(std::move(r));
+      return;
+    }
     ++served_;
     const bool keep = keep_alive && r.status < 400 && !s_->stopping && served_ < s_->o.keep_alive_max_requests;
     pieces_ = std::move(r.pieces);
@@ -441,6 +454,98 @@ class Session : public SessionBase {
     });
   }
 
+  // A streamed answer: the header (chunked, the connection closes after it), then each
+  // chunk the stream has ready, one write at a time, while a read waits for the client to
+  // leave. A chunk the client does not take within the write timeout ends the connection.
+  void RespondStream(HttpResponse r) {
+    ++served_;
+    stream_body_ = std::move(r.stream);
+    res_.emplace(static_cast<http::status>(r.status), 11);
+    res_->set(http::field::content_type, r.content_type);
+    for (const auto& [k, v] : s_->o.web.headers) res_->set(k, v);
+    for (const auto& [k, v] : r.headers) res_->set(k, v);
+    res_->keep_alive(false);
+    res_->chunked(true);
+    serializer_.emplace(*res_);
+    state_ = State::kStreaming;
+    tcp().expires_never();
+    stall_.emplace(s_->io);
+    ArmStall();
+    auto self = Self();
+    http::async_write_header(stream_, *serializer_, [self](beast::error_code ec, size_t) {
+      if (self->closed_) return;
+      self->stall_->cancel();
+      self->serializer_.reset();
+      self->res_.reset();
+      if (ec || self->head_) {
+        self->CloseNow();
+        return;
+      }
+      self->WatchClient();
+      self->Pump();
+    });
+  }
+
+  void ArmStall() {
+    stall_->expires_after(s_->o.write_timeout);
+    auto self = Self();
+    stall_->async_wait([self](beast::error_code ec) {
+      if (!ec && !self->closed_) self->CloseNow();  // the client takes no bytes
+    });
+  }
+
+  // The client sends nothing on a stream: what it sends is dropped; its leaving ends it.
+  void WatchClient() {
+    if (!discard_) discard_ = std::make_unique<char[]>(kDiscardBytes);
+    auto self = Self();
+    stream_.async_read_some(asio::buffer(discard_.get(), kDiscardBytes), [self](beast::error_code ec, size_t) {
+      if (self->closed_) return;
+      if (ec) {
+        self->CloseNow();
+        return;
+      }
+      self->WatchClient();
+    });
+  }
+
+  void Pump() {
+    if (closed_ || chunk_writing_ || !stream_body_) return;
+    chunk_.clear();
+    std::weak_ptr<SessionBase> weak = weak_from_this();
+    asio::io_context* io = &s_->io;
+    const bool more = stream_body_->Take(&chunk_, [weak, io] {
+      asio::post(*io, [weak] {
+        if (auto s = weak.lock()) static_cast<Session*>(s.get())->Pump();
+      });
+    });
+    if (chunk_.empty() && more) return;  // woken when there is more
+    char size[32];
+    const int n = std::snprintf(size, sizeof size, "%zx\r\n", chunk_.size());
+    chunk_head_.assign(size, static_cast<size_t>(n));
+    buffers_.clear();
+    static constexpr char kCrlf[] = "\r\n";
+    static constexpr char kLast[] = "0\r\n\r\n";
+    if (!chunk_.empty()) {
+      buffers_.push_back(asio::buffer(chunk_head_));
+      buffers_.push_back(asio::buffer(chunk_));
+      buffers_.push_back(asio::buffer(kCrlf, 2));
+    }
+    if (!more) buffers_.push_back(asio::buffer(kLast, 5));
+    chunk_writing_ = true;
+    ArmStall();
+    auto self = Self();
+    asio::async_write(stream_, buffers_, [self, more](beast::error_code ec, size_t) {
+      if (self->closed_) return;
+      self->chunk_writing_ = false;
+      self->stall_->cancel();
+      if (ec || !more) {
+        self->CloseNow();
+        return;
+      }
+      self->Pump();
+    });
+  }
+
   // After an answer that ends the connection: stop sending, then read and drop what the
   // client still sends (for a while, up to a cap) so that it sees the answer rather than
   // a reset, then close.
@@ -482,6 +587,12 @@ class Session : public SessionBase {
   std::vector<asio::const_buffer> buffers_;  // all three as the write's buffer sequence
   std::optional<http::response<http::empty_body>> res_;
   std::optional<http::response_serializer<http::empty_body>> serializer_;
+  // A streamed answer (RespondStream): the stream, the chunk being written and its size
+  // line, and the timer that drops a client taking no bytes.
+  std::shared_ptr<ByteStream> stream_body_;
+  std::string chunk_, chunk_head_;
+  bool chunk_writing_ = false;
+  std::optional<asio::steady_timer> stall_;
 };
 
 void HttpServer::Impl::Accept(Listener which) {

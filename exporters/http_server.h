@@ -24,7 +24,9 @@
 //  - The listen address is held exclusively (no SO_REUSEPORT): a second instance fails
 //    with a clear error. An optional second address serves chosen routes without TLS or
 //    auth, for the kubelet's probes.
-//  - Stop() closes idle connections at once, lets answers in flight finish for up to a
+//  - A handler may answer with a ByteStream (HttpResponse::stream): a chunked answer sent
+//    as it is produced, ended when the client closes (a read watches for it).
+//  - Stop() closes idle connections (and streams) at once, lets answers in flight finish for up to a
 //    second and closes the rest: the process exits promptly whatever the clients do.
 //
 // Handlers see a small request (method, path, the headers content negotiation needs) and
@@ -39,6 +41,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/byte_stream.h"
 #include "base/status.h"
 #include "exporters/http_authorizer.h"
 #include "exporters/kept_text.h"
@@ -62,6 +65,11 @@ struct HttpResponse {
   std::shared_ptr<const std::string> body;
   // Sent right after `body` (a per-request part of a shared body).
   std::string tail;
+  // Set: the answer is this stream instead (chunked, on a connection of its own that closes
+  // after it), sent as it is produced until it ends or the client leaves; `body` is unused.
+  // A client that takes no bytes for the write timeout is dropped, so the connection holds
+  // at most one chunk; what the stream keeps meanwhile is the producer's bound.
+  std::shared_ptr<ByteStream> stream;
   std::vector<std::pair<std::string, std::string>> headers;
 
   static HttpResponse Text(int status, std::string text);
@@ -77,6 +85,8 @@ struct HttpRoute {
   bool on_worker = false;
   // Also served on the health address, without TLS or auth.
   bool on_health_listener = false;
+  // Serves every path under `path` (which then ends with '/'), not just `path` itself.
+  bool prefix = false;
 };
 
 // Transport settings: what the daemon's --web.* flags set.

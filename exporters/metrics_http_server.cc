@@ -85,6 +85,16 @@ std::string MetricsHttpServer::MetricsUrl() const {
          BoundAddress(options_.listen_address, http_->port()) + options_.telemetry_path;
 }
 
+std::string MetricsHttpServer::BaseUrl() const {
+  std::string host;
+  int requested = 0;
+  if (!ParseListenAddress(options_.listen_address, &host, &requested).ok()) host.clear();
+  if (host.empty() || host == "0.0.0.0") host = "127.0.0.1";
+  if (host == "::") host = "::1";
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  return std::string(options_.web.tls() ? "https" : "http") + "://" + host + ":" + std::to_string(http_->port());
+}
+
 std::string MetricsHttpServer::HealthUrl() const {
   if (options_.health_listen_address.empty()) return "";
   return "http://" + BoundAddress(options_.health_listen_address, http_->health_port());
@@ -105,6 +115,23 @@ void MetricsHttpServer::AddRoute(const std::string& path, std::function<RouteBod
                      return r;
                    },
                    /*on_worker=*/true});
+}
+
+void MetricsHttpServer::AddStreamRoute(const std::string& prefix,
+                                       std::function<StreamAnswer(const std::string& rest)> handler) {
+  HttpRoute route{prefix,
+                  [prefix, handler = std::move(handler)](const HttpRequest& req) {
+                    StreamAnswer a = handler(req.path.substr(prefix.size()));
+                    HttpResponse r;
+                    r.status = a.status;
+                    r.content_type = std::move(a.content_type);
+                    r.body = std::make_shared<const std::string>(std::move(a.body));
+                    r.stream = std::move(a.stream);
+                    return r;
+                  },
+                  /*on_worker=*/false};
+  route.prefix = true;
+  http_->AddRoute(std::move(route));
 }
 
 MetricsHttpServer::Counters MetricsHttpServer::counters() const {

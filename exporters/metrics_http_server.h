@@ -61,6 +61,16 @@ class MetricsHttpServer {
     std::string body;
   };
   void AddRoute(const std::string& path, std::function<RouteBody()> handler);
+  // Before Start: GET `prefix`<rest> answers what `handler` returns for <rest>: a body, or
+  // (status 200) a stream sent as it is produced (http_server.h). The handler runs on the
+  // event loop: it must return in microseconds. Same TLS and authorization as the metrics.
+  struct StreamAnswer {
+    int status = 200;
+    std::string content_type;
+    std::string body;                    // when not streamed
+    std::shared_ptr<ByteStream> stream;  // when streamed
+  };
+  void AddStreamRoute(const std::string& prefix, std::function<StreamAnswer(const std::string& rest)> handler);
 
   // Binds the listen address(es) and serves from a background thread.
   Status Start();
@@ -74,6 +84,9 @@ class MetricsHttpServer {
   // the probe address, "http://127.0.0.1:10341" ("" without one).
   std::string MetricsUrl() const;
   std::string HealthUrl() const;
+  // Once started: scheme://host:port of the main address, a wildcard host given as the
+  // loopback address ("http://127.0.0.1:10340"): where URLs for local clients point.
+  std::string BaseUrl() const;
   // /readyz answers 200 once set (after the first successful collection).
   void SetReady(bool ready) { ready_ = ready; }
 

@@ -10,16 +10,19 @@
 #include "pulls/image_service.h"
 #include "pulls/node_pulls.h"
 #include "pulls/observed_pulls.h"
+#include "pulls/progress_streams.h"
+#include "pulls/progress_urls.h"
 #include "pulls/pull_engine.h"
 #include "pulls/pull_metrics.h"
+#include "pulls/pull_progress_service.h"
 #include "pulls/runtime_puller.h"
 #include "pulls/status_writer.h"
 #include "runtime/runtime_client.h"
 
 namespace statlet::pulls {
 
-StatusOr<std::unique_ptr<ImagePulls>> ImagePulls::Start(const ImagePullOptions& o,
-                                                        const std::string& runtime_endpoint) {
+StatusOr<std::unique_ptr<ImagePulls>> ImagePulls::Start(const ImagePullOptions& o, const std::string& runtime_endpoint,
+                                                        RuntimeClient* sandboxes) {
   // The name must be valid where it names an object on the API server, or was given.
   auto node = ResolveNodeName(o.node_name, /*strict=*/!o.apiserver.empty());
   if (!node.ok()) return InvalidArgument("pull.node-name: " + node.status().message());
@@ -81,12 +84,24 @@ StatusOr<std::unique_ptr<ImagePulls>> ImagePulls::Start(const ImagePullOptions& 
       std::make_unique<NodePullsView>(self->engine_.get(), NodePullsOptions{*node, o.status_period}, listener);
   self->view_->Start();
   self->metrics_ = std::make_unique<PullMetrics>(self->engine_.get(), self->writer_.get());
+  PullEngine* engine = self->engine_.get();
+  ProgressStreamsOptions pso;
+  pso.max_streams = o.max_progress_streams;
+  pso.interval = o.poll_interval;
+  self->progress_streams_ = std::make_unique<ProgressStreams>(
+      ProgressFeed{[engine] { return engine->Pulls(); }, [engine] { return engine->generation(); }}, pso);
+  ProgressTokensOptions pto;
+  pto.ttl = o.progress_url_ttl;
+  pto.max_outstanding = o.max_progress_urls;
+  self->progress_urls_ = std::make_unique<ProgressUrls>(pto, self->progress_streams_.get());
+  self->progress_service_ = NewPullProgressService(self->progress_urls_.get(), sandboxes);
   return self;
 }
 
 ImagePulls::~ImagePulls() { Stop(); }
 
 void ImagePulls::Stop() {
+  if (progress_streams_) progress_streams_->Stop();
   if (engine_) engine_->Stop();
   if (view_) view_->Stop();
   if (writer_) writer_->Stop();

@@ -1,7 +1,8 @@
 // ImagePulls: everything the daemon runs for image pulls, started and stopped as one:
 // the channel to the runtime, the content store client, the PullEngine, the gRPC image
 // service the CRI server registers, the per-node NodeImagePulls view (and its optional
-// writer to the API server) and the pull families (served on /metrics, exported over OTLP).
+// writer to the API server), the pull families (served on /metrics, exported over OTLP) and
+// KEP-5334's ImagePullProgress call with the progress streams its URLs open.
 //
 // The flags that set ImagePullOptions are declared in cmd/options_pull.cc.
 #pragma once
@@ -17,6 +18,10 @@ namespace grpc {
 class Service;
 }
 
+namespace statlet {
+class RuntimeClient;
+}
+
 namespace statlet::metrics {
 class ExtraSource;
 }
@@ -28,6 +33,8 @@ class RuntimeChannel;
 class NodePullsView;
 class StatusWriter;
 class PullMetrics;
+class ProgressStreams;
+class ProgressUrls;
 
 struct ImagePullOptions {
   bool enabled = true;
@@ -54,19 +61,30 @@ struct ImagePullOptions {
   // Proxy mode (not a flag: the daemon sets it): the image service registers the pull
   // calls only, the CRI server passes the others to the runtime.
   bool pulls_only = false;
+  // KEP-5334 progress URLs: how long one waits to be used, how many may wait, how many
+  // streams may be open at once.
+  std::chrono::seconds progress_url_ttl{30};
+  size_t max_progress_urls = 1000;
+  size_t max_progress_streams = 128;
 };
 
 class ImagePulls {
  public:
-  // `runtime_endpoint`: the daemon's --runtime.endpoint (empty: auto-detect).
+  // `runtime_endpoint`: the daemon's --runtime.endpoint (empty: auto-detect). `sandboxes`
+  // (may be null; must outlive this) lists the pods ImagePullProgress names.
   static StatusOr<std::unique_ptr<ImagePulls>> Start(const ImagePullOptions& options,
-                                                     const std::string& runtime_endpoint);
+                                                     const std::string& runtime_endpoint,
+                                                     RuntimeClient* sandboxes = nullptr);
   ~ImagePulls();
   // Ends every pull call (UNAVAILABLE) and cancels the runtime's pulls. Call before the
   // CRI server stops; idempotent.
   void Stop();
 
   grpc::Service* service() { return service_.get(); }
+  // RuntimeService's ImagePullProgress (registered beside the stats service).
+  grpc::Service* progress_service() { return progress_service_.get(); }
+  // Its URLs: the web listener sets their base and serves kProgressPathPrefix with them.
+  ProgressUrls* progress_urls() { return progress_urls_.get(); }
   PullEngine* engine() { return engine_.get(); }
   // The NodeImagePulls object as JSON (what /imagepulls serves).
   std::shared_ptr<const std::string> NodeObject() const;
@@ -82,6 +100,9 @@ class ImagePulls {
   std::unique_ptr<StatusWriter> writer_;
   std::unique_ptr<NodePullsView> view_;
   std::unique_ptr<PullMetrics> metrics_;
+  std::unique_ptr<ProgressStreams> progress_streams_;
+  std::unique_ptr<ProgressUrls> progress_urls_;
+  std::unique_ptr<grpc::Service> progress_service_;
 };
 
 }  // namespace statlet::pulls
