@@ -1,7 +1,12 @@
 // OOM kills across restarts on the e2e stage: one container name OOM-killed in three
 // attempts (0, 1, 2) of one sandbox, as the kubelet restarts a crash-looping container, and
 // statlet_container_oom_kills_total{namespace, pod, container} reads 1, 2, then 3 on
-// /metrics, while each attempt runs and after it exited; gone once the pod is.
+// /metrics, while each attempt runs and after it exited; still 3 once no exit record of the
+// attempts is left; gone once the pod is.
+//
+// An agent of the test's own watches the stage's containerd with a 1 s exit retention: the
+// stage agent's 2 min would keep the earlier attempts' records (their final counts) in every
+// scrape of the test, where a sum over what the scrape shows would pass too.
 //
 // Each attempt's shell runs dd with a buffer past the memory limit (the OOM killer takes
 // dd: one kill in the container's cgroup), then waits for a file of the test's on a host
@@ -15,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -24,6 +30,7 @@
 #include "tests/e2e/e2e_shared.h"
 #include "tests/e2e/e2e_stage.h"
 #include "tests/support/http_client.h"
+#include "tests/support/statlet_daemon.h"
 
 namespace statlet::e2e {
 namespace {
@@ -37,10 +44,11 @@ constexpr int64_t kMemoryLimitBytes = 32 << 20;  // dd's 64 MiB buffer does not 
 // Generous for a sanitized agent on a busy two-core machine: a pass takes well under this.
 constexpr milliseconds kDeadline(60000);
 
-// statlet_container_oom_kills_total of the test's container name; none when the scrape
-// has no such series (or failed: `why` says).
-std::optional<double> OomKillsByName(std::string* why) {
-  auto resp = testing::TimedGet(g_stage->metrics_port(), "/metrics", "", milliseconds(10000)).response;
+// The value of the first series of `family` whose labels include `want`; none when the
+// scrape has no such series (or failed: `why` says).
+std::optional<double> Scraped(int port, const std::string& family, const std::map<std::string, std::string>& want,
+                              std::string* why) {
+  auto resp = testing::TimedGet(port, "/metrics", "", milliseconds(10000)).response;
   if (!resp || resp->status != 200) {
     *why = "GET /metrics failed";
     return std::nullopt;
@@ -51,24 +59,28 @@ std::optional<double> OomKillsByName(std::string* why) {
     return std::nullopt;
   }
   for (const Sample& s : *samples) {
-    if (s.name != "statlet_container_oom_kills_total") continue;
-    auto label = [&](const char* k) {
+    if (s.name != family) continue;
+    bool all = true;
+    for (const auto& [k, v] : want) {
       auto it = s.labels.find(k);
-      return it == s.labels.end() ? std::string() : it->second;
-    };
-    if (label("namespace") == kNamespace && label("pod") == kPodName && label("container") == kContainer) {
-      return s.value;
+      all = all && it != s.labels.end() && it->second == v;
     }
+    if (all) return s.value;
   }
-  *why = "no statlet_container_oom_kills_total series for the container";
+  *why = "no " + family + " series";
   return std::nullopt;
 }
 
+std::optional<double> OomKillsByName(int port, std::string* why) {
+  return Scraped(port, "statlet_container_oom_kills_total",
+                 {{"namespace", kNamespace}, {"pod", kPodName}, {"container", kContainer}}, why);
+}
+
 // "" once a scrape shows `want`, else what the last one showed.
-std::string WaitForCount(double want) {
+std::string WaitForCount(int port, double want) {
   return Eventually(kDeadline, [&] {
     std::string why;
-    std::optional<double> got = OomKillsByName(&why);
+    std::optional<double> got = OomKillsByName(port, &why);
     if (!got) return why;
     return *got == want ? std::string() : "reads " + std::to_string(*got) + ", want " + std::to_string(want);
   });
@@ -77,6 +89,18 @@ std::string WaitForCount(double want) {
 TEST(E2eOomRestarts, OomKillsOfOneNameAddUpOverThreeAttempts) {
   REQUIRE_STAGE();
   CriDriver& driver = g_stage->driver();
+  testing::DaemonOptions o;
+  o.binary = STATLET_E2E_AGENT;
+  o.dir = g_stage->dir();
+  o.name = "oom-agent";
+  o.cgroup_subtree = g_stage->cgroup_root();
+  o.flags = {"--runtime.endpoint=unix://" + g_stage->dir() + "/containerd.sock", "--runtime.refresh-period=200ms",
+             "--collector.exit-retention=1s", "--log.level=warn"};
+  o.wait_until_ready = true;
+  o.start_timeout = std::chrono::seconds(60);
+  testing::Daemon agent(o);
+  ASSERT_TRUE(agent.ok()) << agent.error();
+  const int port = agent.port();
   const std::string go_dir = g_stage->dir() + "/oom-go";
   ASSERT_EQ(mkdir(go_dir.c_str(), 0755), 0) << go_dir;
   auto pod = driver.RunPod({kPodName, kNamespace, {{"app", kPodName}}});
@@ -111,8 +135,8 @@ TEST(E2eOomRestarts, OomKillsOfOneNameAddUpOverThreeAttempts) {
 
     // While the attempt runs: its kill plus every earlier attempt's.
     const double want = attempt + 1;
-    std::string why = WaitForCount(want);
-    ASSERT_EQ(why, "") << "attempt " << attempt << " running\n" << g_stage->Logs();
+    std::string why = WaitForCount(port, want);
+    ASSERT_EQ(why, "") << "attempt " << attempt << " running\n" << agent.log();
 
     // Let it exit, as an OOM-killed container's restart follows its exit.
     std::ofstream(go_dir + "/" + std::to_string(attempt)).put('\n');
@@ -123,19 +147,31 @@ TEST(E2eOomRestarts, OomKillsOfOneNameAddUpOverThreeAttempts) {
     });
     ASSERT_EQ(why, "") << "attempt " << attempt << " did not exit";
     // Exited: the count stays (its cgroup gone, the instance is carried).
-    why = WaitForCount(want);
-    ASSERT_EQ(why, "") << "attempt " << attempt << " exited\n" << g_stage->Logs();
+    why = WaitForCount(port, want);
+    ASSERT_EQ(why, "") << "attempt " << attempt << " exited\n" << agent.log();
   }
+
+  // No exit record of the attempts left (retention 1 s): the count is the accumulator's.
+  std::string why = Eventually(kDeadline, [&] {
+    std::string scrape_why;
+    std::optional<double> records = Scraped(port, "statlet_container_exit_records", {}, &scrape_why);
+    if (!records) return scrape_why;
+    if (*records != 0) return std::to_string(*records) + " exit records held";
+    std::optional<double> got = OomKillsByName(port, &scrape_why);
+    if (!got) return scrape_why;
+    return *got == 3 ? std::string() : "reads " + std::to_string(*got) + " with no exit record held, want 3";
+  });
+  ASSERT_EQ(why, "") << "after the records expired\n" << agent.log();
 
   // The pod gone: its names go with it (after two collections without it).
   remove.done = true;
   Status removed = driver.RemovePod(*pod);
   ASSERT_TRUE(removed.ok()) << removed.ToString();
-  std::string why = Eventually(kDeadline, [] {
+  why = Eventually(kDeadline, [&] {
     std::string scrape_why;
-    std::optional<double> got = OomKillsByName(&scrape_why);
+    std::optional<double> got = OomKillsByName(port, &scrape_why);
     if (got) return "still reads " + std::to_string(*got);
-    return scrape_why == "no statlet_container_oom_kills_total series for the container" ? std::string() : scrape_why;
+    return scrape_why == "no statlet_container_oom_kills_total series" ? std::string() : scrape_why;
   });
   EXPECT_EQ(why, "") << "after RemovePod";
 }
