@@ -70,9 +70,9 @@ void ContainerOomKills::Observe(const Snapshot& snap) {
     if (!meta->pod_name.empty()) e->second.pod = meta->pod_name;
   }
 
-  // Instances no snapshot showed for gone_after collections: folded into their name.
+  // Instances no snapshot showed for fold_after collections: folded into their name.
   for (auto it = instances_.begin(); it != instances_.end();) {
-    if (seq - it->second.seen_seq >= opts_.gone_after) {
+    if (seq - it->second.seen_seq >= opts_.fold_after) {
       FoldLocked(it->first, it->second);
       it = instances_.erase(it);
     } else {
@@ -88,7 +88,7 @@ void ContainerOomKills::Observe(const Snapshot& snap) {
       ++it;
       continue;
     }
-    if (++it->second < opts_.gone_after) {
+    if (++it->second < opts_.pod_gone_after) {
       ++it;
       continue;
     }

@@ -9,11 +9,12 @@
 // that exited, merged into every snapshot for the exit retention; an instance whose exit was
 // not captured keeps the last value a collection read. A value that goes down (the cgroup
 // made again) is a counter reset: what the instance had counted is kept. An instance no
-// snapshot showed for `gone_after` collections in a row is folded into its name's total and
+// snapshot showed for `fold_after` collections in a row is folded into its name's total and
 // its id remembered (a bounded list), so that it is never counted twice. Names come from the
 // runtime (ContainerMetadata): an instance the runtime never named is counted under no name.
 // A pod's names go once no cgroup of the pod (its pod cgroup, a container; exit records do
-// not count, they outlive the pod) was in `gone_after` collections in a row. Bounded: past `max_entries` names or
+// not count, they outlive the pod) was in `pod_gone_after` collections in a row: by default
+// the first collection without it, as every cgroup series of the pod goes then. Bounded: past `max_entries` names or
 // `max_instances` instances new ones are left out, and counted.
 #pragma once
 
@@ -39,7 +40,8 @@ struct ContainerOomKillsOptions {
   size_t max_entries = 20000;    // (pod, container name) pairs
   size_t max_instances = 50000;  // container ids tracked (live, and finished while their pod lives)
   size_t max_folded = 8192;      // ids of folded instances remembered
-  uint32_t gone_after = 2;       // collections in a row without an instance (a pod) before it is let go
+  uint32_t fold_after = 2;       // collections in a row without an instance before it is folded in
+  uint32_t pod_gone_after = 1;   // collections in a row without the pod before its names go
 };
 
 class ContainerOomKills final : public ExtraSource {

@@ -163,7 +163,8 @@ TEST(E2eOomRestarts, OomKillsOfOneNameAddUpOverThreeAttempts) {
   });
   ASSERT_EQ(why, "") << "after the records expired\n" << agent.log();
 
-  // The pod gone: its names go with it (after two collections without it).
+  // The pod gone: its names go with it (the stage agent's discovery test holds them to the
+  // first scrape after the removal, as the pod's cgroup series).
   remove.done = true;
   Status removed = driver.RemovePod(*pod);
   ASSERT_TRUE(removed.ok()) << removed.ToString();

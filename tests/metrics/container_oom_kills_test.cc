@@ -62,6 +62,18 @@ int64_t TotalOf(const ContainerOomKills& k, const std::string& name) {
   return -1;
 }
 
+TEST(ContainerOomKills, APodMissedOnceIsKeptWhenToldTo) {
+  ContainerOomKills k({.pod_gone_after = 2});
+  k.Observe(Snap({PodCgroup(), Container("c0", "app", 3)}));
+  k.Observe(Snap({}));
+  EXPECT_EQ(TotalOf(k, "app"), 3);
+  k.Observe(Snap({PodCgroup()}));
+  k.Observe(Snap({}));
+  EXPECT_EQ(TotalOf(k, "app"), 3);
+  k.Observe(Snap({}));
+  EXPECT_TRUE(k.Totals().empty());
+}
+
 TEST(ContainerOomKills, RestartsAddUp) {
   ContainerOomKills k;
   k.Observe(Snap({PodCgroup(), Container("c0", "app", 0)}));
@@ -87,10 +99,10 @@ TEST(ContainerOomKills, AnExitRecordSeenAgainIsCountedOnce) {
   k.Observe(Snap({PodCgroup(), Container("c0", "app", 0)}));
   for (int i = 0; i < 4; ++i) k.Observe(Snap({PodCgroup(), Container("c0", "app", 1), Container("c1", "app", 0, 1)}));
   EXPECT_EQ(TotalOf(k, "app"), 1);
-  // The record expires; the instance is folded in after gone_after collections.
+  // The record expires; the instance is folded in after fold_after collections.
   for (int i = 0; i < 4; ++i) k.Observe(Snap({PodCgroup(), Container("c1", "app", 0, 1)}));
   EXPECT_EQ(TotalOf(k, "app"), 1);
-  // Should the folded instance show again (a record late by more than gone_after
+  // Should the folded instance show again (a record late by more than fold_after
   // collections), it is not counted twice.
   k.Observe(Snap({PodCgroup(), Container("c0", "app", 1), Container("c1", "app", 0, 1)}));
   EXPECT_EQ(TotalOf(k, "app"), 1);
@@ -107,15 +119,16 @@ TEST(ContainerOomKills, ContainerOnlySeenAsAnExitRecordCounts) {
 }
 
 TEST(ContainerOomKills, PodGoneLetsItsNamesGo) {
-  ContainerOomKills k({.gone_after = 2});
+  ContainerOomKills k;
   k.Observe(Snap({PodCgroup(), Container("c0", "app", 3), Container("s0", "sidecar", 0)}));
   EXPECT_EQ(TotalOf(k, "app"), 3);
-  // One collection without the pod is not enough (a read racing a removal).
-  k.Observe(Snap({}));
-  EXPECT_EQ(TotalOf(k, "app"), 3);
+  // Its containers gone (folded in), the pod still there: the names stay.
   k.Observe(Snap({PodCgroup()}));
-  k.Observe(Snap({}));
+  k.Observe(Snap({PodCgroup()}));
+  k.Observe(Snap({PodCgroup()}));
   EXPECT_EQ(TotalOf(k, "app"), 3);
+  EXPECT_EQ(TotalOf(k, "sidecar"), 0);
+  // The first collection without the pod lets its names go, as its cgroup series go.
   k.Observe(Snap({}));
   EXPECT_TRUE(k.Totals().empty());
   // The containers' exit records, retained after the pod went, do not bring it back.
@@ -170,7 +183,7 @@ TEST(ContainerOomKills, TheLocalCountAndTheProbeAreTheSameRuleAsPerCgroup) {
 }
 
 TEST(ContainerOomKills, Bounded) {
-  ContainerOomKills k({.max_entries = 2, .max_instances = 3, .max_folded = 2, .gone_after = 2});
+  ContainerOomKills k({.max_entries = 2, .max_instances = 3, .max_folded = 2, .fold_after = 2});
   k.Observe(Snap({PodCgroup(), Container("c0", "a", 1), Container("c1", "b", 1), Container("c2", "c", 1),
                   Container("c3", "d", 1)}));
   EXPECT_EQ(k.Totals().size(), 2u);  // names a and b; c over max_entries, d over max_instances
