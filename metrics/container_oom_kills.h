@@ -3,18 +3,18 @@
 // per cgroup, and every restart is a new cgroup that starts again at 0; this sums the
 // instances of one name while the pod lives.
 //
-// Fed with every collected snapshot (the Sampler's collection observer). Each container
-// instance (one container id) is counted once, with the last value a snapshot showed for it
-// (OomKillsOf, metrics/derived_values.h): its live cgroup, or its exit record (collector/exit_records.h) for one
-// that exited, merged into every snapshot for the exit retention; an instance whose exit was
-// not captured keeps the last value a collection read. A value that goes down (the cgroup
-// made again) is a counter reset: what the instance had counted is kept. An instance no
-// snapshot showed for `fold_after` collections in a row is folded into its name's total and
-// its id remembered (a bounded list), so that it is never counted twice. Names come from the
-// runtime (ContainerMetadata): an instance the runtime never named is counted under no name.
-// A pod's names go once no cgroup of the pod (its pod cgroup, a container; exit records do
-// not count, they outlive the pod) was in `pod_gone_after` collections in a row: by default
-// the first collection without it, as every cgroup series of the pod goes then. Bounded: past `max_entries` names or
+// Fed with every collected snapshot (the Sampler's collection observer). Each container instance
+// (one container id) is counted once, with the last value a snapshot showed for it (OomKillsOf,
+// metrics/derived_values.h): its live cgroup, or its exit record (collector/exit_records.h) for one
+// that exited, merged into every snapshot for the exit retention; an instance whose exit was not
+// captured keeps the last value a collection read. A value that goes down (the cgroup made again)
+// is a counter reset: what the instance had counted is kept. An instance no snapshot showed for
+// `fold_after` collections in a row is folded into its name's total and its id remembered (a
+// bounded list), so that it is never counted twice. Names come from the runtime
+// (ContainerMetadata): an instance the runtime never named is counted under no name. A pod's names
+// go once no cgroup of the pod (its pod cgroup, a container; exit records do not count, they
+// outlive the pod) was in `pod_gone_after` collections in a row: by default the first collection
+// without it, as every cgroup series of the pod goes then. Bounded: past `max_entries` names or
 // `max_instances` instances new ones are left out, and counted.
 #pragma once
 
@@ -59,7 +59,8 @@ class ContainerOomKills final : public ExtraSource {
   };
   // The named totals, sorted by (namespace, pod, container).
   std::vector<Total> Totals() const;
-  // New names or instances left out at the bounds, since start.
+  // Left out at the bounds since start: each collection that finds an instance past
+  // max_instances, and once each instance whose name is past max_entries.
   uint64_t dropped() const;
 
  private:
