@@ -35,6 +35,7 @@
 #include "exporters/self_metrics.h"
 #include "kube/kubelet_settings.h"
 #include "kube/pod_watch.h"
+#include "metrics/container_oom_kills.h"
 #include "metrics/exit_families.h"
 #include "metrics/metric_selection.h"
 #include "pulls/image_pulls.h"
@@ -221,6 +222,11 @@ int RunDaemonCommand(int argc, char** argv) {
       log::Warn("exit records off: " + started.status().message());
     }
   }
+  // OOM kills per container name across restarts, fed by every collection (declared before
+  // the Sampler: it outlives every collection); names come from the runtime, so a node
+  // without one serves no such family.
+  metrics::ContainerOomKills oom_kills_by_name;
+  const bool oom_kills_named = runtime != nullptr;
   Sampler sampler(std::move(*collector), runtime.get(), probes->get());
   sampler.SetMachine(machine.get());
   StopCriFirst stop_cri_first{&cri_server};
@@ -231,7 +237,10 @@ int RunDaemonCommand(int argc, char** argv) {
   trimmer.SetRelease([&sampler] { return sampler.ReleaseStale(); });
   trimmer.Start();
   if (exit_watcher) sampler.SetExitRecords(&exit_records);
-  sampler.SetCollectionObserver([&self_metrics](const Snapshot& s) { self_metrics.ObserveCollection(s); });
+  sampler.SetCollectionObserver([&self_metrics, &oom_kills_by_name, oom_kills_named](const Snapshot& s) {
+    self_metrics.ObserveCollection(s);
+    if (oom_kills_named) oom_kills_by_name.Observe(s);
+  });
   // Memory QoS: the kubelet's settings and version, and this node's pods from the API server.
   std::unique_ptr<kube::PodWatch> pod_watch;
   if (!opts.memory_qos_api.url.empty()) {
@@ -284,6 +293,7 @@ int RunDaemonCommand(int argc, char** argv) {
     return 1;
   }
   if (exit_watcher) (*server)->AddFamilies(&exit_families);
+  if (oom_kills_named) (*server)->AddFamilies(&oom_kills_by_name);
   // Image pulls: their per-node view on /imagepulls and their families on /metrics.
   if (pulls) {
     (*server)->AddFamilies(pulls->metrics());
@@ -345,6 +355,7 @@ int RunDaemonCommand(int argc, char** argv) {
     otlp_exporter = std::move(*created);
     if (pulls) otlp_exporter->AddFamilies(pulls->metrics());
     if (exit_watcher) otlp_exporter->AddFamilies(&exit_families);
+    if (oom_kills_named) otlp_exporter->AddFamilies(&oom_kills_by_name);
     otlp_exporter->Start();
   }
 

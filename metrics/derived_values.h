@@ -24,6 +24,17 @@ std::optional<double> CpuUsageCores(const CpuStats& cpu);
 // creation), ns since the epoch; none when unknown. container_start_time_seconds' value.
 std::optional<int64_t> StartTimeNs(const CgroupStats& c);
 
+// The OOM kills of one cgroup (container_oom_events_total; summed over a container's
+// restarts by metrics/container_oom_kills.h): its own memory.events.local oom_kill, else
+// memory.events oom_kill (v1: memory.oom_control oom_kill), else the eBPF oom probe's count.
+// None when no source has it.
+// Inline: the /metrics encoder calls it for every cgroup.
+inline std::optional<uint64_t> OomKillsOf(const CgroupStats& c) {
+  if (c.memory.events_local.oom_kill) return c.memory.events_local.oom_kill;
+  if (c.memory.events.oom_kill) return c.memory.events.oom_kill;
+  return c.bpf.oom_kills;
+}
+
 // Page faults split as the semantic conventions count them: the kernel's pgfault counts
 // every fault, pgmajfault the major ones among them.
 struct PagingFaults {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "metrics/container_oom_kills.h"
 #include "metrics/machine_families.h"
 
 namespace statlet::metrics {
@@ -18,7 +19,9 @@ constexpr GroupInfo kGroups[] = {
     {G::kNetwork, "network", "interface counters (container_network_*, statlet_pod_network_*)"},
     {G::kProcess, "process",
      "processes, threads, fds, sockets, ulimits, pids (container_processes..., statlet_pids_*)"},
-    {G::kOomEvent, "oom_event", "container_oom_events_total"},
+    {G::kOomEvent, "oom_event",
+     "OOM kills per cgroup and per container name across restarts (container_oom_events_total, "
+     "statlet_container_oom_kills_total)"},
     {G::kPressure, "pressure", "PSI stall totals (container_pressure_*)"},
     {G::kHugetlb, "hugetlb", "huge page usage (container_hugetlb_*)"},
     {G::kCpuTopology, "cpu_topology",
@@ -51,8 +54,11 @@ bool IsUnservedCadvisor(std::string_view name) {
   return std::find(std::begin(kUnservedCadvisor), std::end(kUnservedCadvisor), name) != std::end(kUnservedCadvisor);
 }
 bool IsPullFamily(std::string_view name) { return name.substr(0, kPullFamilyPrefix.size()) == kPullFamilyPrefix; }
-// Extra families named by name in the lists: image pulls and machine families.
-bool IsExtraFamily(std::string_view name) { return IsPullFamily(name) || FindMachineFamily(name) != nullptr; }
+// Extra families named by name in the lists: image pulls, machine families, the OOM kills
+// per container name.
+bool IsExtraFamily(std::string_view name) {
+  return IsPullFamily(name) || FindMachineFamily(name) != nullptr || name == kContainerOomKillsFamily;
+}
 
 constexpr std::string_view kLabels[] = {"id", "image"};  // CgroupLabel order
 
@@ -260,6 +266,10 @@ bool MetricSelection::ServesExtra(std::string_view name) const {
   if (std::find(extra_off_.begin(), extra_off_.end(), name) != extra_off_.end()) return false;
   if (IsPullFamily(name)) {
     if (groups_[static_cast<size_t>(G::kPulls)]) return true;
+    return extra_listed_only_ && std::find(extra_on_.begin(), extra_on_.end(), name) != extra_on_.end();
+  }
+  if (name == kContainerOomKillsFamily) {
+    if (groups_[static_cast<size_t>(G::kOomEvent)]) return true;
     return extra_listed_only_ && std::find(extra_on_.begin(), extra_on_.end(), name) != extra_on_.end();
   }
   if (const MachineFamily* m = FindMachineFamily(name)) {

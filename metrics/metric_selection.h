@@ -56,7 +56,8 @@ MetricGroup GroupOf(FamilyId id);
 // that an operator's cAdvisor flags carry over, and without effect.
 std::span<const std::string_view> UnservedCadvisorGroups();
 // Extra families (metrics/extra_families.h) are in kPulls when their name starts so, in
-// kMachine or kCpuTopology when they are machine families (metrics/machine_families.h).
+// kMachine or kCpuTopology when they are machine families (metrics/machine_families.h), in
+// kOomEvent for statlet_container_oom_kills_total (metrics/container_oom_kills.h).
 inline constexpr std::string_view kPullFamilyPrefix = "statlet_image_pull";
 
 // The cgroup labels that can be left out: their loss keeps every series distinct (see

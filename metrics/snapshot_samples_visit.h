@@ -185,11 +185,7 @@ STATLET_ALWAYS_INLINE inline void SnapshotSamples::VisitCgroup(FamilyId id, size
       count(mem.pgmajfault, {"pgmajfault", "container"});
       count(mem.pgmajfault, {"pgmajfault", "hierarchy"});
       return;
-    case F::kContainerOomEventsTotal:
-      count(mem.events_local.oom_kill ? mem.events_local.oom_kill
-            : mem.events.oom_kill     ? mem.events.oom_kill
-                                      : c.bpf.oom_kills);
-      return;
+    case F::kContainerOomEventsTotal: count(OomKillsOf(c)); return;
     case F::kContainerThreads: count(c.process.threads ? c.process.threads : c.process.pids_current); return;
     case F::kContainerThreadsMax:
       if (c.process.pids_max)

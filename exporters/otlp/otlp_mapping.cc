@@ -289,6 +289,13 @@ std::span<const OtlpNodeMetric> OtlpNodeMetrics() {
        false},
       {"statlet_container_exit_records", "statlet.container.exit_records", "{record}", kUpDown, false},
       {"statlet_container_exit_records_bytes", "statlet.container.exit_records.size", "By", kUpDown, false},
+      // OOM kills per container name across restarts (metrics/container_oom_kills.h).
+      {"statlet_container_oom_kills_total",
+       "statlet.container.oom_kills",
+       "{kill}",
+       kSum,
+       false,
+       {"k8s.namespace.name", "k8s.pod.name", "k8s.container.name"}},
   };
   return kTable;
 }

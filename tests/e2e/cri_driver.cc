@@ -119,7 +119,8 @@ StatusOr<std::string> CriDriver::StartContainer(const Pod& pod, lifecycle::Conta
   *req.mutable_sandbox_config() = pod.config;
   lifecycle::ContainerConfig* c = req.mutable_config();
   *c = std::move(config);
-  c->mutable_metadata()->set_attempt(0);
+  // The config's attempt (0 unless it says): a restart is a new container of the same
+  // name and the next attempt, as the kubelet makes it.
   const std::string name = c->metadata().name();
   (*c->mutable_labels())["io.kubernetes.container.name"] = name;
   (*c->mutable_labels())["io.kubernetes.pod.name"] = pod.name;

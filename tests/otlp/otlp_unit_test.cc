@@ -18,6 +18,7 @@
 #include "exporters/otlp/otlp_options.h"
 #include "exporters/otlp/otlp_transport.h"
 #include "google/rpc/status.pb.h"
+#include "metrics/container_oom_kills.h"
 #include "metrics/exit_families.h"
 #include "metrics/machine_families.h"
 #include "metrics/snapshot_samples.h"
@@ -478,7 +479,7 @@ MachineInfo FullMachine() {
   return m;
 }
 
-TEST(OtlpNodeMetrics, EveryPullMachineAndExitFamilyHasARowOfASuitingInstrument) {
+TEST(OtlpNodeMetrics, EveryExtraFamilyHasARowOfASuitingInstrument) {
   std::vector<metrics::ExtraFamily> families;
   FixedPulls().Collect(&families);
   pulls::CollectObservedPullFamilies(pulls::ObservedCounters{}, {}, &families);
@@ -487,6 +488,7 @@ TEST(OtlpNodeMetrics, EveryPullMachineAndExitFamilyHasARowOfASuitingInstrument) 
   ExitTotals exits;
   exits.lifetime_buckets.assign(ExitRecords::LifetimeBounds().size() + 1, 0);
   metrics::AppendExitFamilies(exits, &families);
+  metrics::ContainerOomKills().Collect(&families);
   ASSERT_EQ(families.size(), OtlpNodeMetrics().size());
   std::set<std::string_view> names;
   for (const metrics::ExtraFamily& f : families) {
@@ -512,6 +514,48 @@ std::vector<ExportRequest> EncodeAll(OtlpEncoder& enc, const Snapshot& s) {
     EXPECT_TRUE(out.emplace_back().ParseFromArray(bytes.data(), static_cast<int>(bytes.size())));
   }
   return out;
+}
+
+// OOM kills per container name: a monotonic sum on the node's resource, one point per
+// name with the semantic conventions' k8s attributes.
+TEST(OtlpNodeMetrics, OomKillsPerContainerNameAreAMonotonicSumWithK8sAttributes) {
+  const Snapshot s = testing::MakeNodeSnapshot({.pods = 1, .containers_per_pod = 1});
+  metrics::ContainerOomKills kills;
+  Snapshot fed;
+  CgroupStats pod;
+  pod.id.kind = CgroupKind::kPod;
+  pod.id.pod_uid = "uid-1";
+  CgroupStats c;
+  c.id.kind = CgroupKind::kContainer;
+  c.id.pod_uid = "uid-1";
+  c.id.container_id = "c0";
+  auto meta = std::make_shared<ContainerMetadata>();
+  meta->container_name = "app";
+  meta->pod_name = "web-0";
+  meta->pod_namespace = "shop";
+  c.id.meta = meta;
+  c.memory.events.oom_kill = 2;
+  fed.cgroups = {pod, c};
+  kills.Observe(fed);
+  OtlpEncoder enc(NodeResource{{{"host.name", "node-a"}}}, {}, 64 << 20);
+  enc.AddFamilies(&kills);
+  std::vector<ExportRequest> requests = EncodeAll(enc, s);
+  ASSERT_EQ(requests.size(), 1u);
+  const pm::Metric* m = nullptr;
+  for (const auto& rm : requests[0].resource_metrics()) {
+    if (ResourceAttr(rm, "statlet.cgroup.path").empty()) m = NodeMetric(rm, "statlet.container.oom_kills");
+  }
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->unit(), "{kill}");
+  ASSERT_TRUE(m->has_sum());
+  EXPECT_TRUE(m->sum().is_monotonic());
+  ASSERT_EQ(m->sum().data_points_size(), 1);
+  const pm::NumberDataPoint& p = m->sum().data_points(0);
+  EXPECT_EQ(p.as_int(), 2);
+  std::map<std::string, std::string> attrs;
+  for (const auto& a : p.attributes()) attrs[a.key()] = a.value().string_value();
+  EXPECT_EQ(attrs, (std::map<std::string, std::string>{
+                       {"k8s.namespace.name", "shop"}, {"k8s.pod.name", "web-0"}, {"k8s.container.name", "app"}}));
 }
 
 TEST(OtlpEncoder, NodeMetricsAreOneResourceWithTheNodesAttributes) {
