@@ -180,6 +180,7 @@ int RunDaemonCommand(int argc, char** argv) {
   // Loaded before the collector, which takes part of its files from the cgroup_stats probe.
   // The net probe counts the pods' sockets: under the subtrees the collector reports.
   opts.bpf.net_subtrees = opts.collector.subtrees;
+  opts.collector.host_network_interfaces = opts.metrics.host_network_interfaces;
   auto probes = BpfProbes::Create(opts.bpf);
   if (!probes.ok()) {
     log::Error("eBPF probes (--bpf=on): " + probes.status().message() + "; use --bpf=auto to run without them");

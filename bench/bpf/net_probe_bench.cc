@@ -1,15 +1,19 @@
 // What the net probe (cgroup_skb ingress/egress on the unified root: every socket of the
 // host) costs loopback TCP, probe on vs off in one run, alternating which side goes first:
 //   stream     iperf3 (Debian's) over 127.0.0.1, one TCP stream for [seconds] s: the
-//              receiver's throughput. Every 64 KiB super-packet runs both programs once.
+//              receiver's throughput, and that per CPU-second of both ends (iperf3's own
+//              CPU figures: what contention for the CPUs blurs less). Each GSO super-packet
+//              (up to 64 KiB) runs the egress program once, and the ingress program once at
+//              the receiver (its ACKs the other way round).
 //   pingpong   two processes on one TCP connection over 127.0.0.1 (TCP_NODELAY) bounce one
 //              byte [round trips] times: per round trip four packets (two data, two ACKs
 //              or piggybacked), each through a program; wall time and both processes' CPU
 //              time per round trip.
-// Ratios are medians of the per-round on/off ratios, with their range.
+// Ratios are medians of the per-round ratios (> 1: the probe costs), with their range.
 //   statlet_net_probe_bench [rounds] [seconds] [round trips]   (root; iperf3 on PATH)
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -38,22 +42,36 @@ double Median(std::vector<double> v) {
   return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// The receiver's bits per second of one iperf3 run, from its JSON ("sum_received"); 0 on
-// failure.
-double IperfBitsPerSecond(int seconds) {
+struct Stream {
+  double gbit_s = 0;        // the receiver's throughput
+  double gbit_per_cpu = 0;  // per CPU-second of both ends (iperf3's host_total + remote_total)
+};
+
+double JsonNumber(const std::string& json, size_t from, const char* key) {
+  size_t at = json.find(std::string("\"") + key + "\"", from);
+  if (at == std::string::npos) return 0;
+  at = json.find(':', at);
+  return std::strtod(json.c_str() + at + 1, nullptr);
+}
+
+// One iperf3 run, from its JSON (end.sum_received and end.cpu_utilization_percent); zeros
+// on failure.
+Stream RunIperf(int seconds) {
   std::string cmd = "iperf3 -c 127.0.0.1 -p " + std::to_string(kIperfPort) + " -t " + std::to_string(seconds) + " -J";
   FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return 0;
+  if (!p) return {};
   std::string out;
   char buf[4096];
   for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
-  if (pclose(p) != 0) return 0;
-  size_t at = out.find("\"sum_received\"");
-  if (at == std::string::npos) return 0;
-  at = out.find("\"bits_per_second\"", at);
-  if (at == std::string::npos) return 0;
-  at = out.find(':', at);
-  return std::strtod(out.c_str() + at + 1, nullptr);
+  if (pclose(p) != 0) return {};
+  size_t end = out.find("\"sum_received\"");
+  size_t cpu = out.find("\"cpu_utilization_percent\"");
+  if (end == std::string::npos || cpu == std::string::npos) return {};
+  Stream s;
+  s.gbit_s = JsonNumber(out, end, "bits_per_second") / 1e9;
+  const double cpu_share = (JsonNumber(out, cpu, "host_total") + JsonNumber(out, cpu, "remote_total")) / 100;
+  s.gbit_per_cpu = cpu_share > 0 ? s.gbit_s / cpu_share : 0;
+  return s;
 }
 
 struct PingPong {
@@ -162,7 +180,7 @@ void PrintProgramCosts(int seconds, int trips) {
     start = read_all();
     double per_trip = 0;
     if (std::string(pass) == "stream") {
-      std::printf("stream (stats on): %.2f Gbit/s\n", IperfBitsPerSecond(seconds) / 1e9);
+      std::printf("stream (stats on): %.2f Gbit/s\n", RunIperf(seconds).gbit_s);
     } else {
       per_trip = RunPingPong(trips).wall_ns;
       std::printf("pingpong (stats on): %.0f ns per round trip\n", per_trip);
@@ -189,13 +207,15 @@ int main(int argc, char** argv) {
   const int trips = argc > 3 ? std::atoi(argv[3]) : 50000;
   pid_t server = fork();
   if (server == 0) {
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, STDOUT_FILENO);
     execlp("iperf3", "iperf3", "-s", "-p", std::to_string(kIperfPort).c_str(), nullptr);
     _exit(127);
   }
   // The server is up when a client run succeeds.
   bool up = false;
   for (int i = 0; i < 50 && !up; i++) {
-    up = IperfBitsPerSecond(1) > 0;
+    up = RunIperf(1).gbit_s > 0;
     if (!up) usleep(100000);
   }
   if (!up) {
@@ -203,25 +223,29 @@ int main(int argc, char** argv) {
     kill(server, SIGTERM);
     return 1;
   }
-  std::vector<double> stream_ratio, wall_ratio, cpu_ratio;
-  std::vector<double> stream[2], wall[2], cpu[2];  // [0] off, [1] on
-  std::printf("round  first  stream Gbit/s off/on  pingpong wall ns off/on  cpu ns off/on\n");
+  std::vector<double> stream_ratio, per_cpu_ratio, wall_ratio, cpu_ratio;
+  std::vector<double> stream[2], per_cpu[2], wall[2], cpu[2];  // [0] off, [1] on
+  std::printf("round  first  stream Gbit/s off/on  Gbit/CPU-s off/on  pingpong wall ns off/on  cpu ns off/on\n");
   for (int r = 0; r < rounds; r++) {
-    double s[2], w[2], c[2];
+    double s[2], e[2], w[2], c[2];
     for (int k = 0; k < 2; k++) {
       const int on = (r + k) % 2;  // alternate which side goes first
       std::unique_ptr<statlet::BpfProbes> probes = on ? LoadNetProbe() : nullptr;
-      s[on] = IperfBitsPerSecond(seconds) / 1e9;
+      Stream st = RunIperf(seconds);
+      s[on] = st.gbit_s;
+      e[on] = st.gbit_per_cpu;
       PingPong p = RunPingPong(trips);
       w[on] = p.wall_ns;
       c[on] = p.cpu_ns;
     }
     for (int on = 0; on < 2; on++) {
       stream[on].push_back(s[on]);
+      per_cpu[on].push_back(e[on]);
       wall[on].push_back(w[on]);
       cpu[on].push_back(c[on]);
     }
     stream_ratio.push_back(s[0] / s[1]);  // > 1: the probe costs throughput
+    per_cpu_ratio.push_back(e[0] / e[1]);
     wall_ratio.push_back(w[1] / w[0]);
     cpu_ratio.push_back(c[1] / c[0]);
     std::printf("%5d  %-5s  %6.2f / %6.2f          %7.0f / %7.0f        %7.0f / %7.0f\n", r, r % 2 ? "on" : "off", s[0],
@@ -238,6 +262,8 @@ int main(int argc, char** argv) {
   std::printf("\nmedians over %d rounds (off / on):\n", rounds);
   std::printf("  stream   %.2f / %.2f Gbit/s; off/on throughput %.4f (range %s)\n", Median(stream[0]),
               Median(stream[1]), Median(stream_ratio), range(stream_ratio).c_str());
+  std::printf("  stream   %.2f / %.2f Gbit per CPU-second; off/on %.4f (range %s)\n", Median(per_cpu[0]),
+              Median(per_cpu[1]), Median(per_cpu_ratio), range(per_cpu_ratio).c_str());
   std::printf("  pingpong wall %.0f / %.0f ns per round trip; on/off %.4f (range %s)\n", Median(wall[0]),
               Median(wall[1]), Median(wall_ratio), range(wall_ratio).c_str());
   std::printf("  pingpong cpu  %.0f / %.0f ns per round trip; on/off %.4f (range %s)\n", Median(cpu[0]), Median(cpu[1]),
