@@ -21,10 +21,11 @@
 namespace statlet::testing {
 namespace {
 
-// The probe alone, attached at the unified root (every socket of the host).
-std::unique_ptr<BpfProbes> LoadNetProbe() {
+// The probe alone, attached at the unified root (every socket of the host) or at `subtrees`.
+std::unique_ptr<BpfProbes> LoadNetProbe(std::vector<std::string> subtrees = {}) {
   BpfOptions options = BpfOptions::WithMode(BpfMode::kOn);
   options.probes = {"net"};
+  options.net_subtrees = std::move(subtrees);
   auto probes = BpfProbes::Create(options);
   EXPECT_TRUE(probes.ok()) << probes.status().ToString();
   if (!probes.ok()) return nullptr;
@@ -116,7 +117,7 @@ uint64_t Receive(int port_fd) {
 
 // One transfer over loopback from a process in `from` to one in `to`; the data bytes the
 // sender's socket sent.
-uint64_t Transfer(ProbeCgroup& from, ProbeCgroup& to, size_t payload) {
+uint64_t Transfer(LiveCgroup& from, LiveCgroup& to, size_t payload) {
   int p[2];
   if (pipe(p) != 0) return 0;
   Child receiver([&] { return Receive(p[1]); }, Child::kExits);
@@ -177,6 +178,27 @@ TEST(CgroupSkbProbe, TransmitBytesPerCgroupInTheHostNamespace) {
   EXPECT_EQ(t2[a.id()].tx_bytes, t1[a.id()].tx_bytes) << "a sent nothing more";
   EXPECT_EQ(t2[a.id()].tx_packets, t1[a.id()].tx_packets);
   EXPECT_EQ(t2[a.id()].rx_bytes, t1[a.id()].rx_bytes);
+}
+
+// Attached at a subtree (as the daemon attaches it at --collector.subtree): the sockets of
+// cgroups below it are counted, the others not at all.
+TEST(CgroupSkbProbe, AttachedAtASubtreeCountsOnlyItsSockets) {
+  STATLET_REQUIRE_ROOT();
+  const std::string root = "/" + UniqueName("statlet-bpf-net-sub");
+  LiveCgroup inside(root + "/pod/app", {kUnified});
+  ProbeCgroup outside("net-out");
+  ASSERT_TRUE(inside.ok()) << inside.error();
+  ASSERT_TRUE(outside.ok()) << outside.error();
+  auto probes = LoadNetProbe({root});
+  ASSERT_TRUE(probes);
+  const std::vector<uint64_t> ids = {inside.id(), outside.id()};
+  constexpr size_t kPayload = 2 << 20;
+  auto t0 = CollectTraffic(*probes, ids);
+  ASSERT_EQ(Transfer(inside, outside, kPayload), kPayload);
+  auto t1 = CollectTraffic(*probes, ids);
+  ExpectAbout(t1[inside.id()].tx_bytes - t0[inside.id()].tx_bytes, kPayload, "inside transmit");
+  EXPECT_EQ(t1[outside.id()].rx_bytes, 0u) << "the receiver is outside the subtree";
+  EXPECT_EQ(t1[outside.id()].tx_bytes, 0u);
 }
 
 // /proc/<pid>/net/dev's loopback line: rx bytes, rx packets, tx bytes, tx packets.
