@@ -82,7 +82,9 @@ StatusOr<std::unique_ptr<BpfProbes>> BpfProbes::Create(const BpfOptions& options
   };
   bpf::InstallLibbpfLogger();
   self->cgroup2_root_fd_ = bpf::OpenCgroup2Root(options.cgroup2_root);
-  bpf::ProbeConfig config{.max_cgroups = options.max_cgroups, .cgroup2_root_fd = self->cgroup2_root_fd_};
+  bpf::ProbeConfig config{.max_cgroups = options.max_cgroups,
+                          .cgroup2_root_fd = self->cgroup2_root_fd_,
+                          .net_subtrees = options.net_subtrees};
   // One program per loader, in the order of its first row; it serves every row naming that
   // loader and is told which of them were selected.
   std::vector<bool> seen(rows.size());

@@ -65,6 +65,9 @@ struct BpfOptions {
   // Probes to load, by name; empty loads DefaultProbeNames(). The others report down with
   // "not selected". runqlat and faults run on every context switch: they must be named.
   std::vector<std::string> probes;
+  // The cgroups (relative to the unified root) under which the net probe counts: the pods'
+  // root, e.g. /kubepods (the daemon passes --collector.subtree); empty: the whole host.
+  std::vector<std::string> net_subtrees;
 
   static BpfOptions WithMode(BpfMode m) {
     BpfOptions o;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -26,6 +27,8 @@ namespace statlet::bpf {
 struct ProbeConfig {
   uint32_t max_cgroups = 4096;  // entries of each per-cgroup map
   int cgroup2_root_fd = -1;     // the unified hierarchy's root directory (iterators walk it)
+  // Where the net probe attaches, relative to the unified root; empty: the root.
+  std::vector<std::string> net_subtrees;
 };
 
 // What one Collect() fills; shared by all probes of the collection.

@@ -163,3 +163,12 @@ struct statlet_oom_event {
   __u32 pad;
   char comm[16];
 };
+
+// What the cgroup_skb programs count for one cgroup on one CPU (the per-CPU value of the
+// `traffic` hash, keyed by the socket's cgroup id). Bytes are skb->len as the program sees
+// it: the IP packet, headers included (one set per GSO/GRO super-packet); packets count the
+// segments a GSO/GRO super-packet stands for.
+struct statlet_net_counters {
+  __u64 rx_bytes, rx_packets;
+  __u64 tx_bytes, tx_packets;
+};

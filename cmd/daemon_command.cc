@@ -181,6 +181,9 @@ int RunDaemonCommand(int argc, char** argv) {
   // Optional eBPF probes: in auto mode a probe that cannot load is skipped with a log line
   // and reported down by statlet_bpf_probe_up; with --bpf=off every probe reports down.
   // Loaded before the collector, which takes part of its files from the cgroup_stats probe.
+  // The net probe counts the pods' sockets: under the subtrees the collector reports.
+  opts.bpf.net_subtrees = opts.collector.subtrees;
+  opts.collector.host_network_interfaces = opts.metrics.host_network_interfaces;
   auto probes = BpfProbes::Create(opts.bpf);
   if (!probes.ok()) {
     log::Error("eBPF probes (--bpf=on): " + probes.status().message() + "; use --bpf=auto to run without them");

@@ -14,6 +14,10 @@ void RegisterMetricsFlags(FlagSet& flags, DaemonOptions* o) {
          "(case-insensitive), as cAdvisor's; \"\" counts every interface.");
   m.Integer("max-interfaces", &rules.max_interfaces, {},
             "Cardinality cap on interfaces per network namespace (0: no cap).");
+  m.Bool("host-network-interfaces", &rules.host_network_interfaces,
+         "Give pods in the host's network namespace the host's interfaces in container_network_* (cAdvisor's "
+         "behaviour: the same series for every such pod). Off: none; their own traffic is in "
+         "statlet_container_network_* (--bpf.probes net).");
   auto name = [](const std::string& n) { return metrics::MetricSelection::CheckName(n); };
   std::string groups;
   for (const metrics::GroupInfo& g : metrics::NamedGroups())

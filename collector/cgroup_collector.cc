@@ -136,8 +136,8 @@ void ShareNamespacesWithParents(Snapshot* snap) {
     CgroupStats& c = snap->cgroups[i];
     const Seen& b = below[i];
     if (!c.netns_inode && !c.host_network && b.any && !b.mixed) {
-      if (b.host) c.host_network = true;
-      else c.netns_inode = b.netns;
+      c.host_network = b.host;
+      if (b.netns) c.netns_inode = b.netns;  // the host's only when it was read
     }
     if (!c.netns_inode && !c.host_network) continue;
     if (parent[i] >= 0) below[static_cast<size_t>(parent[i])].Merge(c.netns_inode.value_or(0), c.host_network);
@@ -813,9 +813,8 @@ void CgroupCollector::ReadNetwork(Node* n, Snapshot* snap, CgroupStats* s) {
     n->net_pid = n->first_pid;
     n->netns = netns_.NetnsOf(n->net_pid);
   }
-  if (n->netns != 0 && n->netns == netns_.host_netns()) {
-    s->host_network = true;
-  } else if (n->netns != 0) {
+  if (n->netns != 0 && n->netns == netns_.host_netns()) s->host_network = true;
+  if (n->netns != 0 && (!s->host_network || opts_.host_network_interfaces)) {
     auto [it, fresh] = snap->netns.try_emplace(n->netns);
     ReadOutcome r = fresh ? netns_.Read(n->netns, n->net_pid, &it->second) : ReadOutcome::kOk;
     if (r == ReadOutcome::kGone) {

@@ -29,6 +29,10 @@ struct CollectorOptions {
   size_t max_cgroups = 0;
   // Read network counters of each pod's namespace.
   bool network = true;
+  // Also read the host's namespace for cgroups in it (host_network stays set): the host's
+  // interfaces, for SampleRules::host_network_interfaces (cAdvisor's behaviour). Off: a
+  // cgroup in the host's namespace gets host_network and no namespace.
+  bool host_network_interfaces = false;
   // Scan every process of each container cgroup: open fds and sockets (/proc/<pid>/fd) and
   // the first process's RLIMIT_NOFILE soft limit. Costs a directory listing and a readlink
   // per fd, so it is off unless asked for (the daemon asks: --collector.process-fds), and

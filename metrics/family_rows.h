@@ -134,6 +134,10 @@ enum class FamilyId : uint16_t {
   kStatletTcpDropsTotal,
   kStatletPageFaultsTotal,
   kStatletOomKillsTotal,
+  kStatletContainerNetworkReceiveBytesTotal,
+  kStatletContainerNetworkReceivePacketsTotal,
+  kStatletContainerNetworkTransmitBytesTotal,
+  kStatletContainerNetworkTransmitPacketsTotal,
   // statlet's own, per container that exited within the retention (collector/exit_watcher.h)
   kStatletContainerExitTimeSeconds,
   kStatletContainerLifetimeSeconds,
@@ -212,6 +216,8 @@ inline constexpr L kNetSource = "/proc/<pid>/net/dev (interfaces not named lo, v
 inline constexpr L kWritableLayer = "CRI ListContainerStats writable_layer";
 inline constexpr L kStatvfsLayer = "statvfs(writable layer mountpoint)";
 inline constexpr L kPsiHybrid = "unified *.pressure (hybrid hosts)";
+inline constexpr L kSkbIngress = "eBPF cgroup_skb/ingress (net)";
+inline constexpr L kSkbEgress = "eBPF cgroup_skb/egress (net)";
 inline constexpr L kCriResources = "CRI ContainerStatus resources.linux (memory_limit_in_bytes, unified)";
 inline constexpr L kKepFormula =
     "KEP-2570 rules of the judged kubelet (collector/memory_qos_rules.h) over the request and limit; node "
@@ -580,6 +586,22 @@ inline constexpr MetricFamily kFamilies[] = {
     {FamilyId::kStatletOomKillsTotal, "statlet_oom_kills_total", C, Cg, "",
      "Processes of the cgroup chosen by the OOM killer (eBPF oom probe).", None(), false, "", "eBPF tp_btf/mark_victim",
      "eBPF tp_btf/mark_victim", Count<&BpfCgroupStats::oom_kills>()},
+    {FamilyId::kStatletContainerNetworkReceiveBytesTotal, "statlet_container_network_receive_bytes_total", C, Cg,
+     "bytes",
+     "IP bytes the cgroup's sockets received, in any network namespace: each packet's length at the socket, IP "
+     "header included (eBPF net probe).",
+     None(), false, "", kSkbIngress, kSkbIngress, Count<&BpfCgroupStats::net_rx_bytes>(), kCri},
+    {FamilyId::kStatletContainerNetworkReceivePacketsTotal, "statlet_container_network_receive_packets_total", C, Cg,
+     "", "IP packets the cgroup's sockets received, in any network namespace (eBPF net probe).", None(), false, "",
+     kSkbIngress, kSkbIngress, Count<&BpfCgroupStats::net_rx_packets>(), kCri},
+    {FamilyId::kStatletContainerNetworkTransmitBytesTotal, "statlet_container_network_transmit_bytes_total", C, Cg,
+     "bytes",
+     "IP bytes the cgroup's sockets sent, in any network namespace: each packet's length at IP output, IP header "
+     "included (eBPF net probe).",
+     None(), false, "", kSkbEgress, kSkbEgress, Count<&BpfCgroupStats::net_tx_bytes>(), kCri},
+    {FamilyId::kStatletContainerNetworkTransmitPacketsTotal, "statlet_container_network_transmit_packets_total", C, Cg,
+     "", "IP packets the cgroup's sockets sent, in any network namespace (eBPF net probe).", None(), false, "",
+     kSkbEgress, kSkbEgress, Count<&BpfCgroupStats::net_tx_packets>(), kCri},
     {FamilyId::kStatletContainerExitTimeSeconds, "statlet_container_exit_time_seconds", G, Cg, "seconds",
      "Time the container's cgroup emptied, in seconds since the epoch; its other series hold their final values "
      "for the exit retention.",

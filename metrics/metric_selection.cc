@@ -193,6 +193,10 @@ MetricGroup GroupOf(FamilyId id) {
     case F::kStatletTcpDropsTotal:
     case F::kStatletPageFaultsTotal:
     case F::kStatletOomKillsTotal:
+    case F::kStatletContainerNetworkReceiveBytesTotal:
+    case F::kStatletContainerNetworkReceivePacketsTotal:
+    case F::kStatletContainerNetworkTransmitBytesTotal:
+    case F::kStatletContainerNetworkTransmitPacketsTotal:
     case F::kStatletOomKillTimestampSeconds: return G::kEbpf;
     case F::kCount: break;
   }

@@ -46,10 +46,11 @@ bool SameOomSeries(const OomEvent& a, const OomEvent& b) {
 }
 
 // The pod's network namespace: its own, or the one its containers share (they follow the
-// pod in path order). Null for host-network pods.
-const NetNamespaceStats* PodNamespace(const Snapshot& s, size_t index) {
+// pod in path order). Null for host-network pods unless `host_interfaces` (cAdvisor's
+// behaviour: the host's namespace).
+const NetNamespaceStats* PodNamespace(const Snapshot& s, size_t index, bool host_interfaces) {
   const CgroupStats& pod = s.cgroups[index];
-  if (pod.host_network) return nullptr;
+  if (pod.host_network && !host_interfaces) return nullptr;
   if (const NetNamespaceStats* ns = s.Netns(pod)) return ns;
   for (size_t i = index + 1; i < s.cgroups.size(); ++i) {
     const CgroupStats& c = s.cgroups[i];
@@ -57,7 +58,7 @@ const NetNamespaceStats* PodNamespace(const Snapshot& s, size_t index) {
       if (c.id.cgroup_path.compare(0, pod.id.cgroup_path.size(), pod.id.cgroup_path) != 0) break;
       continue;
     }
-    if (c.host_network) return nullptr;
+    if (c.host_network && !host_interfaces) return nullptr;
     if (const NetNamespaceStats* ns = s.Netns(c)) return ns;
   }
   return nullptr;
@@ -116,9 +117,9 @@ void SnapshotSamples::Bind(const Snapshot& s) {
       case CgroupKind::kRoot:
         container_net_[i] = s.Netns(c);  // the host's interfaces
         break;
-      case CgroupKind::kPod: pod_net_[i] = PodNamespace(s, i); break;
+      case CgroupKind::kPod: pod_net_[i] = PodNamespace(s, i, rules_.host_network_interfaces); break;
       case CgroupKind::kContainer:
-        if (c.host_network) break;
+        if (c.host_network && !rules_.host_network_interfaces) break;
         if (c.id.pod_uid.empty() && !c.id.meta) {
           container_net_[i] = s.Netns(c);  // a bare runtime container owns its namespace
         } else if (IsNamedSandbox(c) && rules_.network_carrier == NetworkCarrier::kSandboxOrPod) {

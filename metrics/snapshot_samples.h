@@ -45,6 +45,11 @@ struct SampleRules {
   size_t max_cgroups = 0;
   size_t max_interfaces = 0;
   NetworkCarrier network_carrier = NetworkCarrier::kSandboxOrPod;
+  // cAdvisor's behaviour: a pod in the host's network namespace gets the host's interfaces
+  // in container_network_* (the same series for every such pod). Off: it gets none of them;
+  // its own traffic is in statlet_container_network_* (eBPF net probe). On needs the
+  // collector to read the host's namespace (CollectorOptions::host_network_interfaces).
+  bool host_network_interfaces = false;
   // The families served and the cgroup labels left out (--metrics.enable, --metrics.disable,
   // --metrics.drop-labels): a family left out yields no sample here, so no edge serves it.
   MetricSelection selection = {};

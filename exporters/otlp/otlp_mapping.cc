@@ -164,6 +164,16 @@ std::vector<OtlpMetric> Build() {
   v.push_back(FromFamily("statlet.tcp.retransmits", "{segment}", kSum, false, kC,
                          "TCP retransmits of the container's sockets (eBPF tcp probe).",
                          F::kStatletTcpRetransmitsTotal));
+  v.push_back(TwoParts("statlet.container.network.io", "By", kSum, false, kC,
+                       "IP bytes the container's own sockets received and sent, in any network namespace (eBPF net "
+                       "probe).",
+                       "network.io.direction", F::kStatletContainerNetworkReceiveBytesTotal, "receive",
+                       F::kStatletContainerNetworkTransmitBytesTotal, "transmit", {}));
+  v.push_back(TwoParts("statlet.container.network.packets", "{packet}", kSum, false, kC,
+                       "IP packets the container's own sockets received and sent, in any network namespace (eBPF net "
+                       "probe).",
+                       "network.io.direction", F::kStatletContainerNetworkReceivePacketsTotal, "receive",
+                       F::kStatletContainerNetworkTransmitPacketsTotal, "transmit", {}));
   v.push_back(FromFamily("statlet.oom.kills", "{kill}", kSum, false, kC,
                          "Processes of the container chosen by the OOM killer (eBPF oom probe).",
                          F::kStatletOomKillsTotal));

@@ -37,7 +37,7 @@ constexpr size_t CountMembers() {
 
 // A value in every member, scaled by k so that sums tell the cgroups apart.
 BpfCgroupStats Seed(uint64_t k) {
-  static_assert(CountMembers<BpfCgroupStats>() == 9,
+  static_assert(CountMembers<BpfCgroupStats>() == 13,
                 "a new BpfCgroupStats member: give it a value here and a check in ExpectSum");
   BpfCgroupStats s;
   s.per_cpu_ns = {1 * k, 2 * k};
@@ -49,6 +49,10 @@ BpfCgroupStats Seed(uint64_t k) {
   s.tcp_drop_reasons = {{"NOT_SPECIFIED", 8 * k}};
   s.runq_latency_log2_us = {9 * k, 10 * k, 11 * k};
   s.runq_latency_sum_ns = 12 * k;
+  s.net_rx_bytes = 13 * k;
+  s.net_rx_packets = 14 * k;
+  s.net_tx_bytes = 15 * k;
+  s.net_tx_packets = 16 * k;
   return s;
 }
 
@@ -64,6 +68,10 @@ void ExpectSum(const BpfCgroupStats& got, uint64_t k, const std::string& where) 
   EXPECT_EQ(got.tcp_drop_reasons, want.tcp_drop_reasons) << where;
   EXPECT_EQ(got.runq_latency_log2_us, want.runq_latency_log2_us) << where;
   EXPECT_EQ(got.runq_latency_sum_ns, want.runq_latency_sum_ns) << where;
+  EXPECT_EQ(got.net_rx_bytes, want.net_rx_bytes) << where;
+  EXPECT_EQ(got.net_rx_packets, want.net_rx_packets) << where;
+  EXPECT_EQ(got.net_tx_bytes, want.net_tx_bytes) << where;
+  EXPECT_EQ(got.net_tx_packets, want.net_tx_packets) << where;
 }
 
 std::vector<BpfRollUp> AllRollUps() {

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -143,6 +144,32 @@ TEST(LiveNetwork, PodNamespaceCountersAndHostNetwork) {
 
   EXPECT_TRUE(host->host_network);
   EXPECT_FALSE(host->netns_inode.has_value());
+
+  // cAdvisor's behaviour, when asked: the host's namespace is read for it; the pod's own
+  // namespace is as before.
+  CollectorOptions with_host = o;
+  with_host.host_network_interfaces = true;
+  auto col2 = Collector::Create(with_host);
+  ASSERT_TRUE(col2.ok());
+  Sampler sampler2(std::move(*col2), nullptr, nullptr);
+  auto snap2 = sampler2.Get(std::chrono::nanoseconds(0));
+  ASSERT_TRUE(snap2.ok());
+  const Snapshot& s2 = **snap2;
+  const CgroupStats* host2 = s2.FindByPath(host_cg.path());
+  const CgroupStats* srv2 = s2.FindByPath(server_cg.path());
+  ASSERT_TRUE(host2 && srv2);
+  EXPECT_TRUE(host2->host_network);
+  struct stat host_ns {};  // pid 1's when readable, else ours (as NetnsReader decides)
+  if (stat("/proc/1/ns/net", &host_ns) != 0) {
+    ASSERT_EQ(stat("/proc/self/ns/net", &host_ns), 0);
+  }
+  EXPECT_EQ(host2->netns_inode, static_cast<uint64_t>(host_ns.st_ino));
+  const NetNamespaceStats* hn = s2.Netns(*host2);
+  ASSERT_NE(hn, nullptr);
+  EXPECT_FALSE(hn->interfaces.empty());
+  EXPECT_EQ(srv2->netns_inode, srv->netns_inode);
+  ASSERT_NE(s2.Netns(*srv2), nullptr);
+  EXPECT_EQ(s2.Netns(*srv2)->interfaces.size(), s.Netns(*srv)->interfaces.size());
 }
 
 }  // namespace

@@ -148,6 +148,18 @@ const std::vector<FieldOfFamily>& Table() {
 , {"statlet_oom_kills_total", [](CgroupStats& c) -> auto& {return c.bpf.oom_kills;
 }
 }
+, {"statlet_container_network_receive_bytes_total", [](CgroupStats& c) -> auto& {return c.bpf.net_rx_bytes;
+}
+}
+, {"statlet_container_network_receive_packets_total", [](CgroupStats& c) -> auto& {return c.bpf.net_rx_packets;
+}
+}
+, {"statlet_container_network_transmit_bytes_total", [](CgroupStats& c) -> auto& {return c.bpf.net_tx_bytes;
+}
+}
+, {"statlet_container_network_transmit_packets_total", [](CgroupStats& c) -> auto& {return c.bpf.net_tx_packets;
+}
+}
 ,
 }
 ;

@@ -307,3 +307,61 @@ TEST(SnapshotSamples, UnlimitedAndAbsent) {
 
 }  // namespace
 }  // namespace statlet::metrics
+
+namespace statlet::metrics {
+namespace {
+
+// A pod in the host's network namespace: by default none of the host's interfaces in its
+// container_network_* (its own traffic is the net probe's statlet_container_network_*);
+// with host_network_interfaces, cAdvisor's copy of the host's. The other pod's own
+// namespace is served the same either way.
+TEST(SnapshotSamples, HostNetworkPodGetsTheHostsInterfacesOnlyWhenAsked) {
+  constexpr uint64_t kHostNetns = 4026531840;  // the root's: lo and eth0 (5000 bytes received)
+  Snapshot s = testing::MakeNodeSnapshot({.pods = 2, .containers_per_pod = 2});
+  ASSERT_EQ(s.netns.count(kHostNetns), 1u);
+  std::string host_pod;
+  size_t host_cgroups = 0;
+  for (CgroupStats& c : s.cgroups) {
+    if (host_pod.empty() && c.id.kind == CgroupKind::kPod) host_pod = c.id.cgroup_path;
+    if (host_pod.empty() || (c.id.cgroup_path != host_pod && c.id.parent_path != host_pod)) continue;
+    c.host_network = true;
+    c.netns_inode = kHostNetns;  // read by the collector for cAdvisor's behaviour
+    c.bpf.net_rx_bytes = 5000;
+    ++host_cgroups;
+  }
+  ASSERT_FALSE(host_pod.empty());
+  auto series = [&](bool host_interfaces, FamilyId family) {
+    SnapshotSamples samples({.host_network_interfaces = host_interfaces}, Dev);
+    samples.Bind(s);
+    std::map<std::string, std::vector<Recorded>> by_pod;  // pod path -> samples of its cgroups
+    for (size_t i = 0; i < samples.cgroup_count(); ++i) {
+      const CgroupStats& c = s.cgroups[i];
+      if (c.id.kind != CgroupKind::kPod && c.id.kind != CgroupKind::kContainer) continue;
+      Recorder r;
+      samples.ForEachSample(family, i, r);
+      auto& out = by_pod[c.id.kind == CgroupKind::kPod ? c.id.cgroup_path : c.id.parent_path];
+      out.insert(out.end(), r.samples.begin(), r.samples.end());
+    }
+    return by_pod;
+  };
+  auto off = series(false, FamilyId::kContainerNetworkReceiveBytesTotal);
+  auto on = series(true, FamilyId::kContainerNetworkReceiveBytesTotal);
+  EXPECT_TRUE(off[host_pod].empty());
+  ASSERT_EQ(on[host_pod].size(), 1u);
+  EXPECT_EQ(on[host_pod][0].labels[0], "eth0");
+  EXPECT_EQ(on[host_pod][0].value.AsDouble(), 5000);
+  size_t other_pods = 0;
+  for (const auto& [pod, samples] : off) {
+    if (pod == host_pod) continue;
+    ++other_pods;
+    EXPECT_FALSE(samples.empty()) << pod;
+    ASSERT_EQ(samples.size(), on[pod].size()) << pod;
+    for (size_t i = 0; i < samples.size(); ++i) EXPECT_EQ(samples[i].labels, on[pod][i].labels) << pod;
+  }
+  EXPECT_GT(other_pods, 0u);
+  // The probe's own count is there either way, on each of the pod's cgroups.
+  EXPECT_EQ(series(false, FamilyId::kStatletContainerNetworkReceiveBytesTotal)[host_pod].size(), host_cgroups);
+}
+
+}  // namespace
+}  // namespace statlet::metrics

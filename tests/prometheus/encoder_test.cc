@@ -153,7 +153,7 @@ TEST(PrometheusEncoder, CadvisorLabelsAndValues) {
       std::string::npos);
   // Network on the sandbox (pause) container only, and on the pod for statlet's own family.
   EXPECT_NE(text.find("container_network_receive_bytes_total{id=\"" + sandbox->id.cgroup_path), std::string::npos);
-  EXPECT_EQ(text.find("container_network_receive_bytes_total" + labels), std::string::npos);
+  EXPECT_EQ(text.find("\ncontainer_network_receive_bytes_total" + labels), std::string::npos);
   EXPECT_NE(text.find("statlet_pod_network_bytes_total{id=\"" + app->id.parent_path +
                       "\",namespace=\"default\",pod=\"" + m.pod_name + "\",direction=\"receive\",interface=\"eth0\"} "),
             std::string::npos);
@@ -381,7 +381,8 @@ TEST(PrometheusEncoder, NoMetadataStillNamesCgroups) {
       EXPECT_NE(text.find("container_memory_rss{id=\"" + c.id.cgroup_path + "\",name=\"" + c.id.container_id + "\"} "),
                 std::string::npos);
       // No runtime names the sandbox: the pod cgroup carries the pod's network, once.
-      EXPECT_EQ(text.find("container_network_receive_bytes_total{id=\"" + c.id.cgroup_path + "\""), std::string::npos);
+      EXPECT_EQ(text.find("\ncontainer_network_receive_bytes_total{id=\"" + c.id.cgroup_path + "\""),
+                std::string::npos);
     }
     if (c.id.kind == CgroupKind::kPod) {
       EXPECT_NE(text.find("container_network_receive_bytes_total{id=\"" + c.id.cgroup_path + "\",interface=\"eth0\"} "),

@@ -79,6 +79,10 @@ void FillBpf(BpfCgroupStats* b, size_t seed) {
   b->major_faults = 3 * k;
   b->oom_kills = seed % 4 == 0 ? 1 : 0;
   b->tcp_retransmits = 17 * k;
+  b->net_rx_bytes = 150'000 * k;
+  b->net_rx_packets = 120 * k;
+  b->net_tx_bytes = 90'000 * k;
+  b->net_tx_packets = 80 * k;
   b->tcp_drops = 0;
   if (seed % 2) {
     b->tcp_drop_reasons = {{"NO_SOCKET", 2 * k}, {"TCP_INVALID_SEQUENCE", k}};

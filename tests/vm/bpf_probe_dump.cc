@@ -46,6 +46,8 @@ Json StatsJson(const statlet::BpfCgroupStats& b, const std::vector<uint64_t>* pe
   put("oom_kills", b.oom_kills);
   put("tcp_retransmits", b.tcp_retransmits);
   put("tcp_drops", b.tcp_drops);
+  put("net_rx_bytes", b.net_rx_bytes);
+  put("net_tx_bytes", b.net_tx_bytes);
   put("runq_latency_sum_ns", b.runq_latency_sum_ns);
   if (per_cpu) j["per_cpu_ns"] = *per_cpu;
   return j;
