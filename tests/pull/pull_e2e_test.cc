@@ -1145,5 +1145,48 @@ TEST_F(PullE2e, StatletPullExitsWithThreeWhenThePullStalls) {
   EXPECT_NE(ReadAll(err).find(image_->big().digest), std::string::npos) << ReadAll(err);
 }
 
+// containerd stopped under a pull made straight on it, then started again: the watch's
+// polls fail and are counted while it is gone, the view keeps answering, and once it is
+// back a new pull is followed to its end. Last in the file: containerd restarts under the
+// stage's own agents too.
+TEST_F(PullE2e, ContainerdRestartedUnderAnObservedPullTheWatchRecovers) {
+  auto agent = stage_->StartAgent(
+      "restart", {"--pull.status-period=1s", "--pull.node-name=node-r", "--pull.no-progress-timeout=2s"});
+  ASSERT_TRUE(agent.ok()) << agent.status().ToString();
+  ViewReader view(agent->metrics_port, stage_->dir() + "/restart-view-");
+  auto entries = [&](const std::string& image, const std::string& state) {
+    int n = 0;
+    for (const auto& e : ObservedEntries(view.Read(), "k8s.io")) n += e["image"] == image && e["state"] == state;
+    return n;
+  };
+  const std::string in_flight_name = "127.0.0.1/" + image_->name + "@" + image_->manifest_digest;
+
+  stage_->proxy().SetRate(kDefaultRate / 4);
+  auto pid = stage_->StartCtrPull("k8s.io", image_->ref);
+  ASSERT_TRUE(pid.ok()) << pid.status().ToString();
+  ASSERT_TRUE(testing::WaitFor([&] { return entries(in_flight_name, "Pulling") > 0; }, seconds(60)))
+      << "the pull was never seen in flight";
+
+  Status s = stage_->StopContainerd();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_NE(WaitPid(*pid, seconds(60)), 0) << "ctr's pull did not fail with containerd gone";
+  EXPECT_TRUE(testing::WaitFor(
+      [&] { return SeriesValue(agent->metrics_port, "statlet_image_pull_observed_poll_errors_total") > 0; },
+      seconds(30)))
+      << "the watch's failed polls were not counted";
+  EXPECT_FALSE(view.Read().is_null()) << "/imagepulls did not answer with containerd gone";
+
+  s = stage_->StartContainerd();
+  ASSERT_TRUE(s.ok()) << s.ToString() << "\n" << stage_->Logs();
+  stage_->proxy().SetRate(kDefaultRate);
+  const int done_before = entries(image_->ref, "Done");
+  pid = stage_->StartCtrPull("k8s.io", image_->ref);
+  ASSERT_TRUE(pid.ok()) << pid.status().ToString();
+  EXPECT_TRUE(testing::WaitFor([&] { return entries(image_->ref, "Done") > done_before; }, seconds(90)))
+      << "the pull after the restart was not followed to its end";
+  EXPECT_EQ(WaitPid(*pid, seconds(30)), 0) << e2e::Tail(stage_->dir() + "/ctr-pull.log", 10);
+  stage_->StopAgent(&*agent);
+}
+
 }  // namespace
 }  // namespace statlet::pulltest

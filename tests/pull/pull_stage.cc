@@ -254,6 +254,20 @@ StatusOr<pid_t> PullStage::StartCtrPull(const std::string& ns, const std::string
   return pid;
 }
 
+Status PullStage::StopContainerd() {
+  return Run({"/bin/bash", STATLET_E2E_HARNESS, "stop-daemon", dir()}, dir() + "/containerd-stop.log");
+}
+
+Status PullStage::StartContainerd() {
+  if (Status s = Run({"/bin/bash", STATLET_E2E_HARNESS, "start-daemon", dir()}, dir() + "/containerd-start.log");
+      !s.ok()) {
+    return s;
+  }
+  std::ifstream pidfile(dir() + "/containerd.pid");
+  if (!(pidfile >> containerd_pid_)) return Internal("no containerd.pid after start-daemon");
+  return Status::Ok();
+}
+
 Status PullStage::CtrRemoveImage(const std::string& ns, const std::string& ref) {
   return Run({"ctr", "-a", dir() + "/containerd.sock", "-n", ns, "images", "rm", "--sync", ref}, dir() + "/ctr.log");
 }

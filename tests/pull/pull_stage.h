@@ -82,6 +82,12 @@ class PullStage {
   // Removes the image record `ref` from namespace `ns` (`ctr images rm --sync`).
   Status CtrRemoveImage(const std::string& ns, const std::string& ref);
 
+  // containerd alone stopped (SIGTERM) and started again over its state, in its network
+  // namespace (tests/e2e/containerd_harness.sh stop-daemon / start-daemon): the registry,
+  // the proxy and the agents stay.
+  Status StopContainerd();
+  Status StartContainerd();
+
   StatusOr<ExtraAgent> StartAgent(const std::string& name, const std::vector<std::string>& flags);
   void StopAgent(ExtraAgent* agent);
 
