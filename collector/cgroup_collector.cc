@@ -113,6 +113,8 @@ struct Node {
   bool procs_known = false, threads_known = false;
 };
 
+bool PodOrContainer(const Node& n) { return n.cls.kind == CgroupKind::kPod || n.cls.kind == CgroupKind::kContainer; }
+
 // A cgroup without processes of its own (a pod, whose containers all live in the
 // sandbox's namespace) takes the namespace its populated descendants share; a container
 // without processes (exited) takes its pod's.
@@ -178,6 +180,7 @@ class CgroupCollector : public Collector {
   }
 
   StatusOr<Snapshot> Collect(CollectParts parts) override;
+  StatusOr<Snapshot> CollectKnowing(CollectParts parts, const MetadataMap& metadata) override;
   const char* CgroupMode() const override { return mode_; }
 
  private:
@@ -203,6 +206,8 @@ class CgroupCollector : public Collector {
   Snapshot StartCollection(CollectParts parts);
   void Refresh();
   void ReadProcessLists();
+  // Whether this collection reads the cgroup's files (its parts, the cgroup's kind).
+  bool ReadsFilesOf(const Node& n) const;
   void EndWalks(const Status& walk_status);
   Reported ChooseReported(Snapshot* snap);
   void ReadReportedFiles(Snapshot* snap, const Reported& r);
@@ -253,8 +258,9 @@ class CgroupCollector : public Collector {
   // They hold no seq_file buffer (~0.25 KiB of kernel memory each, not ~4.5 KiB).
   FdBudget dir_budget_;
   uint32_t num_cpus_ = 0;
-  bool scan_fds_ = false;  // this collection scans container processes' fds
-  CollectParts parts_;     // this collection's parts (which plan entries it reads)
+  bool scan_fds_ = false;                  // this collection scans container processes' fds
+  CollectParts parts_;                     // this collection's parts (which plan entries it reads)
+  const MetadataMap* metadata_ = nullptr;  // this collection's: which containers are sandboxes
   // Limits served from memory between writes (null: every file read every time).
   std::unique_ptr<LimitWatch> limits_;
   std::vector<int> limit_slot_;  // per plan entry: its CachedLimit in Node::limits, or -1
@@ -627,6 +633,13 @@ void CgroupCollector::ScanProcesses(const Node& n, ProcessStats* out) {
 // and which walks pay (refresh); pass 1, the process lists, with the walks beside it;
 // pass 2, the reported cgroups' files; what the shared readers add; the collection's own
 // figures.
+StatusOr<Snapshot> CgroupCollector::CollectKnowing(CollectParts parts, const MetadataMap& metadata) {
+  metadata_ = &metadata;
+  StatusOr<Snapshot> snap = Collect(parts);
+  metadata_ = nullptr;
+  return snap;
+}
+
 StatusOr<Snapshot> CgroupCollector::Collect(CollectParts parts) {
   Snapshot snap = StartCollection(parts);
   const uint64_t dirs_before = discovery_.directories_read();
@@ -688,6 +701,12 @@ void CgroupCollector::ReadProcessLists() {
     }
     Node* n = order_[i];
     n->gone = false;
+    if (!parts_.Lists(PodOrContainer(*n))) {
+      n->own_procs = n->own_threads = 0;
+      n->procs_known = n->threads_known = false;
+      n->tree_procs = n->tree_threads = 0;
+      return;
+    }
     ReadProcesses(n, &workers_[w]);
     n->tree_procs = n->own_procs;
     n->tree_threads = n->own_threads;
@@ -730,6 +749,7 @@ CgroupCollector::Reported CgroupCollector::ChooseReported(Snapshot* snap) {
       r.gone.push_back(n->path);
       continue;
     }
+    if (!parts_.Lists(PodOrContainer(*n))) continue;
     bool populated = n->tree_procs > 0;
     bool k8s = n->cls.kind != CgroupKind::kOther;
     if (!(k8s || populated || opts_.include_empty)) continue;
@@ -754,15 +774,24 @@ CgroupCollector::Reported CgroupCollector::ChooseReported(Snapshot* snap) {
   return r;
 }
 
+bool CgroupCollector::ReadsFilesOf(const Node& n) const {
+  const bool container = n.cls.kind == CgroupKind::kContainer;
+  bool sandbox = false;
+  if (container && metadata_ != nullptr) {
+    auto it = metadata_->by_container_id.find(n.cls.container_id);
+    sandbox = it != metadata_->by_container_id.end() && it->second->is_sandbox;
+  }
+  return parts_.ReadsFilesOf(container, sandbox);
+}
+
 void CgroupCollector::ReadReportedFiles(Snapshot* snap, const Reported& r) {
   // The reported cgroups' files on the reading threads, then what each alias adds.
   pool_.Run(reported_.size(), kCgroupsPerTake, opts_.min_parallel_cgroups, [&](size_t w, size_t i) {
     Node* n = reported_[i];
-    if (parts_.ReadsFilesOf(n->cls.kind == CgroupKind::kContainer))
-      ReadFiles(n, n->mask, &snap->cgroups[i], &workers_[w]);
+    if (ReadsFilesOf(*n)) ReadFiles(n, n->mask, &snap->cgroups[i], &workers_[w]);
   });
   for (const Alias& a : r.aliases) {
-    const bool read = parts_.ReadsFilesOf(a.n->cls.kind == CgroupKind::kContainer);
+    const bool read = ReadsFilesOf(*a.n);
     if (read && a.extra != 0 && !reported_[a.index]->gone)
       ReadFiles(a.n, a.extra, &snap->cgroups[a.index], &workers_[0]);
   }

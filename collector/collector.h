@@ -10,6 +10,7 @@
 #include "base/status.h"
 #include "collector/cgroup_file_source.h"
 #include "collector/cgroup_files.h"
+#include "collector/enrichment.h"
 #include "snapshot/snapshot.h"
 
 namespace statlet {
@@ -86,6 +87,9 @@ class Collector {
   // snapshot which it read.
   virtual StatusOr<Snapshot> Collect(CollectParts parts) = 0;
   StatusOr<Snapshot> Collect() { return Collect(CollectParts::All()); }
+  // As Collect(parts), knowing from the runtime's metadata which containers are pods'
+  // sandboxes: without CollectParts::kSandboxFiles their files are not read.
+  virtual StatusOr<Snapshot> CollectKnowing(CollectParts parts, const MetadataMap&) { return Collect(parts); }
   // How this host mounts its hierarchies: "v2", "hybrid" or "v1" (CgroupHierarchies::Mode).
   virtual const char* CgroupMode() const = 0;
 };

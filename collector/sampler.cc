@@ -140,7 +140,8 @@ static void MergeExits(const std::vector<std::shared_ptr<const CgroupStats>>& re
 }
 
 StatusOr<SnapshotPtr> Sampler::CollectOnce(CollectParts parts) {
-  auto collected = collector_->Collect(parts);
+  std::shared_ptr<const MetadataMap> meta = metadata_ != nullptr ? metadata_->Current() : nullptr;
+  auto collected = meta != nullptr ? collector_->CollectKnowing(parts, *meta) : collector_->Collect(parts);
   if (!collected.ok()) return collected.status();
   auto snap = std::make_shared<Snapshot>(std::move(*collected));
   if (machine_ != nullptr) snap->machine = machine_->Current();
@@ -148,7 +149,6 @@ StatusOr<SnapshotPtr> Sampler::CollectOnce(CollectParts parts) {
 
   if (metadata_ != nullptr) {
     snap->runtime = metadata_->State();
-    std::shared_ptr<const MetadataMap> meta = metadata_->Current();
     for (auto& c : snap->cgroups) JoinMetadata(*meta, &c.id);
     // A container whose cgroup is gone is still listed by the runtime until it is removed.
     for (auto& id : snap->vanished) JoinMetadata(*meta, &id);
@@ -164,7 +164,8 @@ StatusOr<SnapshotPtr> Sampler::CollectOnce(CollectParts parts) {
     for (const auto& c : snap->cgroups) {
       if (c.id.cgroup_id == 0) continue;
       live.push_back(c.id.cgroup_id);
-      if (c.cpu.per_cpu_ns.empty() && snap->parts.ReadsFilesOf(c.id.kind == CgroupKind::kContainer)) {
+      const bool sandbox = c.id.meta != nullptr && c.id.meta->is_sandbox;
+      if (c.cpu.per_cpu_ns.empty() && snap->parts.ReadsFilesOf(c.id.kind == CgroupKind::kContainer, sandbox)) {
         per_cpu_wanted = true;
       }
     }

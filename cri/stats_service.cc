@@ -52,9 +52,9 @@ void TrimAfterLargeAnswer() {
 
 // The stats calls carry no fd or socket counts and none of the detail files' values (see
 // CollectParts): they never wait for the process scan nor read those files. The container
-// calls read no file of a pod or any other cgroup that is not a container.
+// calls read no file of a pod, a pod's sandbox or any other cgroup that is not a container.
 constexpr CollectParts kContainerStatsParts = CollectParts::None();
-constexpr CollectParts kPodStatsParts = CollectParts(CollectParts::kNonContainerFiles);
+constexpr CollectParts kPodStatsParts = CollectParts(CollectParts::kNonContainerFiles | CollectParts::kSandboxFiles);
 // ListPodSandboxMetrics carries container_file_descriptors, _sockets and _ulimits_soft.
 constexpr CollectParts kMetricsParts = CollectParts::All();
 

@@ -283,6 +283,40 @@ TEST_P(FixtureTree, RatesAgainstTheLastReadingOfEachCgroup) {
   EXPECT_FALSE(reset->FindByContainerId(Hex64('a'))->cpu.usage_nano_cores.has_value());
 }
 
+// A collection for the container calls lists pods and containers only (the root, like
+// kubepods, the QoS tiers and the host's services, is neither read nor listed), and reads no file of a container the
+// runtime's metadata names as a pod's sandbox; a collection with the parts reads them all.
+TEST_P(FixtureTree, ContainerCallsReadNeitherHostCgroupsNorSandboxes) {
+  auto c = NewCollector();
+  ASSERT_TRUE(c);
+  MetadataMap meta;
+  auto sandbox = std::make_shared<ContainerMetadata>();
+  sandbox->container_id = Hex64('a');
+  sandbox->is_sandbox = true;
+  meta.by_container_id[Hex64('a')] = sandbox;
+
+  auto lean = c->CollectKnowing(CollectParts::None(), meta);
+  ASSERT_TRUE(lean.ok());
+  EXPECT_EQ(lean->FindByPath("/"), nullptr);
+  ASSERT_NE(lean->FindByPath(layout_.pod_dir(kPodA)), nullptr);
+  const CgroupStats* pause = lean->FindByContainerId(Hex64('a'));
+  ASSERT_NE(pause, nullptr) << "a sandbox is still listed";
+  EXPECT_FALSE(pause->cpu.usage_ns.has_value()) << "its files were not read";
+  const CgroupStats* app = lean->FindByContainerId(Hex64('b'));
+  ASSERT_NE(app, nullptr);
+  EXPECT_TRUE(app->cpu.usage_ns.has_value());
+
+  auto full = c->CollectKnowing(CollectParts::All(), meta);
+  ASSERT_TRUE(full.ok());
+  EXPECT_NE(full->FindByPath("/"), nullptr);
+  ASSERT_NE(full->FindByContainerId(Hex64('a')), nullptr);
+  EXPECT_EQ(*full->FindByContainerId(Hex64('a'))->cpu.usage_ns, 1823703000u);
+
+  auto unknown = c->Collect(CollectParts::None());  // no metadata: every container read
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_TRUE(unknown->FindByContainerId(Hex64('a'))->cpu.usage_ns.has_value());
+}
+
 // A removed container is named once, in the collection that finds it gone: what an event
 // drained then (an OOM kill) knows of it.
 TEST_P(FixtureTree, ARemovedCgroupIsAmongTheVanishedOnce) {

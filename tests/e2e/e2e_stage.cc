@@ -86,7 +86,7 @@ Status E2eStage::StartAgent(const StageOptions& options) {
   o.binary = options.agent_binary;
   o.dir = dir_;
   o.name = "agent";
-  o.cgroup_subtree = cgroup_root_;
+  o.cgroup_subtree = options.whole_host ? "/" : cgroup_root_;
   o.serve_cri = true;
   o.cri_socket = dir_ + "/statlet-cri.sock";
   // The stage plays a v1.27 kubelet with Memory QoS on: the tests pass the unified

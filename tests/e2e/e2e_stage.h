@@ -24,6 +24,8 @@ struct StageOptions {
   std::string image = "localhost/statlet/busybox:1";
   // Extra agent flags (daemon flags or --runtime.refresh-period / --cri.max-age).
   std::vector<std::string> agent_flags;
+  // Collect every cgroup of the host (as a node agent does), not only the stage's root.
+  bool whole_host = false;
 };
 
 class E2eStage {
