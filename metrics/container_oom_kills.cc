@@ -54,7 +54,7 @@ void ContainerOomKills::Observe(const Snapshot& snap) {
       inst.last = *v;
     }
     if (meta == nullptr || meta->container_name.empty()) continue;
-    const std::pair<std::string, std::string> key{inst.pod_uid, meta->container_name};
+    const std::pair<std::string_view, std::string_view> key{inst.pod_uid, meta->container_name};
     auto e = entries_.find(key);
     if (e == entries_.end()) {
       if (!inst.name.empty()) continue;  // its pod's names went: it is let go with them
@@ -63,7 +63,7 @@ void ContainerOomKills::Observe(const Snapshot& snap) {
         inst.left_out = true;
         continue;
       }
-      e = entries_.emplace(key, Entry{}).first;
+      e = entries_.emplace(std::pair<std::string, std::string>(key), Entry{}).first;
     }
     inst.name = meta->container_name;
     if (!meta->pod_namespace.empty()) e->second.namespace_ = meta->pod_namespace;
@@ -110,11 +110,11 @@ void ContainerOomKills::Observe(const Snapshot& snap) {
 
 std::vector<ContainerOomKills::Total> ContainerOomKills::Totals() const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::map<std::pair<std::string, std::string>, uint64_t> sum;
+  std::map<std::pair<std::string, std::string>, uint64_t, KeyLess> sum;
   for (const auto& [key, e] : entries_) sum[key] = e.folded;
   for (const auto& [id, inst] : instances_) {
     if (inst.name.empty()) continue;
-    auto it = sum.find({inst.pod_uid, inst.name});
+    auto it = sum.find(std::pair<std::string_view, std::string_view>(inst.pod_uid, inst.name));
     if (it != sum.end()) it->second += inst.earlier + inst.last;
   }
   std::vector<Total> out;

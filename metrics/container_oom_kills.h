@@ -24,8 +24,10 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "metrics/derived_values.h"
@@ -80,13 +82,23 @@ class ContainerOomKills final : public ExtraSource {
 
   const ContainerOomKillsOptions opts_;
   mutable std::mutex mu_;
-  uint64_t seq_ = 0;                                              // guarded by mu_
-  std::unordered_map<std::string, Instance> instances_;           // by container id; guarded by mu_
-  std::map<std::pair<std::string, std::string>, Entry> entries_;  // by (pod uid, name); guarded by mu_
-  std::unordered_map<std::string, uint32_t> pods_unseen_;         // by pod uid: collections in a row without it
-  std::deque<std::string> folded_ids_;                            // oldest first; guarded by mu_
-  std::unordered_set<std::string> folded_;                        // the same ids; guarded by mu_
-  uint64_t dropped_ = 0;                                          // guarded by mu_
+  uint64_t seq_ = 0;                                     // guarded by mu_
+  std::unordered_map<std::string, Instance> instances_;  // by container id; guarded by mu_
+  // (pod uid, name) keys compared as views: a collection looks every container up without
+  // copying its uid and name.
+  struct KeyLess {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return std::pair<std::string_view, std::string_view>(a.first, a.second) <
+             std::pair<std::string_view, std::string_view>(b.first, b.second);
+    }
+  };
+  std::map<std::pair<std::string, std::string>, Entry, KeyLess> entries_;  // by (pod uid, name); guarded by mu_
+  std::unordered_map<std::string, uint32_t> pods_unseen_;  // by pod uid: collections in a row without it
+  std::deque<std::string> folded_ids_;                     // oldest first; guarded by mu_
+  std::unordered_set<std::string> folded_;                 // the same ids; guarded by mu_
+  uint64_t dropped_ = 0;                                   // guarded by mu_
 };
 
 }  // namespace statlet::metrics
