@@ -194,11 +194,7 @@ TEST(PullMetrics, NoStatusWriterNoWritesFamily) {
 TEST(PullMetrics, ObservedPullsHaveTheirOwnFamilies) {
   auto observed = [](std::string image, PullPhase phase, uint64_t offset, std::optional<uint64_t> total, std::string ns,
                      int64_t finished = 0) {
-    auto v = std::make_shared<PullView>();
-    v->image = std::move(image);
-    v->phase = phase;
-    v->offset = offset;
-    v->total = total;
+    auto v = std::make_shared<PullView>(*View(std::move(image), phase, offset, total, 0));
     v->observed = true;
     v->containerd_namespace = std::move(ns);
     v->finished_unix_ns = finished;
