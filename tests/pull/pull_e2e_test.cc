@@ -121,8 +121,11 @@ class PullE2e : public ::testing::Test {
         (void)stage_->statlet()->ImageFsInfo(ctx.get(), v1::ImageFsInfoRequest(), &resp);
         worst = std::max(worst, Secs(Clock::now() - t0));
       }
-      std::printf("figure: delivery slack of this run %.3f s\n", 3 * worst);
-      return 3 * worst;
+      // Measured while the machine is quiet; a pull under way (containerd writing, the
+      // registry sending, a sanitized statlet) adds scheduling delay on 2 cores: 0.1 s at least.
+      const double s = std::max(3 * worst, 0.1);
+      std::printf("figure: delivery slack of this run %.3f s (worst call %.3f s)\n", s, worst);
+      return s;
     }();
     return slack;
   }
@@ -228,7 +231,8 @@ TEST_F(PullE2e, AStalledRegistryEndsThePullWithDeadlineExceededAndLeavesNoImage)
   stage_->proxy().Pause();
   const auto paused = Clock::now();
   grpc::Status st = call.Wait(seconds(30));
-  const double after = Secs(call.ended() - paused);
+  // The registry's last byte: the pause, or a send the proxy had under way when it came.
+  const double after = Secs(call.ended() - std::max(paused, stage_->proxy().last_delivery()));
   stage_->proxy().Resume();
   EXPECT_EQ(st.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << st.error_message();
   EXPECT_NE(st.error_message().find(image_->big().digest), std::string::npos) << st.error_message();

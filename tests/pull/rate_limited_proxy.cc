@@ -249,6 +249,7 @@ void RateLimitedProxy::Run(int upstream_port, std::promise<Status>* ready) {
           c.to_client.erase(0, static_cast<size_t>(w));
           tokens -= static_cast<double>(w);
           delivered_ += static_cast<uint64_t>(w);
+          last_delivery_ = std::chrono::steady_clock::now().time_since_epoch().count();
         } else if (w < 0 && errno != EAGAIN) {
           c.client_eof = true;
         }

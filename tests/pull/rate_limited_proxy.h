@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <future>
 #include <map>
@@ -41,6 +42,11 @@ class RateLimitedProxy {
 
   // Bytes delivered from the registry to clients since the start (or the last Reset).
   uint64_t delivered_bytes() const { return delivered_; }
+  // When the last of those bytes was handed to a client's socket (steady clock): a pause
+  // set while a send is under way takes effect after that send.
+  std::chrono::steady_clock::time_point last_delivery() const {
+    return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(last_delivery_.load()));
+  }
   // Connections open now.
   int open_connections() const { return open_; }
   // Connections open now whose latest request started with `prefix` (an idle keep-alive
@@ -65,6 +71,7 @@ class RateLimitedProxy {
   std::atomic<bool> paused_{false};
   std::atomic<bool> drop_{false};
   std::atomic<uint64_t> delivered_{0};
+  std::atomic<std::chrono::steady_clock::rep> last_delivery_{0};
   std::atomic<int> open_{0};
   mutable std::mutex mu_;
   std::vector<std::string> requests_;       // guarded by mu_
