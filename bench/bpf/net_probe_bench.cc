@@ -30,9 +30,13 @@
 #include <string>
 #include <vector>
 
+#include "bench/bpf/program_stats.h"
 #include "bpf/bpf_probes.h"
 
 namespace {
+
+using statlet::bench::HighestProgramId;
+using statlet::bench::StatletProgramsAfter;
 
 constexpr int kIperfPort = 5291;
 
@@ -144,12 +148,6 @@ std::unique_ptr<statlet::BpfProbes> LoadNetProbe() {
   return std::move(probes).value();
 }
 
-uint32_t HighestProgramId() {
-  uint32_t id = 0, next = 0;
-  while (bpf_prog_get_next_id(id, &next) == 0) id = next;
-  return id;
-}
-
 // With the kernel's run-time statistics on (they add clock reads of their own, so not
 // during the rounds): each program's runs and mean ns per run over one stream and one
 // ping-pong, i.e. the programs' own cost per packet, which the host's noise does not blur.
@@ -162,22 +160,7 @@ void PrintProgramCosts(int seconds, int trips) {
     return;
   }
   for (const char* pass : {"stream", "pingpong"}) {
-    std::vector<std::pair<uint32_t, bpf_prog_info>> start;
-    auto read_all = [&] {
-      std::vector<std::pair<uint32_t, bpf_prog_info>> out;
-      for (uint32_t id = before, next = 0; bpf_prog_get_next_id(id, &next) == 0; id = next) {
-        int fd = bpf_prog_get_fd_by_id(next);
-        if (fd < 0) continue;
-        bpf_prog_info info{};
-        uint32_t len = sizeof(info);
-        if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && std::string(info.name).rfind("statlet_", 0) == 0) {
-          out.push_back({next, info});
-        }
-        close(fd);
-      }
-      return out;
-    };
-    start = read_all();
+    const auto start = StatletProgramsAfter(before);
     double per_trip = 0;
     if (std::string(pass) == "stream") {
       std::printf("stream (stats on): %.2f Gbit/s\n", RunIperf(seconds).gbit_s);
@@ -185,7 +168,7 @@ void PrintProgramCosts(int seconds, int trips) {
       per_trip = RunPingPong(trips).wall_ns;
       std::printf("pingpong (stats on): %.0f ns per round trip\n", per_trip);
     }
-    for (const auto& [id, info] : read_all()) {
+    for (const auto& [id, info] : StatletProgramsAfter(before)) {
       for (const auto& [id0, info0] : start) {
         if (id0 != id) continue;
         const unsigned long long runs = info.run_cnt - info0.run_cnt;

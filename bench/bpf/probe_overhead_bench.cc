@@ -29,9 +29,13 @@
 #include <vector>
 
 #include "bench/bpf/empty_switch_program.h"
+#include "bench/bpf/program_stats.h"
 #include "bpf/bpf_probes.h"
 
 namespace {
+
+using statlet::bench::HighestProgramId;
+using statlet::bench::StatletProgramsAfter;
 
 constexpr int kRoundTrips = 100000;
 constexpr size_t kFaultPages = 32768;  // 128 MiB per pass
@@ -101,12 +105,6 @@ double FaultCostNs() {
   return ns / (kFaultPages * kFaultPasses);
 }
 
-uint32_t HighestProgramId() {
-  uint32_t id = 0, next = 0;
-  while (bpf_prog_get_next_id(id, &next) == 0) id = next;
-  return id;
-}
-
 // Runs each workload once with run-time statistics on and prints, for every program
 // loaded by this call, its runs and mean ns per run.
 void PrintProgramCosts(const statlet::BpfOptions& options) {
@@ -124,16 +122,9 @@ void PrintProgramCosts(const statlet::BpfOptions& options) {
   const double fault_ns = FaultCostNs();
   std::printf("%-28s %12s %14s   (stats on: switch %.0f ns/round trip, faults %.0f ns/fault)\n", "program", "runs",
               "ns/run", switch_ns, fault_ns);
-  for (uint32_t id = before, next = 0; bpf_prog_get_next_id(id, &next) == 0; id = next) {
-    int fd = bpf_prog_get_fd_by_id(next);
-    if (fd < 0) continue;
-    bpf_prog_info info{};
-    uint32_t len = sizeof(info);
-    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && std::string(info.name).rfind("statlet_", 0) == 0) {
-      std::printf("%-28s %12llu %14.1f\n", info.name, static_cast<unsigned long long>(info.run_cnt),
-                  info.run_cnt ? static_cast<double>(info.run_time_ns) / info.run_cnt : 0.0);
-    }
-    close(fd);
+  for (const auto& [id, info] : StatletProgramsAfter(before)) {
+    std::printf("%-28s %12llu %14.1f\n", info.name, static_cast<unsigned long long>(info.run_cnt),
+                info.run_cnt ? static_cast<double>(info.run_time_ns) / info.run_cnt : 0.0);
   }
   close(stats_fd);
 }

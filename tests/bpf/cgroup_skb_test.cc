@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "tests/bpf/probe_test_support.h"
+#include "tests/bpf/tcp_send.h"
 
 namespace statlet::testing {
 namespace {
@@ -54,29 +55,14 @@ std::unordered_map<uint64_t, Traffic> CollectTraffic(BpfProbes& probes, const st
 // Returns the bytes written << 8 when the socket retransmitted nothing (its data then went
 // out once), or a small error code.
 uint64_t SendTo(uint16_t port, size_t payload) {
-  int s = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return 4;
-  std::vector<char> chunk(65536, 's');
-  size_t sent = 0;
-  while (sent < payload) {
-    ssize_t n = write(s, chunk.data(), std::min(chunk.size(), payload - sent));
-    if (n <= 0) return 5;
-    sent += n;
-  }
-  shutdown(s, SHUT_WR);
-  char c;
-  while (read(s, &c, 1) > 0) {
-  }
-  tcp_info info{};
-  socklen_t len = sizeof(info);
-  if (getsockopt(s, IPPROTO_TCP, TCP_INFO, &info, &len) != 0) return 6;
-  close(s);
+  tcp_info info;
+  if (int rc = SendAndDrain(addr, payload, &info); rc != 0) return static_cast<uint64_t>(rc);
   if (info.tcpi_total_retrans != 0) return 7;
-  return uint64_t{sent} << 8;
+  return uint64_t{payload} << 8;
 }
 
 // A listener on 127.0.0.1 (an ephemeral port) made by the calling process.

@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "tests/bpf/probe_test_support.h"
+#include "tests/bpf/tcp_send.h"
 #include "tests/support/netns_pair.h"
 
 namespace statlet::testing {
@@ -46,26 +47,12 @@ int Receive(const std::string& ns, int ready_fd, int result_fd) {
 // a small error code.
 uint64_t Send(const std::string& ns) {
   if (!NetnsPair::Enter(ns)) return 3;
-  int s = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(kPort);
   inet_pton(AF_INET, NetnsPair::kAddrB, &addr.sin_addr);
-  if (connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return 4;
-  std::vector<char> chunk(65536, 'p');
-  for (size_t sent = 0; sent < kPayload;) {
-    ssize_t n = write(s, chunk.data(), std::min(chunk.size(), kPayload - sent));
-    if (n <= 0) return 5;
-    sent += n;
-  }
-  shutdown(s, SHUT_WR);
-  char c;
-  while (read(s, &c, 1) > 0) {
-  }
-  tcp_info info{};
-  socklen_t len = sizeof(info);
-  if (getsockopt(s, IPPROTO_TCP, TCP_INFO, &info, &len) != 0) return 6;
-  close(s);
+  tcp_info info;
+  if (int rc = SendAndDrain(addr, kPayload, &info); rc != 0) return static_cast<uint64_t>(rc);
   return uint64_t{info.tcpi_total_retrans} << 8;
 }
 

@@ -1,0 +1,45 @@
+// A TCP sender for the network probe tests: a whole payload sent and seen received.
+#pragma once
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+namespace statlet::testing {
+
+// Connects to `to`, writes `payload` bytes, half-closes and reads until the peer closes
+// (the peer closes once it has read everything, so every byte arrived), then takes the
+// socket's TCP_INFO into *info. Returns 0, or a small error code: 4 connect, 5 write,
+// 6 getsockopt.
+inline int SendAndDrain(const sockaddr_in& to, size_t payload, tcp_info* info) {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  if (connect(s, reinterpret_cast<const sockaddr*>(&to), sizeof(to)) != 0) {
+    close(s);
+    return 4;
+  }
+  std::vector<char> chunk(65536, 's');
+  for (size_t sent = 0; sent < payload;) {
+    ssize_t n = write(s, chunk.data(), std::min(chunk.size(), payload - sent));
+    if (n <= 0) {
+      close(s);
+      return 5;
+    }
+    sent += static_cast<size_t>(n);
+  }
+  shutdown(s, SHUT_WR);
+  char c;
+  while (read(s, &c, 1) > 0) {
+  }
+  *info = tcp_info{};
+  socklen_t len = sizeof(*info);
+  const int rc = getsockopt(s, IPPROTO_TCP, TCP_INFO, info, &len) == 0 ? 0 : 6;
+  close(s);
+  return rc;
+}
+
+}  // namespace statlet::testing
