@@ -120,6 +120,29 @@ DaemonOptions Statlet(const std::string& dir, const std::string& root, std::vect
   return o;
 }
 
+// What a fault test exports: one cgroup under a root of its own, holding a sleeping process.
+struct IdleNode {
+  explicit IdleNode(const std::string& tag) : root("/" + UniqueName(tag)), cg(root + "/idle") {}
+  // False (with the reason in the test's output) when the cgroup could not be made or joined.
+  bool Started() {
+    EXPECT_TRUE(cg.ok()) << cg.error();
+    return cg.ok() && cg.Add(sleeper.pid());
+  }
+  std::string root;
+  LiveCgroup cg;
+  Child sleeper = Child::Sleeper();
+};
+
+// Waits until the receiver has at least `n` records; *out holds the last ones read.
+bool WaitForRecords(const Receiver& receiver, size_t n, std::vector<json>* out) {
+  return WaitFor(
+      [&] {
+        *out = receiver.Records();
+        return out->size() >= n;
+      },
+      milliseconds(30000));
+}
+
 struct Transport {
   std::string name, protocol, receiver_protocol;
   bool gzip;
@@ -323,11 +346,9 @@ TEST(OtlpNode, PullFamiliesArriveOnTheNodesResource) {
 }
 
 TEST(OtlpFaults, ReceiverDownAtStartThenUp) {
-  const std::string root = "/" + UniqueName("statlet-otlpdown");
-  LiveCgroup cg(root + "/idle");
-  ASSERT_TRUE(cg.ok()) << cg.error();
-  Child sleeper = Child::Sleeper();
-  ASSERT_TRUE(cg.Add(sleeper.pid()));
+  IdleNode node("statlet-otlpdown");
+  ASSERT_TRUE(node.Started());
+  const std::string& root = node.root;
   const std::string dir = TempDir();
   const int rport = FreeLoopbackPort();
   constexpr int kQueueBytes = 20000;  // two or three batches of this node
@@ -357,85 +378,54 @@ TEST(OtlpFaults, ReceiverDownAtStartThenUp) {
   EXPECT_TRUE(statlet.running());
 }
 
-TEST(OtlpFaults, HonoursRetryAfterOn503) {
-  const std::string root = "/" + UniqueName("statlet-otlp503");
-  LiveCgroup cg(root + "/idle");
-  ASSERT_TRUE(cg.ok()) << cg.error();
-  Child sleeper = Child::Sleeper();
-  ASSERT_TRUE(cg.Add(sleeper.pid()));
+// A receiver that asks for a 2 s wait twice: HTTP's 503 with Retry-After, gRPC's
+// UNAVAILABLE with RetryInfo. One export in the test's time (the next one a minute later):
+// only its retries arrive.
+struct RetryCase {
+  std::string name, protocol, receiver_protocol;
+  int refusal;  // the status the receiver's records show for a refused request
+};
+
+class OtlpRetry : public ::testing::TestWithParam<RetryCase> {};
+
+TEST_P(OtlpRetry, HonoursTheReceiversRetryDelay) {
+  const RetryCase& c = GetParam();
+  IdleNode node("statlet-otlpretry");
+  ASSERT_TRUE(node.Started());
   const std::string dir = TempDir();
   const int rport = FreeLoopbackPort();
-  Receiver receiver(dir, "http", rport, "status503", {"--fail-count", "2", "--retry-after", "2"});
+  Receiver receiver(dir, c.receiver_protocol, rport, "status503", {"--fail-count", "2", "--retry-after", "2"});
   ASSERT_TRUE(receiver.WaitReady());
-  // One export in the test's time (the next one a minute later): only its retries arrive.
-  Daemon statlet(
-      Statlet(dir, root, {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.interval=60s"}));
+  Daemon statlet(Statlet(dir, node.root,
+                         {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.protocol=" + c.protocol,
+                          "--otlp.interval=60s"}));
   ASSERT_TRUE(statlet.WaitReady(milliseconds(15000))) << statlet.log();
   std::vector<json> r;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        r = receiver.Records();
-        return r.size() >= 3;
-      },
-      milliseconds(30000)))
-      << statlet.log();
-  ASSERT_EQ(r[0]["status"], 503);
-  ASSERT_EQ(r[1]["status"], 503);
+  ASSERT_TRUE(WaitForRecords(receiver, 3, &r)) << statlet.log();
+  ASSERT_EQ(r[0]["status"], c.refusal);
+  ASSERT_EQ(r[1]["status"], c.refusal);
   ASSERT_EQ(r[2]["status"], 200);
   const double gap1 = r[1]["t"].get<double>() - r[0]["t"].get<double>();
   const double gap2 = r[2]["t"].get<double>() - r[1]["t"].get<double>();
-  // Without Retry-After the first retries come after 0.5..1 s and 1..2 s.
-  EXPECT_GE(gap1, 1.95) << "retried " << gap1 << " s after the first 503";
-  EXPECT_GE(gap2, 1.95) << "retried " << gap2 << " s after the second 503";
+  std::printf("%s: retries %.2f s and %.2f s after a refusal asking for 2 s\n", c.name.c_str(), gap1, gap2);
+  // Without the receiver's delay the first retries come after 0.5..1 s and 1..2 s.
+  EXPECT_GE(gap1, 1.95) << "retried " << gap1 << " s after the first refusal";
+  EXPECT_GE(gap2, 1.95) << "retried " << gap2 << " s after the second refusal";
   EXPECT_LT(gap1, 5.0);
   const std::string body = Scrape(statlet.port());
   EXPECT_EQ(SelfMetric(body, "statlet_otlp_request_failures_total{kind=\"retryable\"}"), 2);
   EXPECT_EQ(SelfMetric(body, "statlet_otlp_requests_total"), 1);
 }
 
-TEST(OtlpFaults, HonoursGrpcRetryInfoOnUnavailable) {
-  const std::string root = "/" + UniqueName("statlet-otlpretryinfo");
-  LiveCgroup cg(root + "/idle");
-  ASSERT_TRUE(cg.ok()) << cg.error();
-  Child sleeper = Child::Sleeper();
-  ASSERT_TRUE(cg.Add(sleeper.pid()));
-  const std::string dir = TempDir();
-  const int rport = FreeLoopbackPort();
-  Receiver receiver(dir, "grpc", rport, "status503", {"--fail-count", "2", "--retry-after", "2"});
-  ASSERT_TRUE(receiver.WaitReady());
-  Daemon statlet(Statlet(
-      dir, root,
-      {"--otlp.endpoint=http://127.0.0.1:" + std::to_string(rport), "--otlp.protocol=grpc", "--otlp.interval=60s"}));
-  ASSERT_TRUE(statlet.WaitReady(milliseconds(15000))) << statlet.log();
-  std::vector<json> r;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        r = receiver.Records();
-        return r.size() >= 3;
-      },
-      milliseconds(30000)))
-      << statlet.log();
-  ASSERT_EQ(r[0]["status"], 14);
-  ASSERT_EQ(r[1]["status"], 14);
-  ASSERT_EQ(r[2]["status"], 200);
-  const double gap1 = r[1]["t"].get<double>() - r[0]["t"].get<double>();
-  const double gap2 = r[2]["t"].get<double>() - r[1]["t"].get<double>();
-  std::printf("retries %.2f s and %.2f s after UNAVAILABLE with RetryInfo 2 s\n", gap1, gap2);
-  // Without RetryInfo the first retries come after 0.5..1 s and 1..2 s.
-  EXPECT_GE(gap1, 1.95);
-  EXPECT_GE(gap2, 1.95);
-  EXPECT_LT(gap1, 5.0);
-  const std::string body = Scrape(statlet.port());
-  EXPECT_EQ(SelfMetric(body, "statlet_otlp_request_failures_total{kind=\"retryable\"}"), 2);
-  EXPECT_EQ(SelfMetric(body, "statlet_otlp_requests_total"), 1);
-}
+INSTANTIATE_TEST_SUITE_P(Transports, OtlpRetry,
+                         ::testing::Values(RetryCase{"http_503_retry_after", "http/protobuf", "http", 503},
+                                           RetryCase{"grpc_unavailable_retry_info", "grpc", "grpc", 14}),
+                         [](const auto& info) { return info.param.name; });
 
 TEST(OtlpFaults, HangingReceiverDoesNotSlowMetrics) {
-  const std::string root = "/" + UniqueName("statlet-otlphang");
-  LiveCgroup cg(root + "/idle");
-  ASSERT_TRUE(cg.ok()) << cg.error();
-  Child sleeper = Child::Sleeper();
-  ASSERT_TRUE(cg.Add(sleeper.pid()));
+  IdleNode node("statlet-otlphang");
+  ASSERT_TRUE(node.Started());
+  const std::string& root = node.root;
   const std::string dir = TempDir();
   const int rport = FreeLoopbackPort();
   Receiver receiver(dir, "http", rport, "hang");
@@ -468,11 +458,9 @@ TEST(OtlpFaults, HangingReceiverDoesNotSlowMetrics) {
 }
 
 TEST(OtlpFaults, BackoffGrowsWhileTheQueueDropsBatches) {
-  const std::string root = "/" + UniqueName("statlet-otlpbackoff");
-  LiveCgroup cg(root + "/idle");
-  ASSERT_TRUE(cg.ok()) << cg.error();
-  Child sleeper = Child::Sleeper();
-  ASSERT_TRUE(cg.Add(sleeper.pid()));
+  IdleNode node("statlet-otlpbackoff");
+  ASSERT_TRUE(node.Started());
+  const std::string& root = node.root;
   const std::string dir = TempDir();
   const int rport = FreeLoopbackPort();
   // 503 without Retry-After, always: only statlet's own backoff spaces the attempts.
@@ -484,13 +472,7 @@ TEST(OtlpFaults, BackoffGrowsWhileTheQueueDropsBatches) {
                           "--otlp.max-queue-bytes=20000"}));
   ASSERT_TRUE(statlet.WaitReady(milliseconds(15000))) << statlet.log();
   std::vector<json> r;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        r = receiver.Records();
-        return r.size() >= 5;
-      },
-      milliseconds(30000)))
-      << statlet.log();
+  ASSERT_TRUE(WaitForRecords(receiver, 5, &r)) << statlet.log();
   const std::string body = Scrape(statlet.port());
   const double drops = SelfMetric(body, "statlet_otlp_dropped_batches_total{reason=\"queue_full\"}");
   EXPECT_GE(drops, 10) << body;
@@ -511,11 +493,9 @@ class OtlpStop : public ::testing::TestWithParam<StopCase> {};
 // SIGTERM while the receiver holds a request whose deadline is a minute away.
 TEST_P(OtlpStop, ExitsWithinFiveSecondsOfSigterm) {
   const StopCase& c = GetParam();
-  const std::string root = "/" + UniqueName("statlet-otlpstop");
-  LiveCgroup cg(root + "/idle");
-  ASSERT_TRUE(cg.ok()) << cg.error();
-  Child sleeper = Child::Sleeper();
-  ASSERT_TRUE(cg.Add(sleeper.pid()));
+  IdleNode node("statlet-otlpstop");
+  ASSERT_TRUE(node.Started());
+  const std::string& root = node.root;
   const std::string dir = TempDir();
   const int rport = FreeLoopbackPort();
   Receiver receiver(dir, c.receiver_protocol, rport, c.mode);
