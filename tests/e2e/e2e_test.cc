@@ -92,7 +92,11 @@ class StageEnvironment : public ::testing::Environment {
     // The agent asks containerd's ListContainerStats once at start (the writable layers),
     // then not for an hour: containerd computes usage_nano_cores against the previous such
     // call, whoever made it, and UsageNanoCoresAgreesWithContainerd needs that to be its own.
-    options.agent_flags = {"--runtime.refresh-period=200ms", "--cri.max-age=0s", "--runtime.stats-period=1h"};
+    // One eBPF probe, `net` (per-container traffic from the containers' own sockets,
+    // PairsOwnSocketsCountTheirOwnDirections), required to load; the other values come from
+    // cgroupfs, as the comparisons with containerd's own figures want them.
+    options.agent_flags = {"--runtime.refresh-period=200ms", "--cri.max-age=0s", "--runtime.stats-period=1h",
+                           "--bpf=on", "--bpf.probes=net"};
     auto stage = E2eStage::Start(options);
     if (!stage.ok()) {
       g_setup_error = stage.status().ToString();
@@ -760,6 +764,57 @@ TEST(E2e, PairInOnePodExchangesTheKnownBytes) {
   EXPECT_GE(eth0.tx_bytes().value(), kPingCount * kPingBytes);
   EXPECT_GE(eth0.rx_bytes().value(), kPingCount * kPingBytes);
   EXPECT_GE(eth0.tx_packets().value(), kPingCount);
+}
+
+// The `net` probe beside a real runtime: the pair's two containers share the pod's network
+// namespace, so its interfaces cannot tell them apart; their sockets can. The server's
+// 4 MB go out of the server's cgroup and into the client's, each side's other direction is
+// TCP's acknowledgements (and the client's pings), and every byte a container's sockets sent
+// left through one of the pod's interfaces, which count it with its link header.
+TEST(E2e, PairsOwnSocketsCountTheirOwnDirections) {
+  REQUIRE_STAGE();
+  const Workload& pair = g_pods.at("net-pair");
+  std::map<std::string, double> got;  // "<container> <direction>" → bytes
+  double lo_tx = -1;
+  std::string why = Eventually(milliseconds(30000), [&] {
+    auto samples = Scrape();
+    if (!samples.ok()) return samples.status().ToString();
+    got.clear();
+    lo_tx = -1;
+    for (const Sample& s : *samples) {
+      if (Label(&s, "pod") != "net-pair") continue;
+      if (s.name == "statlet_pod_network_bytes_total" && Label(&s, "interface") == "lo" &&
+          Label(&s, "direction") == "transmit")
+        lo_tx = s.value;
+      const std::string c = Label(&s, "container");
+      if (c != "server" && c != "client") continue;
+      if (s.name == "statlet_container_network_transmit_bytes_total") got[c + " transmit"] = s.value;
+      if (s.name == "statlet_container_network_receive_bytes_total") got[c + " receive"] = s.value;
+    }
+    if (got.size() != 4) return "the pair's containers have " + std::to_string(got.size()) + " of 4 series";
+    // The transfer ran before the stage was ready; wait out only a scrape that came first.
+    if (got["client receive"] < kPairPayloadBytes) return "client received " + std::to_string(got["client receive"]);
+    return std::string();
+  });
+  ASSERT_EQ(why, "");
+  const double payload = static_cast<double>(kPairPayloadBytes);
+  EXPECT_GE(got["server transmit"], payload);
+  EXPECT_GE(got["client receive"], payload);
+  // The other directions: acknowledgements (a few per 64 KiB), and the client's pings.
+  EXPECT_LT(got["server receive"], payload / 10) << "the server's counters read the client's direction";
+  EXPECT_LT(got["client transmit"], payload / 10 + 2.0 * kPingCount * (kPingBytes + 28))
+      << "the client's counters read the server's direction";
+  // Sockets count IP packets; lo and eth0 count them with their 14-byte link header, and
+  // the kernel's own packets (ARP, neighbour discovery) besides.
+  auto pods = ListPodSandboxStats(g_stage->statlet());
+  const v1::PodSandboxStats* p = PodById(pods, pair.pod.id);
+  ASSERT_NE(p, nullptr);
+  ASSERT_GE(lo_tx, 0) << "no lo series of the pod";
+  const double eth0_tx = static_cast<double>(p->linux().network().default_interface().tx_bytes().value());
+  EXPECT_LE(got["server transmit"] + got["client transmit"], lo_tx + eth0_tx);
+  std::printf("net probe: server tx %.0f rx %.0f, client tx %.0f rx %.0f; pod lo tx %.0f, eth0 tx %.0f\n",
+              got["server transmit"], got["server receive"], got["client transmit"], got["client receive"], lo_tx,
+              eth0_tx);
 }
 
 // ---------------------------------------------------------------------------- kubernetes-mixin
