@@ -528,6 +528,27 @@ def bpf_tcp_retransmits(ctx):
     require(sum(others.values()) + got <= at_dump - at_load, f"other cgroups charged retransmits: {others}")
 
 
+def bpf_net(ctx):
+    # The net probe counts by the sockets' cgroup: the sender (a host cgroup in the root
+    # namespace) sent the payload, the receiver (pod B's container, in the pod's namespace)
+    # got it, plus the tcp container's stream to its second receiver; each side's other
+    # direction is TCP's acknowledgements. The pod's eth0 carried every byte the receiver's
+    # sockets got (IP packets there; eth0 counts them with their link header).
+    want = int(ctx.g.expect["net_bytes"])
+    recv = bpf_cgroup(ctx, "net")
+    sender = bpf_dump(ctx)["cgroups"].get("/system.slice/netsend")
+    require(sender is not None, "the probes reported nothing for the sender (/system.slice/netsend)")
+    eth0_rx = ctx.g.net["after"][ctx.container("net").pod_uid]["eth0"]["rx_bytes"]
+    got = {"sender tx": sender.get("net_tx_bytes"), "sender rx": sender.get("net_rx_bytes"),
+           "receiver rx": recv.get("net_rx_bytes"), "receiver tx": recv.get("net_tx_bytes")}
+    ctx.note(f"payload {want} B; " + ", ".join(f"{k} {v}" for k, v in got.items()) + f"; pod eth0 rx {eth0_rx}")
+    require(None not in got.values(), f"the net probe gave no value: {got}")
+    require(got["sender tx"] >= want, f"sender transmitted {got['sender tx']} < payload {want}")
+    require(got["sender rx"] < want / 10, f"sender's receive {got['sender rx']} reads the other direction")
+    require(want <= got["receiver rx"] <= eth0_rx, f"receiver got {got['receiver rx']}: payload {want}, eth0 {eth0_rx}")
+    require(got["receiver tx"] < got["receiver rx"] / 10, f"receiver's transmit {got['receiver tx']} reads the other direction")
+
+
 # Every file the collector reads that the iterator renders; on Debian's 6.1 all of them.
 ITER_FILES = ["cpu.stat", "memory.current", "memory.peak", "memory.swap.current", "memory.stat",
               "memory.events", "memory.events.local", "pids.current", "pids.events"]
@@ -661,6 +682,7 @@ CHECKS = [
     ("bpf.oom_victims", "bpf", bpf_oom),
     ("bpf.page_faults", "bpf", bpf_faults),
     ("bpf.tcp_retransmits", "bpf", bpf_tcp_retransmits),
+    ("bpf.net_by_socket_cgroup", "bpf", bpf_net),
     ("bpf_iter.same_numbers", "bpf_iter", bpf_iter_same_numbers),
     ("bpf_iter.dirty", "bpf_iter", bpf_iter_dirty),
     ("bpf_iter.bench", "bpf_iter", bpf_iter_bench),
