@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
@@ -446,6 +447,7 @@ StatusOr<std::unique_ptr<ExitWatcher>> ExitWatcher::Start(const ExitWatcherOptio
 
 ExitWatcher::ExitWatcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
   thread_ = std::thread([this, nice = impl_->thread_nice()] {
+    pthread_setname_np(pthread_self(), "statlet-exits");  // as `top -H` and /proc/<pid>/task show it
     // Per thread on Linux: PRIO_PROCESS with the thread's id sets this thread's nice only.
     if (setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), nice) != 0) {
       log::Warn(std::string("exit watcher: cannot set its nice value: ") + strerror(errno));
@@ -460,5 +462,14 @@ ExitWatcher::~ExitWatcher() {
 }
 
 ExitWatcherStats ExitWatcher::stats() const { return impl_->stats(); }
+
+int64_t ExitWatcher::thread_cpu_ns() const {
+  clockid_t clock;
+  timespec ts{};
+  if (pthread_getcpuclockid(const_cast<std::thread&>(thread_).native_handle(), &clock) != 0 ||
+      clock_gettime(clock, &ts) != 0)
+    return -1;
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
 
 }  // namespace statlet
