@@ -2,7 +2,8 @@
 """Turns one bench/run's outputs into bench/RESULTS.md and bench/results.json.
 
 usage: results_md.py OUT_DIR RESULTS.md results.json
-OUT_DIR holds cri.json (bench_cri --json), proxy.json (bench_proxy --json), encoder.json (Google Benchmark JSON),
+OUT_DIR holds cri.json (bench_cri --json), e2e.json (bench_e2e_list_stats --json), proxy.json (bench_proxy --json),
+encoder.json (Google Benchmark JSON),
 otlp.json (bench_otlp_rounds --json), kept.json (bench_prometheus_kept --json) and the
 text output of every bench (<name>.txt).
 """
@@ -78,6 +79,28 @@ def cri_tables(cri):
             lines.append(f"The daemon's memory cgroup after all calls (what a memory limit sees): "
                          f"{size['cgroup_all_kib'] / 1024:.1f} MiB, of which kernel memory "
                          f"{size['kernel_all_kib'] / 1024:.1f} MiB (mostly the kept cgroup files' buffers).")
+    return lines
+
+
+def e2e_tables(e):
+    where = "every cgroup of the host" if e["whole_host"] else "the stage's cgroups only"
+    lines = []
+    for shape in e["shapes"]:
+        lines.append(f"\n### CRI ListContainerStats beside containerd, {shape['pods']} real pods, "
+                     f"{shape['containers']} containers (bench_e2e_list_stats)\n")
+        lines.append(f"containerd 1.6 + runc, `sleep` containers spread over the pods; statlet collects {where} with "
+                     f"`--cri.max-age=0s`. {e['rounds']} rounds alternating which side goes first, {e['calls']} calls "
+                     "per side and round; median of the rounds' medians [min–max]; CPU from /proc/<pid>/stat (10 ms "
+                     "ticks). Both sides answered the same container ids in every round (the bench fails otherwise). "
+                     "The floor is statlet's Version call on the same channel: gRPC's per-call cost.\n")
+        lines.append("| side | call | p50 ms [min–max] | CPU ms/call [min–max] |")
+        lines.append("|---|---|---|---|")
+        for r in shape["rows"]:
+            lines.append(f"| {r['side']} | {r['call']} | {r['p50_ms']:.3f} [{r['p50_min_ms']:.3f}–{r['p50_max_ms']:.3f}] "
+                         f"| {r['cpu_ms']:.3f} [{r['cpu_min_ms']:.3f}–{r['cpu_max_ms']:.3f}] |")
+        cpu = (f"{shape['cpu_ratio']:.1f}× CPU per call" if shape["cpu_ratio"] > 0
+               else "statlet's CPU per call below what the ticks resolve")
+        lines.append(f"\ncontainerd / statlet (medians): {shape['latency_ratio']:.1f}× latency, {cpu}.")
     return lines
 
 
@@ -186,6 +209,11 @@ def main():
         with open(cri_path) as f:
             results["cri"] = json.load(f)
         lines += cri_tables(results["cri"])
+    e2e_path = os.path.join(out, "e2e.json")
+    if os.path.exists(e2e_path):
+        with open(e2e_path) as f:
+            results["e2e"] = json.load(f)
+        lines += e2e_tables(results["e2e"])
     proxy_path = os.path.join(out, "proxy.json")
     if os.path.exists(proxy_path):
         with open(proxy_path) as f:

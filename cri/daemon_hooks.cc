@@ -28,6 +28,7 @@ StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, cons
   so.call_observer = calls;
   so.image_service = image_service;
   so.runtime_extra = runtime_extra;
+  so.service.runtime = runtime;
   if (o.proxy) {
     PassThroughOptions po;
     po.runtime_endpoint = o.runtime_endpoint;
@@ -35,7 +36,7 @@ StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, cons
     po.max_message_bytes = o.max_unary_metrics_bytes;
     if (runtime != nullptr) po.on_change = [runtime](std::string_view) { runtime->NoteChange(); };
     so.proxy = std::move(po);
-    so.service.changes = runtime;
+    so.service.wait_for_changes = true;
   }
   return CriServer::Start(source, so);
 }

@@ -35,8 +35,9 @@ std::unique_ptr<RuntimeClient> StartRuntimeClient(const CriDaemonOptions& o);
 // A started CriServer over `source`, or null (and Ok) when --cri.listen is "". `rules`: the
 // daemon's value rules; `calls` (may be null) is told every call; `image_service` serves
 // runtime.v1.ImageService (null: UNIMPLEMENTED, or passed in proxy mode); `runtime` (may
-// be null) learns of the changes passed in proxy mode and makes the stats calls wait for
-// their metadata; `runtime_extra` (may be null) serves more RuntimeService methods
+// be null) names the stats calls' cgroups (a call finding a container cgroup it does not
+// name yet waits for its next round), and learns of the changes passed in proxy mode and
+// makes the stats calls wait for their metadata; `runtime_extra` (may be null) serves more RuntimeService methods
 // (CriServerOptions::runtime_extra).
 StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, const CriDaemonOptions& o,
                                                     const metrics::SampleRules& rules, metrics::CallObserver* calls,

@@ -118,10 +118,14 @@ CriView BuildCriView(const Snapshot& snapshot) {
       if (pod_index >= 0 && view.pods[pod_index].meta == nullptr) view.pods[pod_index].meta = meta;
       continue;
     }
-    // A container kept only by its exit record is the runtime's while the runtime lists it
-    // (as exited: its stats answer from the record); once the runtime removed it, no CRI
-    // client knows its id, and the kubelet would count it as a running container's stats.
-    if (c.exit && meta == nullptr && snapshot.runtime && snapshot.runtime->up) continue;
+    // With the runtime answering, a container cgroup it does not name is none of the
+    // containers it lists: a sandbox it is still starting (RunPodSandbox adds it to the
+    // runtime's lists only once its task runs), a container it removed whose cgroup or exit
+    // record lingers, a cgroup of some other manager. No CRI client knows such an id. A
+    // container the runtime lists by now but statlet's metadata does not yet name is read
+    // again after a round of the runtime client (CriStatsService::LoadSnapshot). A
+    // container kept only by its exit record answers from it while the runtime lists it.
+    if (meta == nullptr && snapshot.runtime && snapshot.runtime->up) continue;
     ContainerEntry e;
     e.cgroup = &c;
     e.meta = meta;

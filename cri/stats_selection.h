@@ -1,7 +1,9 @@
 // CriView: a snapshot seen the way the CRI sees it — containers and pod sandboxes with
 // their CRI ids, joined to their cgroups — and the upstream filter semantics on top.
 // Ids come from the runtime's metadata when the Sampler joined it, else from the cgroup
-// path (container id; the pod uid stands in for the sandbox id).
+// path (container id; the pod uid stands in for the sandbox id). While the runtime
+// answers, only the containers it names are listed: a sandbox is one of them, and it is
+// never listed as a container.
 #pragma once
 
 #include <map>

@@ -30,10 +30,14 @@ struct CriServiceOptions {
   metrics::SampleRules rules;
   // Proxy mode: register the stats calls only (Version and the rest pass to the runtime).
   bool stats_calls_only = false;
-  // Proxy mode: the runtime client that sees the changes passed through statlet; a stats
-  // call first waits (at most freshness_wait) for the metadata of every change noted
-  // before it began, and answers from a collection that read it. Null: no waiting.
-  RuntimeClient* changes = nullptr;
+  // The runtime client whose metadata names the snapshots' cgroups. A stats call that
+  // finds a container cgroup the metadata does not name, and was not named by a round
+  // since it was first seen, waits (at most freshness_wait) for a round and answers from
+  // a collection that read it (RuntimeClient::CoverUnknown). Null: no waiting.
+  RuntimeClient* runtime = nullptr;
+  // Proxy mode: `runtime` sees the changes passed through statlet; a stats call first
+  // waits (at most freshness_wait) for the metadata of every change noted before it began.
+  bool wait_for_changes = false;
   std::chrono::milliseconds freshness_wait{2000};
 };
 
@@ -68,8 +72,9 @@ class CriStatsService final : public ::runtime::v1::RuntimeService::Service {
       ::grpc::ServerWriter<::runtime::v1::StreamPodSandboxMetricsResponse>*) override;
 
  private:
-  // A snapshot for one call: no older than max_age and, with `changes`, read after the
-  // metadata of the changes noted so far.
+  // A snapshot for one call: no older than max_age, read after the metadata of the
+  // container cgroups it holds (as far as the runtime lists them) and, with
+  // wait_for_changes, of the changes noted so far.
   StatusOr<SnapshotPtr> LoadSnapshot(CollectParts parts);
 
   SnapshotSource* source_;

@@ -245,6 +245,37 @@ std::optional<int64_t> RuntimeClient::WaitCovering(uint64_t change, std::chrono:
   return covered_at_ns_;
 }
 
+std::optional<int64_t> RuntimeClient::CoverUnknown(const std::vector<std::string>& ids,
+                                                   std::chrono::milliseconds timeout) {
+  uint64_t need = 0;  // the newest change an id waits for that no published round covers yet
+  std::vector<std::string> fresh;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (status_.state != RuntimeState::kUp) return std::nullopt;
+    std::unordered_map<std::string, uint64_t> asked;
+    asked.reserve(ids.size());
+    for (const std::string& id : ids) {
+      auto it = unknown_asked_.find(id);
+      if (it == unknown_asked_.end()) {
+        fresh.push_back(id);
+        continue;
+      }
+      if (it->second > covered_change_) need = std::max(need, it->second);
+      asked.emplace(id, it->second);
+    }
+    unknown_asked_ = std::move(asked);
+  }
+  if (!fresh.empty()) {
+    const uint64_t change = NoteChange();
+    need = std::max(need, change);
+    std::lock_guard<std::mutex> lock(mu_);
+    for (std::string& id : fresh) unknown_asked_.emplace(std::move(id), change);
+  }
+  if (need == 0) return std::nullopt;
+  // A caller handing over an id another call asked for waits for the same round.
+  return WaitCovering(need, timeout);
+}
+
 std::shared_ptr<const MetadataMap> RuntimeClient::Current() {
   std::lock_guard<std::mutex> lock(mu_);
   return current_;

@@ -16,7 +16,10 @@
 // In proxy mode (cri/passthrough.h) statlet sees the calls that change the node's sandboxes
 // and containers: NoteChange starts a round at once, and the stats calls wait (briefly)
 // for a round that covers every change noted before they began, so that their answers
-// name what the runtime lists (WaitCovering).
+// name what the runtime lists (WaitCovering). Beside a runtime it does not front, statlet
+// learns of a new sandbox or container from its cgroup first: the stats calls hand over the
+// container cgroups the metadata does not name, and a round starts for those not handed
+// over before (CoverUnknown).
 #pragma once
 
 #include <atomic>
@@ -105,6 +108,15 @@ class RuntimeClient : public MetadataSource {
   // `timeout`, and not at all while the runtime is not up. Returns the CLOCK_MONOTONIC ns
   // from which a collection reads that round's metadata; none when it did not come.
   std::optional<int64_t> WaitCovering(uint64_t change, std::chrono::milliseconds timeout);
+  // The ids of the container cgroups a collection found and the published metadata does
+  // not name. The first time an id is handed over, a round starts at once and this waits
+  // for it (at most `timeout`, as WaitCovering); an id handed over before is not asked
+  // again (a round after it was first seen did not list it: not the runtime's container, or
+  // not yet; a call handing it over before that round came waits for the same round), nor
+  // while the runtime is not up. Ids missing from `ids` are forgotten (their
+  // cgroups are gone or named now). Returns the CLOCK_MONOTONIC ns from which a collection
+  // reads the new round's metadata; none when no round was asked or it did not come.
+  std::optional<int64_t> CoverUnknown(const std::vector<std::string>& ids, std::chrono::milliseconds timeout);
 
  private:
   struct Conn;
@@ -154,6 +166,8 @@ class RuntimeClient : public MetadataSource {
   uint64_t covered_change_ = 0;  // guarded by mu_: the last change a published round covers
   int64_t covered_at_ns_ = 0;    // guarded by mu_: when that round published
   std::condition_variable covered_cv_;
+  // Guarded by mu_: the ids CoverUnknown asked a round for, and that round's change.
+  std::unordered_map<std::string, uint64_t> unknown_asked_;
 
   class ActiveCall;
   std::mutex call_mu_;

@@ -3,12 +3,21 @@
 // (100 and 1,000 containers) with the eBPF values. Each side encodes the same snapshot over
 // and over with its encoder's caches warm (label blocks, resources), as a daemon does between
 // cgroup changes; a round measures both sides in turn (the order alternating), this thread's
-// CPU time per encode over a batch of about 40 ms. Reported: medians over rounds with their
+// CPU time per encode over a batch of encodes. A side's batch has the same number of encodes
+// at every node size: as many as take about 40 ms at the largest node. The first encode of
+// a batch refills the CPU caches the other side's encode evicted (the text encode writes
+// 47 MB at 1,000 containers); batches of equal duration would spread that refill over ~150
+// encodes at 100 containers and ~13 at 1,000, and the linearity figure would compare a warm
+// encoder with a partly cold one. Reported: medians over rounds with their
 // min–max, the ratio OTLP / text as the median of per-round ratios, the cost per OTLP point
 // and per text series, and linearity: the cost per point at the larger node over that at
 // the smaller one.
 //
-//   bench_otlp_rounds [--rounds R] [--json FILE]
+//   bench_otlp_rounds [--rounds R] [--json FILE] [--pods P]
+// --pods P encodes one node of P pods only (for a profiler's view of one size; no
+// linearity then).
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -58,19 +67,30 @@ size_t BatchFor(F f) {
 int Main(int argc, char** argv) {
   int rounds = 15;
   std::string json;
+  std::vector<size_t> sizes = {25, 250};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--rounds" && i + 1 < argc) rounds = std::atoi(argv[++i]);
     if (a == "--json" && i + 1 < argc) json = argv[++i];
+    if (a == "--pods" && i + 1 < argc) sizes = {static_cast<size_t>(std::atoi(argv[++i]))};
   }
   std::vector<std::unique_ptr<Node>> nodes;
-  for (size_t pods : {size_t{25}, size_t{250}}) {
+  for (size_t pods : sizes) {
     auto n = std::make_unique<Node>();
     n->pods = pods;
     n->snap = testing::MakeNodeSnapshot({.pods = pods, .containers_per_pod = 3, .with_bpf = true});
     n->otlp_batch = BatchFor([&] { n->EncodeOtlp(); });
     n->text_batch = BatchFor([&] { n->EncodeText(); });
     nodes.push_back(std::move(n));
+  }
+  size_t otlp_batch = SIZE_MAX, text_batch = SIZE_MAX;  // the largest node's: the fewest encodes
+  for (const auto& n : nodes) {
+    otlp_batch = std::min(otlp_batch, n->otlp_batch);
+    text_batch = std::min(text_batch, n->text_batch);
+  }
+  for (auto& n : nodes) {
+    n->otlp_batch = otlp_batch;
+    n->text_batch = text_batch;
   }
   for (int r = 0; r < rounds; ++r) {
     for (auto& n : nodes) {
@@ -100,9 +120,10 @@ int Main(int argc, char** argv) {
     per_series[k] = t.median * 1e6 / series;
     std::printf(
         "containers=%zu otlp_ms_p50=%.3f [%.3f-%.3f] text_ms_p50=%.3f [%.3f-%.3f] ratio_p50=%.3f [%.3f-%.3f] "
-        "points=%.0f series=%.0f ns_per_point=%.1f ns_per_series=%.1f otlp_bytes=%zu requests=%zu text_bytes=%zu\n",
+        "points=%.0f series=%.0f ns_per_point=%.1f ns_per_series=%.1f otlp_bytes=%zu requests=%zu text_bytes=%zu "
+        "batch=%zu,%zu\n",
         n.pods * 4, o.median, o.min, o.max, t.median, t.min, t.max, q.median, q.min, q.max, points, series,
-        per_point[k], per_series[k], otlp_bytes, n.exported.requests.size(), n.body.size());
+        per_point[k], per_series[k], otlp_bytes, n.exported.requests.size(), n.body.size(), n.otlp_batch, n.text_batch);
     char buf[512];
     std::snprintf(buf, sizeof buf,
                   "%s{\"containers\":%zu,\"otlp_ms\":[%.4f,%.4f,%.4f],\"text_ms\":[%.4f,%.4f,%.4f],"
@@ -112,6 +133,7 @@ int Main(int argc, char** argv) {
                   points, series, otlp_bytes, n.exported.requests.size(), n.body.size());
     js += buf;
   }
+  if (nodes.size() < 2) return 0;
   std::printf("linearity: ns_per_point 1000/100 = %.2f (target <= 1.2); ns_per_series 1000/100 = %.2f\n",
               per_point[1] / per_point[0], per_series[1] / per_series[0]);
   char buf[160];

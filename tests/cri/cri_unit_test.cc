@@ -114,19 +114,59 @@ TEST(CriView, LeftoverPodsAreNotListedWhileTheRuntimeAnswers) {
   s.runtime = SourceState{"unix:///run/containerd/containerd.sock", true, "containerd 1.6.20", 0};
   CriView view = BuildCriView(s);
   EXPECT_EQ(listed(view, leftover_uid), std::make_pair(0, 0));
-  // The others stay, with their containers still pointing at their own pods.
+  // The others stay, with their containers still pointing at their own pods (pod B's one
+  // container has no metadata: the runtime does not name it, so it is no CRI container).
   EXPECT_EQ(listed(view, testing::kPodAUid), std::make_pair(1, 2));
-  EXPECT_EQ(listed(view, testing::kPodBUid), std::make_pair(1, 1));
+  EXPECT_EQ(listed(view, testing::kPodBUid), std::make_pair(1, 0));
   for (const auto& c : view.containers) {
     if (c.pod_index >= 0) {
       EXPECT_EQ(view.pods[c.pod_index].cgroup->id.pod_uid, c.cgroup->id.pod_uid);
     }
   }
-  // A process in it again: listed again.
+  // A process in it again: the pod is listed again, not the container the runtime does
+  // not name.
   for (auto& c : s.cgroups) {
     if (c.id.pod_uid == leftover_uid) c.populated = true;
   }
-  EXPECT_EQ(listed(BuildCriView(s), leftover_uid), std::make_pair(1, 1));
+  EXPECT_EQ(listed(BuildCriView(s), leftover_uid), std::make_pair(1, 0));
+}
+
+// While the runtime answers, a running container cgroup it does not name (a sandbox it is
+// still starting, a cgroup of another manager) is no CRI container; the runtime's own
+// sandbox is never one. Without the runtime statlet cannot tell and lists it.
+TEST(CriView, OnlyTheContainersTheRuntimeNamesAreListedWhileItAnswers) {
+  Snapshot s = testing::FixtureSnapshot();
+  const std::string unnamed_id(64, '9');
+  const CgroupStats* named = nullptr;
+  for (const auto& c : s.cgroups) {
+    if (c.id.kind == CgroupKind::kContainer && c.id.meta != nullptr && !c.id.meta->is_sandbox) named = &c;
+  }
+  ASSERT_NE(named, nullptr);
+  CgroupStats unnamed = *named;
+  unnamed.id.cgroup_path = named->id.parent_path + "/" + unnamed_id;
+  unnamed.id.container_id = unnamed_id;
+  unnamed.id.meta = nullptr;
+  unnamed.populated = true;
+  const std::string named_id = named->id.meta->container_id;
+  s.cgroups.push_back(std::move(unnamed));
+  std::sort(s.cgroups.begin(), s.cgroups.end(),
+            [](const CgroupStats& a, const CgroupStats& b) { return a.id.cgroup_path < b.id.cgroup_path; });
+  auto ids = [](const Snapshot& snap) {
+    std::set<std::string> out;
+    for (const auto& c : BuildCriView(snap).containers) out.insert(c.id);
+    return out;
+  };
+
+  EXPECT_EQ(ids(s).count(unnamed_id), 1u) << "no runtime: listed";
+  s.runtime = SourceState{"unix:///run/containerd/containerd.sock", true, "containerd 1.6.20", 0};
+  const std::set<std::string> listed = ids(s);
+  EXPECT_EQ(listed.count(unnamed_id), 0u);
+  EXPECT_EQ(listed.count(named_id), 1u);
+  for (const auto& c : s.cgroups) {
+    if (c.id.meta != nullptr && c.id.meta->is_sandbox) {
+      EXPECT_EQ(listed.count(c.id.meta->container_id), 0u);
+    }
+  }
 }
 
 // A container kept only by its exit record answers on CRI while the runtime lists it (as

@@ -130,6 +130,43 @@ TEST(RuntimeClient, AbsentRuntimeIsAStateNotAnError) {
   EXPECT_TRUE(client.Current()->by_container_id.empty());
 }
 
+// The stats calls hand over the container cgroups the metadata does not name: a round runs
+// at once for an id handed over the first time, none for one handed over before (a cgroup
+// the runtime does not list would cost a round on every call), and an id left out once is
+// new again. Counted by the client's successful rounds (its periodic one is an hour away).
+TEST(RuntimeClient, CoverUnknownAsksOneRoundPerNewId) {
+  testing::ScratchDir dir;
+  const std::string socket = dir.path() + "/containerd.sock";
+  testing::ServerProcess runtime;
+  ASSERT_TRUE(runtime.Start({CRI_FIXTURE_RUNTIME, "--socket", socket})) << runtime.error();
+  RuntimeClientOptions o;
+  o.endpoint = "unix://" + socket;
+  o.refresh_period = std::chrono::hours(1);
+  o.stats_period = std::chrono::milliseconds(0);
+  RuntimeClient client(o);
+  EXPECT_FALSE(client.CoverUnknown({"x"}, std::chrono::seconds(5)).has_value()) << "not up yet: no round";
+  client.Start();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (client.status().state != RuntimeState::kUp && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling a condition
+  }
+  ASSERT_EQ(client.status().state, RuntimeState::kUp);
+  const uint64_t first = client.status().refreshes;
+  auto rounds = [&] { return client.status().refreshes - first; };
+  const auto timeout = std::chrono::seconds(10);
+
+  EXPECT_TRUE(client.CoverUnknown({"x"}, timeout).has_value());
+  EXPECT_EQ(rounds(), 1u);
+  EXPECT_FALSE(client.CoverUnknown({"x"}, timeout).has_value()) << "asked before";
+  EXPECT_EQ(rounds(), 1u);
+  EXPECT_TRUE(client.CoverUnknown({"x", "y"}, timeout).has_value()) << "y is new";
+  EXPECT_EQ(rounds(), 2u);
+  EXPECT_FALSE(client.CoverUnknown({}, timeout).has_value());
+  EXPECT_TRUE(client.CoverUnknown({"x"}, timeout).has_value()) << "left out once: new again";
+  EXPECT_EQ(rounds(), 3u);
+  client.Stop();
+}
+
 TEST(RuntimeClient, AutoDetectsAndBackgroundRefreshes) {
   testing::ScratchDir dir;
   const std::string socket = dir.path() + "/crio.sock";
