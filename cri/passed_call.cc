@@ -192,7 +192,6 @@ void PassedCall::WriteDone(bool ok) {
     return;
   }
   if (up_finish_asked_) return;  // the runtime's answers ended
-  up_reading_ = true;
   up_->Read(&response_, Tag(kUpRead));
 }
 
@@ -235,7 +234,6 @@ void PassedCall::StartPump(bool with_message, bool writes_done) {
   up_->StartCall(nullptr);  // corked: starts nothing yet, reports nothing
   // The first read takes the runtime's initial metadata in with it (the library adds it
   // to the read while none has come; a read of its own beside it would be a second).
-  up_reading_ = true;
   up_->Read(&response_, Tag(kUpRead));
   if (with_message) {
     up_writing_ = true;
@@ -284,7 +282,6 @@ void PassedCall::WriteAnswer() {
 }
 
 void PassedCall::UpReadDone(bool ok) {
-  up_reading_ = false;
   // Whatever initial metadata came is in now (a runtime that answers with a status alone
   // sends none).
   ForwardInitialMetadata(ok || !up_ctx_->GetServerInitialMetadata().empty());

@@ -120,7 +120,6 @@ class alignas(16) PassedCall {
   size_t response_held_ = 0;
 
   bool up_started_ = false;
-  bool up_reading_ = false;          // an upstream read is outstanding
   bool up_writing_ = false;          // an upstream write is outstanding
   bool writes_closed_ = false;       // the upstream half-close is sent (or never will be)
   bool up_finish_asked_ = false;     // UpFinish called
