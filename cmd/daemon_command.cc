@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -125,6 +126,12 @@ int RunDaemonCommand(int argc, char** argv) {
   }
   log::SetLevel(opts.log_level);
   log::SetFormat(opts.log_format);
+  // Proxy mode: every passed call runs on one thread driving one completion queue
+  // (cri/passthrough.h). With gRPC's default poller on Linux (epoll1) any thread waiting on
+  // any queue reads any connection and then wakes the queue's own thread; with "poll" each
+  // queue's thread polls the connections of its own calls. Read when gRPC starts, which is
+  // after this; a strategy set in the environment is kept.
+  if (opts.cri.proxy) setenv("GRPC_POLL_STRATEGY", "poll", /*overwrite=*/0);
 
   // Block the stop signals before any thread starts, so that every thread inherits the mask
   // and only sigwait() below receives them.

@@ -60,7 +60,8 @@ constexpr int kPollerIdleMs = 1000;
 // (GetContainerEvents, PullImage and ExecSync have no deadline): no connection age, so a
 // stream lasts as long as it would on the runtime's own socket, and more streams per
 // connection (the kubelet's pod workers, probes and stats share one); its requests may be
-// as large as the runtime accepts. A passed call holds no thread (callback API), and
+// as large as the runtime accepts. A passed call holds no thread (all of them run on the
+// pass-through's one thread, none waiting), and
 // PassThroughService bounds what passed calls hold and how long they may stall.
 constexpr int kProxyMaxStreamsPerConnection = 512;
 
@@ -129,7 +130,7 @@ StatusOr<std::unique_ptr<CriServer>> CriServer::Start(SnapshotSource* source, co
   builder.RegisterService(server->stats_.get());
   if (options.runtime_extra != nullptr) builder.RegisterService(options.runtime_extra);
   if (images != nullptr) builder.RegisterService(images);
-  if (server->pass_through_) builder.RegisterCallbackGenericService(server->pass_through_.get());
+  if (server->pass_through_) server->pass_through_->AddTo(&builder);
   if (options.call_observer) {
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
     interceptors.push_back(CallMetricsInterceptorFactory(options.call_observer));
@@ -139,6 +140,7 @@ StatusOr<std::unique_ptr<CriServer>> CriServer::Start(SnapshotSource* source, co
   if (server->server_ == nullptr || bound == 0) {
     return Unavailable("cannot listen on unix socket " + *path);
   }
+  if (server->pass_through_) server->pass_through_->Start();
   // The socket exists now; narrow its mode before anyone but root relies on it.
   if (chmod(path->c_str(), options.socket_mode) != 0) {
     Status s = ErrnoStatus(errno, "chmod " + *path);
@@ -160,6 +162,8 @@ void CriServer::Stop(std::chrono::milliseconds grace) {
   if (server_ == nullptr) return;
   server_->Shutdown(std::chrono::system_clock::now() + grace);
   server_->Wait();
+  // The passed calls' queue goes after the server's shutdown, before the server.
+  if (pass_through_) pass_through_->Stop();
   server_.reset();
   // Remove the socket only if it is still ours (not replaced by a newer instance).
   struct stat st;

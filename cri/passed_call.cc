@@ -27,47 +27,76 @@ bool Reserved(std::string_view key) {
          key == "te" || key == "content-type";
 }
 
-}  // namespace
-
-// The runtime side of the call: its reactions go to the PassedCall.
-class PassedCall::Upstream final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
- public:
-  explicit Upstream(PassedCall* call) : call_(call) {}
-  void OnReadInitialMetadataDone(bool ok) override { call_->UpstreamInitialMetadata(ok); }
-  void OnReadDone(bool ok) override { call_->UpstreamReadDone(ok); }
-  void OnWriteDone(bool ok) override { call_->UpstreamWriteDone(ok); }
-  void OnDone(const grpc::Status& s) override { call_->UpstreamDone(s); }
-
- private:
-  PassedCall* const call_;
-};
-
-// The runtime side of a unary call.
-class PassedCall::UnaryUpstream final : public grpc::ClientUnaryReactor {
- public:
-  explicit UnaryUpstream(PassedCall* call) : call_(call) {}
-  void OnReadInitialMetadataDone(bool ok) override { call_->UpstreamInitialMetadata(ok); }
-  void OnDone(const grpc::Status& s) override { call_->UnaryDone(s); }
-
- private:
-  PassedCall* const call_;
-};
-
-PassedCall* PassedCall::Start(PassThroughService* service, grpc::GenericCallbackServerContext* ctx) {
-  auto call = std::make_shared<PassedCall>(service, ctx);
-  call->self_ = call;
-  call->awaiting_request_since_.store(NowNs(), std::memory_order_relaxed);
-  service->Register(call);
-  call->StartRead(&call->request_);
-  return call.get();
+// A path as a status message quotes it: a client's path can be long.
+std::string Quoted(std::string_view path) {
+  constexpr size_t kShown = 96;
+  if (path.size() <= kShown) return "\"" + std::string(path) + "\"";
+  return "\"" + std::string(path.substr(0, kShown)) + "...\"";
 }
 
-PassedCall::PassedCall(PassThroughService* service, grpc::GenericCallbackServerContext* ctx)
-    : service_(service), ctx_(ctx), method_(ctx->method()), unary_(IsUnaryMethod(method_)) {}
+}  // namespace
+
+void PassedCall::Request(PassThroughService* service) {
+  auto* call = new PassedCall(service);
+  // Before the call exists: the library then reports its end (kDone) once it has begun.
+  call->ctx_.AsyncNotifyWhenDone(reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(call) | kDone));
+  ++service->requests_;
+  service->generic_.RequestCall(&call->ctx_, &call->stream_, service->cq_.get(), service->cq_.get(),
+                                call->Tag(kRequest));
+}
 
 PassedCall::~PassedCall() {
   service_->Release(request_held_ + response_held_);
-  service_->in_flight_.fetch_sub(1, std::memory_order_relaxed);
+  if (counted_) service_->in_flight_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+bool PassedCall::OnEvent(Op op, bool ok) {
+  --pending_;
+  switch (op) {
+    case kRequest:
+      --service_->requests_;
+      if (!ok) return false;  // the server is shutting down: no call came, none is asked for
+      ++pending_;             // kDone follows once the call is over
+      service_->Link(this);
+      if (!service_->stopping_seen_) Request(service_);  // the next caller's object
+      Arrived();
+      break;
+    case kDone:
+      server_done_ = true;
+      awaiting_request_since_ = writing_since_ = 0;
+      // The runtime's call is a child of this one and is cancelled with it; said again
+      // here for a call cancelled by statlet (time bounds, shutdown).
+      if (ctx_.IsCancelled() && up_started_ && !up_done_) up_ctx_->TryCancel();
+      break;
+    case kRead: ReadDone(ok); break;
+    case kWrite: WriteDone(ok); break;
+    case kFinish: writing_since_ = 0; break;
+    case kUpClose: break;  // a failure shows in the runtime's status
+    case kUpMetadata: UpMetadataDone(ok); break;
+    case kUpRead: UpReadDone(ok); break;
+    case kUpWrite: UpWriteDone(ok); break;
+    case kUpFinish: UpFinished(); break;
+  }
+  if (pending_ > 0) return true;
+  service_->Unlink(this);
+  return false;
+}
+
+bool PassedCall::TimedOut(int64_t now_ns, int64_t request_ns, int64_t stall_ns) {
+  if (server_done_) return false;
+  if ((awaiting_request_since_ != 0 && now_ns - awaiting_request_since_ > request_ns) ||
+      (writing_since_ != 0 && now_ns - writing_since_ > stall_ns)) {
+    awaiting_request_since_ = writing_since_ = 0;
+    Cancel();
+    return true;
+  }
+  return false;
+}
+
+void PassedCall::Cancel() {
+  if (server_done_) return;
+  ctx_.TryCancel();  // the outstanding operations fail; nothing runs here
+  if (up_started_ && !up_done_) up_ctx_->TryCancel();
 }
 
 grpc::Status PassedCall::RefusedHeld(size_t bytes) const {
@@ -77,272 +106,224 @@ grpc::Status PassedCall::RefusedHeld(size_t bytes) const {
                                                                 std::to_string(bytes) + " bytes does not fit now");
 }
 
-void PassedCall::NewUpstreamContext() {
-  upstream_ctx_ = grpc::ClientContext::FromCallbackServerContext(*ctx_);
-  for (const auto& [key, value] : ctx_->client_metadata()) {
-    if (!Reserved(View(key))) upstream_ctx_->AddMetadata(std::string(View(key)), std::string(View(value)));
-  }
-}
-
-void PassedCall::StartUnaryUpstream() {
-  // Under mu_, as StartUpstream. The caller's further messages are not read: the unary
-  // call has sent its one request and half-closed.
-  NewUpstreamContext();
-  unary_upstream_ = std::make_unique<UnaryUpstream>(this);
-  service_->stub_.PrepareUnaryCall(upstream_ctx_.get(), method_, grpc::StubOptions(), &request_, &response_,
-                                   unary_upstream_.get());
-  upstream_started_ = true;
-  writes_closed_ = true;
-}
-
-void PassedCall::StartUpstream(bool with_message, bool writes_done) {
-  // Under mu_ (the caller holds it): the context and reactor exist before the watchdog
-  // can see upstream_started_. Nothing here calls back.
-  NewUpstreamContext();
-  upstream_ = std::make_unique<Upstream>(this);
-  service_->stub_.PrepareBidiStreamingCall(upstream_ctx_.get(), method_, grpc::StubOptions(), upstream_.get());
-  upstream_started_ = true;
-  // Holds: reads and writes are started from the server side's reactions, outside the
-  // upstream's own; each side's hold goes when that side is over.
-  read_hold_ = true;
-  write_hold_ = !writes_done;
-  writes_closed_ = writes_done;
-  upstream_writing_ = with_message;
-  upstream_->AddMultipleHolds(writes_done ? 1 : 2);
-  upstream_->StartRead(&response_);
-  if (with_message) upstream_->StartWrite(&request_);
-  if (writes_done) upstream_->StartWritesDone();
-}
-
-void PassedCall::FinishLocked(std::unique_lock<std::mutex>* lock, grpc::Status status) {
-  if (finish_called_) return;
-  finish_called_ = true;
-  awaiting_request_since_.store(0, std::memory_order_relaxed);
-  lock->unlock();
-  Finish(std::move(status));
-  lock->lock();
-}
-
-void PassedCall::MaybeReleaseLocked(std::unique_lock<std::mutex>* lock) {
-  if (!server_done_ || (upstream_started_ && !upstream_released_)) {
-    lock->unlock();
-    return;
-  }
-  std::shared_ptr<PassedCall> last = std::move(self_);
-  lock->unlock();
-  // `last` may be the final reference: nothing of this object is touched after it.
-}
-
 // ---------------------------------------------------------------- the caller's side
 
-void PassedCall::OnReadDone(bool ok) {
-  std::unique_lock<std::mutex> lock(mu_);
-  awaiting_request_since_.store(0, std::memory_order_relaxed);
+void PassedCall::Arrived() {
+  const std::string& method = ctx_.method();
+  if (!IsPassableMethod(method)) {
+    FinishServer(
+        grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                     "statlet passes runtime.v1 RuntimeService and ImageService calls only, not " + Quoted(method)));
+    return;
+  }
+  const int max_calls = service_->options_.max_calls;
+  if (service_->in_flight_.fetch_add(1, std::memory_order_relaxed) >= max_calls) {
+    service_->in_flight_.fetch_sub(1, std::memory_order_relaxed);
+    service_->refused_.fetch_add(1, std::memory_order_relaxed);
+    FinishServer(grpc::Status(
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        "statlet's CRI proxy has " + std::to_string(max_calls) + " calls in flight (--cri.proxy-max-calls)"));
+    return;
+  }
+  counted_ = true;
+  service_->calls_.fetch_add(1, std::memory_order_relaxed);
+  unary_ = IsUnaryMethod(method);
+  awaiting_request_since_ = NowNs();
+  stream_.Read(&request_, Tag(kRead));
+}
+
+void PassedCall::ReadDone(bool ok) {
+  awaiting_request_since_ = 0;
   if (!ok) {  // the caller half-closed (or the call is over)
     caller_half_closed_ = true;
-    if (!upstream_started_) {
-      if (ctx_->IsCancelled() || finish_called_) {
-        FinishLocked(&lock, grpc::Status(grpc::StatusCode::CANCELLED, "the call was cancelled before its request"));
+    if (!up_started_) {
+      if (ctx_.IsCancelled() || finish_called_ || server_done_) {
+        FinishServer(grpc::Status(grpc::StatusCode::CANCELLED, "the call was cancelled before its request"));
         return;
       }
-      StartUpstream(false, true);  // a call without a message: the runtime says what it makes of it
-      Upstream* up = upstream_.get();
-      lock.unlock();
-      up->StartCall();
+      StartPump(false, true);  // a call without a message: the runtime says what it makes of it
       return;
     }
-    if (upstream_writing_ || writes_closed_) return;  // UpstreamWriteDone half-closes
+    if (up_writing_ || writes_closed_) return;  // UpWriteDone half-closes
     writes_closed_ = true;
-    write_hold_ = false;
-    lock.unlock();
-    upstream_->StartWritesDone();
-    upstream_->RemoveHold();
+    up_->WritesDone(Tag(kUpClose));
     return;
   }
   const size_t bytes = request_.Length();
-  if (finish_called_ || upstream_done_ || writes_closed_) {  // nobody reads it any more
+  if (finish_called_ || up_done_ || writes_closed_) {  // nobody reads it any more
     request_.Clear();
     return;
   }
   if (!service_->Hold(bytes)) {
     override_ = RefusedHeld(bytes);
     request_.Clear();
-    if (!upstream_started_) {
-      FinishLocked(&lock, *override_);
+    if (!up_started_) {
+      FinishServer(*override_);
       return;
     }
     writes_closed_ = true;
-    const bool release = std::exchange(write_hold_, false);
-    lock.unlock();
-    upstream_ctx_->TryCancel();
-    if (release) upstream_->RemoveHold();
+    up_ctx_->TryCancel();
     return;
   }
   request_held_ = bytes;
-  if (!upstream_started_ && unary_) {
-    StartUnaryUpstream();
-    UnaryUpstream* up = unary_upstream_.get();
-    lock.unlock();
-    up->StartCall();
-    return;
+  if (!up_started_ && unary_) {
+    StartUnary();
+  } else if (!up_started_) {
+    StartPump(true, false);
+  } else {
+    up_writing_ = true;
+    up_->Write(request_, Tag(kUpWrite));
   }
-  if (!upstream_started_) {
-    StartUpstream(true, false);
-    Upstream* up = upstream_.get();
-    lock.unlock();
-    up->StartCall();
-    return;
-  }
-  upstream_writing_ = true;
-  lock.unlock();
-  upstream_->StartWrite(&request_);
 }
 
-void PassedCall::OnWriteDone(bool ok) {
-  std::unique_lock<std::mutex> lock(mu_);
+void PassedCall::WriteDone(bool ok) {
   server_writing_ = false;
-  writing_since_.store(0, std::memory_order_relaxed);
+  writing_since_ = 0;
   service_->Release(std::exchange(response_held_, 0));
   response_.Clear();
   if (!ok) {  // the caller is gone: so is the runtime's call
-    const bool release = std::exchange(read_hold_, false);
-    if (finish_pending_) FinishLocked(&lock, *finish_pending_);
-    const bool cancel = !upstream_done_;
-    lock.unlock();
-    if (cancel) upstream_ctx_->TryCancel();
-    if (release) upstream_->RemoveHold();
+    if (finish_pending_) FinishServer(*finish_pending_);
+    if (!up_done_) up_ctx_->TryCancel();
+    UpFinish();
     return;
   }
   if (finish_pending_) {
-    FinishLocked(&lock, *finish_pending_);
+    FinishServer(*finish_pending_);
     return;
   }
-  if (!read_hold_) return;  // the runtime's answers ended
-  lock.unlock();
-  upstream_->StartRead(&response_);
+  if (up_finish_asked_) return;  // the runtime's answers ended
+  up_->Read(&response_, Tag(kUpRead));
 }
 
-void PassedCall::OnCancel() {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (!upstream_started_) {
-    FinishLocked(&lock, grpc::Status(grpc::StatusCode::CANCELLED, "cancelled by the caller"));
-    return;
-  }
-  const bool cancel = !upstream_done_;
-  lock.unlock();
-  // The runtime's call is a child of this one and is cancelled with it; said again here
-  // for a call cancelled by statlet's watchdog.
-  if (cancel) upstream_ctx_->TryCancel();
-}
-
-void PassedCall::OnDone() {
-  std::unique_lock<std::mutex> lock(mu_);
-  // The watchdog may be inside TryCancel on this call (from another thread): the context
-  // is freed once this returns.
-  cv_.wait(lock, [&] { return !cancelling_ || cancelling_thread_ == std::this_thread::get_id(); });
-  server_done_ = true;
-  awaiting_request_since_.store(0, std::memory_order_relaxed);
-  writing_since_.store(0, std::memory_order_relaxed);
-  MaybeReleaseLocked(&lock);
-}
-
-void PassedCall::Cancel() {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (server_done_ || cancelling_) return;
-  cancelling_ = true;
-  cancelling_thread_ = std::this_thread::get_id();
-  const bool upstream = upstream_started_ && !upstream_done_;
-  lock.unlock();
-  ctx_->TryCancel();  // may run this call's reactions, OnDone included, on this thread
-  if (upstream) upstream_ctx_->TryCancel();
-  lock.lock();
-  cancelling_ = false;
-  cv_.notify_all();
+void PassedCall::FinishServer(grpc::Status status) {
+  if (finish_called_) return;
+  finish_called_ = true;
+  awaiting_request_since_ = 0;
+  stream_.Finish(status, Tag(kFinish));
 }
 
 // ---------------------------------------------------------------- the runtime's side
 
-void PassedCall::UpstreamInitialMetadata(bool ok) {
-  std::unique_lock<std::mutex> lock(mu_);
-  got_metadata_ = ok;
-  if (ok && !finish_called_) {
-    // Sent with the first answer or the status (no write has started: none before this).
-    for (const auto& [key, value] : upstream_ctx_->GetServerInitialMetadata()) {
-      if (!Reserved(View(key))) ctx_->AddInitialMetadata(std::string(View(key)), std::string(View(value)));
-    }
+void PassedCall::NewUpstreamContext() {
+  up_ctx_ = grpc::ClientContext::FromServerContext(ctx_);
+  for (const auto& [key, value] : ctx_.client_metadata()) {
+    if (!Reserved(View(key))) up_ctx_->AddMetadata(std::string(View(key)), std::string(View(value)));
   }
-  metadata_forwarded_ = true;
-  if (!answer_waiting_ || finish_called_) return;
-  answer_waiting_ = false;
-  server_writing_ = true;
-  writing_since_.store(NowNs(), std::memory_order_relaxed);
-  lock.unlock();
-  StartWrite(&response_);
 }
 
-void PassedCall::UpstreamReadDone(bool ok) {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (!ok) {  // the runtime's answers ended: its status follows, nothing more is written to it
-    const bool release_read = std::exchange(read_hold_, false);
+void PassedCall::StartUnary() {
+  // The caller's further messages are not read: the unary call sends its one request and
+  // half-closes.
+  NewUpstreamContext();
+  up_unary_ = service_->stub_.PrepareUnaryCall(up_ctx_.get(), ctx_.method(), request_, service_->cq_.get());
+  up_started_ = true;
+  writes_closed_ = true;
+  up_finish_asked_ = true;
+  up_unary_->StartCall();
+  up_unary_->ReadInitialMetadata(Tag(kUpMetadata));
+  up_unary_->Finish(&response_, &up_status_, Tag(kUpFinish));
+}
+
+void PassedCall::StartPump(bool with_message, bool writes_done) {
+  NewUpstreamContext();
+  // The call's metadata leaves with its first message or its half-close: the library
+  // sends both from one operation set, which cannot be started twice at once.
+  up_ctx_->set_initial_metadata_corked(true);
+  up_ = service_->stub_.PrepareCall(up_ctx_.get(), ctx_.method(), service_->cq_.get());
+  up_started_ = true;
+  up_->StartCall(nullptr);  // corked: starts nothing yet, reports nothing
+  // The first read takes the runtime's initial metadata in with it (the library adds it
+  // to the read while none has come; a read of its own beside it would be a second).
+  up_->Read(&response_, Tag(kUpRead));
+  if (with_message) {
+    up_writing_ = true;
+    up_->Write(request_, Tag(kUpWrite));
+  }
+  if (writes_done) {
     writes_closed_ = true;
-    const bool release_write = !upstream_writing_ && std::exchange(write_hold_, false);
-    lock.unlock();
-    if (release_read) upstream_->RemoveHold();
-    if (release_write) upstream_->RemoveHold();
+    up_->WritesDone(Tag(kUpClose));
+  }
+}
+
+void PassedCall::UpFinish() {
+  if (up_finish_asked_ || !up_started_) return;
+  up_finish_asked_ = true;
+  up_->Finish(&up_status_, Tag(kUpFinish));
+}
+
+void PassedCall::ForwardInitialMetadata(bool got) {
+  if (up_metadata_done_) return;
+  up_metadata_done_ = true;
+  got_metadata_ = got;
+  if (!got || finish_called_) return;
+  // Sent with the first answer or the status (no write has started: none before this).
+  for (const auto& [key, value] : up_ctx_->GetServerInitialMetadata()) {
+    if (!Reserved(View(key))) ctx_.AddInitialMetadata(std::string(View(key)), std::string(View(value)));
+  }
+}
+
+void PassedCall::UpMetadataDone(bool ok) {  // the unary road
+  ForwardInitialMetadata(ok);
+  if (up_done_) AnswerUnary();
+}
+
+void PassedCall::WriteAnswer() {
+  if (finish_called_) {  // the caller has its status: the answer goes nowhere
+    service_->Release(std::exchange(response_held_, 0));
+    response_.Clear();
+    if (finish_pending_) return;
+    up_ctx_->TryCancel();
+    UpFinish();
+    return;
+  }
+  server_writing_ = true;
+  writing_since_ = NowNs();
+  stream_.Write(response_, Tag(kWrite));
+}
+
+void PassedCall::UpReadDone(bool ok) {
+  // Whatever initial metadata came is in now (a runtime that answers with a status alone
+  // sends none).
+  ForwardInitialMetadata(ok || !up_ctx_->GetServerInitialMetadata().empty());
+  if (!ok) {  // the runtime's answers ended: its status follows, nothing more is written to it
+    writes_closed_ = true;
+    UpFinish();
     return;
   }
   const size_t bytes = response_.Length();
   if (finish_called_ || !service_->Hold(bytes)) {
     if (!finish_called_) override_ = RefusedHeld(bytes);
     response_.Clear();
-    const bool release = std::exchange(read_hold_, false);
-    lock.unlock();
-    upstream_ctx_->TryCancel();
-    if (release) upstream_->RemoveHold();
+    writes_closed_ = true;
+    up_ctx_->TryCancel();
+    UpFinish();
     return;
   }
   response_held_ = bytes;
-  if (!metadata_forwarded_) {
-    answer_waiting_ = true;
-    return;
-  }
-  server_writing_ = true;
-  writing_since_.store(NowNs(), std::memory_order_relaxed);
-  lock.unlock();
-  StartWrite(&response_);
+  WriteAnswer();
 }
 
-void PassedCall::UpstreamWriteDone(bool ok) {
-  std::unique_lock<std::mutex> lock(mu_);
-  upstream_writing_ = false;
+void PassedCall::UpWriteDone(bool ok) {
+  up_writing_ = false;
   service_->Release(std::exchange(request_held_, 0));
   request_.Clear();
   if (!ok) writes_closed_ = true;  // the runtime's call ended; its status follows
-  if (writes_closed_) {
-    const bool release = std::exchange(write_hold_, false);
-    lock.unlock();
-    if (release) upstream_->RemoveHold();
-    return;
-  }
+  if (writes_closed_) return;
   if (caller_half_closed_) {
     writes_closed_ = true;
-    write_hold_ = false;
-    lock.unlock();
-    upstream_->StartWritesDone();
-    upstream_->RemoveHold();
+    up_->WritesDone(Tag(kUpClose));
     return;
   }
   // The next request message (CRI callers half-close right after the first).
-  awaiting_request_since_.store(NowNs(), std::memory_order_relaxed);
-  lock.unlock();
-  StartRead(&request_);
+  awaiting_request_since_ = NowNs();
+  stream_.Read(&request_, Tag(kRead));
 }
 
-grpc::Status PassedCall::ForwardedStatusLocked(const grpc::Status& status) {
-  grpc::Status s = override_ ? *override_ : status;
+grpc::Status PassedCall::ForwardedStatus() {
+  grpc::Status s = override_ ? *override_ : up_status_;
   if (finish_called_) return s;
-  for (const auto& [key, value] : upstream_ctx_->GetServerTrailingMetadata()) {
-    if (!Reserved(View(key))) ctx_->AddTrailingMetadata(std::string(View(key)), std::string(View(value)));
+  for (const auto& [key, value] : up_ctx_->GetServerTrailingMetadata()) {
+    if (!Reserved(View(key))) ctx_.AddTrailingMetadata(std::string(View(key)), std::string(View(value)));
   }
   // A runtime that cannot be reached: the library's message names the socket; should it
   // not, the caller still learns which runtime statlet passes to.
@@ -355,11 +336,30 @@ grpc::Status PassedCall::ForwardedStatusLocked(const grpc::Status& status) {
   return s;
 }
 
-void PassedCall::UnaryDone(const grpc::Status& status) {
-  std::unique_lock<std::mutex> lock(mu_);
-  upstream_done_ = true;
-  service_->Release(std::exchange(request_held_, 0));
-  request_.Clear();
+void PassedCall::NoteChange() {
+  if (up_status_.ok() && !override_ && ChangesWorkloads(ctx_.method()) && service_->options_.on_change) {
+    service_->options_.on_change(ctx_.method());
+  }
+}
+
+void PassedCall::UpFinished() {
+  up_done_ = true;
+  if (up_unary_ != nullptr) {
+    service_->Release(std::exchange(request_held_, 0));
+    request_.Clear();
+    if (up_metadata_done_) AnswerUnary();
+    return;
+  }
+  grpc::Status s = ForwardedStatus();
+  if (server_writing_) {
+    finish_pending_ = std::move(s);
+  } else {
+    FinishServer(std::move(s));
+  }
+  NoteChange();
+}
+
+void PassedCall::AnswerUnary() {
   // The answer, when the runtime sent one (an empty message is one: Valid, length 0).
   bool answer = false;
   if (!finish_called_ && !override_ && response_.Valid()) {
@@ -372,43 +372,20 @@ void PassedCall::UnaryDone(const grpc::Status& status) {
     }
   }
   if (!answer) response_.Clear();
-  grpc::Status s = ForwardedStatusLocked(status);
-  const bool changed = status.ok() && !override_ && ChangesWorkloads(method_);
+  grpc::Status s = ForwardedStatus();
   if (!finish_called_) {
-    // The runtime's initial metadata is on the caller's call (UpstreamInitialMetadata
-    // came first): metadata, answer, status and trailers leave in one batch.
+    // The runtime's initial metadata is on the caller's call: metadata, answer, status
+    // and trailers leave in one batch.
     finish_called_ = true;
-    lock.unlock();
+    awaiting_request_since_ = 0;
     if (answer) {
-      writing_since_.store(NowNs(), std::memory_order_relaxed);
-      StartWriteAndFinish(&response_, grpc::WriteOptions(), std::move(s));
+      writing_since_ = NowNs();
+      stream_.WriteAndFinish(response_, grpc::WriteOptions(), s, Tag(kFinish));
     } else {
-      Finish(std::move(s));
+      stream_.Finish(s, Tag(kFinish));
     }
-  } else {
-    lock.unlock();
   }
-  if (changed && service_->options_.on_change) service_->options_.on_change(method_);
-  lock.lock();
-  upstream_released_ = true;
-  MaybeReleaseLocked(&lock);
-}
-
-void PassedCall::UpstreamDone(const grpc::Status& status) {
-  std::unique_lock<std::mutex> lock(mu_);
-  upstream_done_ = true;
-  grpc::Status s = ForwardedStatusLocked(status);
-  const bool changed = status.ok() && !override_ && ChangesWorkloads(method_);
-  if (server_writing_) {
-    finish_pending_ = s;
-  } else {
-    FinishLocked(&lock, std::move(s));
-  }
-  lock.unlock();
-  if (changed && service_->options_.on_change) service_->options_.on_change(method_);
-  lock.lock();
-  upstream_released_ = true;
-  MaybeReleaseLocked(&lock);
+  NoteChange();
 }
 
 }  // namespace statlet::cri

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include <grpc/support/time.h>
 #include <grpcpp/grpcpp.h>
 
 #include "base/unix_socket.h"
@@ -16,8 +17,10 @@ namespace {
 constexpr std::string_view kRuntimeService = "/runtime.v1.RuntimeService/";
 constexpr std::string_view kImageService = "/runtime.v1.ImageService/";
 
-// How often the watchdog looks at the calls in flight (while there are any).
+// How often the thread looks at the calls in flight (while there are any).
 constexpr std::chrono::seconds kWatchPeriod{1};
+// Calls asked of the server ahead of their arrival.
+constexpr int kRequestsAhead = 4;
 
 int64_t NowNs() {
   timespec ts;
@@ -31,20 +34,6 @@ std::string_view MethodOf(std::string_view path) {
   }
   return {};
 }
-
-// A path as a status message quotes it: a client's path can be long.
-std::string Quoted(std::string_view path) {
-  constexpr size_t kShown = 96;
-  if (path.size() <= kShown) return "\"" + std::string(path) + "\"";
-  return "\"" + std::string(path.substr(0, kShown)) + "...\"";
-}
-
-// Answers at once with a status of statlet's own.
-class Refusal final : public grpc::ServerGenericBidiReactor {
- public:
-  explicit Refusal(grpc::Status s) { Finish(std::move(s)); }
-  void OnDone() override { delete this; }
-};
 
 }  // namespace
 
@@ -106,33 +95,107 @@ PassThroughService::PassThroughService(PassThroughOptions options, std::string p
       channel_(RuntimeChannel(path_, options_.max_message_bytes)),
       stub_(channel_) {
   channel_->GetState(/*try_to_connect=*/true);  // the first passed call finds it connected
-  watchdog_ = std::thread([this] { Watch(); });
 }
 
-PassThroughService::~PassThroughService() {
-  {
-    std::lock_guard<std::mutex> lock(watch_mu_);
-    stopping_ = true;
-  }
-  watch_cv_.notify_all();
-  if (watchdog_.joinable()) watchdog_.join();
+PassThroughService::~PassThroughService() { Stop(); }
+
+void PassThroughService::AddTo(grpc::ServerBuilder* builder) {
+  builder->RegisterAsyncGenericService(&generic_);
+  cq_ = builder->AddCompletionQueue();
 }
 
-grpc::ServerGenericBidiReactor* PassThroughService::CreateReactor(grpc::GenericCallbackServerContext* ctx) {
-  if (!IsPassableMethod(ctx->method())) {
-    return new Refusal(grpc::Status(
-        grpc::StatusCode::UNIMPLEMENTED,
-        "statlet passes runtime.v1 RuntimeService and ImageService calls only, not " + Quoted(ctx->method())));
+void PassThroughService::Start() {
+  if (cq_ == nullptr || thread_.joinable()) return;
+  // A few calls asked for ahead: a burst of callers finds a waiting call object at once
+  // (each taken one is replaced as it arrives).
+  for (int i = 0; i < kRequestsAhead; ++i) PassedCall::Request(this);
+  thread_ = std::thread([this] { Run(); });
+}
+
+void PassThroughService::Stop() {
+  if (cq_ == nullptr) return;
+  if (!thread_.joinable()) {  // never started: nothing asked of the queue
+    if (!cq_shut_) {
+      cq_shut_ = true;
+      cq_->Shutdown();
+      void* tag;
+      bool ok;
+      while (cq_->Next(&tag, &ok)) {
+      }
+    }
+    return;
   }
-  if (in_flight_.fetch_add(1, std::memory_order_relaxed) >= options_.max_calls) {
-    in_flight_.fetch_sub(1, std::memory_order_relaxed);
-    refused_.fetch_add(1, std::memory_order_relaxed);
-    return new Refusal(grpc::Status(
-        grpc::StatusCode::RESOURCE_EXHAUSTED,
-        "statlet's CRI proxy has " + std::to_string(options_.max_calls) + " calls in flight (--cri.proxy-max-calls)"));
+  if (!stopping_.exchange(true)) {
+    wake_ = std::make_unique<grpc::Alarm>();
+    wake_->Set(cq_.get(), gpr_now(GPR_CLOCK_MONOTONIC), &wake_tag_);
   }
-  calls_.fetch_add(1, std::memory_order_relaxed);
-  return PassedCall::Start(this, ctx);  // in_flight_ drops when the call is gone
+  thread_.join();
+}
+
+void PassThroughService::Run() {
+  const auto period = std::chrono::duration_cast<std::chrono::nanoseconds>(kWatchPeriod).count();
+  int64_t next_check = 0;
+  for (;;) {
+    void* tag = nullptr;
+    bool ok = false;
+    // While calls are in flight the queue is left once a period for their time bounds.
+    const gpr_timespec deadline =
+        live_count_ > 0 ? gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_nanos(period, GPR_TIMESPAN))
+                        : gpr_inf_future(GPR_CLOCK_MONOTONIC);
+    const grpc::CompletionQueue::NextStatus next = cq_->AsyncNext(&tag, &ok, deadline);
+    if (next == grpc::CompletionQueue::SHUTDOWN) break;
+    if (next == grpc::CompletionQueue::GOT_EVENT) {
+      if (tag == &wake_tag_) {
+        stopping_seen_ = true;
+        for (PassedCall* c = live_; c != nullptr; c = c->next) c->Cancel();
+      } else {
+        const auto bits = reinterpret_cast<uintptr_t>(tag);
+        auto* call = reinterpret_cast<PassedCall*>(bits & ~PassedCall::kOpMask);
+        if (!call->OnEvent(static_cast<PassedCall::Op>(bits & PassedCall::kOpMask), ok)) delete call;
+      }
+    }
+    if (live_count_ > 0) {
+      const int64_t now = NowNs();
+      if (next_check == 0) next_check = now + period;
+      if (now >= next_check) {
+        CheckTimes();
+        next_check = now + period;
+      }
+    } else {
+      next_check = 0;
+    }
+    // Stopping: the server is shut down (no call arrives, the asked ones came back); once
+    // the last call is over nothing more is asked of the queue.
+    if (stopping_seen_ && !cq_shut_ && live_count_ == 0 && requests_ == 0) {
+      cq_shut_ = true;
+      cq_->Shutdown();
+    }
+  }
+}
+
+void PassThroughService::CheckTimes() {
+  const int64_t now = NowNs();
+  const int64_t request_ns = std::chrono::nanoseconds(options_.request_timeout).count();
+  const int64_t stall_ns = std::chrono::nanoseconds(options_.write_stall_timeout).count();
+  for (PassedCall* c = live_; c != nullptr; c = c->next) {
+    if (c->TimedOut(now, request_ns, stall_ns)) timed_out_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void PassThroughService::Link(PassedCall* call) {
+  call->prev = nullptr;
+  call->next = live_;
+  if (live_ != nullptr) live_->prev = call;
+  live_ = call;
+  ++live_count_;
+}
+
+void PassThroughService::Unlink(PassedCall* call) {
+  if (call->prev != nullptr) call->prev->next = call->next;
+  if (call->next != nullptr) call->next->prev = call->prev;
+  if (live_ == call) live_ = call->next;
+  call->prev = call->next = nullptr;
+  --live_count_;
 }
 
 PassThroughStats PassThroughService::stats() const {
@@ -153,55 +216,6 @@ bool PassThroughService::Hold(size_t bytes) {
     return false;
   }
   return true;
-}
-
-void PassThroughService::Register(const std::shared_ptr<PassedCall>& call) {
-  std::lock_guard<std::mutex> lock(watch_mu_);
-  // Ended calls leave expired entries; the watchdog drops them each period, and so does a
-  // burst here before the list outgrows what the limits allow.
-  if (watched_.size() >= 2 * static_cast<size_t>(options_.max_calls) + 64) {
-    std::erase_if(watched_, [](const std::weak_ptr<PassedCall>& w) { return w.expired(); });
-  }
-  watched_.push_back(call);
-  if (watched_.size() == 1) watch_cv_.notify_one();
-}
-
-void PassThroughService::Watch() {
-  const int64_t request_ns = std::chrono::nanoseconds(options_.request_timeout).count();
-  const int64_t stall_ns = std::chrono::nanoseconds(options_.write_stall_timeout).count();
-  std::unique_lock<std::mutex> lock(watch_mu_);
-  std::vector<std::shared_ptr<PassedCall>> late;
-  while (!stopping_) {
-    if (watched_.empty()) {
-      watch_cv_.wait(lock, [&] { return stopping_ || !watched_.empty(); });
-      continue;
-    }
-    watch_cv_.wait_for(lock, kWatchPeriod, [&] { return stopping_; });
-    if (stopping_) break;
-    const int64_t now = NowNs();
-    size_t kept = 0;
-    for (size_t i = 0; i < watched_.size(); ++i) {
-      std::shared_ptr<PassedCall> call = watched_[i].lock();
-      if (!call) continue;
-      if (kept != i) watched_[kept] = std::move(watched_[i]);
-      ++kept;
-      const int64_t awaiting = call->awaiting_request_since(), writing = call->writing_since();
-      if ((awaiting != 0 && now - awaiting > request_ns) || (writing != 0 && now - writing > stall_ns)) {
-        late.push_back(std::move(call));
-      }
-    }
-    watched_.resize(kept);
-    if (late.empty()) continue;
-    lock.unlock();
-    // Cancelling may run the calls' reactions on this thread, and dropping the last
-    // reference frees a call: neither under the watchdog's lock.
-    for (auto& call : late) {
-      timed_out_.fetch_add(1, std::memory_order_relaxed);
-      call->Cancel();
-    }
-    late.clear();
-    lock.lock();
-  }
 }
 
 }  // namespace statlet::cri

@@ -6,13 +6,18 @@
 //   kubelet ──HTTP/2──▶ statlet CRI socket ──┬─ registered: stats calls, PullImage
 //                                             └─ anything else ─▶ PassedCall ──▶ runtime
 //
-// Each call is a pair of callback reactors (server side and client side, passed_call.cc)
-// pumping one message at a time in each direction: server-streaming and any other shape
-// alike, no thread held while a side waits. A method statlet's proto declares unary takes
-// a shorter road: its request goes to the runtime in one batch (metadata, message,
-// half-close), and the answer comes back in one (metadata, message, status, trailers). The caller's deadline and
-// cancellation reach the runtime (the client call is a child of the server call), its metadata too; the runtime's
-// initial metadata, messages, status code, message, details and trailers come back unchanged.
+// The whole pass runs on one thread of the service's own, driving one completion queue
+// that both sides share: the server's asynchronous generic service (the caller's call) and
+// the generic client stub (the same call on the runtime's socket). A passed call is a
+// small state machine (passed_call.h) that thread alone touches: it receives the call,
+// reads the request, starts the upstream call, takes the answer in and writes it back
+// without handing the call to another thread in between. A method statlet's proto
+// declares unary goes to the runtime as one unary call and comes back in one batch
+// (metadata, message, status, trailers); streaming and unknown methods are pumped one
+// message at a time each way. The caller's deadline and cancellation reach the runtime
+// (the client call is a child of the server call), its metadata too; the runtime's initial
+// metadata, messages, status code, message, details and trailers come back unchanged.
+// Nothing on that thread waits: a call never blocks it, and the stats work never runs there.
 //
 // What a client can cost (the socket is the kubelet's; whoever else reaches it must not
 // take the node's runtime with it): passed calls in flight at once (max_calls; more are
@@ -20,23 +25,23 @@
 // each call holds at most one message per direction, none larger than
 // max_message_bytes), and time: a call whose request does not arrive within
 // request_timeout, or whose answer its client does not take within write_stall_timeout,
-// is cancelled. HTTP/2 bounds the calls of one connection (cri_server.cc).
+// is cancelled (the thread looks at the calls in flight once a second). HTTP/2 bounds the
+// calls of one connection (cri_server.cc).
 #pragma once
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
-#include <vector>
 
+#include <grpcpp/alarm.h>
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/generic/generic_stub.h>
+#include <grpcpp/server_builder.h>
 
 #include "base/status.h"
 
@@ -49,8 +54,9 @@ struct PassThroughOptions {
   size_t max_held_bytes = size_t{64} << 20;
   std::chrono::milliseconds request_timeout{10000};
   std::chrono::milliseconds write_stall_timeout{120000};
-  // Called (on a gRPC thread, never under a lock of statlet's) when a call that changes
-  // the node's sandboxes or containers succeeded: the runtime metadata is stale.
+  // Called (on the pass-through's thread, never under a lock of statlet's; it must not
+  // wait on anything) when a call that changes the node's sandboxes or containers
+  // succeeded: the runtime metadata is stale.
   std::function<void(std::string_view method)> on_change;
 };
 
@@ -72,41 +78,59 @@ bool IsUnaryMethod(std::string_view path);
 
 class PassedCall;
 
-class PassThroughService final : public grpc::CallbackGenericService {
+class PassThroughService {
  public:
   static StatusOr<std::unique_ptr<PassThroughService>> Create(PassThroughOptions options);
-  // Destroy only after the server that used it has shut down.
-  ~PassThroughService() override;
+  // Stops (see Stop).
+  ~PassThroughService();
 
-  grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* ctx) override;
+  // Registers the generic service and its completion queue with `builder` (before
+  // BuildAndStart), once.
+  void AddTo(grpc::ServerBuilder* builder);
+  // Starts taking calls; after the server built with AddTo started.
+  void Start();
+  // After the server's Shutdown: cancels the calls still in flight, waits for them to
+  // end, shuts the completion queue down and joins the thread. Idempotent; also right for
+  // a service whose server never started.
+  void Stop();
+
   PassThroughStats stats() const;
   const std::string& socket_path() const { return path_; }
 
  private:
   friend class PassedCall;
   PassThroughService(PassThroughOptions options, std::string path);
-  void Watch();
+  void Run();  // the thread
+  void CheckTimes();
 
-  // For PassedCall.
+  // For PassedCall (on the thread).
   bool Hold(size_t bytes);  // false (nothing held) when over max_held_bytes
   void Release(size_t bytes) { held_bytes_.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed); }
-  void Register(const std::shared_ptr<PassedCall>& call);
+  void Link(PassedCall* call);
+  void Unlink(PassedCall* call);
 
   const PassThroughOptions options_;
   const std::string path_;  // the runtime's socket
   std::shared_ptr<grpc::Channel> channel_;
   grpc::GenericStub stub_;
+  grpc::AsyncGenericService generic_;
+  std::unique_ptr<grpc::ServerCompletionQueue> cq_;
+  std::thread thread_;
+
+  // The thread's own.
+  PassedCall* live_ = nullptr;  // calls taken from the server and not yet over
+  int64_t live_count_ = 0;
+  int requests_ = 0;  // calls asked of the server and not yet handed over
+  bool stopping_seen_ = false;
+  bool cq_shut_ = false;
+
+  std::atomic<bool> stopping_{false};
+  std::unique_ptr<grpc::Alarm> wake_;  // the stop's wake-up of the thread
+  char wake_tag_ = 0;
 
   std::atomic<int64_t> in_flight_{0};
   std::atomic<int64_t> held_bytes_{0};
   std::atomic<uint64_t> calls_{0}, refused_{0}, timed_out_{0};
-
-  // The watchdog: calls waiting for their request or for their client to take an answer.
-  std::mutex watch_mu_;
-  std::condition_variable watch_cv_;
-  std::vector<std::weak_ptr<PassedCall>> watched_;  // guarded by watch_mu_
-  bool stopping_ = false;                           // guarded by watch_mu_
-  std::thread watchdog_;
 };
 
 }  // namespace statlet::cri

@@ -9,6 +9,11 @@
 //     each side, and their difference (what statlet adds);
 //   a pod's cycle RunPodSandbox → CreateContainer → StartContainer → StopContainer →
 //     RemoveContainer → StopPodSandbox → RemovePodSandbox: its time, and statlet/direct.
+// With --baseline BINARY a second proxy, another statlet binary (e.g. an earlier
+// revision's), stands beside the first on its own socket and takes its turn in every round
+// too (the sides' order changes each round): both statlets did the same calls in the same
+// run. Each proxy's CPU (utime+stime of its process, collections in the background
+// included) over its turns is reported per passed call.
 // Figures are medians over the rounds with their [min–max]. Then memory: a statlet in
 // stats mode (no --cri.proxy) and the proxy beside it answer the same stats calls, the
 // proxy passes --passed calls more, and both resident sets are read.
@@ -22,7 +27,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,6 +50,7 @@ struct Args {
   int cycles = 3;   // pod cycles per side and round
   int pods = 10;    // pods (one container each) ListContainers lists
   int passed = 10000;
+  std::string baseline;  // another statlet binary, proxied beside this tree's
   std::string json;
 };
 
@@ -67,6 +75,25 @@ Spread SpreadOf(std::vector<double> v) {
   return s;
 }
 
+// utime+stime of a process in clock ticks (its ended threads included).
+uint64_t CpuTicks(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return 0;
+  // After the command: state (field 3) ... utime (14), stime (15).
+  const char* p = stat.c_str() + paren + 2;
+  uint64_t utime = 0, stime = 0;
+  for (int field = 3; field <= 15 && *p; ++field) {
+    if (field == 14) utime = std::strtoull(p, nullptr, 10);
+    if (field == 15) stime = std::strtoull(p, nullptr, 10);
+    p = std::strchr(p, ' ');
+    if (p == nullptr) break;
+    ++p;
+  }
+  return utime + stime;
+}
+
 uint64_t RssKib(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   for (std::string line; std::getline(in, line);) {
@@ -84,8 +111,11 @@ void Check(const grpc::Status& s, const char* what) {
 // One side of the comparison: a client on one socket.
 class Side {
  public:
-  Side(std::string name, const std::string& socket) : name_(std::move(name)), client_(socket) {}
+  // `pid`: the proxy behind the socket (0: none, the runtime itself).
+  Side(std::string name, const std::string& socket, pid_t pid = 0)
+      : name_(std::move(name)), client_(socket), pid_(pid) {}
   const std::string& name() const { return name_; }
+  pid_t pid() const { return pid_; }
   KubeletClient& client() { return client_; }
 
   // `calls` calls of each unary kind; their latencies in ms, by kind.
@@ -154,6 +184,7 @@ class Side {
  private:
   std::string name_;
   KubeletClient client_;
+  pid_t pid_ = 0;
 };
 
 Args ParseArgs(int argc, char** argv) {
@@ -175,11 +206,15 @@ Args ParseArgs(int argc, char** argv) {
       a.pods = std::atoi(v);
     } else if (const char* v = value("--passed")) {
       a.passed = std::atoi(v);
+    } else if (const char* v = value("--baseline")) {
+      a.baseline = v;
     } else if (const char* v = value("--json")) {
       a.json = v;
     } else {
-      std::fprintf(stderr,
-                   "usage: bench_proxy [--rounds N] [--calls N] [--cycles N] [--pods N] [--passed N] [--json FILE]\n");
+      std::fprintf(
+          stderr,
+          "usage: bench_proxy [--rounds N] [--calls N] [--cycles N] [--pods N] [--passed N] [--baseline STATLET] "
+          "[--json FILE]\n");
       std::exit(2);
     }
   }
@@ -194,7 +229,28 @@ int Run(const Args& args) {
   }
   ProxyStage& stage = **started;
   Side direct("direct", stage.containerd_socket());
-  Side proxied("statlet", stage.statlet_socket());
+  Side proxied("statlet", stage.statlet_socket(), stage.statlet_pid());
+  // The baseline proxy: the same flags, another binary, its own socket.
+  std::unique_ptr<testing::BinaryProcess> baseline_process;
+  std::unique_ptr<Side> baseline;
+  if (!args.baseline.empty()) {
+    const std::string socket = stage.dir() + "/baseline.sock";
+    std::vector<std::string> argv = stage.StatletArgs(/*proxy=*/true, socket, testing::FreeLoopbackPort());
+    argv[0] = args.baseline;
+    baseline_process = std::make_unique<testing::BinaryProcess>(argv, stage.dir() + "/baseline.log");
+    baseline = std::make_unique<Side>("baseline", socket, baseline_process->pid());
+    if (!testing::WaitFor(
+            [&] {
+              v1::VersionResponse r;
+              return baseline->client().runtime().Version(Ctx().get(), v1::VersionRequest(), &r).ok();
+            },
+            seconds(30))) {
+      std::fprintf(stderr, "bench_proxy: the baseline statlet did not answer\n");
+      return 1;
+    }
+  }
+  std::vector<Side*> sides = {&direct, &proxied};
+  if (baseline) sides.push_back(baseline.get());
 
   // The pods ListContainers lists (made straight on containerd), one of whose containers
   // ContainerStatus asks about.
@@ -222,22 +278,35 @@ int Run(const Args& args) {
   // Warm both sides (connections, containerd's caches).
   {
     std::map<std::string, std::vector<double>> warm;
-    direct.Unary(20, container, &warm);
-    proxied.Unary(20, container, &warm);
+    for (Side* side : sides) side->Unary(20, container, &warm);
   }
   const std::vector<std::string> kinds = {"Version", "ListContainers", "ContainerStatus"};
   std::map<std::string, std::map<std::string, std::vector<double>>> p50, p99;  // kind -> side -> per round
   std::map<std::string, std::vector<double>> added50, added99;                 // kind -> per round (statlet - direct)
+  std::map<std::string, std::vector<double>> added50_base, added99_base;       // kind -> per round (baseline - direct)
   std::map<std::string, std::vector<double>> cycle;                            // side -> per round median
-  std::vector<double> cycle_ratio;
+  std::vector<double> cycle_ratio, cycle_ratio_base;
+  std::map<std::string, std::vector<double>> cpu_us;  // proxy side -> per round, µs per passed call
+  std::map<std::string, uint64_t> cpu_ticks;          // proxy side -> over every round
+  std::vector<Side*> order = sides;
   for (int r = 0; r < args.rounds; ++r) {
-    Side* order[2] = {&direct, &proxied};
-    if (r % 2 == 1) std::swap(order[0], order[1]);
+    // Every order of the sides in turn (two sides: alternating).
+    if (r > 0 &&
+        !std::next_permutation(order.begin(), order.end(), [](Side* a, Side* b) { return a->name() < b->name(); })) {
+      std::sort(order.begin(), order.end(), [](Side* a, Side* b) { return a->name() < b->name(); });
+    }
     std::map<std::string, std::map<std::string, double>> round50, round99;
     std::map<std::string, double> round_cycle;
     for (Side* side : order) {
       std::map<std::string, std::vector<double>> ms;
+      const uint64_t ticks0 = side->pid() > 0 ? CpuTicks(side->pid()) : 0;
       side->Unary(args.calls, container, &ms);
+      if (side->pid() > 0) {
+        const uint64_t ticks = CpuTicks(side->pid()) - ticks0;
+        cpu_ticks[side->name()] += ticks;
+        cpu_us[side->name()].push_back(1e6 * static_cast<double>(ticks) / static_cast<double>(sysconf(_SC_CLK_TCK)) /
+                                       (3.0 * args.calls));
+      }
       for (const auto& kind : kinds) {
         round50[kind][side->name()] = Quantile(ms[kind], 0.5);
         round99[kind][side->name()] = Quantile(ms[kind], 0.99);
@@ -252,14 +321,25 @@ int Run(const Args& args) {
     for (const auto& kind : kinds) {
       added50[kind].push_back(round50[kind]["statlet"] - round50[kind]["direct"]);
       added99[kind].push_back(round99[kind]["statlet"] - round99[kind]["direct"]);
+      if (baseline) {
+        added50_base[kind].push_back(round50[kind]["baseline"] - round50[kind]["direct"]);
+        added99_base[kind].push_back(round99[kind]["baseline"] - round99[kind]["direct"]);
+      }
     }
     cycle_ratio.push_back(round_cycle["statlet"] / round_cycle["direct"]);
+    if (baseline) cycle_ratio_base.push_back(round_cycle["baseline"] / round_cycle["direct"]);
     std::printf(
         "round %d: Version p50 %.3f/%.3f ms, ListContainers %.3f/%.3f, ContainerStatus %.3f/%.3f, cycle "
-        "%.1f/%.1f ms (direct/statlet)\n",
+        "%.1f/%.1f ms (direct/statlet)",
         r + 1, round50["Version"]["direct"], round50["Version"]["statlet"], round50["ListContainers"]["direct"],
         round50["ListContainers"]["statlet"], round50["ContainerStatus"]["direct"],
         round50["ContainerStatus"]["statlet"], round_cycle["direct"], round_cycle["statlet"]);
+    if (baseline) {
+      std::printf("; baseline %.3f, %.3f, %.3f, cycle %.1f", round50["Version"]["baseline"],
+                  round50["ListContainers"]["baseline"], round50["ContainerStatus"]["baseline"],
+                  round_cycle["baseline"]);
+    }
+    std::printf("\n");
   }
 
   // Memory: a stats-mode statlet beside the proxy, the same stats calls to both, then the
@@ -321,7 +401,8 @@ int Run(const Args& args) {
   std::printf("%-16s %-8s %-26s %-26s\n", "call", "side", "p50 ms [min-max]", "p99 ms [min-max]");
   bool first = true;
   for (const auto& kind : kinds) {
-    for (const char* side : {"direct", "statlet"}) {
+    for (const Side* s : sides) {
+      const char* side = s->name().c_str();
       Spread a = SpreadOf(p50[kind][side]), b = SpreadOf(p99[kind][side]);
       std::printf("%-16s %-8s %.3f [%.3f-%.3f]       %.3f [%.3f-%.3f]\n", kind.c_str(), side, a.median, a.min, a.max,
                   b.median, b.min, b.max);
@@ -330,6 +411,11 @@ int Run(const Args& args) {
     std::printf("%-16s %-8s %+.0f µs [%+.0f..%+.0f]     %+.0f µs [%+.0f..%+.0f]   (targets +100 µs, +1000 µs)\n",
                 kind.c_str(), "added", a.median * 1000, a.min * 1000, a.max * 1000, b.median * 1000, b.min * 1000,
                 b.max * 1000);
+    if (baseline) {
+      Spread c = SpreadOf(added50_base[kind]), d = SpreadOf(added99_base[kind]);
+      std::printf("%-16s %-8s %+.0f µs [%+.0f..%+.0f]     %+.0f µs [%+.0f..%+.0f]   (baseline)\n", kind.c_str(),
+                  "added", c.median * 1000, c.min * 1000, c.max * 1000, d.median * 1000, d.min * 1000, d.max * 1000);
+    }
     char buf[512];
     std::snprintf(
         buf, sizeof buf,
@@ -349,6 +435,20 @@ int Run(const Args& args) {
   std::printf("%-16s %-8s %.1f ms [%.1f-%.1f]\n", "pod cycle", "direct", cd.median, cd.min, cd.max);
   std::printf("%-16s %-8s %.1f ms [%.1f-%.1f]\n", "pod cycle", "statlet", cs.median, cs.min, cs.max);
   std::printf("%-16s %-8s %.3fx [%.3f-%.3f]   (target <= 1.05x)\n", "pod cycle", "ratio", cr.median, cr.min, cr.max);
+  if (baseline) {
+    Spread cb = SpreadOf(cycle["baseline"]), rb = SpreadOf(cycle_ratio_base);
+    std::printf("%-16s %-8s %.1f ms [%.1f-%.1f]\n", "pod cycle", "baseline", cb.median, cb.min, cb.max);
+    std::printf("%-16s %-8s %.3fx [%.3f-%.3f]   (baseline)\n", "pod cycle", "ratio", rb.median, rb.min, rb.max);
+  }
+  for (const Side* side : sides) {
+    if (side->pid() <= 0) continue;
+    Spread c = SpreadOf(cpu_us[side->name()]);
+    const double calls = 3.0 * args.calls * args.rounds;
+    std::printf("%-16s %-8s %.0f µs per passed call over the run, per round %.0f [%.0f-%.0f] (utime+stime)\n",
+                "proxy CPU", side->name().c_str(),
+                1e6 * static_cast<double>(cpu_ticks[side->name()]) / static_cast<double>(sysconf(_SC_CLK_TCK)) / calls,
+                c.median, c.min, c.max);
+  }
   std::printf(
       "RSS after %d passed calls: proxy %.1f MiB (%.1f before), stats mode %.1f MiB (%.1f before): %+.1f MiB "
       "(target <= +5 MiB)\n",

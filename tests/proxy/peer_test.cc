@@ -10,8 +10,11 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <atomic>
 #include <condition_variable>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -58,6 +61,14 @@ grpc::ByteBuffer ToBuffer(const std::string& s) {
   return grpc::ByteBuffer(&slice, 1);
 }
 std::string Str(const grpc::string_ref& r) { return std::string(r.data(), r.size()); }
+
+int Threads(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
+  }
+  return -1;
+}
 
 // The peer: what it does is chosen by the method's name.
 class Peer final : public grpc::CallbackGenericService {
@@ -312,6 +323,40 @@ TEST_F(ProxyPeer, TheCallersDeadlineAndCancellationReachTheRuntime) {
     caller.join();
     EXPECT_TRUE(testing::WaitFor([&] { return peer().cancelled > before; }, seconds(2)));
   }
+}
+
+// Passed calls are served by one thread of statlet's, however many are in flight: calls
+// waiting on the runtime add no thread. A statlet stopped while they wait ends them (each
+// caller gets an error, none is left hanging) and exits by itself, well before the SIGKILL
+// that would follow a stop that hung.
+TEST_F(ProxyPeer, CallsInFlightAddNoThreadAndAStopEndsThem) {
+  std::string resp;
+  ASSERT_TRUE(Unary("Echo", "x", &resp, Ctx().get()).ok());
+  const pid_t pid = daemon_->pid();
+  const int threads_before = Threads(pid);
+  constexpr int kCalls = 64;
+  const int calls = peer().calls;
+  std::vector<grpc::Status> results(kCalls);
+  std::vector<std::thread> callers;
+  for (int i = 0; i < kCalls; ++i) {
+    callers.emplace_back([&, i] {
+      grpc::ClientContext ctx;  // no deadline: the call lasts until statlet ends it
+      std::string r;
+      results[i] = Unary("Hang", "", &r, &ctx);
+    });
+  }
+  const bool arrived = testing::WaitFor([&] { return peer().calls >= calls + kCalls; }, seconds(20));
+  const int threads_during = Threads(pid);
+  const auto t0 = Clock::now();
+  const int status = daemon_->Stop(seconds(20));
+  const double stop_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  for (auto& t : callers) t.join();
+  std::printf("figure: statlet threads %d before, %d with %d passed calls waiting; stopped in %.0f ms\n",
+              threads_before, threads_during, kCalls, stop_ms);
+  ASSERT_TRUE(arrived) << "not every call reached the runtime";
+  EXPECT_LE(threads_during, threads_before + 2) << "threads grew with the calls in flight";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "wait status " << status;
+  for (const grpc::Status& s : results) EXPECT_FALSE(s.ok()) << "a hanging call was answered OK";
 }
 
 TEST_F(ProxyPeer, MessagesUpToTheRuntimesLimitPassLargerOnesAreRefused) {
