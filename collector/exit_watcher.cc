@@ -454,6 +454,7 @@ ExitWatcher::ExitWatcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
     }
     impl_->Run();
   });
+  native_ = thread_.native_handle();
 }
 
 ExitWatcher::~ExitWatcher() {
@@ -466,9 +467,7 @@ ExitWatcherStats ExitWatcher::stats() const { return impl_->stats(); }
 int64_t ExitWatcher::thread_cpu_ns() const {
   clockid_t clock;
   timespec ts{};
-  if (pthread_getcpuclockid(const_cast<std::thread&>(thread_).native_handle(), &clock) != 0 ||
-      clock_gettime(clock, &ts) != 0)
-    return -1;
+  if (pthread_getcpuclockid(native_, &clock) != 0 || clock_gettime(clock, &ts) != 0) return -1;
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 

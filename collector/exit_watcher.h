@@ -19,6 +19,8 @@
 // the rest of the read plan by name.
 #pragma once
 
+#include <pthread.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -72,6 +74,7 @@ class ExitWatcher {
   explicit ExitWatcher(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
   std::thread thread_;
+  pthread_t native_{};  // thread_'s, for its CPU clock
 };
 
 }  // namespace statlet
