@@ -78,17 +78,6 @@ int Listen(uint16_t* port) {
   return ls;
 }
 
-// Accepts one connection on `ls`, reads to EOF, closes; the bytes read.
-uint64_t Drain(int ls) {
-  int s = accept(ls, nullptr, nullptr);
-  if (s < 0) return 0;
-  uint64_t total = 0;
-  char buf[65536];
-  for (ssize_t n; (n = read(s, buf, sizeof(buf))) > 0;) total += n;
-  close(s);
-  return total;
-}
-
 // Receiver: listens in its cgroup, reports the port on `port_fd`, drains one connection and
 // returns the bytes read.
 uint64_t Receive(int port_fd) {
@@ -96,7 +85,7 @@ uint64_t Receive(int port_fd) {
   int ls = Listen(&port);
   if (ls < 0) return 0;
   if (write(port_fd, &port, sizeof(port)) != sizeof(port)) return 0;
-  uint64_t got = Drain(ls);
+  uint64_t got = AcceptAndDrain(ls);
   close(ls);
   return got;
 }
@@ -230,7 +219,7 @@ TEST(CgroupSkbProbe, OwnNamespaceCountedAndItsInterfacesUnchanged) {
         if (ls < 0) return 5;
         pid_t sender = fork();
         if (sender == 0) _exit(SendTo(port, kPayload) == (uint64_t{kPayload} << 8) ? 0 : 1);
-        uint64_t got = Drain(ls);
+        uint64_t got = AcceptAndDrain(ls);
         int status = 0;
         waitpid(sender, &status, 0);
         if (got != kPayload || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return 6;

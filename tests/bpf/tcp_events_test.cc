@@ -33,12 +33,8 @@ int Receive(const std::string& ns, int ready_fd, int result_fd) {
   inet_pton(AF_INET, NetnsPair::kAddrB, &addr.sin_addr);
   if (bind(ls, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(ls, 1) != 0) return 4;
   if (write(ready_fd, "r", 1) != 1) return 5;
-  int s = accept(ls, nullptr, nullptr);
-  if (s < 0) return 6;
-  uint64_t total = 0;
-  char buf[65536];
-  for (ssize_t n; (n = read(s, buf, sizeof(buf))) > 0;) total += n;
-  close(s);
+  const uint64_t total = AcceptAndDrain(ls);
+  if (total == 0) return 6;
   return write(result_fd, &total, sizeof(total)) == sizeof(total) ? 0 : 7;
 }
 

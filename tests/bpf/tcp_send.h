@@ -1,4 +1,5 @@
-// A TCP sender for the network probe tests: a whole payload sent and seen received.
+// Both ends of a TCP transfer for the network probe tests: a whole payload sent, and
+// received to its end.
 #pragma once
 
 #include <netinet/in.h>
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace statlet::testing {
@@ -40,6 +42,18 @@ inline int SendAndDrain(const sockaddr_in& to, size_t payload, tcp_info* info) {
   const int rc = getsockopt(s, IPPROTO_TCP, TCP_INFO, info, &len) == 0 ? 0 : 6;
   close(s);
   return rc;
+}
+
+// Accepts one connection on the listening socket `ls`, reads it to EOF and closes it;
+// the bytes read (0 when no connection came).
+inline uint64_t AcceptAndDrain(int ls) {
+  int s = accept(ls, nullptr, nullptr);
+  if (s < 0) return 0;
+  uint64_t total = 0;
+  char buf[65536];
+  for (ssize_t n; (n = read(s, buf, sizeof(buf))) > 0;) total += static_cast<uint64_t>(n);
+  close(s);
+  return total;
 }
 
 }  // namespace statlet::testing
