@@ -51,23 +51,30 @@ class CgroupSkbProbe final : public Probe {
   }
 
   void Collect(CollectContext& ctx) override {
+    const size_t stride = PerCpuStride(sizeof(statlet_net_counters));
+    const bool whole = ScanCgroupMap(bpf_map__fd(skel_->maps.traffic), sizeof(uint64_t), sizeof(statlet_net_counters),
+                                     max_entries_, ctx, [&](uint64_t id, const uint8_t*, const uint8_t* values) {
+                                       statlet_net_counters sum{};
+                                       for (int cpu = 0; cpu < PossibleCpus(); cpu++) {
+                                         statlet_net_counters c;
+                                         std::memcpy(&c, values + cpu * stride, sizeof(c));
+                                         sum.rx_bytes += c.rx_bytes;
+                                         sum.rx_packets += c.rx_packets;
+                                         sum.tx_bytes += c.tx_bytes;
+                                         sum.tx_packets += c.tx_packets;
+                                       }
+                                       BpfCgroupStats& out = (*ctx.by_cgroup_id)[id];
+                                       out.net_rx_bytes = sum.rx_bytes;
+                                       out.net_rx_packets = sum.rx_packets;
+                                       out.net_tx_bytes = sum.tx_bytes;
+                                       out.net_tx_packets = sum.tx_packets;
+                                     });
+    if (!whole) return;
+    // A live cgroup without an entry has sent and received nothing since the probe started.
     for (uint64_t id : ctx.pruner->live()) {
       BpfCgroupStats& out = (*ctx.by_cgroup_id)[id];
-      out.net_rx_bytes = out.net_rx_packets = out.net_tx_bytes = out.net_tx_packets = 0;
+      if (!out.net_tx_bytes) out.net_rx_bytes = out.net_rx_packets = out.net_tx_bytes = out.net_tx_packets = 0;
     }
-    const size_t stride = PerCpuStride(sizeof(statlet_net_counters));
-    ScanCgroupMap(bpf_map__fd(skel_->maps.traffic), sizeof(uint64_t), sizeof(statlet_net_counters), max_entries_, ctx,
-                  [&](uint64_t id, const uint8_t*, const uint8_t* values) {
-                    BpfCgroupStats& out = (*ctx.by_cgroup_id)[id];
-                    for (int cpu = 0; cpu < PossibleCpus(); cpu++) {
-                      statlet_net_counters c;
-                      std::memcpy(&c, values + cpu * stride, sizeof(c));
-                      *out.net_rx_bytes += c.rx_bytes;
-                      *out.net_rx_packets += c.rx_packets;
-                      *out.net_tx_bytes += c.tx_bytes;
-                      *out.net_tx_packets += c.tx_packets;
-                    }
-                  });
   }
 
   uint64_t LostEvents() const override { return SumPerCpuArrayU64(bpf_map__fd(skel_->maps.lost)); }

@@ -39,16 +39,17 @@ class OomKillProbe final : public Probe {
     realtime_minus_boottime_ = ClockNs(CLOCK_REALTIME) - ClockNs(CLOCK_BOOTTIME);
     ring_buffer__consume(ring_);  // never blocks: reads what is there
     sink_ = nullptr;
-    ScanCgroupMap(bpf_map__fd(skel_->maps.oom_kills), sizeof(uint64_t), sizeof(uint64_t), max_entries_, ctx,
-                  [&](uint64_t id, const uint8_t*, const uint8_t* values) {
-                    uint64_t sum = 0;
-                    for (int cpu = 0; cpu < PossibleCpus(); cpu++) {
-                      uint64_t v;
-                      std::memcpy(&v, values + cpu * sizeof(v), sizeof(v));
-                      sum += v;
-                    }
-                    (*ctx.by_cgroup_id)[id].oom_kills = sum;
-                  });
+    const bool whole = ScanCgroupMap(bpf_map__fd(skel_->maps.oom_kills), sizeof(uint64_t), sizeof(uint64_t),
+                                     max_entries_, ctx, [&](uint64_t id, const uint8_t*, const uint8_t* values) {
+                                       uint64_t sum = 0;
+                                       for (int cpu = 0; cpu < PossibleCpus(); cpu++) {
+                                         uint64_t v;
+                                         std::memcpy(&v, values + cpu * sizeof(v), sizeof(v));
+                                         sum += v;
+                                       }
+                                       (*ctx.by_cgroup_id)[id].oom_kills = sum;
+                                     });
+    if (!whole) return;  // absent this collection, not a reset to 0
     for (uint64_t id : ctx.pruner->live()) {
       BpfCgroupStats& out = (*ctx.by_cgroup_id)[id];
       if (!out.oom_kills) out.oom_kills = 0;

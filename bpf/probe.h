@@ -73,8 +73,10 @@ using ProbeLoader = std::unique_ptr<Probe> (*)(const ProbeSelection& selected);
 
 // Walks a per-cgroup per-CPU hash map (keys start with the u64 cgroup id): calls
 // visit(cgroup_id, key, values) for live cgroups and deletes entries the pruner rejects.
+// False when the map could not be read whole: a live cgroup the walk did not visit then
+// has no value (absent), never a 0 that would read as a counter reset.
 template <typename Visit>
-void ScanCgroupMap(int fd, size_t key_size, size_t value_size, uint32_t max_entries, CollectContext& ctx,
+bool ScanCgroupMap(int fd, size_t key_size, size_t value_size, uint32_t max_entries, CollectContext& ctx,
                    Visit&& visit);
 
 // The last libbpf warnings of this thread, for error messages ("" if none).

@@ -8,7 +8,7 @@
 namespace statlet::bpf {
 
 template <typename Visit>
-void ScanCgroupMap(int fd, size_t key_size, size_t value_size, uint32_t max_entries, CollectContext& ctx,
+bool ScanCgroupMap(int fd, size_t key_size, size_t value_size, uint32_t max_entries, CollectContext& ctx,
                    Visit&& visit) {
   std::vector<uint8_t> dead_keys;
   std::vector<uint8_t> other_keys;  // neither live nor known dead
@@ -23,7 +23,6 @@ void ScanCgroupMap(int fd, size_t key_size, size_t value_size, uint32_t max_entr
       other_keys.insert(other_keys.end(), key, key + key_size);
     }
   });
-  (void)st;  // a failed read leaves this collection without the map's values
   // Above three quarters full, entries of untracked cgroups go even when they still exist.
   const bool crowded = entries * 4 > static_cast<size_t>(max_entries) * 3;
   for (size_t off = 0; off < other_keys.size(); off += key_size) {
@@ -34,6 +33,7 @@ void ScanCgroupMap(int fd, size_t key_size, size_t value_size, uint32_t max_entr
     }
   }
   DeleteKeys(fd, key_size, dead_keys);
+  return st.ok();
 }
 
 }  // namespace statlet::bpf

@@ -42,26 +42,29 @@ class TcpEventsProbe final : public Probe {
 
   void Collect(CollectContext& ctx) override {
     const KernelBtfFacts& btf = GetKernelBtfFacts();
+    const bool retransmits_whole =
+        ScanCgroupMap(bpf_map__fd(skel_->maps.retransmits), sizeof(uint64_t), sizeof(uint64_t), max_entries_, ctx,
+                      [&](uint64_t id, const uint8_t*, const uint8_t* values) {
+                        (*ctx.by_cgroup_id)[id].tcp_retransmits = SumU64(values);
+                      });
+    const bool drops_whole =
+        ScanCgroupMap(bpf_map__fd(skel_->maps.drops), sizeof(statlet_drop_key), sizeof(uint64_t), max_entries_, ctx,
+                      [&](uint64_t id, const uint8_t* key_bytes, const uint8_t* values) {
+                        statlet_drop_key key;
+                        std::memcpy(&key, key_bytes, sizeof(key));
+                        if (!IsDropReason(btf, key.reason)) return;
+                        uint64_t n = SumU64(values);
+                        BpfCgroupStats& out = (*ctx.by_cgroup_id)[id];
+                        out.tcp_drops = out.tcp_drops.value_or(0) + n;
+                        out.tcp_drop_reasons[DropReasonName(btf, key.reason)] += n;
+                      });
+    // A live cgroup without an entry has had none since the probe started; a map not read
+    // whole leaves its counters absent for this collection, not reset to 0.
     for (uint64_t id : ctx.pruner->live()) {
       BpfCgroupStats& out = (*ctx.by_cgroup_id)[id];
-      out.tcp_retransmits = 0;
-      out.tcp_drops = 0;
-      out.tcp_drop_reasons.clear();
+      if (retransmits_whole && !out.tcp_retransmits) out.tcp_retransmits = 0;
+      if (drops_whole && !out.tcp_drops) out.tcp_drops = 0;
     }
-    ScanCgroupMap(bpf_map__fd(skel_->maps.retransmits), sizeof(uint64_t), sizeof(uint64_t), max_entries_, ctx,
-                  [&](uint64_t id, const uint8_t*, const uint8_t* values) {
-                    (*ctx.by_cgroup_id)[id].tcp_retransmits = SumU64(values);
-                  });
-    ScanCgroupMap(bpf_map__fd(skel_->maps.drops), sizeof(statlet_drop_key), sizeof(uint64_t), max_entries_, ctx,
-                  [&](uint64_t id, const uint8_t* key_bytes, const uint8_t* values) {
-                    statlet_drop_key key;
-                    std::memcpy(&key, key_bytes, sizeof(key));
-                    if (!IsDropReason(btf, key.reason)) return;
-                    uint64_t n = SumU64(values);
-                    BpfCgroupStats& out = (*ctx.by_cgroup_id)[id];
-                    *out.tcp_drops += n;
-                    out.tcp_drop_reasons[DropReasonName(btf, key.reason)] += n;
-                  });
   }
 
   uint64_t LostEvents() const override { return SumPerCpuArrayU64(bpf_map__fd(skel_->maps.lost)); }
