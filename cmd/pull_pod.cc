@@ -112,7 +112,11 @@ class Follower {
   // One line of the stream; false when it is not a Progress object.
   bool Take(const std::string& line) {
     auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("progress") || !j.contains("total")) return false;
+    if (j.is_discarded() || !j.is_object() || !j.contains("progress") || !j.contains("total") ||
+        !j["progress"].is_number_integer() || !j["total"].is_number_integer() ||
+        (j.contains("image") && !j["image"].is_string()) || (j.contains("layer") && !j["layer"].is_string()) ||
+        (j.contains("error") && !j["error"].is_string()))
+      return false;
     const std::string image = j.value("image", "");
     const std::string layer = j.value("layer", "");
     auto it = images_.find(image);

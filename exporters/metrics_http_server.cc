@@ -121,8 +121,16 @@ void MetricsHttpServer::AddStreamRoute(const std::string& prefix,
                                        std::function<StreamAnswer(const std::string& rest)> handler) {
   HttpRoute route{prefix,
                   [prefix, handler = std::move(handler)](const HttpRequest& req) {
-                    StreamAnswer a = handler(req.path.substr(prefix.size()));
                     HttpResponse r;
+                    if (req.method == "HEAD") {
+                      // The handler spends what the path names (a single-use token): only a
+                      // GET, which gets the stream, may.
+                      r.status = 405;
+                      r.headers.emplace_back("Allow", "GET");
+                      r.body = std::make_shared<const std::string>("a stream's URL is used by GET only\n");
+                      return r;
+                    }
+                    StreamAnswer a = handler(req.path.substr(prefix.size()));
                     r.status = a.status;
                     r.content_type = std::move(a.content_type);
                     r.body = std::make_shared<const std::string>(std::move(a.body));

@@ -13,10 +13,8 @@ bool SamePod(const PodRef& a, const PodRef& b) {
   return a.namespace_ == b.namespace_ && a.name == b.name;
 }
 
+// Every sandbox the runtime lists is in by_container_id under its id (RuntimeClient).
 const ContainerMetadata* FindSandbox(const MetadataMap& runtime, const std::string& id) {
-  for (const auto& [uid, m] : runtime.sandbox_by_pod_uid) {
-    if (m && (m->pod_sandbox_id == id || m->container_id == id)) return m.get();
-  }
   auto it = runtime.by_container_id.find(id);
   if (it != runtime.by_container_id.end() && it->second && it->second->is_sandbox) return it->second.get();
   return nullptr;

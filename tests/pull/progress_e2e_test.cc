@@ -354,6 +354,15 @@ TEST_F(ProgressE2e, BadUsedAndExpiredUrlsAreRefusedAndBadIdsGetClearErrors) {
   std::string path;
   ASSERT_TRUE(SplitUrl(once.url, &port, &path));
   {
+    // A HEAD does not spend the URL: it is refused, and the GET after it gets the stream.
+    testing::TcpConnection head(port);
+    ASSERT_TRUE(head.Send("HEAD " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"));
+    auto answer = head.ReadResponse(seconds(5), /*head=*/true);
+    ASSERT_TRUE(answer.has_value());
+    EXPECT_EQ(answer->status, 405);
+    EXPECT_EQ(answer->header("allow"), "GET");
+  }
+  {
     StreamReader first(port, path);
     EXPECT_EQ(first.Status(), 200);
   }
@@ -419,9 +428,14 @@ TEST_F(ProgressE2e, FiveHundredStreamsOpenedAndAbandonedLeaveThreadsAndFdsWhereT
                 rss1 - rss0, static_cast<double>(rss1 - rss0) / 100.0, agent);
   }
   for (int round = 0; round < 5; ++round) {
-    auto streams = open(100);
-    ASSERT_EQ(streams.size(), 100u) << "round " << round;
-  }  // each round's 100 clients leave without a word
+    {
+      auto streams = open(100);
+      ASSERT_EQ(streams.size(), 100u) << "round " << round;
+    }  // the round's 100 clients leave without a word
+    // The daemon has let them go before the next round asks for 100 places again.
+    ASSERT_TRUE(testing::WaitFor([&] { return Fds(agent) <= fds0; }, seconds(30)))
+        << "round " << round << ": fds " << fds0 << " -> " << Fds(agent);
+  }
   const bool settled = testing::WaitFor([&] { return Threads(agent) <= threads0 && Fds(agent) <= fds0; }, seconds(30));
   EXPECT_TRUE(settled) << "threads " << threads0 << " -> " << Threads(agent) << ", fds " << fds0 << " -> "
                        << Fds(agent);
