@@ -290,11 +290,10 @@ int Run(const Args& args) {
   std::map<std::string, uint64_t> cpu_ticks;          // proxy side -> over every round
   std::vector<Side*> order = sides;
   for (int r = 0; r < args.rounds; ++r) {
-    // Every order of the sides in turn (two sides: alternating).
-    if (r > 0 &&
-        !std::next_permutation(order.begin(), order.end(), [](Side* a, Side* b) { return a->name() < b->name(); })) {
-      std::sort(order.begin(), order.end(), [](Side* a, Side* b) { return a->name() < b->name(); });
-    }
+    // Every order of the sides in turn (two sides: alternating); after the last order,
+    // next_permutation starts again from the first.
+    if (r > 0)
+      std::next_permutation(order.begin(), order.end(), [](Side* a, Side* b) { return a->name() < b->name(); });
     std::map<std::string, std::map<std::string, double>> round50, round99;
     std::map<std::string, double> round_cycle;
     for (Side* side : order) {

@@ -334,6 +334,7 @@ TEST_F(ProxyPeer, CallsInFlightAddNoThreadAndAStopEndsThem) {
   ASSERT_TRUE(Unary("Echo", "x", &resp, Ctx().get()).ok());
   const pid_t pid = daemon_->pid();
   const int threads_before = Threads(pid);
+  ASSERT_GT(threads_before, 0) << "/proc/" << pid << "/status unreadable";
   constexpr int kCalls = 64;
   const int calls = peer().calls;
   std::vector<grpc::Status> results(kCalls);
@@ -347,6 +348,7 @@ TEST_F(ProxyPeer, CallsInFlightAddNoThreadAndAStopEndsThem) {
   }
   const bool arrived = testing::WaitFor([&] { return peer().calls >= calls + kCalls; }, seconds(20));
   const int threads_during = Threads(pid);
+  ASSERT_GT(threads_during, 0) << "/proc/" << pid << "/status unreadable";
   const auto t0 = Clock::now();
   const int status = daemon_->Stop(seconds(20));
   const double stop_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
