@@ -147,6 +147,9 @@ struct Transport {
   std::string name, protocol, receiver_protocol;
   bool gzip;
 };
+// gtest names a parameter it cannot print by its bytes (addresses that change from run to
+// run, and ctest's test names with them): the case's name instead.
+void PrintTo(const Transport& c, std::ostream* os) { *os << c.name; }
 
 class OtlpLive : public ::testing::TestWithParam<Transport> {};
 
@@ -385,6 +388,7 @@ struct RetryCase {
   std::string name, protocol, receiver_protocol;
   int refusal;  // the status the receiver's records show for a refused request
 };
+void PrintTo(const RetryCase& c, std::ostream* os) { *os << c.name; }
 
 class OtlpRetry : public ::testing::TestWithParam<RetryCase> {};
 
@@ -487,6 +491,7 @@ TEST(OtlpFaults, BackoffGrowsWhileTheQueueDropsBatches) {
 struct StopCase {
   std::string name, protocol, receiver_protocol, mode;
 };
+void PrintTo(const StopCase& c, std::ostream* os) { *os << c.name; }
 
 class OtlpStop : public ::testing::TestWithParam<StopCase> {};
 
