@@ -225,6 +225,7 @@ int RunDaemonCommand(int argc, char** argv) {
     wo.proc_root = opts.collector.proc_root;
     wo.subtrees = opts.collector.subtrees;
     wo.hugepages_dir = opts.collector.hugepages_dir;
+    wo.realtime = opts.exits.realtime;
     auto started = ExitWatcher::Start(wo, &exit_records);
     if (started.ok()) {
       exit_watcher = std::move(*started);
@@ -247,10 +248,15 @@ int RunDaemonCommand(int argc, char** argv) {
   trimmer.SetRelease([&sampler] { return sampler.ReleaseStale(); });
   trimmer.Start();
   if (exit_watcher) sampler.SetExitRecords(&exit_records);
-  sampler.SetCollectionObserver([&self_metrics, &oom_kills_by_name, oom_kills_named](const Snapshot& s) {
-    self_metrics.ObserveCollection(s);
-    if (oom_kills_named) oom_kills_by_name.Observe(s);
-  });
+  sampler.SetCollectionObserver(
+      [&self_metrics, &oom_kills_by_name, oom_kills_named, watcher = exit_watcher.get()](const Snapshot& s) {
+        self_metrics.ObserveCollection(s);
+        if (oom_kills_named) oom_kills_by_name.Observe(s);
+        if (watcher != nullptr) {
+          const ExitWatcherStats w = watcher->stats();
+          self_metrics.SetExitWatcher(w.realtime, w.nice, w.missed);
+        }
+      });
   // Memory QoS: the kubelet's settings and version, and this node's pods from the API server.
   std::unique_ptr<kube::PodWatch> pod_watch;
   if (!opts.memory_qos_api.url.empty()) {

@@ -12,6 +12,7 @@
 #include "bpf/bpf_probes.h"
 #include "collector/collector.h"
 #include "collector/exit_records.h"
+#include "collector/exit_watcher.h"
 #include "collector/memory_high_stall.h"
 #include "cri/daemon_hooks.h"
 #include "exporters/kubernetes_authorizer.h"
@@ -43,6 +44,7 @@ struct DaemonOptions {
     std::chrono::nanoseconds retention = std::chrono::minutes(2);
     size_t max_records = ExitRecordOptions().max_records;
     size_t max_bytes = ExitRecordOptions().max_bytes;
+    bool realtime = ExitWatcherOptions().realtime;
   } exits;
   // Memory QoS view: the kubelet's settings (kube/kubelet_settings.h), this node's pods from
   // the API server (kube/pod_watch.h; url empty: off), the memory.high stall detector.

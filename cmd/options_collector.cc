@@ -47,6 +47,10 @@ void RegisterCollectorFlags(FlagSet& flags, DaemonOptions* o) {
                     "Exit records held at most; the oldest goes first (statlet_container_exit_records_dropped_total).");
   collector.Bytes("exit-records-max-bytes", &o->exits.max_bytes, {4096, uint64_t{1} << 34},
                   "Memory the exit records may hold at most (estimated); the oldest goes first.");
+  collector.Bool("exit-realtime", &o->exits.realtime,
+                 "Run the exit watcher's final reads real-time (SCHED_FIFO at the lowest priority; needs "
+                 "CAP_SYS_NICE), so that a busy node's runtime does not remove a cgroup before its final read; "
+                 "otherwise, or when it may not, the thread runs at nice -10 (statlet_exit_watcher_realtime).");
   collector.Bool("per-cpu", &o->metrics.per_cpu,
                  "Expose container_cpu_usage_seconds_total per CPU (cpu=\"cpuNN\") instead of cpu=\"total\", as "
                  "cAdvisor's percpu metrics.");

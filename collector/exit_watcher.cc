@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
@@ -142,17 +143,51 @@ class ExitWatcher::Impl {
         return;
       }
       // Emptied containers first: the runtime may remove their cgroups at any moment.
+      const int64_t reads_from = realtime_ ? ThreadCpuNs() : 0;
       for (int i = 0; i < n; ++i) {
         const int fd = ready[i].data.fd;
         if (fd == inotify_fd_ || fd == stop_fd_) continue;
         auto it = by_fd_.find(fd);
         if (it != by_fd_.end()) Check(it->second);
       }
+      if (realtime_) CheckRealtimeBudget(ThreadCpuNs() - reads_from);
       for (int i = 0; i < n; ++i) {
         if (ready[i].data.fd == stop_fd_) return;
-        if (ready[i].data.fd == inotify_fd_) DrainInotify();
+        if (ready[i].data.fd == inotify_fd_) {
+          // New and removed directories (walks of whole new trees) are not the race the
+          // real-time policy is for: they run as an ordinary thread.
+          SetPolicy(SCHED_OTHER);
+          DrainInotify();
+          SetPolicy(SCHED_FIFO);
+        }
       }
     }
+  }
+
+  static int64_t ThreadCpuNs() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+  }
+
+  // While real-time, between the policy of the final reads and the ordinary one.
+  void SetPolicy(int policy) {
+    if (!realtime_) return;
+    sched_param p{};
+    p.sched_priority = policy == SCHED_FIFO ? sched_get_priority_min(SCHED_FIFO) : 0;
+    pthread_setschedparam(pthread_self(), policy, &p);
+  }
+
+  // The final reads of one wake-up are a few file reads per emptied container: reads that
+  // took more CPU than the budget must not hold a CPU ahead of every ordinary thread again.
+  void CheckRealtimeBudget(int64_t used_ns) {
+    if (used_ns <= opts_.realtime_budget_ns) return;
+    SetPolicy(SCHED_OTHER);
+    realtime_ = false;
+    log::Warn("exit watcher: one wake-up's final reads took " + std::to_string(used_ns / 1000) +
+              " us of CPU, over its real-time budget: it runs at its nice value from now on");
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.realtime = false;
   }
 
   void Stop() {
@@ -160,7 +195,29 @@ class ExitWatcher::Impl {
     [[maybe_unused]] ssize_t n = ::write(stop_fd_, &one, sizeof one);
   }
 
-  int thread_nice() const { return opts_.thread_nice; }
+  // On the watcher's own thread, before Run: its nice value, then the real-time policy.
+  void SetScheduling() {
+    const auto tid = static_cast<id_t>(::gettid());
+    // Per thread on Linux: PRIO_PROCESS with the thread's id sets this thread's nice only.
+    if (setpriority(PRIO_PROCESS, tid, opts_.thread_nice) != 0) {
+      log::Warn(std::string("exit watcher: cannot set its nice value: ") + strerror(errno));
+    }
+    const int nice = getpriority(PRIO_PROCESS, tid);
+    if (opts_.realtime) {
+      sched_param p{};
+      p.sched_priority = sched_get_priority_min(SCHED_FIFO);
+      const int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &p);
+      if (rc == 0) {
+        realtime_ = true;
+      } else {
+        log::Warn(std::string("exit watcher: not real-time (SCHED_FIFO: ") + strerror(rc) + "), at nice " +
+                  std::to_string(nice) + ": a busy node may remove some cgroups before their final read");
+      }
+    }
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.realtime = realtime_;
+    stats_.nice = nice;
+  }
 
   ExitWatcherStats stats() const {
     std::lock_guard<std::mutex> lock(stats_mu_);
@@ -431,6 +488,7 @@ class ExitWatcher::Impl {
   std::unordered_map<int, Container*> by_fd_;
   mutable std::mutex stats_mu_;
   ExitWatcherStats stats_;  // guarded by stats_mu_
+  bool realtime_ = false;   // the thread runs SCHED_FIFO (its own; read only on it)
 };
 
 StatusOr<std::unique_ptr<ExitWatcher>> ExitWatcher::Start(const ExitWatcherOptions& options, ExitRecords* records) {
@@ -446,12 +504,9 @@ StatusOr<std::unique_ptr<ExitWatcher>> ExitWatcher::Start(const ExitWatcherOptio
 }
 
 ExitWatcher::ExitWatcher(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
-  thread_ = std::thread([this, nice = impl_->thread_nice()] {
+  thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "statlet-exits");  // as `top -H` and /proc/<pid>/task show it
-    // Per thread on Linux: PRIO_PROCESS with the thread's id sets this thread's nice only.
-    if (setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), nice) != 0) {
-      log::Warn(std::string("exit watcher: cannot set its nice value: ") + strerror(errno));
-    }
+    impl_->SetScheduling();
     impl_->Run();
   });
   native_ = thread_.native_handle();

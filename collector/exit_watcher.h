@@ -46,6 +46,16 @@ struct ExitWatcherOptions {
   // runtime's removal of the cgroup on a busy node: a wake-up waiting behind other work is
   // a lost record.
   int thread_nice = -10;
+  // Run the thread SCHED_FIFO at the lowest real-time priority when the process may
+  // (CAP_SYS_NICE, and on kernels with RT group scheduling a cgroup with real-time
+  // runtime): a container's last exit then wakes it ahead of every ordinary thread, where
+  // the nice value only weighs its share. Only the final reads run real-time (a few file
+  // reads per emptied container; new directories are walked as an ordinary thread); a
+  // wake-up whose final reads take more CPU than `realtime_budget_ns` puts the thread back
+  // to the ordinary policy for good (the kernel's real-time throttling,
+  // kernel.sched_rt_runtime_us, bounds it meanwhile).
+  bool realtime = true;
+  int64_t realtime_budget_ns = 50'000'000;
 };
 
 struct ExitWatcherStats {
@@ -55,6 +65,8 @@ struct ExitWatcherStats {
   uint64_t watches = 0;         // directory watches and container fds held now
   uint64_t over_budget = 0;     // directories or containers left unwatched (max_watches)
   uint64_t overflows = 0;       // inotify queue overflows (exits in between may be missed)
+  bool realtime = false;        // the thread runs SCHED_FIFO now
+  int nice = 0;                 // the thread's nice value (what applies when not real-time)
 };
 
 class ExitWatcher {

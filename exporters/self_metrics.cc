@@ -77,6 +77,9 @@ enum Self : size_t {
   kOtlpDropped,
   kOtlpRejected,
   kOtlpQueueBytes,
+  kExitWatcherRealtime,
+  kExitWatcherMissed,
+  kExitWatcherNice,
   kSelfCount,
 };
 constexpr SelfMetricDescription kSelf[kSelfCount] = {
@@ -119,6 +122,14 @@ constexpr SelfMetricDescription kSelf[kSelfCount] = {
     {"statlet_otlp_rejected_points_total", "counter",
      "Data points OTLP receivers rejected in partial-success answers."},
     {"statlet_otlp_queue_bytes", "gauge", "Serialized bytes of the OTLP batches waiting to be sent."},
+    {"statlet_exit_watcher_realtime", "gauge",
+     "Whether the exit watcher's thread runs real-time (SCHED_FIFO: 1) or as an ordinary thread at its nice value "
+     "(0); absent without exit records."},
+    {"statlet_exit_watcher_missed_total", "counter",
+     "Emptied containers whose cgroup was removed before the exit watcher's final read (no exit record)."},
+    {"statlet_exit_watcher_nice", "gauge",
+     "The exit watcher thread's nice value (-10 when statlet may raise it; what applies when not real-time); "
+     "absent without exit records."},
 };
 
 template <typename Builder>
@@ -156,7 +167,10 @@ SelfMetrics::SelfMetrics(const std::string& version, const std::string& revision
       otlp_failures_(Register(BuildCounter(), kOtlpFailures, *registry_)),
       otlp_dropped_(Register(BuildCounter(), kOtlpDropped, *registry_)),
       otlp_rejected_(Register(BuildCounter(), kOtlpRejected, *registry_).Add({})),
-      otlp_queue_bytes_(Register(BuildGauge(), kOtlpQueueBytes, *registry_).Add({})) {
+      otlp_queue_bytes_(Register(BuildGauge(), kOtlpQueueBytes, *registry_).Add({})),
+      exit_realtime_(Register(BuildGauge(), kExitWatcherRealtime, *registry_)),
+      exit_missed_(Register(BuildCounter(), kExitWatcherMissed, *registry_)),
+      exit_nice_(Register(BuildGauge(), kExitWatcherNice, *registry_)) {
   Register(BuildGauge(), kBuildInfo, *registry_).Add({{"version", version}, {"revision", revision}}).Set(1);
 }
 
@@ -188,6 +202,12 @@ void SelfMetrics::ObserveOtlpDrop(std::string_view reason) {
 }
 
 void SelfMetrics::SetOtlpQueueBytes(uint64_t bytes) { otlp_queue_bytes_.Set(static_cast<double>(bytes)); }
+
+void SelfMetrics::SetExitWatcher(bool realtime, int nice, uint64_t missed) {
+  exit_realtime_.Add({}).Set(realtime ? 1 : 0);
+  exit_nice_.Add({}).Set(nice);
+  AdvanceTo(exit_missed_.Add({}), static_cast<double>(missed));
+}
 
 void SelfMetrics::ObserveCall(std::string_view method, std::string_view code, double seconds) {
   cri_calls_.Add({{"method", std::string(method)}, {"code", std::string(code)}}).Increment();

@@ -54,6 +54,9 @@ class SelfMetrics final : public metrics::CallObserver {
   void ObserveOtlpFailure(bool retryable);
   void ObserveOtlpDrop(std::string_view reason);
   void SetOtlpQueueBytes(uint64_t bytes);
+  // The exit watcher's state (collector/exit_watcher.h): its thread's policy and nice value,
+  // and the containers gone before their final read so far. Never called: no series.
+  void SetExitWatcher(bool realtime, int nice, uint64_t missed);
   // Brings the state gauges and cumulative counters up to the snapshot being served and the
   // sampler's counters; `dropped_*`: left out of this snapshot by the cardinality caps.
   void Update(const Snapshot& s, const SamplerStats& sampler, uint64_t dropped_cgroups, uint64_t dropped_interfaces);
@@ -91,6 +94,9 @@ class SelfMetrics final : public metrics::CallObserver {
   prometheus::Family<prometheus::Counter>& otlp_dropped_;
   prometheus::Counter& otlp_rejected_;
   prometheus::Gauge& otlp_queue_bytes_;
+  prometheus::Family<prometheus::Gauge>& exit_realtime_;
+  prometheus::Family<prometheus::Counter>& exit_missed_;
+  prometheus::Family<prometheus::Gauge>& exit_nice_;
 
   std::mutex mu_;  // Update's bookkeeping
   uint64_t last_sequence_ = UINT64_MAX;

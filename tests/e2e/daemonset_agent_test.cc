@@ -50,6 +50,7 @@ const std::map<std::string, std::set<std::string>>& kCapabilityReasons() {
       {"SYS_PTRACE", {"pod network"}},
       {"BPF", {"ebpf"}},
       {"PERFMON", {"ebpf"}},
+      {"SYS_NICE", {"exit watcher priority"}},
   };
   return *m;
 }
@@ -278,6 +279,14 @@ class DeployedAgent {
       run.why[f.name] = why;
     }
     if (Value(run.scrape, "statlet_runtime_up") == 1) run.working.insert("runtime names");
+    // Real-time where the container's cgroup has real-time runtime, else nice -10: either
+    // needs CAP_SYS_NICE.
+    const bool has_nice = std::any_of(run.scrape.begin(), run.scrape.end(),
+                                      [](const Sample& s) { return s.name == "statlet_exit_watcher_nice"; });
+    if (Value(run.scrape, "statlet_exit_watcher_realtime") == 1 ||
+        (has_nice && Value(run.scrape, "statlet_exit_watcher_nice") < 0)) {
+      run.working.insert("exit watcher priority");
+    }
     // The CRI socket: stats of the burner's container.
     auto channel = CriChannel(dir + "/run/cri.sock");
     auto stub = v1::RuntimeService::NewStub(channel);
