@@ -40,7 +40,7 @@ struct Traffic {
 std::unordered_map<uint64_t, Traffic> CollectTraffic(BpfProbes& probes, const std::vector<uint64_t>& ids) {
   std::unordered_map<uint64_t, BpfCgroupStats> by_id;
   std::vector<OomEvent> ooms;
-  probes.Collect(ids, &by_id, &ooms, false);
+  probes.Collect(ids, &by_id, &ooms, false, true);
   std::unordered_map<uint64_t, Traffic> out;
   for (uint64_t id : ids) {
     const BpfCgroupStats& b = by_id[id];
