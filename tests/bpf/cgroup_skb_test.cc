@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "tests/bpf/probe_test_support.h"
@@ -174,6 +175,48 @@ TEST(CgroupSkbProbe, AttachedAtASubtreeCountsOnlyItsSockets) {
   ExpectAbout(t1[inside.id()].tx_bytes - t0[inside.id()].tx_bytes, kPayload, "inside transmit");
   EXPECT_EQ(t1[outside.id()].rx_bytes, 0u) << "the receiver is outside the subtree";
   EXPECT_EQ(t1[outside.id()].tx_bytes, 0u);
+}
+
+// A root missing when the probe starts (the runtime makes the pods' root with its first pod)
+// is attached by the first collection that finds it, and again once it is made again.
+TEST(CgroupSkbProbe, ARootMadeAfterStartIsAttachedAtCollection) {
+  STATLET_REQUIRE_ROOT();
+  const std::string root = "/" + UniqueName("statlet-bpf-net-late");
+  auto probes = LoadNetProbe({root});
+  ASSERT_TRUE(probes) << "a missing root took the probe down";
+  ProbeCgroup outside("net-late-out");
+  ASSERT_TRUE(outside.ok()) << outside.error();
+  constexpr size_t kPayload = 2 << 20;
+  for (const char* round : {"made after start", "made again"}) {
+    auto inside = std::make_unique<LiveCgroup>(root + "/pod/app", std::vector<Hierarchy>{kUnified});
+    ASSERT_TRUE(inside->ok()) << inside->error();
+    const std::vector<uint64_t> ids = {inside->id(), outside.id()};
+    auto t0 = CollectTraffic(*probes, ids);
+    ASSERT_EQ(Transfer(*inside, outside, kPayload), kPayload);
+    auto t1 = CollectTraffic(*probes, ids);
+    ExpectAbout(t1[inside->id()].tx_bytes - t0[inside->id()].tx_bytes, kPayload, round);
+    EXPECT_EQ(t1[outside.id()].tx_bytes, t0[outside.id()].tx_bytes) << round << ": the receiver is outside";
+    inside.reset();  // the root goes with it
+    CollectTraffic(*probes, {outside.id()});
+  }
+}
+
+// Roots of which one lies under the other: a packet of the inner one is counted once.
+TEST(CgroupSkbProbe, ARootUnderAnotherCountsItsPacketsOnce) {
+  STATLET_REQUIRE_ROOT();
+  const std::string root = "/" + UniqueName("statlet-bpf-net-nest");
+  LiveCgroup inside(root + "/pod/app", {kUnified});
+  ProbeCgroup outside("net-nest-out");
+  ASSERT_TRUE(inside.ok()) << inside.error();
+  ASSERT_TRUE(outside.ok()) << outside.error();
+  auto probes = LoadNetProbe({root + "/pod", root});
+  ASSERT_TRUE(probes);
+  const std::vector<uint64_t> ids = {inside.id(), outside.id()};
+  constexpr size_t kPayload = 2 << 20;
+  auto t0 = CollectTraffic(*probes, ids);
+  ASSERT_EQ(Transfer(inside, outside, kPayload), kPayload);
+  auto t1 = CollectTraffic(*probes, ids);
+  ExpectAbout(t1[inside.id()].tx_bytes - t0[inside.id()].tx_bytes, kPayload, "nested roots transmit");
 }
 
 // /proc/<pid>/net/dev's loopback line: rx bytes, rx packets, tx bytes, tx packets.
