@@ -17,6 +17,7 @@
 #include <memory>
 #include <sstream>
 
+#include "tests/bpf/child_signal.h"
 #include "tests/bpf/probe_test_support.h"
 #include "tests/bpf/tcp_send.h"
 
@@ -100,8 +101,10 @@ uint64_t Transfer(LiveCgroup& from, LiveCgroup& to, size_t payload) {
   EXPECT_TRUE(receiver.StartIn(to));
   close(p[1]);
   uint16_t port = 0;
-  EXPECT_EQ(read(p[0], &port, sizeof(port)), static_cast<ssize_t>(sizeof(port))) << "receiver did not start";
+  const std::string why = ReadFromChild(p[0], &port, sizeof(port), receiver.pid(), std::chrono::seconds(30));
   close(p[0]);
+  EXPECT_EQ(why, "") << "the receiver did not start";
+  if (!why.empty()) return 0;
   Child sender([&] { return SendTo(port, payload); }, Child::kExits);
   EXPECT_TRUE(sender.StartIn(from));
   std::optional<uint64_t> sent = sender.Result(std::chrono::seconds(60));
@@ -219,6 +222,21 @@ TEST(CgroupSkbProbe, ARootUnderAnotherCountsItsPacketsOnce) {
   ExpectAbout(t1[inside.id()].tx_bytes - t0[inside.id()].tx_bytes, kPayload, "nested roots transmit");
 }
 
+// The tests' waits for a child's signal are bounded: a child that fails before it signals
+// fails the test at once, with why.
+TEST(CgroupSkbProbe, AChildThatFailsBeforeItSignalsEndsTheWaitAtOnce) {
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  Child child([] { return uint64_t{3}; }, Child::kExits);
+  ASSERT_TRUE(child.Start());
+  // The test keeps the write end, as one that has yet to signal a child does: no EOF comes.
+  char c;
+  const std::string why = ReadFromChild(p[0], &c, 1, child.pid(), std::chrono::minutes(10));
+  EXPECT_EQ(why, "the child exited (status 3) before it signalled");
+  close(p[0]);
+  close(p[1]);
+}
+
 // /proc/<pid>/net/dev's loopback line: rx bytes, rx packets, tx bytes, tx packets.
 std::vector<uint64_t> LoopbackCounters(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/net/dev");
@@ -272,10 +290,14 @@ TEST(CgroupSkbProbe, OwnNamespaceCountedAndItsInterfacesUnchanged) {
         return read(go[0], &c, 1) == 1 ? 0 : 8;
       },
       Child::kExits);
+  // The child holds its own ends: a child that dies closes the pipe the test waits on.
+  close(ready[1]);
+  close(go[0]);
   auto t0 = CollectTraffic(*probes, {n.id()})[n.id()];
   ASSERT_TRUE(pod.StartIn(n));
   char c;
-  ASSERT_EQ(read(ready[0], &c, 1), 1) << "the namespace's transfer failed";
+  ASSERT_EQ(ReadFromChild(ready[0], &c, 1, pod.pid(), std::chrono::seconds(60)), "")
+      << "the namespace's transfer failed";
   std::vector<uint64_t> lo = LoopbackCounters(pod.pid());
   auto t1 = CollectTraffic(*probes, {n.id()})[n.id()];
   ASSERT_EQ(write(go[1], "g", 1), 1);
