@@ -167,7 +167,11 @@ void ContainerOomKills::Collect(std::vector<ExtraFamily>* out) const {
     f.series.reserve(series_.size());
     for (const auto& [key, s] : series_) {
       ExtraSeries& e = f.series.emplace_back();
-      e.label_values = {std::get<0>(key), std::get<1>(key), std::get<2>(key)};
+      // Each label copied once (an initializer list would copy each twice).
+      e.label_values.reserve(3);
+      e.label_values.emplace_back(std::get<0>(key));
+      e.label_values.emplace_back(std::get<1>(key));
+      e.label_values.emplace_back(std::get<2>(key));
       e.value = Value::Count(s.total);
     }
   }
