@@ -129,10 +129,10 @@ StatusOr<std::unique_ptr<BpfProbes>> BpfProbes::Create(const BpfOptions& options
 
 void BpfProbes::Collect(const std::vector<uint64_t>& live_cgroup_ids,
                         std::unordered_map<uint64_t, BpfCgroupStats>* by_cgroup_id, std::vector<OomEvent>* new_ooms,
-                        bool per_cpu_wanted) {
+                        bool per_cpu_wanted, bool every_cgroup_listed) {
   std::lock_guard<std::mutex> lock(collect_mu_);
   per_cpu_ns_.clear();
-  bpf::CgroupPruner pruner(live_cgroup_ids, cgroup2_root_fd_);
+  bpf::CgroupPruner pruner(live_cgroup_ids, cgroup2_root_fd_, every_cgroup_listed);
   std::vector<OomEvent> ignored_ooms;
   bpf::CollectContext ctx{.pruner = &pruner,
                           .by_cgroup_id = by_cgroup_id,

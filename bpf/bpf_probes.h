@@ -18,7 +18,7 @@
 // Usage (one thread calls Collect and then PerCpuNs; ProbeStatus() is thread-safe):
 //   auto probes = BpfProbes::Create(BpfOptions::WithMode(BpfMode::kAuto));
 //   if (!probes.ok()) ...              // only in kOn mode, when a probe fails to load
-//   (*probes)->Collect(live_ids, &by_id, &ooms, /*per_cpu_wanted=*/true);
+//   (*probes)->Collect(live_ids, &by_id, &ooms, /*per_cpu_wanted=*/true, /*every_cgroup_listed=*/true);
 //   by_id[id].per_cpu_ns                // CpuStats.per_cpu_ns (also PerCpuNs(id))
 //
 // Collect() fills an entry for every live id when any probe that fills BpfCgroupStats is up;
@@ -26,7 +26,8 @@
 // probe are set, 0 when nothing happened. OOM events carry no cgroup_path (the caller
 // resolves it from cgroup_id). Map entries of cgroups that are not live and no longer exist
 // are deleted at Collect; entries of existing untracked cgroups are deleted once a map is
-// three quarters full. Never aborts: a probe that fails to load is down, with its error.
+// three quarters full, by a collection that listed every cgroup. Never aborts: a probe that fails to load is down, with
+// its error.
 #pragma once
 
 #include <cstdint>
@@ -91,7 +92,7 @@ class BpfProbes final : public BpfSource {
   ~BpfProbes() override;
 
   void Collect(const std::vector<uint64_t>& live_cgroup_ids, std::unordered_map<uint64_t, BpfCgroupStats>* by_cgroup_id,
-               std::vector<OomEvent>* new_ooms, bool per_cpu_wanted) override;
+               std::vector<OomEvent>* new_ooms, bool per_cpu_wanted, bool every_cgroup_listed) override;
 
   // Nanoseconds the cgroup's tasks ran on each CPU (index = CPU number, one per possible
   // CPU) as of the last Collect, the same as that Collect's BpfCgroupStats::per_cpu_ns;

@@ -21,15 +21,16 @@ bool IsCgroup2(int fd) {
 
 }  // namespace
 
-CgroupPruner::CgroupPruner(const std::vector<uint64_t>& live_ids, int cgroup2_root_fd)
-    : live_(live_ids.begin(), live_ids.end()), root_fd_(cgroup2_root_fd) {}
+CgroupPruner::CgroupPruner(const std::vector<uint64_t>& live_ids, int cgroup2_root_fd, bool every_cgroup_listed)
+    : live_(live_ids.begin(), live_ids.end()), root_fd_(cgroup2_root_fd), every_cgroup_listed_(every_cgroup_listed) {}
 
 bool CgroupPruner::ShouldPrune(uint64_t id, bool map_crowded) {
+  if (!every_cgroup_listed_) return root_fd_ >= 0 && CgroupExists(id) == Existence::kGone;
   if (map_crowded || root_fd_ < 0) return true;
-  return !CgroupExists(id);
+  return CgroupExists(id) != Existence::kExists;
 }
 
-bool CgroupPruner::CgroupExists(uint64_t id) {
+CgroupPruner::Existence CgroupPruner::CgroupExists(uint64_t id) {
   auto it = exists_.find(id);
   if (it != exists_.end()) return it->second;
   alignas(struct file_handle) unsigned char buf[sizeof(struct file_handle) + sizeof(uint64_t)];
@@ -38,19 +39,21 @@ bool CgroupPruner::CgroupExists(uint64_t id) {
   fh->handle_type = kFileIdKernfs;
   std::memcpy(fh->f_handle, &id, sizeof(id));
   int fd = open_by_handle_at(root_fd_, fh, O_RDONLY | O_CLOEXEC);
-  bool exists;
+  Existence exists;
   if (fd >= 0) {
     close(fd);
-    exists = true;
+    exists = Existence::kExists;
   } else if (errno == EPERM || errno == EACCES) {
     // Without CAP_DAC_READ_SEARCH (the DaemonSet does not grant it) the kernel will not
     // say: keep the entry, so counts of untracked sub-cgroups still roll up; a crowded map
     // drops it anyway (ShouldPrune), which bounds what removed cgroups can hold.
-    exists = true;
+    exists = Existence::kExists;
+  } else if (errno == ESTALE || errno == ENOENT) {
+    exists = Existence::kGone;
   } else {
-    // ESTALE / ENOENT: gone. Anything else (no handle support): unknown, and an unknown
-    // non-live entry is dropped, which is the interface's default.
-    exists = false;
+    // No handle support: unknown, and an unknown non-live entry is dropped by a full
+    // collection, which is the interface's default.
+    exists = Existence::kUnknown;
   }
   exists_.emplace(id, exists);
   return exists;

@@ -235,9 +235,10 @@ int RunDaemonCommand(int argc, char** argv) {
   }
   // OOM kills per container name across restarts, fed by every collection (declared before
   // the Sampler: it outlives every collection); names come from the runtime, so a node
-  // without one serves no such family.
-  metrics::ContainerOomKills oom_kills_by_name;
-  const bool oom_kills_named = runtime != nullptr;
+  // without one serves no such family, and a selection without the family costs nothing.
+  const bool oom_kills_named =
+      runtime != nullptr && opts.metrics.selection.ServesExtra(metrics::kContainerOomKillsFamily);
+  metrics::ContainerOomKills oom_kills_by_name({.served = oom_kills_named});
   Sampler sampler(std::move(*collector), runtime.get(), probes->get());
   sampler.SetMachine(machine.get());
   StopCriFirst stop_cri_first{&cri_server};

@@ -38,9 +38,14 @@ class BpfSource {
   // pruned from the kernel maps) and appends OOM events seen since the last call.
   // `per_cpu_wanted` false: no live cgroup needs BpfCgroupStats::per_cpu_ns (cgroupfs gave
   // each its per-CPU time, as v1 cpuacct.usage_percpu does), so the per-CPU walk is skipped.
+  // `every_cgroup_listed` false: the collection listed only pods and containers (its parts
+  // lack CollectParts::kNonContainerFiles), so the host's own cgroups, which other
+  // collections report, are missing from the live ids: only entries of cgroups known to be
+  // gone may be pruned, never those of a crowded map, which the next full collection would
+  // read from 0 (a counter reset).
   virtual void Collect(const std::vector<uint64_t>& live_cgroup_ids,
                        std::unordered_map<uint64_t, BpfCgroupStats>* by_cgroup_id, std::vector<OomEvent>* new_ooms,
-                       bool per_cpu_wanted) = 0;
+                       bool per_cpu_wanted, bool every_cgroup_listed) = 0;
   // One entry per probe, loaded or not.
   virtual std::vector<SourceState> ProbeStates() const = 0;
   // The BpfCgroupStats members Collect fills, each of which the Sampler adds from every

@@ -171,7 +171,7 @@ StatusOr<SnapshotPtr> Sampler::CollectOnce(CollectParts parts) {
     }
     std::unordered_map<uint64_t, BpfCgroupStats> by_id;
     std::vector<OomEvent> new_ooms;
-    bpf_->Collect(live, &by_id, &new_ooms, per_cpu_wanted);
+    bpf_->Collect(live, &by_id, &new_ooms, per_cpu_wanted, snap->parts.Lists(/*pod_or_container=*/false));
     std::unordered_map<uint64_t, const Identity*> identity_of;
     for (auto& c : snap->cgroups) {
       if (c.id.cgroup_id == 0) continue;

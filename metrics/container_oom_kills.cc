@@ -1,28 +1,51 @@
 #include "metrics/container_oom_kills.h"
 
 #include <algorithm>
-#include <tuple>
+#include <iterator>
+#include <unordered_set>
 #include <utility>
 
 namespace statlet::metrics {
 
 ContainerOomKills::ContainerOomKills(ContainerOomKillsOptions options) : opts_(options) {}
 
-void ContainerOomKills::FoldLocked(const std::string& container_id, const Instance& inst) {
-  if (!inst.name.empty()) {
-    auto it = entries_.find({inst.pod_uid, inst.name});
-    if (it != entries_.end()) it->second.folded += inst.earlier + inst.last;
-  }
-  if (folded_.insert(container_id).second) {
-    folded_ids_.push_back(container_id);
-    if (folded_ids_.size() > opts_.max_folded) {
-      folded_.erase(folded_ids_.front());
-      folded_ids_.pop_front();
-    }
+void ContainerOomKills::FoldLocked(const std::string& container_id, const Instance& inst, uint64_t pod_serial) {
+  auto [f, inserted] = folded_.try_emplace(container_id);
+  if (!inserted) folded_order_.erase(f->second.order);
+  f->second.pod_uid = pod_serial != 0 ? inst.pod_uid : std::string();
+  f->second.pod_serial = pod_serial;
+  f->second.series = inst.series;
+  f->second.counted = inst.counted();
+  folded_order_.push_back(&f->first);
+  f->second.order = std::prev(folded_order_.end());
+  if (folded_order_.size() > opts_.max_folded) {
+    auto oldest = folded_.find(*folded_order_.front());
+    folded_order_.pop_front();
+    folded_.erase(oldest);
   }
 }
 
+void ContainerOomKills::NameLocked(Instance& inst, Pod& pod, const ContainerMetadata& meta) {
+  const SeriesView key{meta.pod_namespace, meta.pod_name, meta.container_name};
+  auto s = series_.find(key);
+  if (s == series_.end()) {
+    if (series_.size() >= opts_.max_entries) {
+      if (!inst.left_out) ++dropped_;
+      inst.left_out = true;
+      return;
+    }
+    s = series_.emplace(SeriesKey(meta.pod_namespace, meta.pod_name, meta.container_name), Series{}).first;
+  }
+  if (std::find(pod.series.begin(), pod.series.end(), s) == pod.series.end()) {
+    pod.series.push_back(s);
+    ++s->second.pods;
+  }
+  inst.series = &s->second;
+  inst.series->total += inst.counted();
+}
+
 void ContainerOomKills::Observe(const Snapshot& snap) {
+  if (!opts_.served) return;
   std::lock_guard<std::mutex> lock(mu_);
   const uint64_t seq = ++seq_;
   std::unordered_set<std::string_view> pods_seen;
@@ -37,95 +60,92 @@ void ContainerOomKills::Observe(const Snapshot& snap) {
     const std::string& id = !c.id.container_id.empty() ? c.id.container_id
                             : meta != nullptr          ? meta->container_id
                                                        : c.id.container_id;
-    if (id.empty() || folded_.contains(id)) continue;
+    if (id.empty()) continue;
 
     auto it = instances_.find(id);
     if (it == instances_.end()) {
+      // Folded in earlier: tracked again from what it was folded with, unless its pod went
+      // since (its exit record, retained after the pod, must not bring the pod back).
+      auto f = folded_.find(id);
+      if (f != folded_.end()) {
+        auto p = pods_.find(f->second.pod_uid);
+        if (f->second.pod_serial == 0 || p == pods_.end() || p->second.serial != f->second.pod_serial) continue;
+      }
       if (instances_.size() >= opts_.max_instances) {
         ++dropped_;
         continue;
       }
-      it = instances_.emplace(id, Instance{pod_uid, "", 0, 0, 0, false}).first;
+      Instance inst{.pod_uid = pod_uid};
+      if (f != folded_.end()) {
+        inst.series = f->second.series;
+        inst.last = f->second.counted;
+        folded_order_.erase(f->second.order);
+        folded_.erase(f);
+      }
+      it = instances_.emplace(id, std::move(inst)).first;
+      auto [p, made] = pods_.try_emplace(pod_uid);
+      if (made) {
+        p->second.serial = ++pod_serials_;
+        p->second.seen_seq = seq - 1;  // as if seen by the collection before: gone after pod_gone_after
+      }
     }
     Instance& inst = it->second;
     inst.seen_seq = seq;
+    const uint64_t before = inst.counted();
     if (const std::optional<uint64_t> v = OomKillsOf(c)) {
       if (*v < inst.last) inst.earlier += inst.last;  // a reset: keep what it had counted
       inst.last = *v;
     }
-    if (meta == nullptr || meta->container_name.empty()) continue;
-    const std::pair<std::string_view, std::string_view> key{inst.pod_uid, meta->container_name};
-    auto e = entries_.find(key);
-    if (e == entries_.end()) {
-      if (!inst.name.empty()) continue;  // its pod's names went: it is let go with them
-      if (entries_.size() >= opts_.max_entries) {
-        if (!inst.left_out) ++dropped_;
-        inst.left_out = true;
-        continue;
-      }
-      e = entries_.emplace(std::pair<std::string, std::string>(key), Entry{}).first;
+    if (inst.series != nullptr) {
+      inst.series->total += inst.counted() - before;
+    } else if (meta != nullptr && !meta->container_name.empty()) {
+      NameLocked(inst, pods_.at(inst.pod_uid), *meta);
     }
-    inst.name = meta->container_name;
-    if (!meta->pod_namespace.empty()) e->second.namespace_ = meta->pod_namespace;
-    if (!meta->pod_name.empty()) e->second.pod = meta->pod_name;
   }
 
-  // Instances no snapshot showed for fold_after collections: folded into their name.
+  // Instances no snapshot showed for fold_after collections: folded into their series.
   for (auto it = instances_.begin(); it != instances_.end();) {
     if (seq - it->second.seen_seq >= opts_.fold_after) {
-      FoldLocked(it->first, it->second);
+      auto p = pods_.find(it->second.pod_uid);
+      FoldLocked(it->first, it->second, p != pods_.end() ? p->second.serial : 0);
       it = instances_.erase(it);
     } else {
       ++it;
     }
   }
-  // Pods: every pod that has names or instances, and whether this snapshot showed it.
-  for (const auto& [key, entry] : entries_) pods_unseen_.try_emplace(key.first, 0);
-  for (const auto& [id, inst] : instances_) pods_unseen_.try_emplace(inst.pod_uid, 0);
-  for (auto it = pods_unseen_.begin(); it != pods_unseen_.end();) {
-    if (pods_seen.contains(it->first)) {
-      it->second = 0;
+  // Pods no cgroup showed for pod_gone_after collections: a series goes with the last pod of
+  // its name; one that another pod of the name still holds keeps what this pod counted.
+  std::unordered_set<std::string_view> gone;
+  for (auto& [uid, pod] : pods_) {
+    if (pods_seen.contains(uid)) pod.seen_seq = seq;
+    if (seq - pod.seen_seq < opts_.pod_gone_after) continue;
+    for (SeriesMap::iterator s : pod.series) {
+      if (--s->second.pods == 0) series_.erase(s);
+    }
+    gone.insert(uid);
+  }
+  if (gone.empty()) return;
+  // Their instances' ids are remembered: their exit records, still retained, must not
+  // bring the names back.
+  for (auto it = instances_.begin(); it != instances_.end();) {
+    if (!gone.contains(it->second.pod_uid)) {
       ++it;
       continue;
     }
-    if (++it->second < opts_.pod_gone_after) {
-      ++it;
-      continue;
-    }
-    const std::string& uid = it->first;
-    entries_.erase(entries_.lower_bound({uid, ""}), entries_.lower_bound({uid + '\0', ""}));
-    // Its instances' ids are remembered: their exit records, still retained, must not
-    // bring the names back.
-    for (auto inst = instances_.begin(); inst != instances_.end();) {
-      if (inst->second.pod_uid != uid) {
-        ++inst;
-        continue;
-      }
-      FoldLocked(inst->first, Instance{});
-      inst = instances_.erase(inst);
-    }
-    it = pods_unseen_.erase(it);
+    it->second.series = nullptr;
+    FoldLocked(it->first, it->second, 0);
+    it = instances_.erase(it);
+  }
+  for (auto it = pods_.begin(); it != pods_.end();) {
+    it = gone.contains(it->first) ? pods_.erase(it) : std::next(it);
   }
 }
 
 std::vector<ContainerOomKills::Total> ContainerOomKills::Totals() const {
   std::lock_guard<std::mutex> lock(mu_);
-  std::map<std::pair<std::string, std::string>, uint64_t, KeyLess> sum;
-  for (const auto& [key, e] : entries_) sum[key] = e.folded;
-  for (const auto& [id, inst] : instances_) {
-    if (inst.name.empty()) continue;
-    auto it = sum.find(std::pair<std::string_view, std::string_view>(inst.pod_uid, inst.name));
-    if (it != sum.end()) it->second += inst.earlier + inst.last;
-  }
   std::vector<Total> out;
-  out.reserve(sum.size());
-  for (const auto& [key, kills] : sum) {
-    const Entry& e = entries_.at(key);
-    out.push_back({e.namespace_, e.pod, key.second, kills});
-  }
-  std::sort(out.begin(), out.end(), [](const Total& a, const Total& b) {
-    return std::tie(a.namespace_, a.pod, a.container) < std::tie(b.namespace_, b.pod, b.container);
-  });
+  out.reserve(series_.size());
+  for (const auto& [key, s] : series_) out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), s.total});
   return out;
 }
 
@@ -142,11 +162,18 @@ void ContainerOomKills::Collect(std::vector<ExtraFamily>* out) const {
       "Processes of a pod's container chosen by the OOM killer, summed over the container's restarts while the pod "
       "lives (names from the runtime).";
   f.labels = {"namespace", "pod", "container"};
-  for (Total& t : Totals()) {
-    ExtraSeries s;
-    s.label_values = {std::move(t.namespace_), std::move(t.pod), std::move(t.container)};
-    s.value = Value::Count(t.oom_kills);
-    f.series.push_back(std::move(s));
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    f.series.reserve(series_.size());
+    for (const auto& [key, s] : series_) {
+      ExtraSeries& e = f.series.emplace_back();
+      // Each label copied once (an initializer list would copy each twice).
+      e.label_values.reserve(3);
+      e.label_values.emplace_back(std::get<0>(key));
+      e.label_values.emplace_back(std::get<1>(key));
+      e.label_values.emplace_back(std::get<2>(key));
+      e.value = Value::Count(s.total);
+    }
   }
   out->push_back(std::move(f));
 }

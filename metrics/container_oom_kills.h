@@ -9,25 +9,31 @@
 // that exited, merged into every snapshot for the exit retention; an instance whose exit was not
 // captured keeps the last value a collection read. A value that goes down (the cgroup made again)
 // is a counter reset: what the instance had counted is kept. An instance no snapshot showed for
-// `fold_after` collections in a row is folded into its name's total and its id remembered (a
-// bounded list), so that it is never counted twice. Names come from the runtime
-// (ContainerMetadata): an instance the runtime never named is counted under no name. A pod's names
-// go once no cgroup of the pod (its pod cgroup, a container; exit records do not count, they
-// outlive the pod) was in `pod_gone_after` collections in a row: by default the first collection
-// without it, as every cgroup series of the pod goes then. Bounded: past `max_entries` names or
-// `max_instances` instances new ones are left out, and counted.
+// `fold_after` collections in a row is folded into its series and its id and count remembered (a
+// bounded list): should it show again (a collection that missed it), it is tracked again from
+// the count it was folded with, so that its later kills count and its earlier ones not twice.
+// Names come from the runtime (ContainerMetadata): an instance the runtime never named is
+// counted under no name.
+//
+// One series per (namespace, pod name, container name): two pods of one name (a StatefulSet
+// pod made again while the old pod's cgroup lingers) add up in it. A series only grows: a pod
+// that goes leaves what its instances counted in the series while another pod of its name
+// lives. A pod goes once no cgroup of the pod (its pod cgroup, a container; exit records do
+// not count, they outlive the pod) was in `pod_gone_after` collections in a row: by default
+// the first collection without it, as every cgroup series of the pod goes then; a series goes
+// with the last pod of its name. Bounded: past `max_entries` series or `max_instances`
+// instances new ones are left out, and counted. Each series keeps its total as instances
+// change, so a scrape only walks the series.
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <list>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
-#include <unordered_set>
-#include <utility>
 #include <vector>
 
 #include "metrics/derived_values.h"
@@ -39,11 +45,13 @@ namespace statlet::metrics {
 inline constexpr std::string_view kContainerOomKillsFamily = "statlet_container_oom_kills_total";
 
 struct ContainerOomKillsOptions {
-  size_t max_entries = 20000;    // (pod, container name) pairs
+  size_t max_entries = 20000;    // series: (namespace, pod, container name)
   size_t max_instances = 50000;  // container ids tracked (live, and finished while their pod lives)
   size_t max_folded = 8192;      // ids of folded instances remembered
   uint32_t fold_after = 2;       // collections in a row without an instance before it is folded in
-  uint32_t pod_gone_after = 1;   // collections in a row without the pod before its names go
+  uint32_t pod_gone_after = 1;   // collections in a row without the pod before it goes
+  // Whether the family is served (MetricSelection::ServesExtra): when not, Observe does nothing.
+  bool served = true;
 };
 
 class ContainerOomKills final : public ExtraSource {
@@ -62,43 +70,63 @@ class ContainerOomKills final : public ExtraSource {
   // The named totals, sorted by (namespace, pod, container).
   std::vector<Total> Totals() const;
   // Left out at the bounds since start: each collection that finds an instance past
-  // max_instances, and once each instance whose name is past max_entries.
+  // max_instances, and once each instance whose series is past max_entries.
   uint64_t dropped() const;
 
  private:
+  // (namespace, pod name, container name), compared as views so that a lookup copies nothing.
+  using SeriesKey = std::tuple<std::string, std::string, std::string>;
+  using SeriesView = std::tuple<std::string_view, std::string_view, std::string_view>;
+  struct KeyLess {
+    using is_transparent = void;
+    static SeriesView View(const SeriesKey& k) { return {std::get<0>(k), std::get<1>(k), std::get<2>(k)}; }
+    static SeriesView View(const SeriesView& k) { return k; }
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return View(a) < View(b);
+    }
+  };
+  struct Series {
+    uint64_t total = 0;  // what every instance counted into it, live or folded
+    uint32_t pods = 0;   // pods (uids) of its name that are tracked
+  };
+  using SeriesMap = std::map<SeriesKey, Series, KeyLess>;
+  struct Pod {
+    uint64_t serial = 0;                      // a pod made again under its uid gets another
+    uint64_t seen_seq = 0;                    // the Observe whose cgroups last showed it
+    std::vector<SeriesMap::iterator> series;  // its names' series (each counts it once in pods)
+  };
   struct Instance {
     std::string pod_uid;
-    std::string name;       // the runtime's container name; "" until it names the instance
-    uint64_t earlier = 0;   // what the instance counted before a reset
-    uint64_t last = 0;      // its last value
-    uint64_t seen_seq = 0;  // the Observe that last saw it
-    bool left_out = false;  // its name was over max_entries (counted in dropped once)
+    Series* series = nullptr;  // null until the runtime names it (or while left out)
+    uint64_t earlier = 0;      // what the instance counted before a reset
+    uint64_t last = 0;         // its last value
+    uint64_t seen_seq = 0;     // the Observe that last saw it
+    bool left_out = false;     // its series was over max_entries (counted in dropped once)
+    uint64_t counted() const { return earlier + last; }
   };
-  struct Entry {
-    std::string namespace_, pod;
-    uint64_t folded = 0;  // what the instances folded in had counted
+  struct Folded {
+    std::string pod_uid;
+    uint64_t pod_serial = 0;   // 0: its pod went, never counted again
+    Series* series = nullptr;  // valid while the pod of that serial is tracked
+    uint64_t counted = 0;
+    std::list<const std::string*>::iterator order;
   };
-  void FoldLocked(const std::string& container_id, const Instance& inst);
+
+  void FoldLocked(const std::string& container_id, const Instance& inst, uint64_t pod_serial);
+  // Names the instance: finds or makes its series, counts the instance into it.
+  void NameLocked(Instance& inst, Pod& pod, const ContainerMetadata& meta);
 
   const ContainerOomKillsOptions opts_;
   mutable std::mutex mu_;
   uint64_t seq_ = 0;                                     // guarded by mu_
+  uint64_t pod_serials_ = 0;                             // guarded by mu_
+  SeriesMap series_;                                     // guarded by mu_
+  std::unordered_map<std::string, Pod> pods_;            // by pod uid; guarded by mu_
   std::unordered_map<std::string, Instance> instances_;  // by container id; guarded by mu_
-  // (pod uid, name) keys compared as views: a collection looks every container up without
-  // copying its uid and name.
-  struct KeyLess {
-    using is_transparent = void;
-    template <class A, class B>
-    bool operator()(const A& a, const B& b) const {
-      return std::pair<std::string_view, std::string_view>(a.first, a.second) <
-             std::pair<std::string_view, std::string_view>(b.first, b.second);
-    }
-  };
-  std::map<std::pair<std::string, std::string>, Entry, KeyLess> entries_;  // by (pod uid, name); guarded by mu_
-  std::unordered_map<std::string, uint32_t> pods_unseen_;  // by pod uid: collections in a row without it
-  std::deque<std::string> folded_ids_;                     // oldest first; guarded by mu_
-  std::unordered_set<std::string> folded_;                 // the same ids; guarded by mu_
-  uint64_t dropped_ = 0;                                   // guarded by mu_
+  std::unordered_map<std::string, Folded> folded_;       // by container id; guarded by mu_
+  std::list<const std::string*> folded_order_;           // folded_'s keys, oldest first; guarded by mu_
+  uint64_t dropped_ = 0;                                 // guarded by mu_
 };
 
 }  // namespace statlet::metrics

@@ -74,7 +74,7 @@ void BM_Collect1000Cgroups(benchmark::State& state) {
   size_t filled = 0;
   for (auto _ : state) {
     by_id.clear();
-    g_world->probes->Collect(g_world->ids, &by_id, &ooms, true);
+    g_world->probes->Collect(g_world->ids, &by_id, &ooms, true, true);
     filled = by_id.size();
   }
   if (filled != g_world->ids.size()) state.SkipWithError("not every live cgroup was filled");

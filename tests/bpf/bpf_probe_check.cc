@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   }
   std::unordered_map<uint64_t, statlet::BpfCgroupStats> by_id;
   std::vector<statlet::OomEvent> ooms;
-  (*probes)->Collect({OwnCgroupId()}, &by_id, &ooms, true);
+  (*probes)->Collect({OwnCgroupId()}, &by_id, &ooms, true, true);
   std::printf("collect=ok entries=%zu\n", by_id.size());
   return 0;
 }

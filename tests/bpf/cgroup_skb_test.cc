@@ -14,8 +14,10 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
+#include "tests/bpf/child_signal.h"
 #include "tests/bpf/probe_test_support.h"
 #include "tests/bpf/tcp_send.h"
 
@@ -40,7 +42,7 @@ struct Traffic {
 std::unordered_map<uint64_t, Traffic> CollectTraffic(BpfProbes& probes, const std::vector<uint64_t>& ids) {
   std::unordered_map<uint64_t, BpfCgroupStats> by_id;
   std::vector<OomEvent> ooms;
-  probes.Collect(ids, &by_id, &ooms, false);
+  probes.Collect(ids, &by_id, &ooms, false, true);
   std::unordered_map<uint64_t, Traffic> out;
   for (uint64_t id : ids) {
     const BpfCgroupStats& b = by_id[id];
@@ -99,8 +101,10 @@ uint64_t Transfer(LiveCgroup& from, LiveCgroup& to, size_t payload) {
   EXPECT_TRUE(receiver.StartIn(to));
   close(p[1]);
   uint16_t port = 0;
-  EXPECT_EQ(read(p[0], &port, sizeof(port)), static_cast<ssize_t>(sizeof(port))) << "receiver did not start";
+  const std::string why = ReadFromChild(p[0], &port, sizeof(port), receiver.pid(), std::chrono::seconds(30));
   close(p[0]);
+  EXPECT_EQ(why, "") << "the receiver did not start";
+  if (!why.empty()) return 0;
   Child sender([&] { return SendTo(port, payload); }, Child::kExits);
   EXPECT_TRUE(sender.StartIn(from));
   std::optional<uint64_t> sent = sender.Result(std::chrono::seconds(60));
@@ -176,6 +180,63 @@ TEST(CgroupSkbProbe, AttachedAtASubtreeCountsOnlyItsSockets) {
   EXPECT_EQ(t1[outside.id()].tx_bytes, 0u);
 }
 
+// A root missing when the probe starts (the runtime makes the pods' root with its first pod)
+// is attached by the first collection that finds it, and again once it is made again.
+TEST(CgroupSkbProbe, ARootMadeAfterStartIsAttachedAtCollection) {
+  STATLET_REQUIRE_ROOT();
+  const std::string root = "/" + UniqueName("statlet-bpf-net-late");
+  auto probes = LoadNetProbe({root});
+  ASSERT_TRUE(probes) << "a missing root took the probe down";
+  ProbeCgroup outside("net-late-out");
+  ASSERT_TRUE(outside.ok()) << outside.error();
+  constexpr size_t kPayload = 2 << 20;
+  for (const char* round : {"made after start", "made again"}) {
+    auto inside = std::make_unique<LiveCgroup>(root + "/pod/app", std::vector<Hierarchy>{kUnified});
+    ASSERT_TRUE(inside->ok()) << inside->error();
+    const std::vector<uint64_t> ids = {inside->id(), outside.id()};
+    auto t0 = CollectTraffic(*probes, ids);
+    ASSERT_EQ(Transfer(*inside, outside, kPayload), kPayload);
+    auto t1 = CollectTraffic(*probes, ids);
+    ExpectAbout(t1[inside->id()].tx_bytes - t0[inside->id()].tx_bytes, kPayload, round);
+    EXPECT_EQ(t1[outside.id()].tx_bytes, t0[outside.id()].tx_bytes) << round << ": the receiver is outside";
+    inside.reset();  // the root goes with it
+    CollectTraffic(*probes, {outside.id()});
+  }
+}
+
+// Roots of which one lies under the other: a packet of the inner one is counted once.
+TEST(CgroupSkbProbe, ARootUnderAnotherCountsItsPacketsOnce) {
+  STATLET_REQUIRE_ROOT();
+  const std::string root = "/" + UniqueName("statlet-bpf-net-nest");
+  LiveCgroup inside(root + "/pod/app", {kUnified});
+  ProbeCgroup outside("net-nest-out");
+  ASSERT_TRUE(inside.ok()) << inside.error();
+  ASSERT_TRUE(outside.ok()) << outside.error();
+  auto probes = LoadNetProbe({root + "/pod", root});
+  ASSERT_TRUE(probes);
+  const std::vector<uint64_t> ids = {inside.id(), outside.id()};
+  constexpr size_t kPayload = 2 << 20;
+  auto t0 = CollectTraffic(*probes, ids);
+  ASSERT_EQ(Transfer(inside, outside, kPayload), kPayload);
+  auto t1 = CollectTraffic(*probes, ids);
+  ExpectAbout(t1[inside.id()].tx_bytes - t0[inside.id()].tx_bytes, kPayload, "nested roots transmit");
+}
+
+// The tests' waits for a child's signal are bounded: a child that fails before it signals
+// fails the test at once, with why.
+TEST(CgroupSkbProbe, AChildThatFailsBeforeItSignalsEndsTheWaitAtOnce) {
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  Child child([] { return uint64_t{3}; }, Child::kExits);
+  ASSERT_TRUE(child.Start());
+  // The test keeps the write end, as one that has yet to signal a child does: no EOF comes.
+  char c;
+  const std::string why = ReadFromChild(p[0], &c, 1, child.pid(), std::chrono::minutes(10));
+  EXPECT_EQ(why, "the child exited (status 3) before it signalled");
+  close(p[0]);
+  close(p[1]);
+}
+
 // /proc/<pid>/net/dev's loopback line: rx bytes, rx packets, tx bytes, tx packets.
 std::vector<uint64_t> LoopbackCounters(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/net/dev");
@@ -229,10 +290,14 @@ TEST(CgroupSkbProbe, OwnNamespaceCountedAndItsInterfacesUnchanged) {
         return read(go[0], &c, 1) == 1 ? 0 : 8;
       },
       Child::kExits);
+  // The child holds its own ends: a child that dies closes the pipe the test waits on.
+  close(ready[1]);
+  close(go[0]);
   auto t0 = CollectTraffic(*probes, {n.id()})[n.id()];
   ASSERT_TRUE(pod.StartIn(n));
   char c;
-  ASSERT_EQ(read(ready[0], &c, 1), 1) << "the namespace's transfer failed";
+  ASSERT_EQ(ReadFromChild(ready[0], &c, 1, pod.pid(), std::chrono::seconds(60)), "")
+      << "the namespace's transfer failed";
   std::vector<uint64_t> lo = LoopbackCounters(pod.pid());
   auto t1 = CollectTraffic(*probes, {n.id()})[n.id()];
   ASSERT_EQ(write(go[1], "g", 1), 1);

@@ -102,13 +102,13 @@ TEST(CpuTimeProbe, UntrackedChildrenCountInTheirLiveParent) {
   // With both live, the child keeps its own time and the parent has none of its own.
   std::unordered_map<uint64_t, BpfCgroupStats> by_id;
   std::vector<OomEvent> ooms;
-  probes->Collect({parent.id(), child.id()}, &by_id, &ooms, true);
+  probes->Collect({parent.id(), child.id()}, &by_id, &ooms, true, true);
   EXPECT_EQ(SumOf(by_id[parent.id()].per_cpu_ns), 0u);
   EXPECT_EQ(static_cast<int64_t>(SumOf(by_id[child.id()].per_cpu_ns) / 1000), usage_ns / 1000);
 
   // No cgroup wants the probe's per-CPU time (cgroupfs gave it): no walk, no values.
   std::unordered_map<uint64_t, BpfCgroupStats> unwanted;
-  probes->Collect({parent.id(), child.id()}, &unwanted, &ooms, false);
+  probes->Collect({parent.id(), child.id()}, &unwanted, &ooms, false, true);
   EXPECT_TRUE(unwanted[child.id()].per_cpu_ns.empty());
   EXPECT_EQ(probes->PerCpuNs(child.id()), nullptr);
 }
@@ -118,9 +118,9 @@ class RecordingBpf : public BpfSource {
  public:
   explicit RecordingBpf(BpfProbes* probes) : probes_(probes) {}
   void Collect(const std::vector<uint64_t>& live, std::unordered_map<uint64_t, BpfCgroupStats>* by_id,
-               std::vector<OomEvent>* ooms, bool per_cpu_wanted) override {
+               std::vector<OomEvent>* ooms, bool per_cpu_wanted, bool every_cgroup_listed) override {
     wanted.push_back(per_cpu_wanted);
-    probes_->Collect(live, by_id, ooms, per_cpu_wanted);
+    probes_->Collect(live, by_id, ooms, per_cpu_wanted, every_cgroup_listed);
   }
   std::vector<SourceState> ProbeStates() const override { return probes_->ProbeStates(); }
   std::vector<BpfRollUp> RollUps() const override { return probes_->RollUps(); }

@@ -54,7 +54,7 @@ TEST(BpfFallback, OffModeLoadsNothingAndCollectsNothing) {
   EXPECT_FALSE((*probes)->AnyUp());
   std::unordered_map<uint64_t, BpfCgroupStats> by_id;
   std::vector<OomEvent> ooms;
-  (*probes)->Collect({1, 2, 3}, &by_id, &ooms, true);
+  (*probes)->Collect({1, 2, 3}, &by_id, &ooms, true, true);
   EXPECT_TRUE(by_id.empty());
   EXPECT_TRUE(ooms.empty());
   EXPECT_EQ((*probes)->PerCpuNs(1), nullptr);
@@ -122,7 +122,7 @@ TEST(BpfOptions, LoadsOnlySelectedProbes) {
   }
   std::unordered_map<uint64_t, BpfCgroupStats> by_id;
   std::vector<OomEvent> ooms;
-  (*probes)->Collect({1}, &by_id, &ooms, true);
+  (*probes)->Collect({1}, &by_id, &ooms, true, true);
   EXPECT_TRUE(by_id[1].oom_kills.has_value());
   EXPECT_FALSE(by_id[1].minor_faults.has_value());  // faults probe not loaded
   EXPECT_EQ((*probes)->PerCpuNs(1), nullptr);

@@ -135,7 +135,7 @@ class FixedTree : public Collector {
 class SeededProbes : public BpfSource {
  public:
   void Collect(const std::vector<uint64_t>& live, std::unordered_map<uint64_t, BpfCgroupStats>* by_id,
-               std::vector<OomEvent>*, bool) override {
+               std::vector<OomEvent>*, bool, bool) override {
     for (uint64_t id : live) (*by_id)[id] = Seed(id - 100);
   }
   std::vector<SourceState> ProbeStates() const override { return probes_->ProbeStates(); }

@@ -42,7 +42,7 @@ inline std::unique_ptr<BpfProbes> LoadAllProbes() {
 inline BpfCgroupStats CollectOne(BpfProbes& probes, uint64_t id, std::vector<OomEvent>* ooms = nullptr) {
   std::unordered_map<uint64_t, BpfCgroupStats> by_id;
   std::vector<OomEvent> ignored;
-  probes.Collect({id}, &by_id, ooms ? ooms : &ignored, true);
+  probes.Collect({id}, &by_id, ooms ? ooms : &ignored, true, true);
   return by_id[id];
 }
 

@@ -346,16 +346,30 @@ TEST_P(FixtureTree, ARemovedCgroupIsAmongTheVanishedOnce) {
   EXPECT_TRUE(third->vanished.empty());
 }
 
-// Counts the Sampler's requests to unmap the eBPF walks' arrays.
+// Counts the Sampler's requests to unmap the eBPF walks' arrays, and records whether each
+// collection told the probes it listed every cgroup.
 class MappingsCounter : public BpfSource {
  public:
   void Collect(const std::vector<uint64_t>&, std::unordered_map<uint64_t, BpfCgroupStats>*, std::vector<OomEvent>*,
-               bool) override {}
+               bool, bool every_cgroup_listed) override {
+    every_listed.push_back(every_cgroup_listed);
+  }
   std::vector<SourceState> ProbeStates() const override { return {}; }
   std::vector<BpfRollUp> RollUps() const override { return {}; }
   void ReleaseMappings() override { ++releases; }
   int releases = 0;
+  std::vector<bool> every_listed;
 };
+
+// A collection for the container calls lists only pods and containers: the probes are told,
+// so that they keep the entries of the host's own cgroups a full collection reports.
+TEST_P(FixtureTree, SamplerTellsTheProbesWhenACollectionListsOnlyPodsAndContainers) {
+  MappingsCounter bpf;
+  Sampler sampler(NewCollector(), nullptr, &bpf);
+  ASSERT_TRUE(sampler.Get(std::chrono::nanoseconds(0), CollectParts::None()).ok());
+  ASSERT_TRUE(sampler.Get(std::chrono::nanoseconds(0), CollectParts::All()).ok());
+  EXPECT_EQ(bpf.every_listed, (std::vector<bool>{false, true}));
+}
 
 // The Sampler keeps its last snapshot only while a caller could reuse it (the largest
 // max_age asked for), and unmaps the eBPF walks' arrays with it; the rates it serves need

@@ -141,6 +141,57 @@ TEST(ContainerOomKills, PodGoneLetsItsNamesGo) {
   EXPECT_EQ(TotalOf(k, "app"), 0);
 }
 
+// A StatefulSet pod made again (a new uid, the same name) while the old pod's cgroup still
+// lingers: one series for the name, which keeps what the old pod counted once it goes.
+TEST(ContainerOomKills, TwoPodsOfOneNameAreOneSeries) {
+  ContainerOomKills k;
+  k.Observe(Snap({PodCgroup(), Container("c0", "app", 2)}));
+  k.Observe(
+      Snap({PodCgroup(), Container("c0", "app", 2), PodCgroup("new-uid"), Container("c1", "app", 1, 0, "new-uid")}));
+  ASSERT_EQ(k.Totals().size(), 1u);
+  EXPECT_EQ(TotalOf(k, "app"), 3);
+  // The old pod goes: the series does not go back.
+  k.Observe(Snap({PodCgroup("new-uid"), Container("c1", "app", 1, 0, "new-uid")}));
+  EXPECT_EQ(TotalOf(k, "app"), 3);
+  k.Observe(Snap({PodCgroup("new-uid"), Container("c1", "app", 2, 0, "new-uid")}));
+  EXPECT_EQ(TotalOf(k, "app"), 4);
+  std::vector<ExtraFamily> families;
+  k.Collect(&families);
+  ASSERT_EQ(families.size(), 1u);
+  EXPECT_EQ(families[0].series.size(), 1u);
+  // The last pod of the name goes: so does the series.
+  k.Observe(Snap({}));
+  EXPECT_TRUE(k.Totals().empty());
+}
+
+// An instance a collection or two did not list (folded in) that shows again: its later kills
+// count, its earlier ones not twice.
+TEST(ContainerOomKills, AnInstanceBackAfterBeingFoldedCountsItsLaterKills) {
+  ContainerOomKills k;
+  k.Observe(Snap({PodCgroup(), Container("c0", "app", 1)}));
+  k.Observe(Snap({PodCgroup()}));
+  k.Observe(Snap({PodCgroup()}));  // folded in
+  EXPECT_EQ(TotalOf(k, "app"), 1);
+  k.Observe(Snap({PodCgroup(), Container("c0", "app", 1)}));
+  EXPECT_EQ(TotalOf(k, "app"), 1);
+  k.Observe(Snap({PodCgroup(), Container("c0", "app", 3)}));
+  EXPECT_EQ(TotalOf(k, "app"), 3);
+  // Folded again and back again, its cgroup made again meanwhile (a reset).
+  k.Observe(Snap({PodCgroup()}));
+  k.Observe(Snap({PodCgroup()}));
+  EXPECT_EQ(TotalOf(k, "app"), 3);
+  k.Observe(Snap({PodCgroup(), Container("c0", "app", 1)}));
+  EXPECT_EQ(TotalOf(k, "app"), 4);
+}
+
+TEST(ContainerOomKills, NothingTrackedWhenNotServed) {
+  auto off = MetricSelection::Make({}, {"oom_event"}, {});
+  ASSERT_TRUE(off.ok());
+  ContainerOomKills k({.served = off->ServesExtra(kContainerOomKillsFamily)});
+  k.Observe(Snap({PodCgroup(), Container("c0", "app", 2)}));
+  EXPECT_TRUE(k.Totals().empty());
+}
+
 TEST(ContainerOomKills, ACounterResetKeepsWhatWasCounted) {
   ContainerOomKills k;
   k.Observe(Snap({PodCgroup(), Container("c0", "app", 2)}));

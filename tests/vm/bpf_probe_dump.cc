@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
   for (const auto& [id, path] : dirs) ids.push_back(id);
   std::unordered_map<uint64_t, statlet::BpfCgroupStats> by_id;
   std::vector<statlet::OomEvent> ooms;
-  (*probes)->Collect(ids, &by_id, &ooms, true);
+  (*probes)->Collect(ids, &by_id, &ooms, true, true);
 
   Json out;
   out["probes"] = status;
