@@ -80,6 +80,7 @@ TEST(ProgressTokens, AtTheCapNewTokensAreRefusedUntilOneIsUsedOrExpires) {
   auto over = tokens.Issue(Pod("p"));
   ASSERT_FALSE(over.ok());
   EXPECT_NE(over.status().message().find("too many"), std::string::npos) << over.status().message();
+  EXPECT_EQ(over.status().code(), StatusCode::kResourceExhausted) << "the caller's to retry later, as a full server";
   ASSERT_TRUE(tokens.Redeem(issued[0]).has_value());
   EXPECT_TRUE(tokens.Issue(Pod("p")).ok()) << "a used token frees its place";
   EXPECT_FALSE(tokens.Issue(Pod("p")).ok());
