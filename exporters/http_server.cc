@@ -118,6 +118,7 @@ class HttpServer::Impl {
   size_t open_main = 0;
   size_t open_health = 0;
   std::map<asio::ip::address, size_t> per_address;
+  std::map<asio::ip::address, size_t> streams_per_address;  // streamed answers being sent
   std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions;
   // Main-listener connections no request of which was let through to its handler yet
   // (still reading one, refused, or waiting for authentication), oldest first: the ones
@@ -273,6 +274,11 @@ class Session : public SessionBase {
     if (stream_body_) {
       stream_body_->Close();
       stream_body_.reset();
+    }
+    if (stream_counted_) {
+      auto it = s_->streams_per_address.find(address_);
+      if (it != s_->streams_per_address.end() && --it->second == 0) s_->streams_per_address.erase(it);
+      stream_counted_ = false;
     }
     Prove();
     s_->Release(this, which_, address_);
@@ -458,6 +464,15 @@ class Session : public SessionBase {
   // chunk the stream has ready, one write at a time, while a read waits for the client to
   // leave. A chunk the client does not take within the write timeout ends the connection.
   void RespondStream(HttpResponse r) {
+    size_t& held = s_->streams_per_address[address_];
+    if (held >= s_->o.max_streams_per_address) {
+      r.stream->Close();
+      Fail(503, "too many streams open from this address (" + std::to_string(s_->o.max_streams_per_address) + ")",
+           {{"Retry-After", "1"}});
+      return;
+    }
+    ++held;
+    stream_counted_ = true;
     ++served_;
     stream_body_ = std::move(r.stream);
     res_.emplace(static_cast<http::status>(r.status), 11);
@@ -592,6 +607,7 @@ class Session : public SessionBase {
   std::shared_ptr<ByteStream> stream_body_;
   std::string chunk_, chunk_head_;
   bool chunk_writing_ = false;
+  bool stream_counted_ = false;  // in streams_per_address
   std::optional<asio::steady_timer> stall_;
 };
 
@@ -702,6 +718,12 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(HttpTransportOptions op
   }
   if (options.max_connections == 0 || options.max_connections_per_address == 0) {
     return InvalidArgument("connection limits must be at least 1");
+  }
+  if (options.max_streams_per_address == 0 || options.max_streams_per_address >= options.max_connections_per_address) {
+    return InvalidArgument("streams per address (" + std::to_string(options.max_streams_per_address) +
+                           ") must be at least 1 and below the connections per address (" +
+                           std::to_string(options.max_connections_per_address) +
+                           "), so that an address with every stream open can still be answered");
   }
   if (options.max_header_bytes < 1024) return InvalidArgument("the header limit must be at least 1024 bytes");
   if (options.authorizer && !options.web.basic_auth_users.empty()) {

@@ -68,7 +68,8 @@ struct HttpResponse {
   // Set: the answer is this stream instead (chunked, on a connection of its own that closes
   // after it), sent as it is produced until it ends or the client leaves; `body` is unused.
   // A client that takes no bytes for the write timeout is dropped, so the connection holds
-  // at most one chunk; what the stream keeps meanwhile is the producer's bound.
+  // at most one chunk; what the stream keeps meanwhile is the producer's bound. One client
+  // address holds at most max_streams_per_address streams (more: 503, the stream closed).
   std::shared_ptr<ByteStream> stream;
   std::vector<std::pair<std::string, std::string>> headers;
 
@@ -107,6 +108,10 @@ struct HttpTransportOptions {
   size_t max_header_bytes = 16 * 1024;   // request line and headers
   size_t max_connections = 512;
   size_t max_connections_per_address = 64;
+  // Streamed answers (HttpResponse::stream) held at once by one client address; more get
+  // 503. Below max_connections_per_address (Create checks it), so that an address whose
+  // streams are all open still has places for its other requests (/healthz, /metrics).
+  size_t max_streams_per_address = 48;
   int listen_backlog = 128;
   size_t threads = 2;               // workers for on_worker routes
   size_t max_queued_requests = 64;  // waiting for a worker

@@ -399,7 +399,8 @@ TEST_F(ProgressE2e, FiveHundredStreamsOpenedAndAbandonedLeaveThreadsAndFdsWhereT
   auto pod = RunPod("abandoned");
   ASSERT_TRUE(pod.ok()) << pod.status().ToString();
   const pid_t agent = stage_->e2e().agent_pid();
-  // Opens `n` streams from two client addresses (each under the per-address cap).
+  // Opens `n` streams from three client addresses (each under the per-address stream cap,
+  // 48 by default).
   auto open = [&](int n) {
     std::vector<std::unique_ptr<StreamReader>> streams;
     for (int i = 0; i < n; ++i) {
@@ -408,7 +409,8 @@ TEST_F(ProgressE2e, FiveHundredStreamsOpenedAndAbandonedLeaveThreadsAndFdsWhereT
       int port = 0;
       std::string path;
       if (!SplitUrl(a.url, &port, &path)) break;
-      streams.push_back(std::make_unique<StreamReader>(port, path, i % 2 == 0 ? "127.0.0.2" : "127.0.0.3"));
+      static const char* const kSources[] = {"127.0.0.2", "127.0.0.3", "127.0.0.4"};
+      streams.push_back(std::make_unique<StreamReader>(port, path, kSources[i % 3]));
       EXPECT_EQ(streams.back()->Status(), 200) << "stream " << i;
     }
     return streams;
