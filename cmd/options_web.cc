@@ -88,6 +88,11 @@ void RegisterWebFlags(FlagSet& flags, DaemonOptions* o) {
                "A whole request (line, headers, body) must arrive within this of its first byte; else 408 and close.");
   web.Duration("write-timeout", &http.write_timeout, {.min = std::chrono::seconds(1)},
                "Timeout for writing a whole response.");
+  web.Duration("stream-peer-timeout", &http.stream_peer_timeout,
+               {.min = std::chrono::seconds(1), .whole_seconds = true},
+               "A streamed answer (a KEP-5334 progress URL) whose client acknowledges nothing for this long (TCP "
+               "keepalive probes while the stream is idle, sent bytes otherwise) is dropped: a client that vanished "
+               "without closing frees its stream and connection places.");
   web.Duration("idle-timeout", &http.keep_alive_timeout, {.min = std::chrono::seconds(1)},
                "How long a connection may wait before (the next) request begins; then it is closed.");
   web.Bytes("max-header-bytes", &http.max_header_bytes, {1024, 1 << 20},

@@ -1,10 +1,13 @@
 #include "exporters/http_server.h"
 
+#include <algorithm>
 #include <array>
 
 // Boost 1.74's asio uses std::exchange without including <utility> in C++20 mode.
 #include <utility>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -18,7 +21,9 @@
 #include <boost/beast/ssl.hpp>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <list>
 #include <map>
 #include <mutex>
@@ -484,6 +489,7 @@ class Session : public SessionBase {
     serializer_.emplace(*res_);
     state_ = State::kStreaming;
     tcp().expires_never();
+    WatchPeer();
     stall_.emplace(s_->io);
     ArmStall();
     auto self = Self();
@@ -499,6 +505,28 @@ class Session : public SessionBase {
       self->WatchClient();
       self->Pump();
     });
+  }
+
+  // A stream may stay idle for hours: a peer that vanished without a FIN would hold its
+  // place for ever, as nothing is written that could fail. Keepalive probes a third of the
+  // peer timeout after the peer's last segment, a third apart; TCP_USER_TIMEOUT ends the
+  // connection (ETIMEDOUT, seen by WatchClient's read) once nothing was acknowledged for
+  // the whole timeout, probes or data alike (tcp(7)).
+  void WatchPeer() {
+    const int fd = tcp().socket().native_handle();
+    const auto timeout = s_->o.stream_peer_timeout;
+    const int probe_after = std::max<int>(1, static_cast<int>(timeout.count() / 3));
+    const int on = 1, probes = 3;
+    const unsigned user_timeout_ms = static_cast<unsigned>(timeout.count()) * 1000u;
+    if (::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on) != 0 ||
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &probe_after, sizeof probe_after) != 0 ||
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &probe_after, sizeof probe_after) != 0 ||
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes) != 0 ||
+        ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms) != 0) {
+      log::Once(log::Level::kWarn, "http-stream-keepalive",
+                std::string("cannot set TCP keepalive on a stream's socket: a vanished client keeps its stream: ") +
+                    std::strerror(errno));
+    }
   }
 
   void ArmStall() {
@@ -724,6 +752,9 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(HttpTransportOptions op
                            ") must be at least 1 and below the connections per address (" +
                            std::to_string(options.max_connections_per_address) +
                            "), so that an address with every stream open can still be answered");
+  }
+  if (options.stream_peer_timeout < std::chrono::seconds(1)) {
+    return InvalidArgument("the stream peer timeout must be at least 1s");
   }
   if (options.max_header_bytes < 1024) return InvalidArgument("the header limit must be at least 1024 bytes");
   if (options.authorizer && !options.web.basic_auth_users.empty()) {
