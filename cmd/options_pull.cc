@@ -17,7 +17,7 @@ StringRule ApiServer() {
 
 Status CheckStreamFlags(const DaemonOptions& o) {
   const HttpServerOptions& http = o.http;
-  if (http.max_streams_per_address >= http.max_connections_per_address) {
+  if (http.max_streams_per_address != 0 && http.max_streams_per_address >= http.max_connections_per_address) {
     return InvalidArgument("--web.max-streams-per-address (" + std::to_string(http.max_streams_per_address) +
                            ") must be below --web.max-connections-per-address (" +
                            std::to_string(http.max_connections_per_address) +

@@ -79,10 +79,10 @@ void RegisterWebFlags(FlagSet& flags, DaemonOptions* o) {
               "each, never a thread.");
   web.Integer("max-connections-per-address", &http.max_connections_per_address, {1, 65536},
               "Open connections from one client address at most; more are answered 503 and closed.");
-  web.Integer("max-streams-per-address", &http.max_streams_per_address, {1, 65535},
+  web.Integer("max-streams-per-address", &http.max_streams_per_address, {0, 65535},
               "Streamed answers (KEP-5334 image pull progress URLs) open from one client address at most; more are "
-              "answered 503. Must be below --web.max-connections-per-address, so that an address with every stream "
-              "open still gets /healthz and /metrics answered.");
+              "answered 503. Below --web.max-connections-per-address, so that an address with every stream open "
+              "still gets /healthz and /metrics answered; 0: three quarters of it (48 of 64).");
   web.Integer("listen-backlog", &http.listen_backlog, {1, 4096}, "Connections waiting to be accepted at most.");
   web.Duration("read-timeout", &http.read_timeout, {.min = std::chrono::seconds(1)},
                "A whole request (line, headers, body) must arrive within this of its first byte; else 408 and close.");

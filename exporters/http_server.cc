@@ -124,6 +124,7 @@ class HttpServer::Impl {
   size_t open_health = 0;
   std::map<asio::ip::address, size_t> per_address;
   std::map<asio::ip::address, size_t> streams_per_address;  // streamed answers being sent
+  size_t streams_per_address_cap = 0;                       // StreamsPerAddress(o)
   std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions;
   // Main-listener connections no request of which was let through to its handler yet
   // (still reading one, refused, or waiting for authentication), oldest first: the ones
@@ -470,9 +471,9 @@ class Session : public SessionBase {
   // leave. A chunk the client does not take within the write timeout ends the connection.
   void RespondStream(HttpResponse r) {
     size_t& held = s_->streams_per_address[address_];
-    if (held >= s_->o.max_streams_per_address) {
+    if (held >= s_->streams_per_address_cap) {
       r.stream->Close();
-      Fail(503, "too many streams open from this address (" + std::to_string(s_->o.max_streams_per_address) + ")",
+      Fail(503, "too many streams open from this address (" + std::to_string(s_->streams_per_address_cap) + ")",
            {{"Retry-After", "1"}});
       return;
     }
@@ -733,6 +734,11 @@ void HttpServer::Impl::Release(SessionBase* s, Listener which, const asio::ip::a
   --open_sessions;
 }
 
+size_t StreamsPerAddress(const HttpTransportOptions& options) {
+  if (options.max_streams_per_address != 0) return options.max_streams_per_address;
+  return options.max_connections_per_address * 3 / 4;
+}
+
 HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 HttpServer::~HttpServer() { Stop(); }
@@ -747,9 +753,9 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(HttpTransportOptions op
   if (options.max_connections == 0 || options.max_connections_per_address == 0) {
     return InvalidArgument("connection limits must be at least 1");
   }
-  if (options.max_streams_per_address == 0 || options.max_streams_per_address >= options.max_connections_per_address) {
+  if (options.max_streams_per_address >= options.max_connections_per_address) {
     return InvalidArgument("streams per address (" + std::to_string(options.max_streams_per_address) +
-                           ") must be at least 1 and below the connections per address (" +
+                           ") must be below the connections per address (" +
                            std::to_string(options.max_connections_per_address) +
                            "), so that an address with every stream open can still be answered");
   }
@@ -761,6 +767,7 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(HttpTransportOptions op
     return InvalidArgument("basic auth users (web config) and another authorization are exclusive: choose one");
   }
   auto impl = std::make_unique<Impl>(std::move(options), std::move(routes));
+  impl->streams_per_address_cap = StreamsPerAddress(impl->o);
   if (impl->o.web.tls()) {
     auto ctx = MakeTlsServerContext(impl->o.web);
     if (!ctx.ok()) return ctx.status();

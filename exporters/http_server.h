@@ -119,11 +119,16 @@ struct HttpTransportOptions {
   // Streamed answers (HttpResponse::stream) held at once by one client address; more get
   // 503. Below max_connections_per_address (Create checks it), so that an address whose
   // streams are all open still has places for its other requests (/healthz, /metrics).
-  size_t max_streams_per_address = 48;
+  // 0: three quarters of max_connections_per_address (48 of 64), rounded down.
+  size_t max_streams_per_address = 0;
   int listen_backlog = 128;
   size_t threads = 2;               // workers for on_worker routes
   size_t max_queued_requests = 64;  // waiting for a worker
 };
+
+// The streams one address may hold with these options (max_streams_per_address, or its
+// default from the connections per address).
+size_t StreamsPerAddress(const HttpTransportOptions& options);
 
 class HttpServer {
  public:

@@ -103,7 +103,8 @@ TEST(DaemonOptions, BadInputIsAClearError) {
 TEST(DaemonOptions, StreamsLeavePlacesForOtherRequests) {
   DaemonOptions d;
   ASSERT_TRUE(ParseDaemonOptions({}, &d).ok());
-  EXPECT_LT(d.http.max_streams_per_address, d.http.max_connections_per_address) << "the defaults";
+  EXPECT_EQ(StreamsPerAddress(d.http), 48u) << "the defaults";
+  EXPECT_LT(StreamsPerAddress(d.http), d.http.max_connections_per_address) << "the defaults";
   EXPECT_LT(d.pulls.max_progress_streams, d.http.max_connections) << "the defaults";
   struct Case {
     std::vector<std::string> args;
@@ -112,7 +113,8 @@ TEST(DaemonOptions, StreamsLeavePlacesForOtherRequests) {
   for (const Case& c : std::vector<Case>{
            {{"--web.max-connections-per-address=16", "--web.max-streams-per-address=16"},
             "--web.max-streams-per-address"},
-           {{"--web.max-connections-per-address=8"}, "--web.max-connections-per-address (8)"},
+           {{"--web.max-connections-per-address=8", "--web.max-streams-per-address=48"},
+            "--web.max-connections-per-address (8)"},
            {{"--web.max-connections=64", "--pull.max-progress-streams=64"}, "--pull.max-progress-streams"}}) {
     DaemonOptions o;
     Status s = ParseDaemonOptions(c.args, &o);
@@ -124,6 +126,10 @@ TEST(DaemonOptions, StreamsLeavePlacesForOtherRequests) {
       ParseDaemonOptions({"--web.max-connections=64", "--pull.max-progress-streams=64", "--no-pull.enabled"}, &o).ok())
       << "without pulls there are no progress streams";
   EXPECT_TRUE(ParseDaemonOptions({"--web.max-connections-per-address=8", "--web.max-streams-per-address=7"}, &o).ok());
+  DaemonOptions low;
+  ASSERT_TRUE(ParseDaemonOptions({"--web.max-connections-per-address=8"}, &low).ok())
+      << "a lower connection cap alone lowers the streams' with it";
+  EXPECT_EQ(StreamsPerAddress(low.http), 6u);
 }
 
 TEST(DaemonOptions, ConfigFileThenFlagsWin) {
