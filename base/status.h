@@ -12,6 +12,7 @@ enum class StatusCode {
   kInvalidArgument,
   kNotFound,
   kUnavailable,
+  kResourceExhausted,  // a bound of statlet's is full: the caller may try again later
   kUnimplemented,
   kInternal,
   kGone,      // the object (cgroup, process, namespace) disappeared while we looked
@@ -39,6 +40,7 @@ class [[nodiscard]] Status {
 inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
 inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
 inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
+inline Status ResourceExhausted(std::string m) { return {StatusCode::kResourceExhausted, std::move(m)}; }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 inline Status Unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
 

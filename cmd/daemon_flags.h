@@ -26,6 +26,8 @@ void RegisterBpfFlags(FlagSet& flags, DaemonOptions* o);        // --bpf, --bpf.
 
 // What one flag cannot judge alone: --cri.proxy needs --cri.listen and --runtime.endpoint.
 Status CheckCriFlags(const cri::CriDaemonOptions& c);
+// The progress streams against the web listener's connection bounds (docs/http.md).
+Status CheckStreamFlags(const DaemonOptions& o);
 
 // --metrics.enable/disable/drop-labels into metrics.selection, and what it leaves unread
 // out of the collector's options.

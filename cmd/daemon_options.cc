@@ -167,6 +167,7 @@ Status ParseDaemonOptions(const std::vector<std::string>& args, DaemonOptions* o
     }
   }
   if (Status s = CheckCriFlags(out->cri); !s.ok()) return s;
+  if (Status s = CheckStreamFlags(*out); !s.ok()) return s;
   if (Status s = ApplyMetricSelection(out); !s.ok()) return s;
   if (!out->web_config_file.empty()) {
     auto web = LoadWebConfig(out->web_config_file);

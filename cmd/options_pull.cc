@@ -15,6 +15,22 @@ StringRule ApiServer() {
 
 }  // namespace
 
+Status CheckStreamFlags(const DaemonOptions& o) {
+  const HttpServerOptions& http = o.http;
+  if (http.max_streams_per_address != 0 && http.max_streams_per_address >= http.max_connections_per_address) {
+    return InvalidArgument("--web.max-streams-per-address (" + std::to_string(http.max_streams_per_address) +
+                           ") must be below --web.max-connections-per-address (" +
+                           std::to_string(http.max_connections_per_address) +
+                           "): an address with every stream open must still get /healthz answered");
+  }
+  if (o.pulls.enabled && o.pulls.max_progress_streams >= http.max_connections) {
+    return InvalidArgument("--pull.max-progress-streams (" + std::to_string(o.pulls.max_progress_streams) +
+                           ") must be below --web.max-connections (" + std::to_string(http.max_connections) +
+                           "): progress streams must not take every connection place");
+  }
+  return Status::Ok();
+}
+
 void RegisterPullFlags(FlagSet& flags, DaemonOptions* o) {
   using std::chrono::milliseconds;
   using std::chrono::seconds;
@@ -54,7 +70,8 @@ void RegisterPullFlags(FlagSet& flags, DaemonOptions* o) {
                 "How long a KEP-5334 ImagePullProgress URL may wait to be opened; unused, it expires (0: at once, "
                 "every URL is refused).");
   pull.Integer("max-progress-streams", &p.max_progress_streams, {1, 4096},
-               "KEP-5334 progress streams open at once; opening more answers 503.");
+               "KEP-5334 progress streams open at once (all client addresses; one address holds at most "
+               "--web.max-streams-per-address of them); opening more answers 503. Below --web.max-connections.");
   pull.Duration("status-period", &p.status_period, {.min = seconds(1), .max = seconds(60), .whole_seconds = true},
                 "How often this node's NodeImagePulls object (pulls in flight and recently finished) is rebuilt, "
                 "served on /imagepulls and, with --pull.apiserver, applied: 1s..1m.");

@@ -79,11 +79,20 @@ void RegisterWebFlags(FlagSet& flags, DaemonOptions* o) {
               "each, never a thread.");
   web.Integer("max-connections-per-address", &http.max_connections_per_address, {1, 65536},
               "Open connections from one client address at most; more are answered 503 and closed.");
+  web.Integer("max-streams-per-address", &http.max_streams_per_address, {0, 65535},
+              "Streamed answers (KEP-5334 image pull progress URLs) open from one client address at most; more are "
+              "answered 503. Below --web.max-connections-per-address, so that an address with every stream open "
+              "still gets /healthz and /metrics answered; 0: three quarters of it (48 of 64).");
   web.Integer("listen-backlog", &http.listen_backlog, {1, 4096}, "Connections waiting to be accepted at most.");
   web.Duration("read-timeout", &http.read_timeout, {.min = std::chrono::seconds(1)},
                "A whole request (line, headers, body) must arrive within this of its first byte; else 408 and close.");
   web.Duration("write-timeout", &http.write_timeout, {.min = std::chrono::seconds(1)},
                "Timeout for writing a whole response.");
+  web.Duration("stream-peer-timeout", &http.stream_peer_timeout,
+               {.min = std::chrono::seconds(1), .whole_seconds = true},
+               "A streamed answer (a KEP-5334 progress URL) whose client acknowledges nothing for this long (TCP "
+               "keepalive probes while the stream is idle, sent bytes otherwise) is dropped: a client that vanished "
+               "without closing frees its stream and connection places.");
   web.Duration("idle-timeout", &http.keep_alive_timeout, {.min = std::chrono::seconds(1)},
                "How long a connection may wait before (the next) request begins; then it is closed.");
   web.Bytes("max-header-bytes", &http.max_header_bytes, {1024, 1 << 20},

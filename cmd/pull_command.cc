@@ -56,7 +56,11 @@ there in proxy mode, else on the runtime's socket), with the same bars, until in
       --pod NAMESPACE/NAME        the pod whose pulls to follow (in flight, then new ones)
       --container NAME            only that container's image (the container must exist)
       --runtime.endpoint URL      the runtime's socket for the pod lists (default: found)
-      --until-done                exit once every layer seen is complete (1 if a pull failed)
+      --until-done                exit once every pull seen is complete and no new one began
+                                  for --settle (1 if a pull failed)
+      --settle D                  with --until-done: how long the pod's pulls must stay
+                                  complete (default 10s; the kubelet pulls a pod's images one
+                                  after another, an init container's before it runs)
       --ca-file FILE              CA for an https progress URL (default: the system's)
       --basic-auth USER:PASS      credentials of statlet's web listener
 
@@ -189,6 +193,12 @@ int RunPullCommand(int argc, char** argv) {
       pod.runtime_endpoint = flags.Value();
     } else if (flags.Is("--until-done")) {
       pod.until_done = true;
+    } else if (flags.Is("--settle")) {
+      std::chrono::nanoseconds d;
+      if (Status s = ParseDuration(flags.Value(), &d); !s.ok() || d.count() < 0 || d > std::chrono::hours(24)) {
+        return flags.Fail("--settle: expected a duration up to a day (e.g. 10s)");
+      }
+      pod.settle = std::chrono::duration_cast<std::chrono::milliseconds>(d);
     } else if (flags.Is("--ca-file")) {
       pod.ca_file = flags.Value();
     } else if (flags.Is("--basic-auth")) {

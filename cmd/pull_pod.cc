@@ -3,9 +3,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
@@ -14,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/unix_socket.h"
+#include "cmd/pod_pulls_settle.h"
 #include "cmd/pull_display.h"
 #include "proto/api.grpc.pb.h"
 #include "proto/kep5334_image_pull_progress.pb.h"
@@ -266,6 +270,30 @@ int FollowPodPulls(const PullPodOptions& o) {
   Follower follower(!o.plain && isatty(STDOUT_FILENO));
   std::string pending;
   bool done = false, bad = false;
+  // --until-done: a thread ends the read once the pod's pulls have settled (the stream
+  // itself may stay silent for ever).
+  PodPullsSettle settle(o.settle);
+  std::mutex settle_mu;
+  std::condition_variable settle_cv;
+  bool reading = true, settled = false;
+  std::thread watch;
+  if (o.until_done) {
+    watch = std::thread([&] {
+      std::unique_lock<std::mutex> lock(settle_mu);
+      while (reading) {
+        const auto due = settle.Due();
+        if (!due) {
+          settle_cv.wait(lock);
+        } else if (settle.Done(PodPullsSettle::Clock::now())) {
+          settled = true;
+          client.stop();  // the blocked read returns
+          return;
+        } else {
+          settle_cv.wait_until(lock, *due);
+        }
+      }
+    });
+  }
   int status = 0;
   std::string refusal;
   auto result = client.Get(
@@ -289,9 +317,23 @@ int FollowPodPulls(const PullPodOptions& o) {
         std::string text = follower.Draw();
         std::fwrite(text.data(), 1, text.size(), stdout);
         std::fflush(stdout);
-        done = o.until_done && follower.AllComplete();
-        return !done && !bad && pending.size() < (1 << 20);
+        if (o.until_done) {
+          std::lock_guard<std::mutex> lock(settle_mu);
+          settle.Saw(PodPullsSettle::Clock::now(), follower.AllComplete());
+          settle_cv.notify_all();
+          if (settled) return false;
+        }
+        return !bad && pending.size() < (1 << 20);
       });
+  if (watch.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(settle_mu);
+      reading = false;
+      done = settled;
+      settle_cv.notify_all();
+    }
+    watch.join();
+  }
   if (status != 0 && status != 200) {
     std::fprintf(stderr, "statlet pull --pod %s: %s answered %d: %s", o.pod.c_str(), url.c_str(), status,
                  refusal.c_str());

@@ -3,6 +3,7 @@
 // pull`.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 namespace statlet {
@@ -15,7 +16,10 @@ struct PullPodOptions {
   std::string ca_file;           // for an https URL; empty: the system's CAs
   std::string basic_auth;        // USER:PASSWORD for the web listener; empty: none
   bool plain = false;
-  bool until_done = false;  // exit once every layer seen is complete
+  bool until_done = false;  // exit once every layer seen is complete and stayed so for `settle`
+  // With until_done: how long every pull seen must stay complete with no new one before
+  // the pod counts as done (the kubelet pulls a pod's images one after another).
+  std::chrono::milliseconds settle{10000};
 };
 
 // The exit status: 0 (ended, or done with --until-done), 1 failed, 2 usage.

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/grpc_status.h"
 #include "cri/pod_metrics.h"
 #include "cri/snapshot_to_cri.h"
 #include "cri/stats_selection.h"
@@ -17,21 +18,6 @@
 namespace statlet::cri {
 namespace v1 = ::runtime::v1;
 namespace {
-
-grpc::Status ToGrpc(const Status& s) {
-  grpc::StatusCode code = grpc::StatusCode::INTERNAL;
-  switch (s.code()) {
-    case StatusCode::kOk: return grpc::Status::OK;
-    case StatusCode::kInvalidArgument: code = grpc::StatusCode::INVALID_ARGUMENT; break;
-    case StatusCode::kNotFound:
-    case StatusCode::kGone: code = grpc::StatusCode::NOT_FOUND; break;
-    case StatusCode::kUnavailable: code = grpc::StatusCode::UNAVAILABLE; break;
-    case StatusCode::kUnimplemented: code = grpc::StatusCode::UNIMPLEMENTED; break;
-    case StatusCode::kDataLoss: code = grpc::StatusCode::DATA_LOSS; break;
-    case StatusCode::kInternal: break;
-  }
-  return grpc::Status(code, s.message());
-}
 
 // One snapshot and its CRI view, kept alive together for one call.
 struct Frame {

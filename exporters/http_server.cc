@@ -1,10 +1,13 @@
 #include "exporters/http_server.h"
 
+#include <algorithm>
 #include <array>
 
 // Boost 1.74's asio uses std::exchange without including <utility> in C++20 mode.
 #include <utility>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -18,7 +21,9 @@
 #include <boost/beast/ssl.hpp>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <list>
 #include <map>
 #include <mutex>
@@ -118,6 +123,8 @@ class HttpServer::Impl {
   size_t open_main = 0;
   size_t open_health = 0;
   std::map<asio::ip::address, size_t> per_address;
+  std::map<asio::ip::address, size_t> streams_per_address;  // streamed answers being sent
+  size_t streams_per_address_cap = 0;                       // StreamsPerAddress(o)
   std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions;
   // Main-listener connections no request of which was let through to its handler yet
   // (still reading one, refused, or waiting for authentication), oldest first: the ones
@@ -273,6 +280,11 @@ class Session : public SessionBase {
     if (stream_body_) {
       stream_body_->Close();
       stream_body_.reset();
+    }
+    if (stream_counted_) {
+      auto it = s_->streams_per_address.find(address_);
+      if (it != s_->streams_per_address.end() && --it->second == 0) s_->streams_per_address.erase(it);
+      stream_counted_ = false;
     }
     Prove();
     s_->Release(this, which_, address_);
@@ -458,6 +470,15 @@ class Session : public SessionBase {
   // chunk the stream has ready, one write at a time, while a read waits for the client to
   // leave. A chunk the client does not take within the write timeout ends the connection.
   void RespondStream(HttpResponse r) {
+    size_t& held = s_->streams_per_address[address_];
+    if (held >= s_->streams_per_address_cap) {
+      r.stream->Close();
+      Fail(503, "too many streams open from this address (" + std::to_string(s_->streams_per_address_cap) + ")",
+           {{"Retry-After", "1"}});
+      return;
+    }
+    ++held;
+    stream_counted_ = true;
     ++served_;
     stream_body_ = std::move(r.stream);
     res_.emplace(static_cast<http::status>(r.status), 11);
@@ -469,6 +490,7 @@ class Session : public SessionBase {
     serializer_.emplace(*res_);
     state_ = State::kStreaming;
     tcp().expires_never();
+    WatchPeer();
     stall_.emplace(s_->io);
     ArmStall();
     auto self = Self();
@@ -484,6 +506,28 @@ class Session : public SessionBase {
       self->WatchClient();
       self->Pump();
     });
+  }
+
+  // A stream may stay idle for hours: a peer that vanished without a FIN would hold its
+  // place for ever, as nothing is written that could fail. Keepalive probes a third of the
+  // peer timeout after the peer's last segment, a third apart; TCP_USER_TIMEOUT ends the
+  // connection (ETIMEDOUT, seen by WatchClient's read) once nothing was acknowledged for
+  // the whole timeout, probes or data alike (tcp(7)).
+  void WatchPeer() {
+    const int fd = tcp().socket().native_handle();
+    const auto timeout = s_->o.stream_peer_timeout;
+    const int probe_after = std::max<int>(1, static_cast<int>(timeout.count() / 3));
+    const int on = 1, probes = 3;
+    const unsigned user_timeout_ms = static_cast<unsigned>(timeout.count()) * 1000u;
+    if (::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on) != 0 ||
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &probe_after, sizeof probe_after) != 0 ||
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &probe_after, sizeof probe_after) != 0 ||
+        ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes) != 0 ||
+        ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms) != 0) {
+      log::Once(log::Level::kWarn, "http-stream-keepalive",
+                std::string("cannot set TCP keepalive on a stream's socket: a vanished client keeps its stream: ") +
+                    std::strerror(errno));
+    }
   }
 
   void ArmStall() {
@@ -592,6 +636,7 @@ class Session : public SessionBase {
   std::shared_ptr<ByteStream> stream_body_;
   std::string chunk_, chunk_head_;
   bool chunk_writing_ = false;
+  bool stream_counted_ = false;  // in streams_per_address
   std::optional<asio::steady_timer> stall_;
 };
 
@@ -689,6 +734,11 @@ void HttpServer::Impl::Release(SessionBase* s, Listener which, const asio::ip::a
   --open_sessions;
 }
 
+size_t StreamsPerAddress(const HttpTransportOptions& options) {
+  if (options.max_streams_per_address != 0) return options.max_streams_per_address;
+  return options.max_connections_per_address * 3 / 4;
+}
+
 HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 HttpServer::~HttpServer() { Stop(); }
@@ -703,11 +753,21 @@ StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(HttpTransportOptions op
   if (options.max_connections == 0 || options.max_connections_per_address == 0) {
     return InvalidArgument("connection limits must be at least 1");
   }
+  if (options.max_streams_per_address >= options.max_connections_per_address) {
+    return InvalidArgument("streams per address (" + std::to_string(options.max_streams_per_address) +
+                           ") must be below the connections per address (" +
+                           std::to_string(options.max_connections_per_address) +
+                           "), so that an address with every stream open can still be answered");
+  }
+  if (options.stream_peer_timeout < std::chrono::seconds(1)) {
+    return InvalidArgument("the stream peer timeout must be at least 1s");
+  }
   if (options.max_header_bytes < 1024) return InvalidArgument("the header limit must be at least 1024 bytes");
   if (options.authorizer && !options.web.basic_auth_users.empty()) {
     return InvalidArgument("basic auth users (web config) and another authorization are exclusive: choose one");
   }
   auto impl = std::make_unique<Impl>(std::move(options), std::move(routes));
+  impl->streams_per_address_cap = StreamsPerAddress(impl->o);
   if (impl->o.web.tls()) {
     auto ctx = MakeTlsServerContext(impl->o.web);
     if (!ctx.ok()) return ctx.status();

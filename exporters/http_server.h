@@ -25,7 +25,8 @@
 //    with a clear error. An optional second address serves chosen routes without TLS or
 //    auth, for the kubelet's probes.
 //  - A handler may answer with a ByteStream (HttpResponse::stream): a chunked answer sent
-//    as it is produced, ended when the client closes (a read watches for it).
+//    as it is produced, ended when the client closes (a read watches for it) or when its
+//    peer stops acknowledging (TCP keepalive and TCP_USER_TIMEOUT on its socket).
 //  - Stop() closes idle connections (and streams) at once, lets answers in flight finish for up to a
 //    second and closes the rest: the process exits promptly whatever the clients do.
 //
@@ -68,7 +69,8 @@ struct HttpResponse {
   // Set: the answer is this stream instead (chunked, on a connection of its own that closes
   // after it), sent as it is produced until it ends or the client leaves; `body` is unused.
   // A client that takes no bytes for the write timeout is dropped, so the connection holds
-  // at most one chunk; what the stream keeps meanwhile is the producer's bound.
+  // at most one chunk; what the stream keeps meanwhile is the producer's bound. One client
+  // address holds at most max_streams_per_address streams (more: 503, the stream closed).
   std::shared_ptr<ByteStream> stream;
   std::vector<std::pair<std::string, std::string>> headers;
 
@@ -102,15 +104,31 @@ struct HttpTransportOptions {
   std::chrono::seconds read_timeout{10};       // a whole request, from its first byte
   std::chrono::seconds write_timeout{30};      // a whole answer
   std::chrono::seconds keep_alive_timeout{5};  // waiting for a request (idle)
+  // A streamed answer's peer that vanished without a word (no FIN, no RST: a node or pod
+  // gone, a link cut) is found by TCP keepalive probes while the stream is idle and by the
+  // retransmission bound while bytes are unacknowledged: the connection is dropped once the
+  // peer acknowledged nothing for this long (TCP_USER_TIMEOUT), probes starting a third of
+  // it after the last sign of the peer. A live client answers probes in its kernel, whatever
+  // it reads: the NDJSON it parses is unchanged.
+  std::chrono::seconds stream_peer_timeout{30};
   size_t keep_alive_max_requests = 1000;
   size_t max_request_bytes = 64 * 1024;  // a request body (read and dropped)
   size_t max_header_bytes = 16 * 1024;   // request line and headers
   size_t max_connections = 512;
   size_t max_connections_per_address = 64;
+  // Streamed answers (HttpResponse::stream) held at once by one client address; more get
+  // 503. Below max_connections_per_address (Create checks it), so that an address whose
+  // streams are all open still has places for its other requests (/healthz, /metrics).
+  // 0: three quarters of max_connections_per_address (48 of 64), rounded down.
+  size_t max_streams_per_address = 0;
   int listen_backlog = 128;
   size_t threads = 2;               // workers for on_worker routes
   size_t max_queued_requests = 64;  // waiting for a worker
 };
+
+// The streams one address may hold with these options (max_streams_per_address, or its
+// default from the connections per address).
+size_t StreamsPerAddress(const HttpTransportOptions& options);
 
 class HttpServer {
  public:

@@ -1,5 +1,7 @@
 #include "pulls/progress_target.h"
 
+#include <string_view>
+
 #include "collector/enrichment.h"
 #include "pulls/image_name.h"
 
@@ -20,10 +22,59 @@ const ContainerMetadata* FindSandbox(const MetadataMap& runtime, const std::stri
   return nullptr;
 }
 
+// An image id ("sha256:<hex>", or the bare hex) rather than a name: it parses as a name
+// (docker.io/library/sha256:<hex>) but names nothing a pull is made for.
+bool IsImageId(const std::string& s) {
+  std::string_view hex(s);
+  if (hex.rfind("sha256:", 0) == 0) hex.remove_prefix(7);
+  if (hex.size() != 64) return false;
+  for (char c : hex) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+std::string Repository(const ImageName& n) { return n.domain + "/" + n.path; }
+
+bool SameImage(const ProgressTarget& t, const PullView& view) {
+  if (t.image.empty() && t.repository.empty()) return true;  // the whole pod
+  if (!t.image.empty() && view.image == t.image) return true;
+  if (!t.by_digest.empty() && view.image == t.by_digest) return true;
+  if (!t.image_ref.empty() && view.image_ref == t.image_ref) return true;
+  if (t.repository.empty()) return false;
+  auto name = ParseImageName(view.image);
+  return name.ok() && Repository(*name) == t.repository;
+}
+
+// The target's image from what the runtime says of the container.
+Status SetImage(const ContainerMetadata& c, ProgressTarget* t) {
+  if (!c.image.empty() && !IsImageId(c.image)) {
+    if (auto name = ParseImageName(c.image); name.ok()) {
+      t->image = name->Normalized();
+      t->repository = Repository(*name);
+    } else {
+      t->image = c.image;
+    }
+  }
+  t->image_ref = c.image_ref;
+  if (!c.image_ref.empty() && !IsImageId(c.image_ref)) {
+    if (auto ref = ParseImageName(c.image_ref); ref.ok() && !ref->digest.empty()) {
+      t->by_digest = ref->Normalized();
+      if (t->repository.empty()) t->repository = Repository(*ref);
+    }
+  }
+  if (t->image.empty() && t->by_digest.empty()) {
+    return NotFound("ImagePullProgress: the runtime knows the image of container " + c.container_id +
+                    " only by its id (" + (c.image.empty() ? c.image_ref : c.image) +
+                    "), with no name or repository a pull could be matched by; follow its pod (pod_sandbox_id)");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 bool Follows(const ProgressTarget& target, const PullView& view) {
-  if (!target.image.empty() && view.image != target.image) return false;
+  if (!SameImage(target, view)) return false;
   for (const PodRef& p : view.pods) {
     if (SamePod(p, target.pod)) return true;
   }
@@ -47,8 +98,7 @@ StatusOr<ProgressTarget> ResolveTarget(const MetadataMap& runtime, const std::st
                       " (it is in " + c.pod_sandbox_id + ")");
     }
     t.pod = PodOf(c);
-    auto name = ParseImageName(c.image);
-    t.image = name.ok() ? name->Normalized() : c.image;
+    if (Status s = SetImage(c, &t); !s.ok()) return s;
     return t;
   }
   const ContainerMetadata* s = FindSandbox(runtime, pod_sandbox_id);

@@ -47,9 +47,9 @@ StatusOr<std::string> ProgressTokens::Issue(ProgressTarget target) {
   std::lock_guard<std::mutex> lock(mu_);
   DropExpiredLocked(now);
   if (tokens_.size() >= options_.max_outstanding) {
-    return Unavailable("too many image pull progress URLs waiting to be used (" +
-                       std::to_string(options_.max_outstanding) + "); try again within " +
-                       std::to_string(options_.ttl.count()) + "s");
+    return ResourceExhausted("too many image pull progress URLs waiting to be used (" +
+                             std::to_string(options_.max_outstanding) + "); try again within " +
+                             std::to_string(options_.ttl.count()) + "s");
   }
   const auto expires = now + options_.ttl;
   if (!tokens_.emplace(token, Entry{std::move(target), expires}).second) {

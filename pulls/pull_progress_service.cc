@@ -5,6 +5,7 @@
 #include <grpcpp/impl/codegen/proto_utils.h>
 #include <grpcpp/impl/codegen/rpc_service_method.h>
 
+#include "base/grpc_status.h"
 #include "collector/enrichment.h"
 #include "proto/kep5334_image_pull_progress.pb.h"
 #include "pulls/progress_target.h"
@@ -15,19 +16,6 @@ namespace statlet::pulls {
 namespace {
 
 namespace v1 = ::runtime::v1;
-
-grpc::Status ToGrpc(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kInvalidArgument: return {grpc::StatusCode::INVALID_ARGUMENT, s.message()};
-    case StatusCode::kNotFound: return {grpc::StatusCode::NOT_FOUND, s.message()};
-    case StatusCode::kUnavailable:
-      // A full token store is the caller's to retry later, as a full server is.
-      return {
-          s.message().rfind("too many", 0) == 0 ? grpc::StatusCode::RESOURCE_EXHAUSTED : grpc::StatusCode::UNAVAILABLE,
-          s.message()};
-    default: return {grpc::StatusCode::INTERNAL, s.message()};
-  }
-}
 
 class PullProgressService final : public grpc::Service {
  public:

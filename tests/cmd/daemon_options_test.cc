@@ -100,6 +100,38 @@ TEST(DaemonOptions, BadInputIsAClearError) {
   }
 }
 
+TEST(DaemonOptions, StreamsLeavePlacesForOtherRequests) {
+  DaemonOptions d;
+  ASSERT_TRUE(ParseDaemonOptions({}, &d).ok());
+  EXPECT_EQ(StreamsPerAddress(d.http), 48u) << "the defaults";
+  EXPECT_LT(StreamsPerAddress(d.http), d.http.max_connections_per_address) << "the defaults";
+  EXPECT_LT(d.pulls.max_progress_streams, d.http.max_connections) << "the defaults";
+  struct Case {
+    std::vector<std::string> args;
+    std::string names;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"--web.max-connections-per-address=16", "--web.max-streams-per-address=16"},
+            "--web.max-streams-per-address"},
+           {{"--web.max-connections-per-address=8", "--web.max-streams-per-address=48"},
+            "--web.max-connections-per-address (8)"},
+           {{"--web.max-connections=64", "--pull.max-progress-streams=64"}, "--pull.max-progress-streams"}}) {
+    DaemonOptions o;
+    Status s = ParseDaemonOptions(c.args, &o);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.args[0];
+    EXPECT_NE(s.message().find(c.names), std::string::npos) << s.message();
+  }
+  DaemonOptions o;
+  EXPECT_TRUE(
+      ParseDaemonOptions({"--web.max-connections=64", "--pull.max-progress-streams=64", "--no-pull.enabled"}, &o).ok())
+      << "without pulls there are no progress streams";
+  EXPECT_TRUE(ParseDaemonOptions({"--web.max-connections-per-address=8", "--web.max-streams-per-address=7"}, &o).ok());
+  DaemonOptions low;
+  ASSERT_TRUE(ParseDaemonOptions({"--web.max-connections-per-address=8"}, &low).ok())
+      << "a lower connection cap alone lowers the streams' with it";
+  EXPECT_EQ(StreamsPerAddress(low.http), 6u);
+}
+
 TEST(DaemonOptions, ConfigFileThenFlagsWin) {
   std::string path = TempFile(
       "web:\n  listen_address: \"127.0.0.1:9999\"\n  telemetry_path: /stats\n"

@@ -315,6 +315,117 @@ TEST(MetricsHttpServer, ConnectionsPerAddressAreCapped) {
   EXPECT_TRUE(served) << "closed connections still count";
 }
 
+// A stream that never has anything to send (a pod without pulls); counts its closes.
+class SilentStream final : public ByteStream {
+ public:
+  explicit SilentStream(std::atomic<int>* closed) : closed_(closed) {}
+  bool Take(std::string*, std::function<void()>) override { return true; }
+  void Close() override { closed_->fetch_add(1); }
+
+ private:
+  std::atomic<int>* closed_;
+};
+
+int ConnectLoopback(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Sends a GET of `path` on `fd` and reads up to the end of the answer's header (blocking,
+// with the socket's own receive timeout as the deadline).
+std::string RequestHead(int fd, const std::string& path) {
+  timeval tv{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  const std::string req = "GET " + path + " HTTP/1.1\r\nHost: t\r\n\r\n";
+  if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) return "";
+  std::string head;
+  char c;
+  while (head.find("\r\n\r\n") == std::string::npos && ::recv(fd, &c, 1, 0) == 1) head.push_back(c);
+  return head;
+}
+
+TEST(MetricsHttpServer, OneAddressHoldsAtMostItsStreamsAndKeepsPlacesForItsOtherRequests) {
+  HttpServerOptions o;
+  o.listen_address = "127.0.0.1:0";
+  o.max_connections_per_address = 4;
+  o.max_streams_per_address = 2;
+  testing::FixedSnapshotSource source{testing::MakeNodeSnapshot({})};
+  auto created = MetricsHttpServer::Create(o, {}, &source);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  std::unique_ptr<MetricsHttpServer> server = std::move(*created);
+  std::atomic<int> closed{0};
+  server->AddStreamRoute("/s/", [&](const std::string&) {
+    MetricsHttpServer::StreamAnswer a;
+    a.content_type = "application/x-ndjson";
+    a.stream = std::make_shared<SilentStream>(&closed);
+    return a;
+  });
+  ASSERT_TRUE(server->Start().ok());
+  std::vector<int> streams;
+  for (int i = 0; i < 2; ++i) {
+    int fd = ConnectLoopback(server->port());
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(RequestHead(fd, "/s/x").rfind("HTTP/1.1 200", 0), 0u) << "stream " << i;
+    streams.push_back(fd);
+  }
+  int third = ConnectLoopback(server->port());
+  ASSERT_GE(third, 0);
+  const std::string refused = RequestHead(third, "/s/x");
+  EXPECT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << "a stream past the address's streams: " << refused;
+  EXPECT_EQ(closed.load(), 1) << "the refused stream is closed (its producer's place freed)";
+  ::close(third);
+  // Two connections at once besides the streams: the places the streams leave (once the
+  // server has seen the refused one close).
+  bool both = false;
+  for (int i = 0; i < 100 && !both; ++i) {
+    int a = ConnectLoopback(server->port()), b = ConnectLoopback(server->port());
+    both = a >= 0 && b >= 0 && RequestHead(a, "/healthz").rfind("HTTP/1.1 200", 0) == 0 &&
+           RequestHead(b, "/healthz").rfind("HTTP/1.1 200", 0) == 0;
+    if (a >= 0) ::close(a);
+    if (b >= 0) ::close(b);
+  }
+  EXPECT_TRUE(both) << "the address's streams left no two places for its other requests";
+  // A stream that ends gives its place back.
+  ::close(streams.back());
+  streams.pop_back();
+  bool served = false;
+  for (int i = 0; i < 100 && !served; ++i) {
+    int fd = ConnectLoopback(server->port());
+    served = fd >= 0 && RequestHead(fd, "/s/x").rfind("HTTP/1.1 200", 0) == 0;
+    if (served) streams.push_back(fd);
+    else if (fd >= 0) ::close(fd);
+  }
+  EXPECT_TRUE(served) << "a closed stream still counts";
+  for (int fd : streams) ::close(fd);
+  server->Stop();
+}
+
+TEST(MetricsHttpServer, StreamsPerAddressMustLeavePlacesForOtherRequests) {
+  testing::FixedSnapshotSource source{testing::MakeNodeSnapshot({})};
+  HttpServerOptions o;
+  o.listen_address = "127.0.0.1:0";
+  o.max_connections_per_address = 64;
+  o.max_streams_per_address = 64;
+  auto s = MetricsHttpServer::Create(o, {}, &source);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("below the connections per address"), std::string::npos) << s.status().message();
+  o.max_streams_per_address = 0;
+  EXPECT_TRUE(MetricsHttpServer::Create(o, {}, &source).ok()) << "0: the default, three quarters";
+  EXPECT_EQ(StreamsPerAddress(o), 48u);
+  o.max_connections_per_address = 2;
+  EXPECT_EQ(StreamsPerAddress(o), 1u);
+  o.max_connections_per_address = 1;
+  EXPECT_EQ(StreamsPerAddress(o), 0u) << "one connection per address leaves no place for a stream";
+}
+
 TEST(MetricsHttpServer, ServesTlsFromWebConfig) {
   char dir[] = "/tmp/statlet-tls-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);

@@ -336,6 +336,62 @@ TEST_F(ProgressE2e, APodsTwoPullsStreamTheirLayersUpToTheirSizesAndStatletPullFo
   EXPECT_TRUE(stage_->e2e().driver().RemovePod(*pod).ok());
 }
 
+// The kubelet pulls a pod's images one after another (an init container's, then once it
+// ran the app's): `statlet pull --pod --until-done` must not end between them, and ends
+// within the settle time once the last is complete.
+TEST_F(ProgressE2e, UntilDoneWaitsThroughAPodsSequentialPulls) {
+  auto pod = RunPod("sequential");
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  ASSERT_TRUE(stage_->EnsureAbsent(*a_).ok());
+  ASSERT_TRUE(stage_->EnsureAbsent(*b_).ok());
+  stage_->proxy().SetRate(kSlowRate);
+  constexpr seconds kSettle{5};
+
+  grpc::Status sa, sb;
+  std::thread pull_a([&] {
+    v1::PullImageResponse resp;
+    auto ctx = e2e::CallContext(seconds(120));
+    sa = stage_->statlet()->PullImage(ctx.get(), KubeletPull(a_->ref, *pod), &resp);
+  });
+  ASSERT_TRUE(testing::WaitFor([] { return stage_->proxy().delivered_bytes() > 0; }, seconds(30)));
+  const std::string out = stage_->dir() + "/pull-seq.out", err = stage_->dir() + "/pull-seq.err";
+  const std::string settle = std::to_string(kSettle.count()) + "s";
+  const pid_t cli = fork();
+  if (cli == 0) {
+    if (freopen(out.c_str(), "w", stdout) == nullptr || freopen(err.c_str(), "w", stderr) == nullptr) _exit(126);
+    const std::string cri = "unix://" + stage_->statlet_socket();
+    const std::string runtime = "unix://" + stage_->dir() + "/containerd.sock";
+    execl(STATLET_E2E_AGENT, STATLET_E2E_AGENT, "pull", "--pod", "shop/sequential", "--until-done", "--settle",
+          settle.c_str(), "--plain", "--cri.endpoint", cri.c_str(), "--runtime.endpoint", runtime.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  pull_a.join();
+  ASSERT_TRUE(sa.ok()) << sa.error_message();
+  // The first image is complete in the follower's output: the moment the old rule ended.
+  const std::string a_done = "layer " + a_->big().digest + " done 24.0 MiB";
+  ASSERT_TRUE(testing::WaitFor([&] { return ReadAll(out).find(a_done) != std::string::npos; }, seconds(30)))
+      << ReadAll(err) << ReadAll(out);
+  // The init container ran; the next image of the pod is pulled.
+  std::thread pull_b([&] {
+    v1::PullImageResponse resp;
+    auto ctx = e2e::CallContext(seconds(120));
+    sb = stage_->statlet()->PullImage(ctx.get(), KubeletPull(b_->ref, *pod), &resp);
+  });
+  pull_b.join();
+  const auto b_pulled = Clock::now();
+  ASSERT_TRUE(sb.ok()) << sb.error_message();
+  const int code = WaitPid(cli, 3 * kSettle + seconds(10));
+  const double after = std::chrono::duration<double>(Clock::now() - b_pulled).count();
+  const std::string text = ReadAll(out);
+  EXPECT_EQ(code, 0) << ReadAll(err) << text;
+  EXPECT_NE(text.find("layer " + b_->big().digest + " done 24.0 MiB"), std::string::npos)
+      << "ended before the pod's second pull: " << text;
+  std::printf("figure: statlet pull --until-done ended %.2f s after the second pull (settle %lld s)\n", after,
+              static_cast<long long>(kSettle.count()));
+  EXPECT_TRUE(stage_->e2e().driver().RemovePod(*pod).ok());
+}
+
 TEST_F(ProgressE2e, BadUsedAndExpiredUrlsAreRefusedAndBadIdsGetClearErrors) {
   auto pod = RunPod("refusals");
   ASSERT_TRUE(pod.ok()) << pod.status().ToString();
@@ -399,7 +455,8 @@ TEST_F(ProgressE2e, FiveHundredStreamsOpenedAndAbandonedLeaveThreadsAndFdsWhereT
   auto pod = RunPod("abandoned");
   ASSERT_TRUE(pod.ok()) << pod.status().ToString();
   const pid_t agent = stage_->e2e().agent_pid();
-  // Opens `n` streams from two client addresses (each under the per-address cap).
+  // Opens `n` streams from three client addresses (each under the per-address stream cap,
+  // 48 by default).
   auto open = [&](int n) {
     std::vector<std::unique_ptr<StreamReader>> streams;
     for (int i = 0; i < n; ++i) {
@@ -408,7 +465,8 @@ TEST_F(ProgressE2e, FiveHundredStreamsOpenedAndAbandonedLeaveThreadsAndFdsWhereT
       int port = 0;
       std::string path;
       if (!SplitUrl(a.url, &port, &path)) break;
-      streams.push_back(std::make_unique<StreamReader>(port, path, i % 2 == 0 ? "127.0.0.2" : "127.0.0.3"));
+      static const char* const kSources[] = {"127.0.0.2", "127.0.0.3", "127.0.0.4"};
+      streams.push_back(std::make_unique<StreamReader>(port, path, kSources[i % 3]));
       EXPECT_EQ(streams.back()->Status(), 200) << "stream " << i;
     }
     return streams;

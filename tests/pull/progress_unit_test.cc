@@ -37,7 +37,11 @@ ProgressTokensOptions Options(ManualClock* clock, size_t max) {
   return o;
 }
 
-ProgressTarget Pod(const std::string& name, const std::string& uid = "") { return {{"shop", name, uid}, ""}; }
+ProgressTarget Pod(const std::string& name, const std::string& uid = "") {
+  ProgressTarget t;
+  t.pod = {"shop", name, uid};
+  return t;
+}
 
 TEST(ProgressTokens, ATokenIs128RandomBitsInHexAndServesOnce) {
   ManualClock clock;
@@ -80,6 +84,7 @@ TEST(ProgressTokens, AtTheCapNewTokensAreRefusedUntilOneIsUsedOrExpires) {
   auto over = tokens.Issue(Pod("p"));
   ASSERT_FALSE(over.ok());
   EXPECT_NE(over.status().message().find("too many"), std::string::npos) << over.status().message();
+  EXPECT_EQ(over.status().code(), StatusCode::kResourceExhausted) << "the caller's to retry later, as a full server";
   ASSERT_TRUE(tokens.Redeem(issued[0]).has_value());
   EXPECT_TRUE(tokens.Issue(Pod("p")).ok()) << "a used token frees its place";
   EXPECT_FALSE(tokens.Issue(Pod("p")).ok());
@@ -165,6 +170,82 @@ TEST(ProgressTarget, IdsMapThroughTheRuntimeListsAndBadIdsAreNotFound) {
   EXPECT_NE(bad.status().message().find("nope"), std::string::npos);
   EXPECT_EQ(ResolveTarget(map, "", "sb1").status().code(), StatusCode::kNotFound) << "a sandbox is no container";
   EXPECT_EQ(ResolveTarget(map, "other", "c1").status().code(), StatusCode::kNotFound);
+}
+
+// containerd 1.6 keeps no user_specified_image. Its ListContainers gives the image as the
+// kubelet created the container (the image id), its ContainerStatus the image's first
+// repository tag and first repository digest: none need be the name the pod wrote.
+TEST(ProgressTarget, AContainerWithoutTheNameThePodWroteMatchesByDigestRefIdOrRepository) {
+  const std::string id = "sha256:" + std::string(64, 'c');
+  const std::string manifest = "sha256:" + std::string(64, 'a');
+  MetadataMap map;
+  auto sandbox = std::make_shared<ContainerMetadata>();
+  sandbox->container_id = sandbox->pod_sandbox_id = "sb1";
+  sandbox->pod_namespace = "shop";
+  sandbox->pod_name = "web-0";
+  sandbox->pod_uid = "u1";
+  sandbox->is_sandbox = true;
+  map.by_container_id["sb1"] = sandbox;
+  // As ContainerStatus answers: the first tag (the pod wrote :1) and the repository digest.
+  auto status = std::make_shared<ContainerMetadata>(*sandbox);
+  status->container_id = "c1";
+  status->is_sandbox = false;
+  status->image = "127.0.0.1:5000/app:latest";
+  status->image_ref = "127.0.0.1:5000/app@" + manifest;
+  map.by_container_id["c1"] = status;
+  // As ListContainers answers before any ContainerStatus: the id, twice.
+  auto listed = std::make_shared<ContainerMetadata>(*status);
+  listed->container_id = "c2";
+  listed->image = id;
+  listed->image_ref = id;
+  map.by_container_id["c2"] = listed;
+  // A ContainerStatus for an image pulled by digest only: the id as image, the digest ref.
+  auto by_digest = std::make_shared<ContainerMetadata>(*status);
+  by_digest->container_id = "c3";
+  by_digest->image = id;
+  map.by_container_id["c3"] = by_digest;
+
+  auto pull = [](const std::string& image, const std::string& pod, const std::string& image_ref = "") {
+    PullView v;
+    v.image = image;
+    v.image_ref = image_ref;
+    v.pods.push_back({"shop", pod, ""});
+    return v;
+  };
+  auto t = ResolveTarget(map, "", "c1");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_TRUE(Follows(*t, pull("127.0.0.1:5000/app:1", "web-0"))) << "the tag the pod wrote, the runtime gave another";
+  EXPECT_TRUE(Follows(*t, pull("127.0.0.1:5000/app@" + manifest, "web-0"))) << "pulled by its digest";
+  EXPECT_TRUE(Follows(*t, pull("127.0.0.1:5000/app:latest", "web-0")));
+  EXPECT_FALSE(Follows(*t, pull("127.0.0.1:5000/db:1", "web-0"))) << "another image of the pod";
+  EXPECT_FALSE(Follows(*t, pull("127.0.0.1:5000/app:1", "web-1"))) << "another pod";
+  EXPECT_FALSE(Follows(*t, pull("127.0.0.1:5001/app:1", "web-0"))) << "another registry";
+
+  auto d = ResolveTarget(map, "", "c3");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->image, "");
+  EXPECT_TRUE(Follows(*d, pull("127.0.0.1:5000/app@" + manifest, "web-0")));
+  EXPECT_TRUE(Follows(*d, pull("127.0.0.1:5000/app:2", "web-0"))) << "its repository";
+  EXPECT_FALSE(Follows(*d, pull("docker.io/library/sha256:" + std::string(64, 'c'), "web-0"))) << "an id names no pull";
+  EXPECT_FALSE(Follows(*d, pull("127.0.0.1:5000/db:1", "web-0")));
+
+  // Known by its id alone: said so, rather than a stream that can match nothing.
+  auto none = ResolveTarget(map, "", "c2");
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(none.status().message().find("only by its id"), std::string::npos) << none.status().message();
+  EXPECT_NE(none.status().message().find(id), std::string::npos) << none.status().message();
+  EXPECT_NE(none.status().message().find("pod_sandbox_id"), std::string::npos) << none.status().message();
+
+  // A name the pod wrote (user_specified_image, or a runtime that keeps it) matches by
+  // name, and the runtime's answer (the id) matches a finished pull of it too.
+  status->image = "127.0.0.1:5000/app:1";
+  status->image_ref = id;
+  auto named = ResolveTarget(map, "", "c1");
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(named->image, "127.0.0.1:5000/app:1");
+  EXPECT_TRUE(Follows(*named, pull("127.0.0.1:5000/app:1", "web-0")));
+  EXPECT_TRUE(Follows(*named, pull("docker.io/library/other:1", "web-0", id))) << "the runtime's answer";
 }
 
 // Pull views as the engine publishes them; `asked` counts the streams' looks.
