@@ -440,7 +440,15 @@ TEST_F(ProgressE2e, BadUsedAndExpiredUrlsAreRefusedAndBadIdsGetClearErrors) {
   // would answer UNIMPLEMENTED).
   auto agent = stage_->StartAgent("expiry", {"--cri.proxy", "--pull.progress-url-ttl=0s"});
   ASSERT_TRUE(agent.ok()) << agent.status().ToString();
-  Answer expiring = ImagePullProgress(agent->socket, pod->id, "");
+  // A statlet just started may not have listed the pod yet (its first list waits on a
+  // runtime that is busy with the stage): what is tested here is expiry, so ask until it knows.
+  Answer expiring;
+  testing::WaitFor(
+      [&] {
+        expiring = ImagePullProgress(agent->socket, pod->id, "");
+        return expiring.status.error_code() != grpc::StatusCode::NOT_FOUND;
+      },
+      seconds(30));
   ASSERT_TRUE(expiring.status.ok()) << expiring.status.error_message();
   ASSERT_TRUE(SplitUrl(expiring.url, &port, &path)) << expiring.url;
   EXPECT_EQ(port, agent->metrics_port);
