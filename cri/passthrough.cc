@@ -140,8 +140,8 @@ void PassThroughService::Run() {
     bool ok = false;
     // While calls are in flight the queue is left once a period for their time bounds.
     const gpr_timespec deadline =
-        live_count_ > 0 ? gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_nanos(period, GPR_TIMESPAN))
-                        : gpr_inf_future(GPR_CLOCK_MONOTONIC);
+        live_ != nullptr ? gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_nanos(period, GPR_TIMESPAN))
+                         : gpr_inf_future(GPR_CLOCK_MONOTONIC);
     const grpc::CompletionQueue::NextStatus next = cq_->AsyncNext(&tag, &ok, deadline);
     if (next == grpc::CompletionQueue::SHUTDOWN) break;
     if (next == grpc::CompletionQueue::GOT_EVENT) {
@@ -154,7 +154,7 @@ void PassThroughService::Run() {
         if (!call->OnEvent(static_cast<PassedCall::Op>(bits & PassedCall::kOpMask), ok)) delete call;
       }
     }
-    if (live_count_ > 0) {
+    if (live_ != nullptr) {
       const int64_t now = NowNs();
       if (next_check == 0) next_check = now + period;
       if (now >= next_check) {
@@ -166,7 +166,7 @@ void PassThroughService::Run() {
     }
     // Stopping: the server is shut down (no call arrives, the asked ones came back); once
     // the last call is over nothing more is asked of the queue.
-    if (stopping_seen_ && !cq_shut_ && live_count_ == 0 && requests_ == 0) {
+    if (stopping_seen_ && !cq_shut_ && live_ == nullptr && requests_ == 0) {
       cq_shut_ = true;
       cq_->Shutdown();
     }
@@ -187,7 +187,6 @@ void PassThroughService::Link(PassedCall* call) {
   call->next = live_;
   if (live_ != nullptr) live_->prev = call;
   live_ = call;
-  ++live_count_;
 }
 
 void PassThroughService::Unlink(PassedCall* call) {
@@ -195,7 +194,6 @@ void PassThroughService::Unlink(PassedCall* call) {
   if (call->next != nullptr) call->next->prev = call->prev;
   if (live_ == call) live_ = call->next;
   call->prev = call->next = nullptr;
-  --live_count_;
 }
 
 PassThroughStats PassThroughService::stats() const {

@@ -119,8 +119,7 @@ class PassThroughService {
 
   // The thread's own.
   PassedCall* live_ = nullptr;  // calls taken from the server and not yet over
-  int64_t live_count_ = 0;
-  int requests_ = 0;  // calls asked of the server and not yet handed over
+  int requests_ = 0;            // calls asked of the server and not yet handed over
   bool stopping_seen_ = false;
   bool cq_shut_ = false;
 
