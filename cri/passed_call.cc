@@ -224,6 +224,7 @@ void PassedCall::StartUnary() {
   writes_closed_ = true;
   up_finish_asked_ = true;
   up_unary_->StartCall();
+  ++service_->awaiting_runtime_;
   // One receive for the whole answer: the library takes the runtime's initial metadata in
   // with the message and status, as none was read before.
   up_unary_->Finish(&response_, &up_status_, Tag(kUpFinish));
@@ -345,6 +346,7 @@ void PassedCall::NoteChange() {
 void PassedCall::UpFinished() {
   up_done_ = true;
   if (up_unary_ != nullptr) {
+    --service_->awaiting_runtime_;
     service_->Release(std::exchange(request_held_, 0));
     request_.Clear();
     // A runtime that answered sent its initial metadata (empty or not) before the answer;
