@@ -224,7 +224,10 @@ void PassedCall::StartUnary() {
   writes_closed_ = true;
   up_finish_asked_ = true;
   up_unary_->StartCall();
-  ++service_->awaiting_runtime_;
+  // A call that changes sandboxes or containers takes the runtime milliseconds: polling for
+  // its answer would only take a CPU from the runtime.
+  spins_ = !ChangesWorkloads(ctx_.method());
+  if (spins_) ++service_->awaiting_runtime_;
   // One receive for the whole answer: the library takes the runtime's initial metadata in
   // with the message and status, as none was read before.
   up_unary_->Finish(&response_, &up_status_, Tag(kUpFinish));
@@ -346,7 +349,7 @@ void PassedCall::NoteChange() {
 void PassedCall::UpFinished() {
   up_done_ = true;
   if (up_unary_ != nullptr) {
-    --service_->awaiting_runtime_;
+    if (spins_) --service_->awaiting_runtime_;
     service_->Release(std::exchange(request_held_, 0));
     request_.Clear();
     // A runtime that answered sent its initial metadata (empty or not) before the answer;

@@ -21,9 +21,10 @@ constexpr std::string_view kImageService = "/runtime.v1.ImageService/";
 constexpr std::chrono::seconds kWatchPeriod{1};
 // Calls asked of the server ahead of their arrival.
 constexpr int kRequestsAhead = 4;
-// After an event while a unary call waits on the runtime, the thread looks at the queue
-// without blocking for this long before it sleeps: the runtime's answer then usually finds
-// the thread awake on its CPU instead of waking it (bench/RESULTS.md has the trade-off).
+// After an event while a unary call that changes no workload waits on the runtime, the
+// thread looks at the queue without blocking for this long before it sleeps: the runtime's
+// answer then usually finds the thread awake on its CPU instead of waking it
+// (bench/RESULTS.md has the trade-off).
 constexpr std::chrono::microseconds kSpinForRuntime{150};
 
 int64_t NowNs() {
