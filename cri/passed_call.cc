@@ -72,7 +72,6 @@ bool PassedCall::OnEvent(Op op, bool ok) {
     case kWrite: WriteDone(ok); break;
     case kFinish: writing_since_ = 0; break;
     case kUpClose: break;  // a failure shows in the runtime's status
-    case kUpMetadata: UpMetadataDone(ok); break;
     case kUpRead: UpReadDone(ok); break;
     case kUpWrite: UpWriteDone(ok); break;
     case kUpFinish: UpFinished(); break;
@@ -195,11 +194,16 @@ void PassedCall::WriteDone(bool ok) {
   up_->Read(&response_, Tag(kUpRead));
 }
 
-void PassedCall::FinishServer(grpc::Status status) {
+void PassedCall::FinishServer(grpc::Status status, bool with_answer) {
   if (finish_called_) return;
   finish_called_ = true;
   awaiting_request_since_ = 0;
-  stream_.Finish(status, Tag(kFinish));
+  if (with_answer) {
+    writing_since_ = NowNs();
+    stream_.WriteAndFinish(response_, grpc::WriteOptions(), status, Tag(kFinish));
+  } else {
+    stream_.Finish(status, Tag(kFinish));
+  }
 }
 
 // ---------------------------------------------------------------- the runtime's side
@@ -220,7 +224,12 @@ void PassedCall::StartUnary() {
   writes_closed_ = true;
   up_finish_asked_ = true;
   up_unary_->StartCall();
-  up_unary_->ReadInitialMetadata(Tag(kUpMetadata));
+  // A call that changes sandboxes or containers takes the runtime milliseconds: polling for
+  // its answer would only take a CPU from the runtime.
+  spins_ = !ChangesWorkloads(ctx_.method());
+  if (spins_) ++service_->awaiting_runtime_;
+  // One receive for the whole answer: the library takes the runtime's initial metadata in
+  // with the message and status, as none was read before.
   up_unary_->Finish(&response_, &up_status_, Tag(kUpFinish));
 }
 
@@ -260,11 +269,6 @@ void PassedCall::ForwardInitialMetadata(bool got) {
   for (const auto& [key, value] : up_ctx_->GetServerInitialMetadata()) {
     if (!Reserved(View(key))) ctx_.AddInitialMetadata(std::string(View(key)), std::string(View(value)));
   }
-}
-
-void PassedCall::UpMetadataDone(bool ok) {  // the unary road
-  ForwardInitialMetadata(ok);
-  if (up_done_) AnswerUnary();
 }
 
 void PassedCall::WriteAnswer() {
@@ -345,9 +349,13 @@ void PassedCall::NoteChange() {
 void PassedCall::UpFinished() {
   up_done_ = true;
   if (up_unary_ != nullptr) {
+    if (spins_) --service_->awaiting_runtime_;
     service_->Release(std::exchange(request_held_, 0));
     request_.Clear();
-    if (up_metadata_done_) AnswerUnary();
+    // A runtime that answered sent its initial metadata (empty or not) before the answer;
+    // one that failed the call with a status alone sent none.
+    ForwardInitialMetadata(response_.Valid() || !up_ctx_->GetServerInitialMetadata().empty());
+    AnswerUnary();
     return;
   }
   grpc::Status s = ForwardedStatus();
@@ -372,19 +380,9 @@ void PassedCall::AnswerUnary() {
     }
   }
   if (!answer) response_.Clear();
-  grpc::Status s = ForwardedStatus();
-  if (!finish_called_) {
-    // The runtime's initial metadata is on the caller's call: metadata, answer, status
-    // and trailers leave in one batch.
-    finish_called_ = true;
-    awaiting_request_since_ = 0;
-    if (answer) {
-      writing_since_ = NowNs();
-      stream_.WriteAndFinish(response_, grpc::WriteOptions(), s, Tag(kFinish));
-    } else {
-      stream_.Finish(s, Tag(kFinish));
-    }
-  }
+  // The runtime's initial metadata is on the caller's call: metadata, answer, status and
+  // trailers leave in one batch.
+  FinishServer(ForwardedStatus(), answer);
   NoteChange();
 }
 

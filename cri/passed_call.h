@@ -37,16 +37,15 @@ class alignas(16) PassedCall {
   // What a completion is for: the tag of an operation is the call's address plus one of
   // these (the object is 16-byte aligned).
   enum Op : uintptr_t {
-    kRequest = 0,     // the server handed a new call to this object
-    kDone = 1,        // the caller's call is over (finished or cancelled)
-    kRead = 2,        // a request message from the caller (or its half-close)
-    kWrite = 3,       // an answer written to the caller
-    kFinish = 4,      // the caller's status sent
-    kUpMetadata = 5,  // the runtime's initial metadata (unary; a pumped call's comes with its first read)
-    kUpRead = 6,      // an answer message from the runtime (or the end of them)
-    kUpWrite = 7,     // a request message written to the runtime
-    kUpClose = 8,     // the upstream half-close sent
-    kUpFinish = 9,    // the runtime's status (and, unary, its answer)
+    kRequest = 0,   // the server handed a new call to this object
+    kDone = 1,      // the caller's call is over (finished or cancelled)
+    kRead = 2,      // a request message from the caller (or its half-close)
+    kWrite = 3,     // an answer written to the caller
+    kFinish = 4,    // the caller's status sent
+    kUpRead = 5,    // an answer message from the runtime (or the end of them)
+    kUpWrite = 6,   // a request message written to the runtime
+    kUpClose = 7,   // the upstream half-close sent
+    kUpFinish = 8,  // the runtime's status (and, unary, its initial metadata and answer)
   };
   static constexpr uintptr_t kOpMask = 15;
 
@@ -78,7 +77,6 @@ class alignas(16) PassedCall {
   void Arrived();
   void ReadDone(bool ok);
   void WriteDone(bool ok);
-  void UpMetadataDone(bool ok);
   // The runtime's initial metadata onto the caller's call, once (`got`: it sent some).
   void ForwardInitialMetadata(bool got);
   void UpReadDone(bool ok);
@@ -98,7 +96,8 @@ class alignas(16) PassedCall {
   // The runtime's status as the caller gets it: its trailers copied to the caller's call,
   // statlet's verdict when it has one, UNAVAILABLE naming the runtime.
   grpc::Status ForwardedStatus();
-  void FinishServer(grpc::Status status);
+  // The caller's status, once; with_answer: response_ leaves with it in one batch.
+  void FinishServer(grpc::Status status, bool with_answer = false);
   void NoteChange();
   grpc::Status RefusedHeld(size_t bytes) const;
 
@@ -107,6 +106,7 @@ class alignas(16) PassedCall {
   grpc::GenericServerAsyncReaderWriter stream_;
   bool unary_ = false;    // IsUnaryMethod(method)
   bool counted_ = false;  // counts against max_calls
+  bool spins_ = false;    // counts in awaiting_runtime_ while its unary call waits
   int pending_ = 0;       // operations outstanding
 
   std::unique_ptr<grpc::ClientContext> up_ctx_;

@@ -21,6 +21,11 @@ constexpr std::string_view kImageService = "/runtime.v1.ImageService/";
 constexpr std::chrono::seconds kWatchPeriod{1};
 // Calls asked of the server ahead of their arrival.
 constexpr int kRequestsAhead = 4;
+// After an event while a unary call that changes no workload waits on the runtime, the
+// thread looks at the queue without blocking for this long before it sleeps: the runtime's
+// answer then usually finds the thread awake on its CPU instead of waking it
+// (bench/RESULTS.md has the trade-off).
+constexpr std::chrono::microseconds kSpinForRuntime{150};
 
 int64_t NowNs() {
   timespec ts;
@@ -134,15 +139,24 @@ void PassThroughService::Stop() {
 
 void PassThroughService::Run() {
   const auto period = std::chrono::duration_cast<std::chrono::nanoseconds>(kWatchPeriod).count();
+  const int64_t spin_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(kSpinForRuntime).count();
   int64_t next_check = 0;
+  int64_t spin_until = 0;
   for (;;) {
     void* tag = nullptr;
     bool ok = false;
-    // While calls are in flight the queue is left once a period for their time bounds.
-    const gpr_timespec deadline =
-        live_count_ > 0 ? gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_nanos(period, GPR_TIMESPAN))
-                        : gpr_inf_future(GPR_CLOCK_MONOTONIC);
-    const grpc::CompletionQueue::NextStatus next = cq_->AsyncNext(&tag, &ok, deadline);
+    grpc::CompletionQueue::NextStatus next;
+    if (spin_until != 0 && NowNs() < spin_until) {  // spinning: a zero deadline polls once
+      next = cq_->AsyncNext(&tag, &ok, gpr_time_0(GPR_CLOCK_MONOTONIC));
+      if (next == grpc::CompletionQueue::TIMEOUT) continue;
+    } else {
+      spin_until = 0;
+      // While calls are in flight the queue is left once a period for their time bounds.
+      const gpr_timespec deadline =
+          live_ != nullptr ? gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_nanos(period, GPR_TIMESPAN))
+                           : gpr_inf_future(GPR_CLOCK_MONOTONIC);
+      next = cq_->AsyncNext(&tag, &ok, deadline);
+    }
     if (next == grpc::CompletionQueue::SHUTDOWN) break;
     if (next == grpc::CompletionQueue::GOT_EVENT) {
       if (tag == &wake_tag_) {
@@ -153,8 +167,9 @@ void PassThroughService::Run() {
         auto* call = reinterpret_cast<PassedCall*>(bits & ~PassedCall::kOpMask);
         if (!call->OnEvent(static_cast<PassedCall::Op>(bits & PassedCall::kOpMask), ok)) delete call;
       }
+      if (awaiting_runtime_ > 0) spin_until = NowNs() + spin_ns;
     }
-    if (live_count_ > 0) {
+    if (live_ != nullptr) {
       const int64_t now = NowNs();
       if (next_check == 0) next_check = now + period;
       if (now >= next_check) {
@@ -166,7 +181,7 @@ void PassThroughService::Run() {
     }
     // Stopping: the server is shut down (no call arrives, the asked ones came back); once
     // the last call is over nothing more is asked of the queue.
-    if (stopping_seen_ && !cq_shut_ && live_count_ == 0 && requests_ == 0) {
+    if (stopping_seen_ && !cq_shut_ && live_ == nullptr && requests_ == 0) {
       cq_shut_ = true;
       cq_->Shutdown();
     }
@@ -187,7 +202,6 @@ void PassThroughService::Link(PassedCall* call) {
   call->next = live_;
   if (live_ != nullptr) live_->prev = call;
   live_ = call;
-  ++live_count_;
 }
 
 void PassThroughService::Unlink(PassedCall* call) {
@@ -195,7 +209,6 @@ void PassThroughService::Unlink(PassedCall* call) {
   if (call->next != nullptr) call->next->prev = call->prev;
   if (live_ == call) live_ = call->next;
   call->prev = call->next = nullptr;
-  --live_count_;
 }
 
 PassThroughStats PassThroughService::stats() const {

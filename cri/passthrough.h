@@ -18,6 +18,10 @@
 // (the client call is a child of the server call), its metadata too; the runtime's initial
 // metadata, messages, status code, message, details and trailers come back unchanged.
 // Nothing on that thread waits: a call never blocks it, and the stats work never runs there.
+// While a unary call that changes no workload waits on the runtime, the thread polls the
+// queue without sleeping for a short bounded time after each event (kSpinForRuntime in
+// passthrough.cc), so that the runtime's answer, which usually comes within it, does not
+// have to wake the thread.
 //
 // What a client can cost (the socket is the kubelet's; whoever else reaches it must not
 // take the node's runtime with it): passed calls in flight at once (max_calls; more are
@@ -119,8 +123,8 @@ class PassThroughService {
 
   // The thread's own.
   PassedCall* live_ = nullptr;  // calls taken from the server and not yet over
-  int64_t live_count_ = 0;
-  int requests_ = 0;  // calls asked of the server and not yet handed over
+  int requests_ = 0;            // calls asked of the server and not yet handed over
+  int awaiting_runtime_ = 0;    // unary calls sent to the runtime and not yet answered (those that change no workload)
   bool stopping_seen_ = false;
   bool cq_shut_ = false;
 
