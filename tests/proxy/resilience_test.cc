@@ -12,6 +12,7 @@
 // like <signal.h>'s macros.
 #include "api.grpc.pb.h"
 
+#include <dirent.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -190,6 +191,27 @@ TEST_F(ProxyResilience, ARuntimeThatIsDownIsNamedAndNoCallOutlivesItsDeadline) {
   EXPECT_EQ(version.runtime_name(), "containerd");
 }
 
+// Whether every thread of `pid` is stopped (state T in /proc/<pid>/task/*/stat).
+bool AllThreadsStopped(pid_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return false;
+  bool all = true;
+  int seen = 0;
+  while (const dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream in(dir + "/" + e->d_name + "/stat");
+    std::string line;
+    std::getline(in, line);
+    const size_t paren = line.rfind(')');
+    if (paren == std::string::npos || paren + 2 >= line.size()) continue;  // gone meanwhile
+    ++seen;
+    if (line[paren + 2] != 'T' && line[paren + 2] != 't') all = false;
+  }
+  closedir(d);
+  return all && seen > 0;
+}
+
 TEST_F(ProxyResilience, AStuckRuntimeHoldsNoThreadAndCallsEndAtTheirDeadlines) {
   auto channel = KubeletChannel(stage_->statlet_socket(), /*fresh=*/true);
   auto stub = v1::RuntimeService::NewStub(channel);
@@ -197,6 +219,10 @@ TEST_F(ProxyResilience, AStuckRuntimeHoldsNoThreadAndCallsEndAtTheirDeadlines) {
   ASSERT_TRUE(stub->Version(Ctx().get(), v1::VersionRequest(), &warm).ok());
   const int threads_before = Threads(stage_->statlet_pid());
   ASSERT_EQ(kill(stage_->containerd_pid(), SIGSTOP), 0);
+  // The signal stops the process' threads one by one after kill() returns: a call taken up
+  // by a thread not yet stopped would be answered.
+  ASSERT_TRUE(testing::WaitFor([&] { return AllThreadsStopped(stage_->containerd_pid()); }, seconds(10)))
+      << "containerd's threads did not all stop";
 
   constexpr int kCalls = 200;
   constexpr milliseconds kDeadline{1500};
