@@ -23,6 +23,11 @@ Status CheckStreamFlags(const DaemonOptions& o) {
                            std::to_string(http.max_connections_per_address) +
                            "): an address with every stream open must still get /healthz answered");
   }
+  if (o.pulls.enabled && StreamsPerAddress(http) == 0) {
+    return InvalidArgument("--web.max-connections-per-address (" + std::to_string(http.max_connections_per_address) +
+                           ") leaves no stream place per address (three quarters of it, rounded down): set "
+                           "--web.max-streams-per-address or raise the connections");
+  }
   if (o.pulls.enabled && o.pulls.max_progress_streams >= http.max_connections) {
     return InvalidArgument("--pull.max-progress-streams (" + std::to_string(o.pulls.max_progress_streams) +
                            ") must be below --web.max-connections (" + std::to_string(http.max_connections) +

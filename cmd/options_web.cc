@@ -89,7 +89,9 @@ void RegisterWebFlags(FlagSet& flags, DaemonOptions* o) {
   web.Duration("write-timeout", &http.write_timeout, {.min = std::chrono::seconds(1)},
                "Timeout for writing a whole response.");
   web.Duration("stream-peer-timeout", &http.stream_peer_timeout,
-               {.min = std::chrono::seconds(1), .whole_seconds = true},
+               // At most a day: the keepalive probes' idle time and interval (a third of it)
+               // must stay within the kernel's 32,767 s.
+               {.min = std::chrono::seconds(1), .max = std::chrono::hours(24), .whole_seconds = true},
                "A streamed answer (a KEP-5334 progress URL) whose client acknowledges nothing for this long (TCP "
                "keepalive probes while the stream is idle, sent bytes otherwise) is dropped: a client that vanished "
                "without closing frees its stream and connection places.");

@@ -300,6 +300,13 @@ int FollowPodPulls(const PullPodOptions& o) {
       url.substr(path_at).c_str(),
       [&](const httplib::Response& r) {
         status = r.status;
+        if (status == 200 && o.until_done) {
+          // Nothing seen yet is nothing incomplete: a pod with every image present (no line
+          // ever comes) ends after the settle time too.
+          std::lock_guard<std::mutex> lock(settle_mu);
+          settle.Saw(PodPullsSettle::Clock::now(), true);
+          settle_cv.notify_all();
+        }
         return true;
       },
       [&](const char* data, size_t n) {

@@ -144,13 +144,14 @@ class ExitWatcher::Impl {
       }
       // Emptied containers first: the runtime may remove their cgroups at any moment.
       const int64_t reads_from = realtime_ ? ThreadCpuNs() : 0;
+      bool read_any = false;
       for (int i = 0; i < n; ++i) {
         const int fd = ready[i].data.fd;
         if (fd == inotify_fd_ || fd == stop_fd_) continue;
         auto it = by_fd_.find(fd);
-        if (it != by_fd_.end()) Check(it->second);
+        if (it != by_fd_.end()) read_any |= Check(it->second);
       }
-      if (realtime_) CheckRealtimeBudget(ThreadCpuNs() - reads_from);
+      if (realtime_ && read_any) CheckRealtimeBudget(ThreadCpuNs() - reads_from);
       for (int i = 0; i < n; ++i) {
         if (ready[i].data.fd == stop_fd_) return;
         if (ready[i].data.fd == inotify_fd_) {
@@ -170,12 +171,19 @@ class ExitWatcher::Impl {
     return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
   }
 
-  // While real-time, between the policy of the final reads and the ordinary one.
+  // While real-time, between the policy of the final reads and the ordinary one. A return
+  // to real-time the kernel refuses (the cgroup's real-time runtime taken away meanwhile)
+  // leaves the thread ordinary, and says so.
   void SetPolicy(int policy) {
     if (!realtime_) return;
     sched_param p{};
     p.sched_priority = policy == SCHED_FIFO ? sched_get_priority_min(SCHED_FIFO) : 0;
-    pthread_setschedparam(pthread_self(), policy, &p);
+    const int rc = pthread_setschedparam(pthread_self(), policy, &p);
+    if (rc == 0 || policy != SCHED_FIFO) return;
+    realtime_ = false;
+    log::Warn(std::string("exit watcher: back to real-time refused (") + strerror(rc) + "): it runs at its nice value");
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.realtime = false;
   }
 
   // The final reads of one wake-up are a few file reads per emptied container: reads that
@@ -390,25 +398,26 @@ class ExitWatcher::Impl {
 
   // Reads the container's cgroup.events: on `populated 0` after it held processes, the
   // final read.
-  void Check(Container* c) {
-    if (c->events_fd < 0) return;
+  // Reads `c` once its cgroup emptied; true when that was its final read (made or missed).
+  bool Check(Container* c) {
+    if (c->events_fd < 0) return false;
     char buf[256];
     const ssize_t n = ::pread(c->events_fd, buf, sizeof buf - 1, 0);
     if (n <= 0) {  // removed (ENODEV): nothing more to read
       if (c->seen_populated) CountMissed();
       CloseEvents(c);
       CloseKept(c);
-      return;
+      return false;
     }
     const int64_t populated = FlatKey(std::string_view(buf, static_cast<size_t>(n)), "populated");
     if (populated == 1) {
       c->seen_populated = true;
-      return;
+      return false;
     }
-    if (populated != 0) return;
+    if (populated != 0) return false;
     if (!c->seen_populated) {
       // Watched only after its processes left? Then it has used CPU time.
-      if (!ReadWhole(Full(c->path) + "/cpu.stat", &buf_) || FlatKey(buf_, "usage_usec") <= 0) return;
+      if (!ReadWhole(Full(c->path) + "/cpu.stat", &buf_) || FlatKey(buf_, "usage_usec") <= 0) return false;
     }
     const int64_t exit_ns = NowNs(CLOCK_REALTIME);
     CgroupStats s;
@@ -419,7 +428,7 @@ class ExitWatcher::Impl {
       std::lock_guard<std::mutex> lock(stats_mu_);
       ++stats_.missed;
       ++stats_.missed_reading;
-      return;
+      return true;
     }
     ExitInfo e;
     e.exit_ns = exit_ns;
@@ -435,6 +444,7 @@ class ExitWatcher::Impl {
       ++stats_.exits;
     }
     records_->Add(std::move(s), NowNs(CLOCK_MONOTONIC));
+    return true;
   }
 
   void CountMissed() {

@@ -98,7 +98,10 @@ void ContainerOomKills::Observe(const Snapshot& snap) {
     }
     if (inst.series != nullptr) {
       inst.series->total += inst.counted() - before;
-    } else if (meta != nullptr && !meta->container_name.empty()) {
+    } else if (meta != nullptr && !meta->container_name.empty() && !meta->pod_name.empty() &&
+               !meta->pod_namespace.empty()) {
+      // Named once the runtime gave the pod's names too (a container listed before its
+      // sandbox has only its own): the series' key is fixed when it is named.
       NameLocked(inst, pods_.at(inst.pod_uid), *meta);
     }
   }
@@ -115,7 +118,8 @@ void ContainerOomKills::Observe(const Snapshot& snap) {
   }
   // Pods no cgroup showed for pod_gone_after collections: a series goes with the last pod of
   // its name; one that another pod of the name still holds keeps what this pod counted.
-  std::unordered_set<std::string_view> gone;
+  // Copies, not views of pods_' keys: the pods are erased below while the set is read.
+  std::unordered_set<std::string> gone;
   for (auto& [uid, pod] : pods_) {
     if (pods_seen.contains(uid)) pod.seen_seq = seq;
     if (seq - pod.seen_seq < opts_.pod_gone_after) continue;

@@ -115,7 +115,10 @@ TEST(DaemonOptions, StreamsLeavePlacesForOtherRequests) {
             "--web.max-streams-per-address"},
            {{"--web.max-connections-per-address=8", "--web.max-streams-per-address=48"},
             "--web.max-connections-per-address (8)"},
-           {{"--web.max-connections=64", "--pull.max-progress-streams=64"}, "--pull.max-progress-streams"}}) {
+           {{"--web.max-connections=64", "--pull.max-progress-streams=64"}, "--pull.max-progress-streams"},
+           // Three quarters of one connection is no stream place at all.
+           {{"--web.max-connections-per-address=1"}, "leaves no stream place"},
+           {{"--web.stream-peer-timeout=25h"}, "--web.stream-peer-timeout"}}) {
     DaemonOptions o;
     Status s = ParseDaemonOptions(c.args, &o);
     EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << c.args[0];

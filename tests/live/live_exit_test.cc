@@ -81,7 +81,7 @@ constexpr double kRealtimeCaptureTarget = 0.5;
 constexpr size_t kDefaultCount = 300;
 #else
 constexpr double kCaptureTarget = 0.97;
-constexpr double kRealtimeCaptureTarget = 0.99;
+constexpr double kRealtimeCaptureTarget = 0.985;
 constexpr size_t kDefaultCount = 2000;
 #endif
 
@@ -117,9 +117,6 @@ TEST(LiveExits, FinalReadsRunRealTimeUntilAWakeUpIsOverBudget) {
   wo.realtime_budget_ns = 0;  // any final read is over it
   auto watcher = ExitWatcher::Start(wo, &records);
   ASSERT_TRUE(watcher.ok()) << watcher.status().ToString();
-  ASSERT_TRUE(testing::WaitFor([&] { return PolicyOfThread("statlet-exits") >= 0; }, milliseconds(5000)));
-  ASSERT_TRUE(testing::WaitFor([&] { return (*watcher)->stats().realtime || (*watcher)->stats().nice != 0; },
-                               milliseconds(5000)));
   // Whether a thread of this process may run SCHED_FIFO here at all (CAP_SYS_NICE, and a
   // cgroup with real-time runtime where the kernel groups it): then the watcher must.
   bool may = false;
@@ -129,7 +126,8 @@ TEST(LiveExits, FinalReadsRunRealTimeUntilAWakeUpIsOverBudget) {
     may = pthread_setschedparam(pthread_self(), SCHED_FIFO, &p) == 0;
   }).join();
   if (!may) GTEST_SKIP() << "this process may not run a thread SCHED_FIFO here (CAP_SYS_NICE, real-time runtime)";
-  ASSERT_TRUE((*watcher)->stats().realtime) << "the watcher did not take the real-time policy it may";
+  ASSERT_TRUE(testing::WaitFor([&] { return (*watcher)->stats().realtime; }, milliseconds(5000)))
+      << "the watcher did not take the real-time policy it may";
   EXPECT_EQ(PolicyOfThread("statlet-exits"), SCHED_FIFO);
   EXPECT_EQ((*watcher)->stats().nice, -10);
 
@@ -139,6 +137,9 @@ TEST(LiveExits, FinalReadsRunRealTimeUntilAWakeUpIsOverBudget) {
   // Its cgroup.events held first: the exit then wakes the watcher (a container found
   // already empty is read on the directory walk, as an ordinary thread).
   ASSERT_TRUE(testing::WaitFor([&] { return (*watcher)->stats().watches > watches; }, milliseconds(5000)));
+  // Walking the new directory was no final read: the budget of 0 is not spent on it.
+  EXPECT_TRUE((*watcher)->stats().realtime) << "a directory walk was charged to the final reads' budget";
+  EXPECT_EQ(PolicyOfThread("statlet-exits"), SCHED_FIFO);
   Child c([] { return uint64_t{0}; }, Child::kExits);
   ASSERT_TRUE(c.StartIn(cg));
   c.Wait(milliseconds(30000));

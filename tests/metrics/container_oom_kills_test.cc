@@ -141,6 +141,23 @@ TEST(ContainerOomKills, PodGoneLetsItsNamesGo) {
   EXPECT_EQ(TotalOf(k, "app"), 0);
 }
 
+// Several pods going in one collection (a namespace deleted): each is let go, and the
+// bookkeeping of the others is read while they are (a sanitizer build shows a read of a
+// pod's freed key here).
+TEST(ContainerOomKills, ManyPodsGoingAtOnce) {
+  ContainerOomKills k;
+  std::vector<CgroupStats> all;
+  for (int i = 0; i < 16; ++i) {
+    const std::string uid = "uid-" + std::to_string(i);
+    all.push_back(PodCgroup(uid));
+    all.push_back(Container("c" + std::to_string(i), "app" + std::to_string(i), 1, 0, uid));
+  }
+  k.Observe(Snap(all));
+  EXPECT_EQ(k.Totals().size(), 16u);
+  k.Observe(Snap({}));
+  EXPECT_TRUE(k.Totals().empty());
+}
+
 // A StatefulSet pod made again (a new uid, the same name) while the old pod's cgroup still
 // lingers: one series for the name, which keeps what the old pod counted once it goes.
 TEST(ContainerOomKills, TwoPodsOfOneNameAreOneSeries) {
@@ -221,6 +238,22 @@ TEST(ContainerOomKills, NamesComeFromTheRuntime) {
   EXPECT_EQ(TotalOf(k, "app"), 1);
   EXPECT_EQ(TotalOf(k, "sidecar"), 2);
   EXPECT_EQ(TotalOf(k, "POD"), -1);
+}
+
+// A container the runtime listed before its sandbox has its own name but not its pod's:
+// it is not named (its series' labels are fixed then) until the pod's names come.
+TEST(ContainerOomKills, AContainerIsNamedOnlyWithItsPodsNames) {
+  ContainerOomKills k;
+  CgroupStats early = Container("c0", "app", 1);
+  auto meta = std::make_shared<ContainerMetadata>(*early.id.meta);
+  meta->pod_name.clear();
+  meta->pod_namespace.clear();
+  early.id.meta = meta;
+  k.Observe(Snap({PodCgroup(), early}));
+  EXPECT_TRUE(k.Totals().empty());
+  k.Observe(Snap({PodCgroup(), Container("c0", "app", 2)}));
+  EXPECT_EQ(TotalOf(k, "app"), 2);
+  EXPECT_EQ(k.Totals().size(), 1u) << "a series without the pod's names is left behind";
 }
 
 TEST(ContainerOomKills, TheLocalCountAndTheProbeAreTheSameRuleAsPerCgroup) {

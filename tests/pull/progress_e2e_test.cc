@@ -345,7 +345,9 @@ TEST_F(ProgressE2e, UntilDoneWaitsThroughAPodsSequentialPulls) {
   ASSERT_TRUE(stage_->EnsureAbsent(*a_).ok());
   ASSERT_TRUE(stage_->EnsureAbsent(*b_).ok());
   stage_->proxy().SetRate(kSlowRate);
-  constexpr seconds kSettle{5};
+  // Longer than the gap between the pod's two pulls can be on a loaded machine (the second
+  // pull resolving through the throttled registry, the stream's poll), shorter than the test.
+  constexpr seconds kSettle{15};
 
   grpc::Status sa, sb;
   std::thread pull_a([&] {
