@@ -226,6 +226,32 @@ class ProgressE2e : public ::testing::Test {
     return stage_->e2e().driver().RunPod(spec);
   }
   int Port() const { return stage_->e2e().metrics_port(); }
+  // `statlet pull --pod <pod> --until-done --plain [flags]` against this stage's statlet, its
+  // output in `out` and `err`; the child's pid.
+  static pid_t FollowPod(const std::string& pod, const std::vector<std::string>& flags, const std::string& out,
+                         const std::string& err) {
+    std::vector<std::string> args = {STATLET_E2E_AGENT,
+                                     "pull",
+                                     "--pod",
+                                     pod,
+                                     "--until-done",
+                                     "--plain",
+                                     "--cri.endpoint",
+                                     "unix://" + stage_->statlet_socket(),
+                                     "--runtime.endpoint",
+                                     "unix://" + stage_->dir() + "/containerd.sock"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      if (freopen(out.c_str(), "w", stdout) == nullptr || freopen(err.c_str(), "w", stderr) == nullptr) _exit(126);
+      execv(STATLET_E2E_AGENT, argv.data());
+      _exit(127);
+    }
+    return pid;
+  }
 
   static PullStage* stage_;
   static TestImage* a_;
@@ -265,15 +291,7 @@ TEST_F(ProgressE2e, APodsTwoPullsStreamTheirLayersUpToTheirSizesAndStatletPullFo
 
   // `statlet pull --pod` follows the pod meanwhile, on a URL of its own.
   const std::string out = stage_->dir() + "/pull-pod.out", err = stage_->dir() + "/pull-pod.err";
-  const pid_t cli = fork();
-  if (cli == 0) {
-    if (freopen(out.c_str(), "w", stdout) == nullptr || freopen(err.c_str(), "w", stderr) == nullptr) _exit(126);
-    const std::string cri = "unix://" + stage_->statlet_socket();
-    const std::string runtime = "unix://" + stage_->dir() + "/containerd.sock";
-    execl(STATLET_E2E_AGENT, STATLET_E2E_AGENT, "pull", "--pod", "shop/two-images", "--until-done", "--plain",
-          "--cri.endpoint", cri.c_str(), "--runtime.endpoint", runtime.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  const pid_t cli = FollowPod("shop/two-images", {}, out, err);
   std::thread pull_b([&] {
     v1::PullImageResponse resp;
     auto ctx = e2e::CallContext(seconds(120));
@@ -357,17 +375,7 @@ TEST_F(ProgressE2e, UntilDoneWaitsThroughAPodsSequentialPulls) {
   });
   ASSERT_TRUE(testing::WaitFor([] { return stage_->proxy().delivered_bytes() > 0; }, seconds(30)));
   const std::string out = stage_->dir() + "/pull-seq.out", err = stage_->dir() + "/pull-seq.err";
-  const std::string settle = std::to_string(kSettle.count()) + "s";
-  const pid_t cli = fork();
-  if (cli == 0) {
-    if (freopen(out.c_str(), "w", stdout) == nullptr || freopen(err.c_str(), "w", stderr) == nullptr) _exit(126);
-    const std::string cri = "unix://" + stage_->statlet_socket();
-    const std::string runtime = "unix://" + stage_->dir() + "/containerd.sock";
-    execl(STATLET_E2E_AGENT, STATLET_E2E_AGENT, "pull", "--pod", "shop/sequential", "--until-done", "--settle",
-          settle.c_str(), "--plain", "--cri.endpoint", cri.c_str(), "--runtime.endpoint", runtime.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  const pid_t cli = FollowPod("shop/sequential", {"--settle", std::to_string(kSettle.count()) + "s"}, out, err);
   pull_a.join();
   ASSERT_TRUE(sa.ok()) << sa.error_message();
   // The first image is complete in the follower's output: the moment the old rule ended.
@@ -391,6 +399,29 @@ TEST_F(ProgressE2e, UntilDoneWaitsThroughAPodsSequentialPulls) {
       << "ended before the pod's second pull: " << text;
   std::printf("figure: statlet pull --until-done ended %.2f s after the second pull (settle %lld s)\n", after,
               static_cast<long long>(kSettle.count()));
+  EXPECT_TRUE(stage_->e2e().driver().RemovePod(*pod).ok());
+}
+
+// A pod whose images are all present pulls nothing, so no line ever comes: `--until-done`
+// ends once the settle time has passed since the stream opened, instead of waiting for ever.
+TEST_F(ProgressE2e, UntilDoneEndsForAPodWithNothingToPull) {
+  auto pod = RunPod("nothing-to-pull");
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  constexpr seconds kSettle{2};
+  const std::string out = stage_->dir() + "/pull-none.out", err = stage_->dir() + "/pull-none.err";
+  const auto started = Clock::now();
+  const pid_t cli = FollowPod("shop/nothing-to-pull", {"--settle", std::to_string(kSettle.count()) + "s"}, out, err);
+  // Generous against a loaded machine's start-up, far short of never.
+  const int code = WaitPid(cli, 10 * kSettle + seconds(20));
+  const double took = std::chrono::duration<double>(Clock::now() - started).count();
+  EXPECT_EQ(code, 0) << "still following a pod with nothing to pull after " << took << " s: " << ReadAll(err)
+                     << ReadAll(out);
+  EXPECT_GE(took, std::chrono::duration<double>(kSettle).count()) << "ended before the settle time";
+  EXPECT_EQ(ReadAll(out).find("layer "), std::string::npos) << ReadAll(out);
+  std::printf(
+      "figure: statlet pull --until-done ended %.2f s after it started for a pod with nothing to pull (settle "
+      "%lld s)\n",
+      took, static_cast<long long>(kSettle.count()));
   EXPECT_TRUE(stage_->e2e().driver().RemovePod(*pod).ok());
 }
 
