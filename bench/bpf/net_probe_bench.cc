@@ -9,7 +9,9 @@
 //              byte [round trips] times: per round trip four packets (two data, two ACKs
 //              or piggybacked), each through a program; wall time and both processes' CPU
 //              time per round trip.
-// Ratios are medians of the per-round ratios (> 1: the probe costs), with their range.
+// Each round runs three sides: nothing attached, the floor (empty cgroup_skb programs at the
+// same place: the kernel's dispatch alone, bench/bpf/empty_skb_programs.h) and the probe.
+// Ratios are medians of the per-round ratios (> 1: the first side costs), with their range.
 //   statlet_net_probe_bench [rounds] [seconds] [round trips]   (root; iperf3 on PATH)
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
@@ -30,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bpf/empty_skb_programs.h"
 #include "bench/bpf/program_stats.h"
 #include "bpf/bpf_probes.h"
 
@@ -206,33 +209,50 @@ int main(int argc, char** argv) {
     kill(server, SIGTERM);
     return 1;
   }
-  std::vector<double> stream_ratio, per_cpu_ratio, wall_ratio, cpu_ratio;
-  std::vector<double> stream[2], per_cpu[2], wall[2], cpu[2];  // [0] off, [1] on
-  std::printf("round  first  stream Gbit/s off/on  Gbit/CPU-s off/on  pingpong wall ns off/on  cpu ns off/on\n");
+  // Three sides per round, in an order that rotates from round to round: nothing attached,
+  // the floor (empty programs: the kernel's dispatch alone), the probe.
+  enum Side { kOff, kFloor, kOn, kSides };
+  const char* const kSideName[kSides] = {"off", "floor", "on"};
+  std::vector<double> stream[kSides], per_cpu[kSides], wall[kSides], cpu[kSides];
+  // Per-round ratios against `base`: throughput as base/side (> 1: the side costs), time as side/base.
+  struct Ratios {
+    std::vector<double> stream, per_cpu, wall, cpu;
+  } ratio[kSides][kSides];
+  std::printf(
+      "round  order           stream Gbit/s off/floor/on   pingpong wall ns off/floor/on   cpu ns off/floor/on\n");
   for (int r = 0; r < rounds; r++) {
-    double s[2], e[2], w[2], c[2];
-    for (int k = 0; k < 2; k++) {
-      const int on = (r + k) % 2;  // alternate which side goes first
-      std::unique_ptr<statlet::BpfProbes> probes = on ? LoadNetProbe() : nullptr;
+    double s[kSides], e[kSides], w[kSides], c[kSides];
+    std::string order;
+    for (int k = 0; k < kSides; k++) {
+      const int side = (r + k) % kSides;
+      order += std::string(k ? "," : "") + kSideName[side];
+      std::unique_ptr<statlet::BpfProbes> probes = side == kOn ? LoadNetProbe() : nullptr;
+      std::unique_ptr<statlet::bench::EmptySkbPrograms> floor;
+      if (side == kFloor) {
+        floor = std::make_unique<statlet::bench::EmptySkbPrograms>();
+        if (!floor->Attach()) return 1;
+      }
       Stream st = RunIperf(seconds);
-      s[on] = st.gbit_s;
-      e[on] = st.gbit_per_cpu;
+      s[side] = st.gbit_s;
+      e[side] = st.gbit_per_cpu;
       PingPong p = RunPingPong(trips);
-      w[on] = p.wall_ns;
-      c[on] = p.cpu_ns;
+      w[side] = p.wall_ns;
+      c[side] = p.cpu_ns;
     }
-    for (int on = 0; on < 2; on++) {
-      stream[on].push_back(s[on]);
-      per_cpu[on].push_back(e[on]);
-      wall[on].push_back(w[on]);
-      cpu[on].push_back(c[on]);
+    for (int side = 0; side < kSides; side++) {
+      stream[side].push_back(s[side]);
+      per_cpu[side].push_back(e[side]);
+      wall[side].push_back(w[side]);
+      cpu[side].push_back(c[side]);
+      for (int base = 0; base < kSides; base++) {
+        ratio[side][base].stream.push_back(s[base] / s[side]);
+        ratio[side][base].per_cpu.push_back(e[base] / e[side]);
+        ratio[side][base].wall.push_back(w[side] / w[base]);
+        ratio[side][base].cpu.push_back(c[side] / c[base]);
+      }
     }
-    stream_ratio.push_back(s[0] / s[1]);  // > 1: the probe costs throughput
-    per_cpu_ratio.push_back(e[0] / e[1]);
-    wall_ratio.push_back(w[1] / w[0]);
-    cpu_ratio.push_back(c[1] / c[0]);
-    std::printf("%5d  %-5s  %6.2f / %6.2f          %7.0f / %7.0f        %7.0f / %7.0f\n", r, r % 2 ? "on" : "off", s[0],
-                s[1], w[0], w[1], c[0], c[1]);
+    std::printf("%5d  %-14s  %6.2f / %6.2f / %6.2f      %6.0f / %6.0f / %6.0f      %6.0f / %6.0f / %6.0f\n", r,
+                order.c_str(), s[kOff], s[kFloor], s[kOn], w[kOff], w[kFloor], w[kOn], c[kOff], c[kFloor], c[kOn]);
   }
   std::printf("\n");
   PrintProgramCosts(seconds, trips);
@@ -242,14 +262,19 @@ int main(int argc, char** argv) {
     return std::to_string(*std::min_element(v.begin(), v.end())).substr(0, 5) + "-" +
            std::to_string(*std::max_element(v.begin(), v.end())).substr(0, 5);
   };
-  std::printf("\nmedians over %d rounds (off / on):\n", rounds);
-  std::printf("  stream   %.2f / %.2f Gbit/s; off/on throughput %.4f (range %s)\n", Median(stream[0]),
-              Median(stream[1]), Median(stream_ratio), range(stream_ratio).c_str());
-  std::printf("  stream   %.2f / %.2f Gbit per CPU-second; off/on %.4f (range %s)\n", Median(per_cpu[0]),
-              Median(per_cpu[1]), Median(per_cpu_ratio), range(per_cpu_ratio).c_str());
-  std::printf("  pingpong wall %.0f / %.0f ns per round trip; on/off %.4f (range %s)\n", Median(wall[0]),
-              Median(wall[1]), Median(wall_ratio), range(wall_ratio).c_str());
-  std::printf("  pingpong cpu  %.0f / %.0f ns per round trip; on/off %.4f (range %s)\n", Median(cpu[0]), Median(cpu[1]),
-              Median(cpu_ratio), range(cpu_ratio).c_str());
+  std::printf("\nmedians over %d rounds (off / floor / on):\n", rounds);
+  std::printf("  stream   %.2f / %.2f / %.2f Gbit/s; %.2f / %.2f / %.2f Gbit per CPU-second\n", Median(stream[kOff]),
+              Median(stream[kFloor]), Median(stream[kOn]), Median(per_cpu[kOff]), Median(per_cpu[kFloor]),
+              Median(per_cpu[kOn]));
+  std::printf("  pingpong wall %.0f / %.0f / %.0f ns, cpu %.0f / %.0f / %.0f ns per round trip\n", Median(wall[kOff]),
+              Median(wall[kFloor]), Median(wall[kOn]), Median(cpu[kOff]), Median(cpu[kFloor]), Median(cpu[kOn]));
+  std::printf("ratios, medians of the rounds' ratios (> 1: the first side costs), with their range:\n");
+  const int pairs[3][2] = {{kOn, kOff}, {kFloor, kOff}, {kOn, kFloor}};
+  for (const auto& [side, base] : pairs) {
+    const Ratios& q = ratio[side][base];
+    std::printf("  %-5s vs %-5s  throughput %.4f (%s)  per CPU-s %.4f (%s)  pingpong wall %.4f (%s)  cpu %.4f (%s)\n",
+                kSideName[side], kSideName[base], Median(q.stream), range(q.stream).c_str(), Median(q.per_cpu),
+                range(q.per_cpu).c_str(), Median(q.wall), range(q.wall).c_str(), Median(q.cpu), range(q.cpu).c_str());
+  }
   return 0;
 }
