@@ -40,6 +40,7 @@
 #include "metrics/exit_families.h"
 #include "metrics/metric_selection.h"
 #include "pulls/image_pulls.h"
+#include "pulls/image_service.h"
 #include "pulls/progress_urls.h"
 #include "runtime/runtime_client.h"
 
@@ -170,7 +171,7 @@ int RunDaemonCommand(int argc, char** argv) {
   if (opts.cri.proxy) {
     cri_server =
         cri::StartCriServer(&deferred_source, opts.cri, opts.metrics, &self_metrics, pulls ? pulls->service() : nullptr,
-                            runtime.get(), pulls ? pulls->progress_service() : nullptr);
+                            runtime.get(), pulls ? pulls->progress_service() : nullptr, pulls::PullsOnlyMethods());
     if (!cri_server.ok()) {
       log::Error("cannot start the CRI proxy: " + cri_server.status().message());
       return 1;

@@ -16,6 +16,8 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "pulls/pull_engine.h"
 #include "pulls/runtime_puller.h"
@@ -37,6 +39,10 @@ struct ImageServiceOptions {
   // Register PullImage, PullImageWithProgress and PullImageProgress only (proxy mode).
   bool pulls_only = false;
 };
+
+// The methods a `pulls_only` service registers, as full paths
+// ("/runtime.v1.ImageService/PullImage", …).
+const std::vector<std::string>& PullsOnlyMethods();
 
 // `engine` and `runtime` must outlive the service.
 std::unique_ptr<grpc::Service> NewImageService(PullEngine* engine, RuntimeChannel* runtime,
