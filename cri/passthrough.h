@@ -1,10 +1,13 @@
 // PassThrough: proxy mode's generic gRPC service. Every runtime.v1 RuntimeService and
 // ImageService call that no registered method of statlet's server answers comes here (gRPC
-// matches registered methods first, so the stats calls and PullImage never do) and goes to
-// the node runtime by its method path, message bytes untouched:
+// matches registered methods first, so the stats calls never do) and goes to the node
+// runtime by its method path, message bytes untouched; the methods named in local_methods
+// (statlet's pulls) go the same way to statlet's own image service, on an in-process
+// server (cri_server.cc):
 //
-//   kubelet ──HTTP/2──▶ statlet CRI socket ──┬─ registered: stats calls, PullImage
-//                                             └─ anything else ─▶ PassedCall ──▶ runtime
+//   kubelet ──HTTP/2──▶ statlet CRI socket ──┬─ registered: stats calls
+//                                             └─ anything else ─▶ PassedCall ──┬─▶ runtime
+//                                                                              └─▶ pulls (in-process)
 //
 // The whole pass runs on one thread of the service's own, driving one completion queue
 // that both sides share: the server's asynchronous generic service (the caller's call) and
