@@ -99,11 +99,12 @@ void Bound(grpc::ServerBuilder* builder, const std::optional<PassThroughOptions>
 // completion queues in turn (gRPC's `poll` poller, which proxy mode uses:
 // cmd/daemon_command.cc), and a callback service adds gRPC's own callback queue, polled by
 // threads of the library, to those: a caller's connection that landed there was read by
-// those threads, which then woke the pass-through's thread on every passed call. With the
-// pass-through's queue the only polled one (the stats service's synchronous queues do
-// not poll when the server has an asynchronous one), one thread reads a passed call's
-// request, sends it on, reads the answer and writes it back; a pull goes through the
-// pass-through to the in-process server like any passed call.
+// those threads, which then woke the pass-through's thread on every passed call. Without
+// it the pass-through's thread alone reads the callers' connections (the stats service's
+// synchronous queue took none in the runs of bench/RESULTS.md: its thread stays idle), so
+// one thread reads a passed call's request, sends it on, reads the answer and writes it
+// back; a pull goes through the pass-through to the in-process server like any passed
+// call.
 // `unregistered` answers UNIMPLEMENTED for the methods the image service leaves out (none
 // is passed there, but gRPC wants a generic service beside a service that leaves some
 // out).
