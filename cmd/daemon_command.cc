@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <absl/synchronization/mutex.h>
+
 #include "base/log.h"
 #include "base/memory_trimmer.h"
 #include "base/node_name.h"
@@ -40,6 +42,7 @@
 #include "metrics/exit_families.h"
 #include "metrics/metric_selection.h"
 #include "pulls/image_pulls.h"
+#include "pulls/image_service.h"
 #include "pulls/progress_urls.h"
 #include "runtime/runtime_client.h"
 
@@ -132,6 +135,11 @@ int RunDaemonCommand(int argc, char** argv) {
   // queue's thread polls the connections of its own calls. Read when gRPC starts, which is
   // after this; a strategy set in the environment is kept.
   if (opts.cri.proxy) setenv("GRPC_POLL_STRATEGY", "poll", /*overwrite=*/0);
+  // gRPC's locks are abseil's Mutex, whose deadlock detection is on in Debian 12's abseil
+  // (a profile of the pass-through thread shows its lock graph): every lock taken is
+  // recorded in one graph for the process, under a lock of its own, on each passed call
+  // (bench/RESULTS.md). A lock-order cycle it suspected would also abort the daemon.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 
   // Block the stop signals before any thread starts, so that every thread inherits the mask
   // and only sigwait() below receives them.
@@ -170,7 +178,7 @@ int RunDaemonCommand(int argc, char** argv) {
   if (opts.cri.proxy) {
     cri_server =
         cri::StartCriServer(&deferred_source, opts.cri, opts.metrics, &self_metrics, pulls ? pulls->service() : nullptr,
-                            runtime.get(), pulls ? pulls->progress_service() : nullptr);
+                            runtime.get(), pulls ? pulls->progress_service() : nullptr, pulls::PullsOnlyMethods());
     if (!cri_server.ok()) {
       log::Error("cannot start the CRI proxy: " + cri_server.status().message());
       return 1;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <climits>
 
+#include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/resource_quota.h>
 
@@ -92,6 +93,33 @@ void Bound(grpc::ServerBuilder* builder, const std::optional<PassThroughOptions>
   builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
 }
 
+// Proxy mode: the image service (a callback-API service, pulls/image_service.h) serves on
+// a server of its own in this process, reached through an in-process channel, and not on
+// the socket's server. A server hands each new connection to the pollset of one of its
+// completion queues in turn (gRPC's `poll` poller, which proxy mode uses:
+// cmd/daemon_command.cc), and a callback service adds gRPC's own callback queue, polled by
+// threads of the library, to those: a caller's connection that landed there was read by
+// those threads, which then woke the pass-through's thread on every passed call. Without
+// it the pass-through's thread alone reads the callers' connections (the stats service's
+// synchronous queue took none in the runs of bench/RESULTS.md: its thread stays idle), so
+// one thread reads a passed call's request, sends it on, reads the answer and writes it
+// back; a pull goes through the pass-through to the in-process server like any passed
+// call.
+// `unregistered` answers UNIMPLEMENTED for the methods the image service leaves out (none
+// is passed there, but gRPC wants a generic service beside a service that leaves some
+// out).
+StatusOr<std::unique_ptr<grpc::Server>> StartImagesServer(grpc::Service* images,
+                                                          grpc::CallbackGenericService* unregistered,
+                                                          size_t max_message_bytes) {
+  grpc::ServerBuilder builder;
+  builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<size_t>(max_message_bytes, INT32_MAX)));
+  builder.RegisterService(images);
+  builder.RegisterCallbackGenericService(unregistered);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr) return Internal("cannot start the in-process image service");
+  return server;
+}
+
 // Every image call answers UNIMPLEMENTED (a server without a runtime behind it).
 class UnimplementedImageService final : public ::runtime::v1::ImageService::Service {};
 
@@ -109,16 +137,33 @@ StatusOr<std::unique_ptr<CriServer>> CriServer::Start(SnapshotSource* source, co
   if (Status s = PrepareListenPath(*path); !s.ok()) return s;
 
   CriServiceOptions service = options.service;
+  grpc::Service* images = options.image_service;
+  std::unique_ptr<grpc::CallbackGenericService> unregistered_images;
+  std::unique_ptr<grpc::Server> images_server;
   std::unique_ptr<PassThroughService> pass_through;
   if (options.proxy) {
     service.stats_calls_only = true;
-    auto created = PassThroughService::Create(*options.proxy);
+    PassThroughOptions proxy = *options.proxy;
+    if (images != nullptr) {
+      if (options.image_methods.empty()) return InvalidArgument("the CRI proxy's image service names no methods");
+      unregistered_images = std::make_unique<grpc::CallbackGenericService>();
+      auto started = StartImagesServer(images, unregistered_images.get(), proxy.max_message_bytes);
+      if (!started.ok()) return started.status();
+      images_server = std::move(*started);
+      grpc::ChannelArguments args;
+      args.SetMaxReceiveMessageSize(static_cast<int>(std::min<size_t>(proxy.max_message_bytes, INT32_MAX)));
+      proxy.local_channel = images_server->InProcessChannel(args);
+      proxy.local_methods = options.image_methods;
+      images = nullptr;  // not on the socket's server
+    }
+    auto created = PassThroughService::Create(std::move(proxy));
     if (!created.ok()) return created.status();
     pass_through = std::move(*created);
   }
   std::unique_ptr<CriServer> server(new CriServer(*path, std::make_unique<CriStatsService>(source, service)));
   server->pass_through_ = std::move(pass_through);
-  grpc::Service* images = options.image_service;
+  server->images_server_ = std::move(images_server);
+  server->unregistered_images_ = std::move(unregistered_images);
   if (images == nullptr && !options.proxy) {
     server->unimplemented_images_ = std::make_unique<UnimplementedImageService>();
     images = server->unimplemented_images_.get();
@@ -162,9 +207,15 @@ void CriServer::Stop(std::chrono::milliseconds grace) {
   if (server_ == nullptr) return;
   server_->Shutdown(std::chrono::system_clock::now() + grace);
   server_->Wait();
-  // The passed calls' queue goes after the server's shutdown, before the server.
+  // The passed calls' queue goes after the server's shutdown, before the server; the
+  // in-process image server's calls were the passed calls' (cancelled by then).
   if (pass_through_) pass_through_->Stop();
+  if (images_server_) {
+    images_server_->Shutdown(std::chrono::system_clock::now() + grace);
+    images_server_->Wait();
+  }
   server_.reset();
+  images_server_.reset();
   // Remove the socket only if it is still ours (not replaced by a newer instance).
   struct stat st;
   if (socket_inode_ != 0 && stat(path_.c_str(), &st) == 0 && st.st_ino == socket_inode_) unlink(path_.c_str());

@@ -2,7 +2,8 @@
 // and an ImageService on a unix socket. The daemon
 // starts one with its SnapshotSource (and its image service, pulls/) and stops it at
 // shutdown. In proxy mode (`proxy` set) it also registers the generic PassThroughService:
-// every call neither service registers goes to the runtime (cri/passthrough.h).
+// every call neither service registers goes to the runtime (cri/passthrough.h), and the
+// image service's calls reach it in-process through the pass-through.
 #pragma once
 
 #include <sys/types.h>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "cri/passthrough.h"
@@ -19,6 +21,7 @@
 #include "snapshot/snapshot_source.h"
 
 namespace grpc {
+class CallbackGenericService;
 class Server;
 class Service;
 }  // namespace grpc
@@ -35,8 +38,11 @@ struct CriServerOptions {
   metrics::CallObserver* call_observer = nullptr;  // told every call when set; must outlive the server
   // Serves runtime.v1.ImageService (must outlive the server); null: every image call
   // answers UNIMPLEMENTED (passes to the runtime in proxy mode). In proxy mode it must
-  // register only the methods statlet answers itself.
+  // register only the methods statlet answers itself, named in image_methods (full
+  // paths): it then serves on an in-process server of its own, and the pass-through
+  // passes those calls to it (cri_server.cc says why).
   grpc::Service* image_service = nullptr;
+  std::vector<std::string> image_methods;
   // More runtime.v1.RuntimeService methods statlet answers itself (ImagePullProgress,
   // pulls/pull_progress_service.h), registered beside the stats service: in proxy mode
   // gRPC matches them before the generic service, so they never reach the runtime. Must
@@ -67,8 +73,10 @@ class CriServer {
   std::string path_;
   ino_t socket_inode_ = 0;
   std::unique_ptr<CriStatsService> stats_;
-  std::unique_ptr<grpc::Service> unimplemented_images_;  // when no image service is given
-  std::unique_ptr<PassThroughService> pass_through_;     // proxy mode; outlives server_
+  std::unique_ptr<grpc::Service> unimplemented_images_;                // when no image service is given
+  std::unique_ptr<PassThroughService> pass_through_;                   // proxy mode; outlives server_
+  std::unique_ptr<grpc::CallbackGenericService> unregistered_images_;  // outlives images_server_
+  std::unique_ptr<grpc::Server> images_server_;                        // proxy mode: image_service, in-process only
   std::unique_ptr<grpc::Server> server_;
 };
 

@@ -18,7 +18,8 @@ std::unique_ptr<RuntimeClient> StartRuntimeClient(const CriDaemonOptions& o) {
 StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, const CriDaemonOptions& o,
                                                     const metrics::SampleRules& rules, metrics::CallObserver* calls,
                                                     grpc::Service* image_service, RuntimeClient* runtime,
-                                                    grpc::Service* runtime_extra) {
+                                                    grpc::Service* runtime_extra,
+                                                    const std::vector<std::string>& image_methods) {
   if (o.listen.empty()) return std::unique_ptr<CriServer>();
   CriServerOptions so;
   so.listen_path = o.listen;
@@ -27,6 +28,7 @@ StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, cons
   so.service.rules = rules;
   so.call_observer = calls;
   so.image_service = image_service;
+  so.image_methods = image_methods;
   so.runtime_extra = runtime_extra;
   so.service.runtime = runtime;
   if (o.proxy) {

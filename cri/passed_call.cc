@@ -219,14 +219,16 @@ void PassedCall::StartUnary() {
   // The caller's further messages are not read: the unary call sends its one request and
   // half-closes.
   NewUpstreamContext();
-  up_unary_ = service_->stub_.PrepareUnaryCall(up_ctx_.get(), ctx_.method(), request_, service_->cq_.get());
+  bool local = false;
+  grpc::GenericStub& stub = service_->StubFor(ctx_.method(), &local);
+  up_unary_ = stub.PrepareUnaryCall(up_ctx_.get(), ctx_.method(), request_, service_->cq_.get());
   up_started_ = true;
   writes_closed_ = true;
   up_finish_asked_ = true;
   up_unary_->StartCall();
-  // A call that changes sandboxes or containers takes the runtime milliseconds: polling for
-  // its answer would only take a CPU from the runtime.
-  spins_ = !ChangesWorkloads(ctx_.method());
+  // A call that changes sandboxes or containers takes the runtime milliseconds, and a pull
+  // of statlet's own seconds: polling for its answer would only take a CPU from them.
+  spins_ = !ChangesWorkloads(ctx_.method()) && !local;
   if (spins_) ++service_->awaiting_runtime_;
   // One receive for the whole answer: the library takes the runtime's initial metadata in
   // with the message and status, as none was read before.
@@ -238,7 +240,8 @@ void PassedCall::StartPump(bool with_message, bool writes_done) {
   // The call's metadata leaves with its first message or its half-close: the library
   // sends both from one operation set, which cannot be started twice at once.
   up_ctx_->set_initial_metadata_corked(true);
-  up_ = service_->stub_.PrepareCall(up_ctx_.get(), ctx_.method(), service_->cq_.get());
+  bool local = false;
+  up_ = service_->StubFor(ctx_.method(), &local).PrepareCall(up_ctx_.get(), ctx_.method(), service_->cq_.get());
   up_started_ = true;
   up_->StartCall(nullptr);  // corked: starts nothing yet, reports nothing
   // The first read takes the runtime's initial metadata in with it (the library adds it

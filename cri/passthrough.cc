@@ -100,6 +100,13 @@ PassThroughService::PassThroughService(PassThroughOptions options, std::string p
       channel_(RuntimeChannel(path_, options_.max_message_bytes)),
       stub_(channel_) {
   channel_->GetState(/*try_to_connect=*/true);  // the first passed call finds it connected
+  if (options_.local_channel != nullptr) local_stub_ = std::make_unique<grpc::GenericStub>(options_.local_channel);
+}
+
+grpc::GenericStub& PassThroughService::StubFor(std::string_view method, bool* local) {
+  *local = local_stub_ != nullptr && std::find(options_.local_methods.begin(), options_.local_methods.end(), method) !=
+                                         options_.local_methods.end();
+  return *local ? *local_stub_ : stub_;
 }
 
 PassThroughService::~PassThroughService() { Stop(); }

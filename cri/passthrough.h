@@ -1,10 +1,13 @@
 // PassThrough: proxy mode's generic gRPC service. Every runtime.v1 RuntimeService and
 // ImageService call that no registered method of statlet's server answers comes here (gRPC
-// matches registered methods first, so the stats calls and PullImage never do) and goes to
-// the node runtime by its method path, message bytes untouched:
+// matches registered methods first, so the stats calls never do) and goes to the node
+// runtime by its method path, message bytes untouched; the methods named in local_methods
+// (statlet's pulls) go the same way to statlet's own image service, on an in-process
+// server (cri_server.cc):
 //
-//   kubelet ──HTTP/2──▶ statlet CRI socket ──┬─ registered: stats calls, PullImage
-//                                             └─ anything else ─▶ PassedCall ──▶ runtime
+//   kubelet ──HTTP/2──▶ statlet CRI socket ──┬─ registered: stats calls
+//                                             └─ anything else ─▶ PassedCall ──┬─▶ runtime
+//                                                                              └─▶ pulls (in-process)
 //
 // The whole pass runs on one thread of the service's own, driving one completion queue
 // that both sides share: the server's asynchronous generic service (the caller's call) and
@@ -41,6 +44,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include <grpcpp/alarm.h>
 #include <grpcpp/generic/async_generic_service.h>
@@ -58,6 +62,12 @@ struct PassThroughOptions {
   size_t max_held_bytes = size_t{64} << 20;
   std::chrono::milliseconds request_timeout{10000};
   std::chrono::milliseconds write_stall_timeout{120000};
+  // Methods statlet answers itself on a server of its own in this process (full paths),
+  // and the in-process channel to it: their calls are passed there, not to the runtime
+  // (cri_server.cc says why). Such a call may take long (a pull), so the thread does not
+  // poll for its answer.
+  std::vector<std::string> local_methods;
+  std::shared_ptr<grpc::Channel> local_channel;
   // Called (on the pass-through's thread, never under a lock of statlet's; it must not
   // wait on anything) when a call that changes the node's sandboxes or containers
   // succeeded: the runtime metadata is stale.
@@ -108,6 +118,8 @@ class PassThroughService {
   void CheckTimes();
 
   // For PassedCall (on the thread).
+  // The stub `method` is passed through; *local: whether to this process's own server.
+  grpc::GenericStub& StubFor(std::string_view method, bool* local);
   bool Hold(size_t bytes);  // false (nothing held) when over max_held_bytes
   void Release(size_t bytes) { held_bytes_.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed); }
   void Link(PassedCall* call);
@@ -117,6 +129,7 @@ class PassThroughService {
   const std::string path_;  // the runtime's socket
   std::shared_ptr<grpc::Channel> channel_;
   grpc::GenericStub stub_;
+  std::unique_ptr<grpc::GenericStub> local_stub_;  // when options_.local_channel is set
   grpc::AsyncGenericService generic_;
   std::unique_ptr<grpc::ServerCompletionQueue> cq_;
   std::thread thread_;

@@ -1,5 +1,6 @@
 #include "pulls/image_service.h"
 
+#include <algorithm>
 #include <atomic>
 #include <optional>
 
@@ -340,9 +341,10 @@ class ImageService final : public Base {
     // Registered methods take precedence over the server's generic service: the calls
     // that are not pulls are unregistered (the descriptor's order is the service's).
     const google::protobuf::ServiceDescriptor& service = proto::CriImageService();
+    const std::vector<std::string>& kept = PullsOnlyMethods();
     for (int i = 0; i < service.method_count(); ++i) {
-      const std::string& name = service.method(i)->name();
-      if (name != "PullImage" && name != "PullImageWithProgress" && name != "PullImageProgress") MarkMethodGeneric(i);
+      const std::string path = "/" + service.full_name() + "/" + service.method(i)->name();
+      if (std::find(kept.begin(), kept.end(), path) == kept.end()) MarkMethodGeneric(i);
     }
   }
 
@@ -454,6 +456,13 @@ class ImageService final : public Base {
 };
 
 }  // namespace
+
+const std::vector<std::string>& PullsOnlyMethods() {
+  static const std::vector<std::string> methods = {"/runtime.v1.ImageService/PullImage",
+                                                   "/runtime.v1.ImageService/PullImageWithProgress",
+                                                   "/runtime.v1.ImageService/PullImageProgress"};
+  return methods;
+}
 
 std::unique_ptr<grpc::Service> NewImageService(PullEngine* engine, RuntimeChannel* runtime,
                                                ImageServiceOptions options) {

@@ -10,12 +10,15 @@
 //   * StreamImages answers UNIMPLEMENTED (crictl does not use it; containerd 1.6 does
 //     not serve it).
 // In proxy mode (`pulls_only`, docs/cri.md) only PullImage and the two progress
-// calls are registered: the other image calls reach the CRI server's generic service,
-// which passes them to the runtime with their metadata and trailers.
+// calls are registered (PullsOnlyMethods): the CRI server's pass-through passes those to
+// this service, which then serves in-process, and the other image calls to the runtime
+// with their metadata and trailers.
 #pragma once
 
 #include <chrono>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "pulls/pull_engine.h"
 #include "pulls/runtime_puller.h"
@@ -37,6 +40,10 @@ struct ImageServiceOptions {
   // Register PullImage, PullImageWithProgress and PullImageProgress only (proxy mode).
   bool pulls_only = false;
 };
+
+// The methods a `pulls_only` service registers, as full paths
+// ("/runtime.v1.ImageService/PullImage", …).
+const std::vector<std::string>& PullsOnlyMethods();
 
 // `engine` and `runtime` must outlive the service.
 std::unique_ptr<grpc::Service> NewImageService(PullEngine* engine, RuntimeChannel* runtime,

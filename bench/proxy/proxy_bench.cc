@@ -13,7 +13,14 @@
 // revision's), stands beside the first on its own socket and takes its turn in every round
 // too (the sides' order changes each round): both statlets did the same calls in the same
 // run. Each proxy's CPU (utime+stime of its process, collections in the background
-// included) over its turns is reported per passed call.
+// included) over its measured calls is reported per passed call.
+// The two proxies are started alike (the same flags, one probe connection each, in slot
+// order: --baseline-first starts the baseline first), and every side takes a connection
+// of its own at each of its turns, warmed before it is measured: gRPC's server hands each
+// new connection to one of its completion queues' pollers in turn, so the round's
+// connection, not the process's start, decides which poller reads it, and both proxies
+// see the same sequence of connections. Running the bench a second time with
+// --baseline-first measures each binary in the other slot.
 // Figures are medians over the rounds with their [min–max]. Then memory: a statlet in
 // stats mode (no --cri.proxy) and the proxy beside it answer the same stats calls, the
 // proxy passes --passed calls more, and both resident sets are read.
@@ -50,9 +57,13 @@ struct Args {
   int cycles = 3;   // pod cycles per side and round
   int pods = 10;    // pods (one container each) ListContainers lists
   int passed = 10000;
-  std::string baseline;  // another statlet binary, proxied beside this tree's
+  std::string baseline;         // another statlet binary, proxied beside this tree's
+  bool baseline_first = false;  // the baseline takes the first slot (started first)
   std::string json;
 };
+
+// Calls of each kind on a side's new connection before its turn is measured.
+constexpr int kWarmCalls = 20;
 
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
@@ -112,11 +123,15 @@ void Check(const grpc::Status& s, const char* what) {
 class Side {
  public:
   // `pid`: the proxy behind the socket (0: none, the runtime itself).
-  Side(std::string name, const std::string& socket, pid_t pid = 0)
-      : name_(std::move(name)), client_(socket), pid_(pid) {}
+  Side(std::string name, std::string socket, pid_t pid = 0)
+      : name_(std::move(name)), socket_(std::move(socket)), pid_(pid) {
+    Reconnect();
+  }
   const std::string& name() const { return name_; }
   pid_t pid() const { return pid_; }
-  KubeletClient& client() { return client_; }
+  KubeletClient& client() { return *client_; }
+  // New connections (the old ones close).
+  void Reconnect() { client_ = std::make_unique<KubeletClient>(socket_); }
 
   // `calls` calls of each unary kind; their latencies in ms, by kind.
   void Unary(int calls, const std::string& container, std::map<std::string, std::vector<double>>* out) {
@@ -125,19 +140,19 @@ class Side {
     for (int i = 0; i < calls; ++i) {
       v1::VersionResponse version;
       auto t0 = Clock::now();
-      Check(client_.runtime().Version(Ctx().get(), v1::VersionRequest(), &version), "Version");
+      Check(client_->runtime().Version(Ctx().get(), v1::VersionRequest(), &version), "Version");
       (*out)["Version"].push_back(Ms(Clock::now() - t0));
     }
     for (int i = 0; i < calls; ++i) {
       v1::ListContainersResponse list;
       auto t0 = Clock::now();
-      Check(client_.runtime().ListContainers(Ctx().get(), v1::ListContainersRequest(), &list), "ListContainers");
+      Check(client_->runtime().ListContainers(Ctx().get(), v1::ListContainersRequest(), &list), "ListContainers");
       (*out)["ListContainers"].push_back(Ms(Clock::now() - t0));
     }
     for (int i = 0; i < calls; ++i) {
       v1::ContainerStatusResponse resp;
       auto t0 = Clock::now();
-      Check(client_.runtime().ContainerStatus(Ctx().get(), status, &resp), "ContainerStatus");
+      Check(client_->runtime().ContainerStatus(Ctx().get(), status, &resp), "ContainerStatus");
       (*out)["ContainerStatus"].push_back(Ms(Clock::now() - t0));
     }
   }
@@ -149,33 +164,33 @@ class Side {
     v1::RunPodSandboxRequest run;
     *run.mutable_config() = pod.config;
     v1::RunPodSandboxResponse ran;
-    Check(client_.runtime().RunPodSandbox(Ctx(seconds(120)).get(), run, &ran), "RunPodSandbox");
+    Check(client_->runtime().RunPodSandbox(Ctx(seconds(120)).get(), run, &ran), "RunPodSandbox");
     pod.id = ran.pod_sandbox_id();
     v1::CreateContainerResponse created;
-    Check(client_.runtime().CreateContainer(Ctx().get(), CreateRequest(pod, "app", stage.image(), {"sleep", "3600"}),
-                                            &created),
+    Check(client_->runtime().CreateContainer(Ctx().get(), CreateRequest(pod, "app", stage.image(), {"sleep", "3600"}),
+                                             &created),
           "CreateContainer");
     v1::StartContainerRequest start;
     start.set_container_id(created.container_id());
     v1::StartContainerResponse started;
-    Check(client_.runtime().StartContainer(Ctx().get(), start, &started), "StartContainer");
+    Check(client_->runtime().StartContainer(Ctx().get(), start, &started), "StartContainer");
     v1::StopContainerRequest stop;
     stop.set_container_id(created.container_id());
     stop.set_timeout(0);
     v1::StopContainerResponse stopped;
-    Check(client_.runtime().StopContainer(Ctx().get(), stop, &stopped), "StopContainer");
+    Check(client_->runtime().StopContainer(Ctx().get(), stop, &stopped), "StopContainer");
     v1::RemoveContainerRequest rm;
     rm.set_container_id(created.container_id());
     v1::RemoveContainerResponse removed;
-    Check(client_.runtime().RemoveContainer(Ctx().get(), rm, &removed), "RemoveContainer");
+    Check(client_->runtime().RemoveContainer(Ctx().get(), rm, &removed), "RemoveContainer");
     v1::StopPodSandboxRequest stop_pod;
     stop_pod.set_pod_sandbox_id(pod.id);
     v1::StopPodSandboxResponse pod_stopped;
-    Check(client_.runtime().StopPodSandbox(Ctx().get(), stop_pod, &pod_stopped), "StopPodSandbox");
+    Check(client_->runtime().StopPodSandbox(Ctx().get(), stop_pod, &pod_stopped), "StopPodSandbox");
     v1::RemovePodSandboxRequest rm_pod;
     rm_pod.set_pod_sandbox_id(pod.id);
     v1::RemovePodSandboxResponse pod_removed;
-    Check(client_.runtime().RemovePodSandbox(Ctx().get(), rm_pod, &pod_removed), "RemovePodSandbox");
+    Check(client_->runtime().RemovePodSandbox(Ctx().get(), rm_pod, &pod_removed), "RemovePodSandbox");
     const double ms = Ms(Clock::now() - t0);
     (void)RemoveCgroupEverywhere(pod.cgroup_parent, seconds(10));
     return ms;
@@ -183,7 +198,8 @@ class Side {
 
  private:
   std::string name_;
-  KubeletClient client_;
+  std::string socket_;
+  std::unique_ptr<KubeletClient> client_;
   pid_t pid_ = 0;
 };
 
@@ -208,13 +224,15 @@ Args ParseArgs(int argc, char** argv) {
       a.passed = std::atoi(v);
     } else if (const char* v = value("--baseline")) {
       a.baseline = v;
+    } else if (std::strcmp(argv[i], "--baseline-first") == 0) {
+      a.baseline_first = true;
     } else if (const char* v = value("--json")) {
       a.json = v;
     } else {
       std::fprintf(
           stderr,
-          "usage: bench_proxy [--rounds N] [--calls N] [--cycles N] [--pods N] [--passed N] [--baseline STATLET] "
-          "[--json FILE]\n");
+          "usage: bench_proxy [--rounds N] [--calls N] [--cycles N] [--pods N] [--passed N] [--baseline STATLET "
+          "[--baseline-first]] [--json FILE]\n");
       std::exit(2);
     }
   }
@@ -228,29 +246,47 @@ int Run(const Args& args) {
     return 1;
   }
   ProxyStage& stage = **started;
+  // The stage's own statlet goes: both proxies are started here, alike.
+  stage.StopStatlet();
   Side direct("direct", stage.containerd_socket());
-  Side proxied("statlet", stage.statlet_socket(), stage.statlet_pid());
-  // The baseline proxy: the same flags, another binary, its own socket.
-  std::unique_ptr<testing::BinaryProcess> baseline_process;
-  std::unique_ptr<Side> baseline;
+  struct Slot {
+    std::string name, binary;
+  };
+  // The stage's command line names this tree's statlet.
+  std::vector<Slot> slots = {{"statlet", stage.StatletArgs(/*proxy=*/true, "", 0)[0]}};
   if (!args.baseline.empty()) {
-    const std::string socket = stage.dir() + "/baseline.sock";
+    slots.push_back({"baseline", args.baseline});
+    if (args.baseline_first) std::swap(slots[0], slots[1]);
+  }
+  std::map<std::string, std::unique_ptr<testing::BinaryProcess>> processes;
+  std::map<std::string, std::unique_ptr<Side>> proxies;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const std::string socket = stage.dir() + "/slot" + std::to_string(i + 1) + ".sock";
     std::vector<std::string> argv = stage.StatletArgs(/*proxy=*/true, socket, testing::FreeLoopbackPort());
-    argv[0] = args.baseline;
-    baseline_process = std::make_unique<testing::BinaryProcess>(argv, stage.dir() + "/baseline.log");
-    baseline = std::make_unique<Side>("baseline", socket, baseline_process->pid());
+    argv[0] = slots[i].binary;
+    auto process = std::make_unique<testing::BinaryProcess>(argv, stage.dir() + "/" + slots[i].name + ".log");
+    // One probe connection per attempt, as the stage does: a channel that failed to
+    // connect would wait out a backoff.
     if (!testing::WaitFor(
             [&] {
+              auto stub = v1::RuntimeService::NewStub(KubeletChannel(socket, /*fresh=*/true));
               v1::VersionResponse r;
-              return baseline->client().runtime().Version(Ctx().get(), v1::VersionRequest(), &r).ok();
+              return stub->Version(Ctx(std::chrono::milliseconds(500)).get(), v1::VersionRequest(), &r).ok();
             },
             seconds(30))) {
-      std::fprintf(stderr, "bench_proxy: the baseline statlet did not answer\n");
+      std::fprintf(stderr, "bench_proxy: the %s statlet (%s) did not answer\n", slots[i].name.c_str(),
+                   slots[i].binary.c_str());
       return 1;
     }
+    std::printf("slot %zu: %s (%s), pid %d\n", i + 1, slots[i].name.c_str(), slots[i].binary.c_str(),
+                static_cast<int>(process->pid()));
+    proxies[slots[i].name] = std::make_unique<Side>(slots[i].name, socket, process->pid());
+    processes[slots[i].name] = std::move(process);
   }
+  Side& proxied = *proxies["statlet"];
+  Side* baseline = args.baseline.empty() ? nullptr : proxies["baseline"].get();
   std::vector<Side*> sides = {&direct, &proxied};
-  if (baseline) sides.push_back(baseline.get());
+  if (baseline) sides.push_back(baseline);
 
   // The pods ListContainers lists (made straight on containerd), one of whose containers
   // ContainerStatus asks about.
@@ -297,6 +333,12 @@ int Run(const Args& args) {
     std::map<std::string, std::map<std::string, double>> round50, round99;
     std::map<std::string, double> round_cycle;
     for (Side* side : order) {
+      // A connection of the side's own for this turn, warmed (not measured).
+      side->Reconnect();
+      {
+        std::map<std::string, std::vector<double>> warm;
+        side->Unary(kWarmCalls, container, &warm);
+      }
       std::map<std::string, std::vector<double>> ms;
       const uint64_t ticks0 = side->pid() > 0 ? CpuTicks(side->pid()) : 0;
       side->Unary(args.calls, container, &ms);
@@ -358,37 +400,48 @@ int Run(const Args& args) {
     std::fprintf(stderr, "bench_proxy: the stats-mode statlet did not answer\n");
     return 1;
   }
+  std::map<std::string, uint64_t> rss_before, rss_after;  // proxy side -> KiB
   for (int i = 0; i < 100; ++i) {
-    for (KubeletClient* c : {&stats_client, &proxied.client()}) {
+    std::vector<KubeletClient*> clients = {&stats_client, &proxied.client()};
+    if (baseline) clients.push_back(&baseline->client());
+    for (KubeletClient* c : clients) {
       v1::ListPodSandboxStatsResponse r;
       Check(c->runtime().ListPodSandboxStats(Ctx().get(), stats_req, &r), "ListPodSandboxStats");
     }
   }
-  const uint64_t proxy_before = RssKib(stage.statlet_pid()), stats_before = RssKib(stats_mode.pid());
+  const uint64_t stats_before = RssKib(stats_mode.pid());
   v1::ContainerStatusRequest status;
   status.set_container_id(container);
-  for (int i = 0; i < args.passed; ++i) {
-    switch (i % 3) {
-      case 0: {
-        v1::VersionResponse r;
-        Check(proxied.client().runtime().Version(Ctx().get(), v1::VersionRequest(), &r), "Version");
-        break;
-      }
-      case 1: {
-        v1::ListContainersResponse r;
-        Check(proxied.client().runtime().ListContainers(Ctx().get(), v1::ListContainersRequest(), &r),
-              "ListContainers");
-        break;
-      }
-      default: {
-        v1::ContainerStatusResponse r;
-        Check(proxied.client().runtime().ContainerStatus(Ctx().get(), status, &r), "ContainerStatus");
+  for (Side* side : sides) {
+    if (side->pid() <= 0) continue;
+    rss_before[side->name()] = RssKib(side->pid());
+    for (int i = 0; i < args.passed; ++i) {
+      switch (i % 3) {
+        case 0: {
+          v1::VersionResponse r;
+          Check(side->client().runtime().Version(Ctx().get(), v1::VersionRequest(), &r), "Version");
+          break;
+        }
+        case 1: {
+          v1::ListContainersResponse r;
+          Check(side->client().runtime().ListContainers(Ctx().get(), v1::ListContainersRequest(), &r),
+                "ListContainers");
+          break;
+        }
+        default: {
+          v1::ContainerStatusResponse r;
+          Check(side->client().runtime().ContainerStatus(Ctx().get(), status, &r), "ContainerStatus");
+        }
       }
     }
   }
-  // Both settle (the daemons give freed memory back every 250 ms).
+  // They settle (the daemons give freed memory back every 250 ms).
   std::this_thread::sleep_for(seconds(2));  // a measurement interval, not a synchronisation
-  const uint64_t proxy_after = RssKib(stage.statlet_pid()), stats_after = RssKib(stats_mode.pid());
+  for (Side* side : sides) {
+    if (side->pid() > 0) rss_after[side->name()] = RssKib(side->pid());
+  }
+  const uint64_t stats_after = RssKib(stats_mode.pid());
+  const uint64_t proxy_before = rss_before["statlet"], proxy_after = rss_after["statlet"];
   stats_mode.Stop();
 
   // Report.
@@ -443,7 +496,7 @@ int Run(const Args& args) {
     if (side->pid() <= 0) continue;
     Spread c = SpreadOf(cpu_us[side->name()]);
     const double calls = 3.0 * args.calls * args.rounds;
-    std::printf("%-16s %-8s %.0f µs per passed call over the run, per round %.0f [%.0f-%.0f] (utime+stime)\n",
+    std::printf("%-16s %-8s %.0f µs per measured passed call over the run, per round %.0f [%.0f-%.0f] (utime+stime)\n",
                 "proxy CPU", side->name().c_str(),
                 1e6 * static_cast<double>(cpu_ticks[side->name()]) / static_cast<double>(sysconf(_SC_CLK_TCK)) / calls,
                 c.median, c.min, c.max);
@@ -453,6 +506,11 @@ int Run(const Args& args) {
       "(target <= +5 MiB)\n",
       args.passed, proxy_after / 1024.0, proxy_before / 1024.0, stats_after / 1024.0, stats_before / 1024.0,
       (static_cast<double>(proxy_after) - static_cast<double>(stats_after)) / 1024.0);
+  if (baseline) {
+    std::printf("RSS after %d passed calls: baseline %.1f MiB (%.1f before): %+.1f MiB over stats mode\n", args.passed,
+                rss_after["baseline"] / 1024.0, rss_before["baseline"] / 1024.0,
+                (static_cast<double>(rss_after["baseline"]) - static_cast<double>(stats_after)) / 1024.0);
+  }
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "], \"cycle\": {\"direct_ms\": %.2f, \"direct_min_ms\": %.2f, \"direct_max_ms\": %.2f, \"statlet_ms\": "

@@ -683,6 +683,29 @@ TEST_F(PullE2e, AKubeletPullThroughTheProxyIsSeenWithItsPodAndLayers) {
   stage_->StopAgent(&*agent);
 }
 
+// A progress stream (KEP-3542) through the proxy: the pass-through hands it to statlet's
+// image service on its in-process server (cri/cri_server.cc) and streams its reports back
+// one by one, up to the pulled image.
+TEST_F(PullE2e, AProgressStreamThroughTheProxyReportsUpToThePulledImage) {
+  auto agent = stage_->StartAgent("stream", {"--cri.proxy"});
+  ASSERT_TRUE(agent.ok()) << agent.status().ToString();
+  auto stub = stage_->ImagesAt(agent->socket);
+  {
+    ProgressCall call(stub.get(), ProgressRequest(image_->ref, kep::TIME, 1, -1, /*detailed=*/false));
+    grpc::Status st = call.Wait();
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    auto reports = call.reports();
+    ASSERT_GE(reports.size(), 3u) << "a 3 s pull at 1 s intervals";
+    const auto& last = reports.back().msg;
+    EXPECT_EQ(last.image_ref(), image_->config_digest);
+    EXPECT_EQ(last.offset().value(), image_->total);
+  }
+  auto has = stage_->ContainerdHasImage(image_->ref);
+  ASSERT_TRUE(has.ok()) << has.status().ToString();
+  EXPECT_TRUE(*has);
+  stage_->StopAgent(&*agent);
+}
+
 // A pull made straight on containerd (`ctr -n k8s.io images pull`, as the kubelet's pulls
 // are straight on containerd's CRI plugin) is seen by a statlet that does not carry it: in
 // /imagepulls, from containerd's lease, ingests and image store, with the layer's bytes
