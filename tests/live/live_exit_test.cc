@@ -1,15 +1,18 @@
 // Exit records on this machine's real kernel: many short-lived container cgroups (a real
-// process each, living 100-500 ms), each removed as soon as its process is reaped, the
-// way a runtime deletes a finished task. Each must appear, with its final CPU time, in a
+// process each, living 100-500 ms), each removed after its process exits as soon as a
+// runtime deletes a finished task. Each must appear, with its final CPU time, in a
 // snapshot taken at a scrape interval, whatever happened between scrapes.
 #include <dirent.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -45,6 +48,13 @@ int64_t MonoNs() {
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
 
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
 std::string ContainerId(size_t i) {
   char buf[65];
   std::snprintf(buf, sizeof buf, "%064zx", i + 0xe0000);
@@ -63,25 +73,36 @@ struct KernelFinal {
   bool has_peak = false;    // the kernel keeps a memory peak here
 };
 
-// The share of containers that must be captured. Each cgroup here is removed 0-10 ms after
-// its last process exits (the reaper polls every 10 ms), sooner than a runtime's task
-// deletion. The containers lost were gone before the watcher thread woke for them or while
-// it read their CPU time (ExitWatcherStats::missed, missed_reading). As an ordinary thread at
-// nice -10 that wake-up waited longer than the removal in ~1.3 % of exits on this 2-core
-// host beside other builds (2,000-container runs at a load average of 3-7: 98.75 %,
-// 98.70 %); run real-time (the default, when the process may), 99.85 % twice. The bound is
-// below those, per policy: the test proves the watcher at work (without it, a 5 s
-// collection sees a 0.1-0.5 s container a few times in a hundred); the figure it prints is
-// the capture measured. Under a sanitizer the reads that race the removal run several times
-// slower, and the run is cut to fewer containers (the stage's time): the records are still
-// checked, the share only has to show the watcher at work.
+// How long after its last process exits each container's cgroup is removed: a delay drawn
+// from what a real runtime takes. containerd 1.6.20 and runc 1.1.5 over CRI (tests/e2e's
+// harness; bench/e2e/exit_removal_bench.cc, figures in bench/RESULTS.md) removed every
+// exited container's cgroup on the task's exit, 16.1 ms after it at the soonest of 600
+// (p1 16.3-16.8 ms, p50 28-31 ms at a load average of 1.2-1.9; p50 149 ms at 6.8). The draw
+// is uniform over the quiet runs' min-p50, so every removal here is one the runtime made
+// and the run is harsher than it is (under load its removals come later, these do not).
+// The kernel's `populated 0` notification came within 11.5 ms of the exit there (p99
+// 0.6-5.9 ms): it reaches the watcher from a workqueue, so a removal 0-10 ms after the exit
+// (as this test once made them) could come before it in 0.1-0.15 % of exits.
+constexpr int64_t kRemovalMinUs = 16000;
+constexpr int64_t kRemovalMaxUs = 28000;
+
+// The share of containers that must be captured, with their final CPU time within 1 %: the
+// 99.9 % asked of a real-time watcher (the default, when the process may). The containers
+// lost were gone before the watcher thread woke for them or while it read their CPU time
+// (ExitWatcherStats::missed, missed_reading). As an ordinary thread at nice -10 that
+// wake-up waited longer than a 0-10 ms removal in ~1.3 % of exits on this 2-core host beside
+// other builds (2,000-container runs at a load average of 3-7: 98.75 %, 98.70 %): its bound
+// stays lower. Under a sanitizer the reads that race the removal run several times slower,
+// and the run is cut to fewer containers (the stage's time): the records are still checked,
+// the share only has to show the watcher at work (without it, a 5 s collection sees a
+// 0.1-0.5 s container a few times in a hundred).
 #if defined(__SANITIZE_ADDRESS__)
 constexpr double kCaptureTarget = 0.5;
 constexpr double kRealtimeCaptureTarget = 0.5;
 constexpr size_t kDefaultCount = 300;
 #else
 constexpr double kCaptureTarget = 0.97;
-constexpr double kRealtimeCaptureTarget = 0.985;
+constexpr double kRealtimeCaptureTarget = 0.999;
 constexpr size_t kDefaultCount = 2000;
 #endif
 
@@ -207,7 +228,8 @@ TEST(LiveExits, ShortLivedContainersKeepTheirFinalValues) {
   for (size_t i = 0; i < count; ++i) {
     const int live_ms = std::uniform_int_distribution<int>(100, 500)(rng);
     const int64_t burn_ns = std::uniform_int_distribution<int64_t>(2'000'000, 20'000'000)(rng);
-    runners.emplace_back([&, i, live_ms, burn_ns] {
+    const int64_t removal_ns = 1000 * std::uniform_int_distribution<int64_t>(kRemovalMinUs, kRemovalMaxUs)(rng);
+    runners.emplace_back([&, i, live_ms, burn_ns, removal_ns] {
       const std::string path = pod + "/" + ContainerId(i);
       LiveCgroup cg(path);
       if (!cg.ok()) return;
@@ -221,8 +243,21 @@ TEST(LiveExits, ShortLivedContainersKeepTheirFinalValues) {
           },
           Child::kExits);
       if (!c.StartIn(cg)) return;
+      // The moment it exits: its pidfd turns readable (the cgroup is empty from then on).
+      const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, c.pid(), 0));
+      if (pidfd >= 0) {
+        pollfd p{pidfd, POLLIN, 0};
+        poll(&p, 1, 30000);
+        close(pidfd);
+      }
+      const int64_t exited_ns = MonoNs();
       c.Wait(milliseconds(30000));
-      // Empty now: what the kernel says last, read just before the cgroup is removed.
+      // The runtime's removal delay (drawn above), counted from the exit.
+      const int64_t remove_at = exited_ns + removal_ns;
+      const timespec at{static_cast<time_t>(remove_at / 1000000000), static_cast<long>(remove_at % 1000000000)};
+      while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr) == EINTR) {
+      }
+      // Empty: what the kernel says last, read just before the cgroup is removed.
       KernelFinal k;
       k.usage_usec = UsageUsec(cg.Read(kUnified, "cpu.stat"));
       if (cg.in(kV1Cpuacct)) k.cpuacct_ns = std::atoll(cg.Read(kV1Cpuacct, "cpuacct.usage").c_str());
@@ -274,12 +309,12 @@ TEST(LiveExits, ShortLivedContainersKeepTheirFinalValues) {
       static_cast<unsigned long>(ws.missed_reading), static_cast<unsigned long>(ws.overflows), totals.records,
       totals.bytes, totals.records ? totals.bytes / totals.records : 0);
   ASSERT_EQ(finals.size(), count) << "some containers could not be run";
-  std::printf("figure exits: the watcher thread %s, nice %d\n", ws.realtime ? "real-time (SCHED_FIFO)" : "ordinary",
-              ws.nice);
+  std::printf("figure exits: the watcher thread %s, nice %d; load average at the end %s\n",
+              ws.realtime ? "real-time (SCHED_FIFO)" : "ordinary", ws.nice, LoadAverage().c_str());
   EXPECT_GE(double(captured), (ws.realtime ? kRealtimeCaptureTarget : kCaptureTarget) * double(count));
   // CPU time is read first (kept fds); a removal racing that read can still cost a record
   // its accuracy (one of 1,983 captured was 3.3 % off in a 2,000-container run).
-  EXPECT_GE(double(cpu_within), kCaptureTarget * double(count));
+  EXPECT_GE(double(cpu_within), (ws.realtime ? kRealtimeCaptureTarget : kCaptureTarget) * double(count));
   // The memory peak is read right after the CPU time; a removal between the two can take it.
   EXPECT_GE(double(peak_present), kCaptureTarget * double(peak_expected));
   EXPECT_EQ(totals.exits[static_cast<size_t>(ExitReason::kCompleted)], ws.exits);
