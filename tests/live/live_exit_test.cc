@@ -222,6 +222,7 @@ TEST(LiveExits, ShortLivedContainersKeepTheirFinalValues) {
     }
   });
 
+  const std::string load_at_start = LoadAverage();
   const int64_t started_ns = MonoNs();
   std::vector<std::thread> runners;
   std::mt19937 rng(35);
@@ -309,8 +310,9 @@ TEST(LiveExits, ShortLivedContainersKeepTheirFinalValues) {
       static_cast<unsigned long>(ws.missed_reading), static_cast<unsigned long>(ws.overflows), totals.records,
       totals.bytes, totals.records ? totals.bytes / totals.records : 0);
   ASSERT_EQ(finals.size(), count) << "some containers could not be run";
-  std::printf("figure exits: the watcher thread %s, nice %d; load average at the end %s\n",
-              ws.realtime ? "real-time (SCHED_FIFO)" : "ordinary", ws.nice, LoadAverage().c_str());
+  std::printf("figure exits: the watcher thread %s, nice %d; load average at the start %s, at the end %s\n",
+              ws.realtime ? "real-time (SCHED_FIFO)" : "ordinary", ws.nice, load_at_start.c_str(),
+              LoadAverage().c_str());
   EXPECT_GE(double(captured), (ws.realtime ? kRealtimeCaptureTarget : kCaptureTarget) * double(count));
   // CPU time is read first (kept fds); a removal racing that read can still cost a record
   // its accuracy (one of 1,983 captured was 3.3 % off in a 2,000-container run).
