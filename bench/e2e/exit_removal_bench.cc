@@ -5,14 +5,17 @@
 // 100-500 ms, started at a steady rate from a few threads. One thread (real-time when it
 // may) times, on CLOCK_MONOTONIC, for each container:
 //   exit      its process' pidfd turning readable (the kernel's exit_notify);
-//   notified  the unified cgroup.events reading `populated 0` (inotify IN_MODIFY; the
-//             kernel sends cgroup file notifications from a workqueue);
+//   polled    a poller of the unified cgroup.events woken (EPOLLPRI) with it reading
+//             `populated 0` (the kernel wakes pollers at once, as the exit watcher polls);
+//   notified  an inotify IN_MODIFY of that file with it reading `populated 0` (the kernel
+//             sends those from a workqueue);
 //   removed   its cgroup directory leaving the pod's, in each hierarchy (inotify IN_DELETE,
 //             queued inside rmdir itself).
 // It sends no StopContainer or RemoveContainer before a container's cgroup is gone from
 // every hierarchy (or --linger passes): what is removed before is removed on the task's
 // exit. Printed: min/p1/p50/p99/max of removed - exit (the first hierarchy to lose it and
-// the unified one) and of notified - exit, how many notifications came after the removal,
+// the unified one), of polled - exit and notified - exit, how many notifications came
+// after the removal,
 // and the load average before and after.
 //
 //   bench_e2e_exit_removal [--containers N] [--pods P] [--spacing-ms S] [--launchers L]
@@ -71,6 +74,7 @@ struct Options {
 // What was seen of one container (0: not seen).
 struct Record {
   int64_t exit_ns = 0;
+  int64_t polled_ns = 0;
   int64_t notified_ns = 0;
   bool notified_after_removal = false;
   int64_t unified_removed_ns = 0;
@@ -155,6 +159,19 @@ class Monitor {
       for (int i = 0; i < n; ++i) {
         if (evs[i].data.u64 == 0) {
           DrainInotify(now);
+        } else if (evs[i].data.u64 & kPolled) {
+          const int fd = static_cast<int>(evs[i].data.u64 & ~kPolled);
+          char content[256] = {};
+          const ssize_t got = pread(fd, content, sizeof content - 1, 0);
+          std::lock_guard<std::mutex> lock(mu_);
+          if (got > 0 && std::strstr(content, "populated 0") == nullptr) continue;  // populated 1
+          if (got > 0) {
+            Record& r = records_[polled_[fd]];
+            if (r.polled_ns == 0) r.polled_ns = now;
+          }
+          epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
+          close(fd);
+          polled_.erase(fd);
         } else {
           const int fd = static_cast<int>(evs[i].data.u64 - 1);
           std::lock_guard<std::mutex> lock(mu_);
@@ -184,6 +201,16 @@ class Monitor {
             const std::string events = d->second.path + "/" + name + "/cgroup.events";
             const int wd = inotify_add_watch(inotify_, events.c_str(), IN_MODIFY);
             if (wd >= 0) events_[wd] = {name, events};
+            const int fd = open(events.c_str(), O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) {
+              char content[256];
+              (void)pread(fd, content, sizeof content, 0);  // armed: a change from here wakes
+              epoll_event ev{};
+              ev.events = EPOLLPRI;
+              ev.data.u64 = kPolled | static_cast<uint64_t>(fd);
+              epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &ev);
+              polled_[fd] = name;
+            }
           } else if (e->mask & IN_DELETE) {
             Record& r = records_[name];
             if (r.first_removed_ns == 0) r.first_removed_ns = now;
@@ -225,6 +252,8 @@ class Monitor {
   std::map<int, Dir> dirs_;
   std::map<int, EventsFile> events_;
   std::map<int, std::string> pidfds_;
+  std::map<int, std::string> polled_;  // cgroup.events fds, by container
+  static constexpr uint64_t kPolled = uint64_t{1} << 40;
   std::map<std::string, Record> records_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> realtime_{false};
@@ -239,7 +268,7 @@ std::string Quantiles(std::vector<double> v) {
     return v[std::min(v.size() - 1, size_t(std::max(0.0, std::ceil(p * double(v.size())) - 1)))];
   };
   char buf[200];
-  std::snprintf(buf, sizeof buf, "min %.1f p1 %.1f p50 %.1f p99 %.1f max %.1f ms (n=%zu)", v.front(), q(0.01), q(0.5),
+  std::snprintf(buf, sizeof buf, "min %.2f p1 %.2f p50 %.2f p99 %.2f max %.2f ms (n=%zu)", v.front(), q(0.01), q(0.5),
                 q(0.99), v.back(), v.size());
   return buf;
 }
@@ -358,7 +387,7 @@ int Run(const Options& opt) {
   monitor.Stop();
   const auto recs = monitor.records();
 
-  std::vector<double> first_removed, unified_removed, notified, removal_after_notified;
+  std::vector<double> first_removed, unified_removed, polled, notified, removal_after_notified;
   size_t exits_timed = 0, removed_everywhere = 0, late_notifications = 0, unnotified = 0;
   for (const auto& [id, _] : ids) {
     auto it = recs.find(id);
@@ -371,6 +400,7 @@ int Run(const Options& opt) {
     ++exits_timed;
     if (r.first_removed_ns) first_removed.push_back(double(r.first_removed_ns - r.exit_ns) / 1e6);
     if (r.unified_removed_ns) unified_removed.push_back(double(r.unified_removed_ns - r.exit_ns) / 1e6);
+    if (r.polled_ns) polled.push_back(double(r.polled_ns - r.exit_ns) / 1e6);
     if (r.notified_ns && !r.notified_after_removal) notified.push_back(double(r.notified_ns - r.exit_ns) / 1e6);
     if (r.notified_ns && r.unified_removed_ns && !r.notified_after_removal)
       removal_after_notified.push_back(double(r.unified_removed_ns - r.notified_ns) / 1e6);
@@ -386,7 +416,8 @@ int Run(const Options& opt) {
   std::printf("exit removal: exits timed by pidfd %zu\n", exits_timed);
   std::printf("exit removal: first hierarchy removed - exit: %s\n", Quantiles(first_removed).c_str());
   std::printf("exit removal: unified removed - exit: %s\n", Quantiles(unified_removed).c_str());
-  std::printf("exit removal: populated 0 notified - exit: %s\n", Quantiles(notified).c_str());
+  std::printf("exit removal: populated 0 polled - exit: %s\n", Quantiles(polled).c_str());
+  std::printf("exit removal: populated 0 notified (inotify) - exit: %s\n", Quantiles(notified).c_str());
   std::printf("exit removal: unified removed - populated 0 notified: %s\n", Quantiles(removal_after_notified).c_str());
   std::printf("exit removal: notifications after the removal %zu, none at all %zu\n", late_notifications, unnotified);
 
