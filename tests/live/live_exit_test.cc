@@ -98,7 +98,8 @@ constexpr int64_t kRemovalMaxUs = 28000;
 // exits on this 2-core host beside other builds (98.75 %, 98.70 % at a load average of
 // 3-7): its bound stays lower. Under a sanitizer the reads run several times slower, and the
 // run is cut to fewer containers (the stage's time): the records are still checked, the
-// share only has to show the watcher at work (a run whose watcher thread never ran captured none of 2,000).
+// share only has to show the watcher at work (a run whose watcher thread never ran
+// captured none of 2,000).
 #if defined(__SANITIZE_ADDRESS__)
 constexpr double kCaptureTarget = 0.5;
 constexpr double kRealtimeCaptureTarget = 0.5;
