@@ -89,10 +89,10 @@ constexpr int64_t kRemovalMinUs = 16000;
 constexpr int64_t kRemovalMaxUs = 28000;
 
 // The share of containers that must be captured, and captured with their final CPU time
-// within 1 %: 99.9 % of a real-time watcher (the default, when the process may). Six runs
-// of 2,000 here captured 2,000 each, at load averages of 0.8-2.2 and 5.8-6.6 (beside four
-// busy loops at nice 5), the CPU time within 1 % for all 2,000 in four, 1,999 and 1,998 in
-// the others. A container is lost when its cgroup is gone before the watcher thread wakes
+// within 1 %: 99.9 % of a real-time watcher (the default, when the process may). Eight
+// runs of 2,000 here captured 2,000 each, at load averages from 0.8 to 7.9 (three beside
+// four busy loops at nice 5), the CPU time within 1 % for all 2,000 in five, 1,999 in two,
+// 1,998 in one. A container is lost when its cgroup is gone before the watcher thread wakes
 // for it or while it reads its CPU time (ExitWatcherStats::missed, missed_reading). As an
 // ordinary thread at nice -10 that wake-up waited longer than a 0-10 ms removal in ~1.3 % of
 // exits on this 2-core host beside other builds (98.75 %, 98.70 % at a load average of
