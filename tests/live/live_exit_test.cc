@@ -1,15 +1,18 @@
 // Exit records on this machine's real kernel: many short-lived container cgroups (a real
-// process each, living 100-500 ms), each removed as soon as its process is reaped, the
-// way a runtime deletes a finished task. Each must appear, with its final CPU time, in a
+// process each, living 100-500 ms), each removed after its process exits as soon as a
+// runtime deletes a finished task. Each must appear, with its final CPU time, in a
 // snapshot taken at a scrape interval, whatever happened between scrapes.
 #include <dirent.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -45,6 +48,13 @@ int64_t MonoNs() {
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
 
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
 std::string ContainerId(size_t i) {
   char buf[65];
   std::snprintf(buf, sizeof buf, "%064zx", i + 0xe0000);
@@ -63,25 +73,40 @@ struct KernelFinal {
   bool has_peak = false;    // the kernel keeps a memory peak here
 };
 
-// The share of containers that must be captured. Each cgroup here is removed 0-10 ms after
-// its last process exits (the reaper polls every 10 ms), sooner than a runtime's task
-// deletion. The containers lost were gone before the watcher thread woke for them or while
-// it read their CPU time (ExitWatcherStats::missed, missed_reading). As an ordinary thread at
-// nice -10 that wake-up waited longer than the removal in ~1.3 % of exits on this 2-core
-// host beside other builds (2,000-container runs at a load average of 3-7: 98.75 %,
-// 98.70 %); run real-time (the default, when the process may), 99.85 % twice. The bound is
-// below those, per policy: the test proves the watcher at work (without it, a 5 s
-// collection sees a 0.1-0.5 s container a few times in a hundred); the figure it prints is
-// the capture measured. Under a sanitizer the reads that race the removal run several times
-// slower, and the run is cut to fewer containers (the stage's time): the records are still
-// checked, the share only has to show the watcher at work.
+// How long after its last process exits each container's cgroup is removed: a delay drawn
+// from what a real runtime takes. containerd 1.6.20 and runc 1.1.5 over CRI (tests/e2e's
+// harness; bench/e2e/exit_removal_bench.cc, figures and command in bench/RESULTS.md)
+// removed every exited container's cgroup on the task's exit (no StopContainer or
+// RemoveContainer sent), 16.0 ms after it at the soonest of 1,000 (p1 16.3-17.1 ms, p50
+// 28-31 ms at a load average of 0.9-1.9; p1 23-38 ms, p50 78-149 ms at 2.4-6.8). The draw
+// is uniform over the quiet runs' min to median, counted from the exit (its pidfd), so each
+// removal here is one the runtime made, and the run is harsher than the runtime under load
+// (its removals then come later, these do not). Removed 0-10 ms after the exit, as this
+// test once did, 0.10-0.15 % of the containers were gone before the watcher thread ran for
+// them, although a poller of cgroup.events is woken as the cgroup empties (inotify's event
+// of it came up to 11.5 ms later there).
+constexpr int64_t kRemovalMinUs = 16000;
+constexpr int64_t kRemovalMaxUs = 28000;
+
+// The share of containers that must be captured, and captured with their final CPU time
+// within 1 %: 99.9 % of a real-time watcher (the default, when the process may). Eight
+// runs of 2,000 here captured 2,000 each, at load averages from 0.8 to 7.9 (three beside
+// four busy loops at nice 5), the CPU time within 1 % for all 2,000 in five, 1,999 in two,
+// 1,998 in one. A container is lost when its cgroup is gone before the watcher thread wakes
+// for it or while it reads its CPU time (ExitWatcherStats::missed, missed_reading). As an
+// ordinary thread at nice -10 that wake-up waited longer than a 0-10 ms removal in ~1.3 % of
+// exits on this 2-core host beside other builds (98.75 %, 98.70 % at a load average of
+// 3-7): its bound stays lower. Under a sanitizer the reads run several times slower, and the
+// run is cut to fewer containers (the stage's time): the records are still checked, the
+// share only has to show the watcher at work (a run whose watcher thread never ran
+// captured none of 2,000).
 #if defined(__SANITIZE_ADDRESS__)
 constexpr double kCaptureTarget = 0.5;
 constexpr double kRealtimeCaptureTarget = 0.5;
 constexpr size_t kDefaultCount = 300;
 #else
 constexpr double kCaptureTarget = 0.97;
-constexpr double kRealtimeCaptureTarget = 0.985;
+constexpr double kRealtimeCaptureTarget = 0.999;
 constexpr size_t kDefaultCount = 2000;
 #endif
 
@@ -137,14 +162,19 @@ TEST(LiveExits, FinalReadsRunRealTimeUntilAWakeUpIsOverBudget) {
   // Its cgroup.events held first: the exit then wakes the watcher (a container found
   // already empty is read on the directory walk, as an ordinary thread).
   ASSERT_TRUE(testing::WaitFor([&] { return (*watcher)->stats().watches > watches; }, milliseconds(5000)));
-  // Walking the new directory was no final read: the budget of 0 is not spent on it.
+  // Walking the new directory was no final read: the budget of 0 is not spent on it. The
+  // watch is counted during the walk, which runs as an ordinary thread: the policy returns
+  // when the walk ends (a loaded host can hold the thread between the two).
   EXPECT_TRUE((*watcher)->stats().realtime) << "a directory walk was charged to the final reads' budget";
-  EXPECT_EQ(PolicyOfThread("statlet-exits"), SCHED_FIFO);
+  EXPECT_TRUE(testing::WaitFor([] { return PolicyOfThread("statlet-exits") == SCHED_FIFO; }, milliseconds(5000)))
+      << "the watcher did not return to real-time after a directory walk";
   Child c([] { return uint64_t{0}; }, Child::kExits);
   ASSERT_TRUE(c.StartIn(cg));
   c.Wait(milliseconds(30000));
   ASSERT_TRUE(testing::WaitFor([&] { return (*watcher)->stats().exits == 1; }, milliseconds(5000)));
-  EXPECT_FALSE((*watcher)->stats().realtime) << "a final read over the budget left the thread real-time";
+  // The exit is counted as it is read, the budget checked once the wake-up's reads are done.
+  EXPECT_TRUE(testing::WaitFor([&] { return !(*watcher)->stats().realtime; }, milliseconds(5000)))
+      << "a final read over the budget left the thread real-time";
   EXPECT_EQ(PolicyOfThread("statlet-exits"), SCHED_OTHER);
 }
 
@@ -201,13 +231,15 @@ TEST(LiveExits, ShortLivedContainersKeepTheirFinalValues) {
     }
   });
 
+  const std::string load_at_start = LoadAverage();
   const int64_t started_ns = MonoNs();
   std::vector<std::thread> runners;
   std::mt19937 rng(35);
   for (size_t i = 0; i < count; ++i) {
     const int live_ms = std::uniform_int_distribution<int>(100, 500)(rng);
     const int64_t burn_ns = std::uniform_int_distribution<int64_t>(2'000'000, 20'000'000)(rng);
-    runners.emplace_back([&, i, live_ms, burn_ns] {
+    const int64_t removal_ns = 1000 * std::uniform_int_distribution<int64_t>(kRemovalMinUs, kRemovalMaxUs)(rng);
+    runners.emplace_back([&, i, live_ms, burn_ns, removal_ns] {
       const std::string path = pod + "/" + ContainerId(i);
       LiveCgroup cg(path);
       if (!cg.ok()) return;
@@ -221,8 +253,21 @@ TEST(LiveExits, ShortLivedContainersKeepTheirFinalValues) {
           },
           Child::kExits);
       if (!c.StartIn(cg)) return;
+      // The moment it exits: its pidfd turns readable (the cgroup is empty from then on).
+      const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, c.pid(), 0));
+      if (pidfd >= 0) {
+        pollfd p{pidfd, POLLIN, 0};
+        poll(&p, 1, 30000);
+        close(pidfd);
+      }
+      const int64_t exited_ns = MonoNs();
       c.Wait(milliseconds(30000));
-      // Empty now: what the kernel says last, read just before the cgroup is removed.
+      // The runtime's removal delay (drawn above), counted from the exit.
+      const int64_t remove_at = exited_ns + removal_ns;
+      const timespec at{static_cast<time_t>(remove_at / 1000000000), static_cast<long>(remove_at % 1000000000)};
+      while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nullptr) == EINTR) {
+      }
+      // Empty: what the kernel says last, read just before the cgroup is removed.
       KernelFinal k;
       k.usage_usec = UsageUsec(cg.Read(kUnified, "cpu.stat"));
       if (cg.in(kV1Cpuacct)) k.cpuacct_ns = std::atoll(cg.Read(kV1Cpuacct, "cpuacct.usage").c_str());
@@ -274,12 +319,17 @@ TEST(LiveExits, ShortLivedContainersKeepTheirFinalValues) {
       static_cast<unsigned long>(ws.missed_reading), static_cast<unsigned long>(ws.overflows), totals.records,
       totals.bytes, totals.records ? totals.bytes / totals.records : 0);
   ASSERT_EQ(finals.size(), count) << "some containers could not be run";
-  std::printf("figure exits: the watcher thread %s, nice %d\n", ws.realtime ? "real-time (SCHED_FIFO)" : "ordinary",
-              ws.nice);
+  std::printf("figure exits: the watcher thread %s, nice %d; load average at the start %s, at the end %s\n",
+              ws.realtime ? "real-time (SCHED_FIFO)" : "ordinary", ws.nice, load_at_start.c_str(),
+              LoadAverage().c_str());
   EXPECT_GE(double(captured), (ws.realtime ? kRealtimeCaptureTarget : kCaptureTarget) * double(count));
-  // CPU time is read first (kept fds); a removal racing that read can still cost a record
-  // its accuracy (one of 1,983 captured was 3.3 % off in a 2,000-container run).
-  EXPECT_GE(double(cpu_within), kCaptureTarget * double(count));
+  // CPU time is read first (kept fds), yet a record can differ from the kernel's figure read
+  // before the removal with none missed while reading: one of 1,983 captured was 3.3 % off
+  // with 0-10 ms removals; with the runtime's delay, two of 2,000 were over 1 % off (the
+  // worse 1.6 %) at a load average of 1.4, one 3.0 % off at 6; one record 0.9 % off was
+  // 30 us short of the kernel's figure, as if read before the exiting task's last CPU time
+  // was charged.
+  EXPECT_GE(double(cpu_within), (ws.realtime ? kRealtimeCaptureTarget : kCaptureTarget) * double(count));
   // The memory peak is read right after the CPU time; a removal between the two can take it.
   EXPECT_GE(double(peak_present), kCaptureTarget * double(peak_expected));
   EXPECT_EQ(totals.exits[static_cast<size_t>(ExitReason::kCompleted)], ws.exits);
