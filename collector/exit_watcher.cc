@@ -9,11 +9,13 @@
 #include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string_view>
@@ -109,7 +111,8 @@ class ExitWatcher::Impl {
   ~Impl() {
     for (auto& [path, c] : containers_) CloseEvents(&c);
     for (auto& [path, c] : containers_) CloseKept(&c);
-    for (int fd : {inotify_fd_, stop_fd_, epoll_fd_}) {
+    for (Settling& e : settling_) CloseKept(&e.kept);
+    for (int fd : {inotify_fd_, stop_fd_, timer_fd_, epoll_fd_}) {
       if (fd >= 0) ::close(fd);
     }
   }
@@ -121,7 +124,9 @@ class ExitWatcher::Impl {
     if (stop_fd_ < 0) return Unavailable(std::string("eventfd: ") + strerror(errno));
     epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
     if (epoll_fd_ < 0) return Unavailable(std::string("epoll_create1: ") + strerror(errno));
-    for (int fd : {inotify_fd_, stop_fd_}) {
+    timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (timer_fd_ < 0) return Unavailable(std::string("timerfd_create: ") + strerror(errno));
+    for (int fd : {inotify_fd_, stop_fd_, timer_fd_}) {
       epoll_event ev{};
       ev.events = EPOLLIN;
       ev.data.fd = fd;
@@ -148,12 +153,20 @@ class ExitWatcher::Impl {
       for (int i = 0; i < n; ++i) {
         const int fd = ready[i].data.fd;
         if (fd == inotify_fd_ || fd == stop_fd_) continue;
+        if (fd == timer_fd_) {
+          SettleDue();
+          continue;
+        }
         auto it = by_fd_.find(fd);
         if (it != by_fd_.end()) read_any |= Check(it->second);
       }
       if (realtime_ && read_any) CheckRealtimeBudget(ThreadCpuNs() - reads_from);
       for (int i = 0; i < n; ++i) {
-        if (ready[i].data.fd == stop_fd_) return;
+        if (ready[i].data.fd == stop_fd_) {
+          // Records waiting for their second read keep their final read.
+          while (!settling_.empty()) Settle(&settling_.front(), /*read_again=*/false);
+          return;
+        }
         if (ready[i].data.fd == inotify_fd_) {
           // New and removed directories (walks of whole new trees) are not the race the
           // real-time policy is for: they run as an ordinary thread.
@@ -325,9 +338,10 @@ class ExitWatcher::Impl {
     Check(&c);
   }
 
-  void CloseKept(Container* c) {
-    for (auto& [i, fd] : c->kept) ::close(fd);
-    c->kept.clear();
+  void CloseKept(Container* c) { CloseKept(&c->kept); }
+  static void CloseKept(std::vector<std::pair<size_t, int>>* kept) {
+    for (auto& [i, fd] : *kept) ::close(fd);
+    kept->clear();
   }
 
   void CloseEvents(Container* c) {
@@ -423,8 +437,8 @@ class ExitWatcher::Impl {
     CgroupStats s;
     const bool read = ReadFinal(*c, &s);
     CloseEvents(c);
-    CloseKept(c);
     if (!read) {
+      CloseKept(c);
       std::lock_guard<std::mutex> lock(stats_mu_);
       ++stats_.missed;
       ++stats_.missed_reading;
@@ -443,8 +457,78 @@ class ExitWatcher::Impl {
       std::lock_guard<std::mutex> lock(stats_mu_);
       ++stats_.exits;
     }
-    records_->Add(std::move(s), NowNs(CLOCK_MONOTONIC));
+    if (opts_.settle_ns <= 0 || c->kept.empty()) {
+      CloseKept(c);
+      records_->Add(std::move(s), NowNs(CLOCK_MONOTONIC));
+      return true;
+    }
+    // The record waits for its second read; the kept fds go with it.
+    settling_.push_back(Settling{std::move(s), std::move(c->kept), NowNs(CLOCK_MONOTONIC) + opts_.settle_ns});
+    c->kept.clear();
+    if (settling_.size() == 1) ArmTimer(settling_.front().due_ns);
     return true;
+  }
+
+  // A record read at an exit, waiting for its second read (ExitWatcherOptions::settle_ns).
+  struct Settling {
+    CgroupStats stats;
+    std::vector<std::pair<size_t, int>> kept;
+    int64_t due_ns = 0;  // CLOCK_MONOTONIC
+  };
+
+  void ArmTimer(int64_t due_ns) {
+    itimerspec t{};
+    t.it_value.tv_sec = static_cast<time_t>(due_ns / 1'000'000'000);
+    t.it_value.tv_nsec = static_cast<long>(due_ns % 1'000'000'000);
+    if (t.it_value.tv_sec == 0 && t.it_value.tv_nsec == 0) t.it_value.tv_nsec = 1;  // 0 disarms
+    timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &t, nullptr);
+  }
+
+  // Every record whose second read is due (they are due in the order they came).
+  void SettleDue() {
+    uint64_t expirations;
+    [[maybe_unused]] ssize_t n = ::read(timer_fd_, &expirations, sizeof expirations);
+    const int64_t now = NowNs(CLOCK_MONOTONIC);
+    while (!settling_.empty() && settling_.front().due_ns <= now) Settle(&settling_.front(), /*read_again=*/true);
+    if (!settling_.empty()) ArmTimer(settling_.front().due_ns);
+  }
+
+  // Reads the kept files again into a copy of the final read (by name those that could not
+  // be kept: a hierarchy's directory made after the unified one was watched) and keeps the
+  // copy when it has a CPU time no smaller (the counters only grow; a cgroup gone by now
+  // fails the reads and the final read stands); then adds the record. Pops `e` (the front).
+  void Settle(Settling* e, bool read_again) {
+    if (read_again) {
+      CgroupStats again = e->stats;
+      again.cpu.usage_ns.reset();  // recomputed from the per-CPU times where those are the source
+      bool read_cpu = false;
+      std::vector<bool> done(plan_.size());
+      auto apply = [&](size_t i) {
+        ApplyReader(*plan_[i], buf_, &again);
+        read_cpu |= plan_[i]->name == std::string_view("cpu.stat") || plan_[i]->hierarchy == kV1Cpuacct;
+      };
+      for (const auto& [i, fd] : e->kept) {
+        done[i] = true;
+        if (PreadWhole(fd, &buf_)) apply(i);
+      }
+      for (size_t i = 0; i < plan_.size(); ++i) {
+        const CgroupFileReader& r = *plan_[i];
+        if (done[i] || !KeptOpen(r) || !h_.has(r.hierarchy)) continue;
+        if (ReadWhole(h_.mount[r.hierarchy] + e->stats.id.cgroup_path + "/" + r.name, &buf_)) apply(i);
+      }
+      FinishCgroupStats(&again);
+      const CpuStats& first = e->stats.cpu;
+      if (read_cpu && again.cpu.usage_ns && first.usage_ns && *again.cpu.usage_ns >= *first.usage_ns) {
+        if (*again.cpu.usage_ns > *first.usage_ns) {
+          std::lock_guard<std::mutex> lock(stats_mu_);
+          ++stats_.settled;
+        }
+        e->stats = std::move(again);
+      }
+    }
+    CloseKept(&e->kept);
+    records_->Add(std::move(e->stats), NowNs(CLOCK_MONOTONIC));
+    settling_.pop_front();
   }
 
   void CountMissed() {
@@ -490,7 +574,9 @@ class ExitWatcher::Impl {
   int inotify_fd_ = -1;
   int stop_fd_ = -1;
   int epoll_fd_ = -1;
+  int timer_fd_ = -1;  // due when the oldest record waiting for its second read is
   std::string buf_;
+  std::deque<Settling> settling_;
   // The watcher thread's own (after Init): directory watches, containers, their fds.
   std::map<std::string, int> dir_wd_;
   std::unordered_map<int, std::string> dir_of_wd_;

@@ -56,6 +56,13 @@ struct ExitWatcherOptions {
   // kernel.sched_rt_runtime_us, bounds it meanwhile).
   bool realtime = true;
   int64_t realtime_budget_ns = 50'000'000;
+  // A second read of the kept files (CPU time, memory peak) this long after the final read,
+  // while the cgroup is still there (a runtime removes it after deleting the task: 16 ms at
+  // the soonest measured, bench/RESULTS.md), and the record waits for it. The exiting
+  // task's last CPU time is charged after its cgroup empties (between leaving the cgroup's
+  // task list and its final switch), and a real-time watcher woken by the emptying can run
+  // ahead of it on that CPU. A cgroup gone by then keeps the first read. 0: no second read.
+  int64_t settle_ns = 2'000'000;
 };
 
 struct ExitWatcherStats {
@@ -65,6 +72,7 @@ struct ExitWatcherStats {
   uint64_t watches = 0;         // directory watches and container fds held now
   uint64_t over_budget = 0;     // directories or containers left unwatched (max_watches)
   uint64_t overflows = 0;       // inotify queue overflows (exits in between may be missed)
+  uint64_t settled = 0;         // second reads that found more CPU time than the final read
   bool realtime = false;        // the thread runs SCHED_FIFO now
   int nice = 0;                 // the thread's nice value (what applies when not real-time)
 };
