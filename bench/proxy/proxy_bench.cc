@@ -21,6 +21,10 @@
 // connection, not the process's start, decides which poller reads it, and both proxies
 // see the same sequence of connections. Running the bench a second time with
 // --baseline-first measures each binary in the other slot.
+// With --relay, byte_relay (bench/proxy/byte_relay.cc: one thread copying bytes between
+// the caller's connection and one of its own to containerd, nothing parsed) takes its turn
+// in every round as well: relay over direct is what one more process hop costs by itself
+// on the machine, statlet over relay what statlet costs beyond that hop.
 // Figures are medians over the rounds with their [min–max]. Then memory: a statlet in
 // stats mode (no --cri.proxy) and the proxy beside it answer the same stats calls, the
 // proxy passes --passed calls more, and both resident sets are read.
@@ -59,6 +63,7 @@ struct Args {
   int passed = 10000;
   std::string baseline;         // another statlet binary, proxied beside this tree's
   bool baseline_first = false;  // the baseline takes the first slot (started first)
+  bool relay = false;           // byte_relay takes a turn too
   std::string json;
 };
 
@@ -226,17 +231,40 @@ Args ParseArgs(int argc, char** argv) {
       a.baseline = v;
     } else if (std::strcmp(argv[i], "--baseline-first") == 0) {
       a.baseline_first = true;
+    } else if (std::strcmp(argv[i], "--relay") == 0) {
+      a.relay = true;
     } else if (const char* v = value("--json")) {
       a.json = v;
     } else {
       std::fprintf(
           stderr,
           "usage: bench_proxy [--rounds N] [--calls N] [--cycles N] [--pods N] [--passed N] [--baseline STATLET "
-          "[--baseline-first]] [--json FILE]\n");
+          "[--baseline-first]] [--relay] [--json FILE]\n");
       std::exit(2);
     }
   }
   return a;
+}
+
+// byte_relay is built beside this program.
+std::string RelayBinary() {
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return "byte_relay";
+  std::string path(exe, static_cast<size_t>(n));
+  return path.substr(0, path.rfind('/') + 1) + "byte_relay";
+}
+
+bool Answers(const std::string& socket) {
+  // One probe connection per attempt: a channel that failed to connect would wait out a
+  // backoff.
+  return testing::WaitFor(
+      [&] {
+        auto stub = v1::RuntimeService::NewStub(KubeletChannel(socket, /*fresh=*/true));
+        v1::VersionResponse r;
+        return stub->Version(Ctx(std::chrono::milliseconds(500)).get(), v1::VersionRequest(), &r).ok();
+      },
+      seconds(30));
 }
 
 int Run(const Args& args) {
@@ -287,6 +315,21 @@ int Run(const Args& args) {
   Side* baseline = args.baseline.empty() ? nullptr : proxies["baseline"].get();
   std::vector<Side*> sides = {&direct, &proxied};
   if (baseline) sides.push_back(baseline);
+  std::unique_ptr<testing::BinaryProcess> relay_process;
+  std::unique_ptr<Side> relay_side;
+  if (args.relay) {
+    const std::string socket = stage.dir() + "/relay.sock";
+    relay_process = std::make_unique<testing::BinaryProcess>(
+        std::vector<std::string>{RelayBinary(), socket, stage.containerd_socket()}, stage.dir() + "/relay.log");
+    if (!Answers(socket)) {
+      std::fprintf(stderr, "bench_proxy: byte_relay (%s) did not answer\n", RelayBinary().c_str());
+      return 1;
+    }
+    std::printf("relay: byte_relay (%s), pid %d\n", RelayBinary().c_str(), static_cast<int>(relay_process->pid()));
+    relay_side = std::make_unique<Side>("relay", socket, relay_process->pid());
+    sides.push_back(relay_side.get());
+  }
+  Side* relay = relay_side.get();
 
   // The pods ListContainers lists (made straight on containerd), one of whose containers
   // ContainerStatus asks about.
@@ -322,8 +365,12 @@ int Run(const Args& args) {
   std::map<std::string, std::vector<double>> added50_base, added99_base;       // kind -> per round (baseline - direct)
   std::map<std::string, std::vector<double>> cycle;                            // side -> per round median
   std::vector<double> cycle_ratio, cycle_ratio_base;
-  std::map<std::string, std::vector<double>> cpu_us;  // proxy side -> per round, µs per passed call
-  std::map<std::string, uint64_t> cpu_ticks;          // proxy side -> over every round
+  // kind -> per round: relay - direct (the hop's floor), statlet - relay (beyond it).
+  std::map<std::string, std::vector<double>> floor50, floor99, beyond50, beyond99;
+  std::vector<double> cycle_ratio_relay;
+  std::map<std::string, long> done_calls, done_cycles;  // side -> successful measured calls, cycles
+  std::map<std::string, std::vector<double>> cpu_us;    // proxy side -> per round, µs per passed call
+  std::map<std::string, uint64_t> cpu_ticks;            // proxy side -> over every round
   std::vector<Side*> order = sides;
   for (int r = 0; r < args.rounds; ++r) {
     // Every order of the sides in turn (two sides: alternating); after the last order,
@@ -342,6 +389,7 @@ int Run(const Args& args) {
       std::map<std::string, std::vector<double>> ms;
       const uint64_t ticks0 = side->pid() > 0 ? CpuTicks(side->pid()) : 0;
       side->Unary(args.calls, container, &ms);
+      for (const auto& [kind, v] : ms) done_calls[side->name()] += static_cast<long>(v.size());
       if (side->pid() > 0) {
         const uint64_t ticks = CpuTicks(side->pid()) - ticks0;
         cpu_ticks[side->name()] += ticks;
@@ -356,6 +404,7 @@ int Run(const Args& args) {
       }
       std::vector<double> cycles;
       for (int c = 0; c < args.cycles; ++c) cycles.push_back(side->Cycle(stage, r * args.cycles + c));
+      done_cycles[side->name()] += static_cast<long>(cycles.size());
       round_cycle[side->name()] = Quantile(cycles, 0.5);
       cycle[side->name()].push_back(round_cycle[side->name()]);
     }
@@ -368,6 +417,15 @@ int Run(const Args& args) {
       }
     }
     cycle_ratio.push_back(round_cycle["statlet"] / round_cycle["direct"]);
+    if (relay) {
+      for (const auto& kind : kinds) {
+        floor50[kind].push_back(round50[kind]["relay"] - round50[kind]["direct"]);
+        floor99[kind].push_back(round99[kind]["relay"] - round99[kind]["direct"]);
+        beyond50[kind].push_back(round50[kind]["statlet"] - round50[kind]["relay"]);
+        beyond99[kind].push_back(round99[kind]["statlet"] - round99[kind]["relay"]);
+      }
+      cycle_ratio_relay.push_back(round_cycle["relay"] / round_cycle["direct"]);
+    }
     if (baseline) cycle_ratio_base.push_back(round_cycle["baseline"] / round_cycle["direct"]);
     std::printf(
         "round %d: Version p50 %.3f/%.3f ms, ListContainers %.3f/%.3f, ContainerStatus %.3f/%.3f, cycle "
@@ -381,6 +439,11 @@ int Run(const Args& args) {
                   round_cycle["baseline"]);
     }
     std::printf("\n");
+    if (relay) {
+      std::printf("round %d relay: Version p50 %.3f ms, ListContainers %.3f, ContainerStatus %.3f, cycle %.1f ms\n",
+                  r + 1, round50["Version"]["relay"], round50["ListContainers"]["relay"],
+                  round50["ContainerStatus"]["relay"], round_cycle["relay"]);
+    }
   }
 
   // Memory: a stats-mode statlet beside the proxy, the same stats calls to both, then the
@@ -413,7 +476,7 @@ int Run(const Args& args) {
   v1::ContainerStatusRequest status;
   status.set_container_id(container);
   for (Side* side : sides) {
-    if (side->pid() <= 0) continue;
+    if (side->pid() <= 0 || side == relay) continue;
     rss_before[side->name()] = RssKib(side->pid());
     for (int i = 0; i < args.passed; ++i) {
       switch (i % 3) {
@@ -438,7 +501,7 @@ int Run(const Args& args) {
   // They settle (the daemons give freed memory back every 250 ms).
   std::this_thread::sleep_for(seconds(2));  // a measurement interval, not a synchronisation
   for (Side* side : sides) {
-    if (side->pid() > 0) rss_after[side->name()] = RssKib(side->pid());
+    if (side->pid() > 0 && side != relay) rss_after[side->name()] = RssKib(side->pid());
   }
   const uint64_t stats_after = RssKib(stats_mode.pid());
   const uint64_t proxy_before = rss_before["statlet"], proxy_after = rss_after["statlet"];
@@ -452,6 +515,7 @@ int Run(const Args& args) {
               args.rounds, args.calls, args.cycles, args.pods);
   std::printf("%-16s %-8s %-26s %-26s\n", "call", "side", "p50 ms [min-max]", "p99 ms [min-max]");
   bool first = true;
+  std::string relay_json;
   for (const auto& kind : kinds) {
     for (const Side* s : sides) {
       const char* side = s->name().c_str();
@@ -467,6 +531,27 @@ int Run(const Args& args) {
       Spread c = SpreadOf(added50_base[kind]), d = SpreadOf(added99_base[kind]);
       std::printf("%-16s %-8s %+.0f µs [%+.0f..%+.0f]     %+.0f µs [%+.0f..%+.0f]   (baseline)\n", kind.c_str(),
                   "added", c.median * 1000, c.min * 1000, c.max * 1000, d.median * 1000, d.min * 1000, d.max * 1000);
+    }
+    if (relay) {
+      Spread f50 = SpreadOf(floor50[kind]), f99 = SpreadOf(floor99[kind]);
+      Spread b50 = SpreadOf(beyond50[kind]), b99 = SpreadOf(beyond99[kind]);
+      std::printf("%-16s %-8s %+.0f µs [%+.0f..%+.0f]     %+.0f µs [%+.0f..%+.0f]   (relay over direct)\n",
+                  kind.c_str(), "added", f50.median * 1000, f50.min * 1000, f50.max * 1000, f99.median * 1000,
+                  f99.min * 1000, f99.max * 1000);
+      std::printf("%-16s %-8s %+.0f µs [%+.0f..%+.0f]     %+.0f µs [%+.0f..%+.0f]   (statlet over relay)\n",
+                  kind.c_str(), "added", b50.median * 1000, b50.min * 1000, b50.max * 1000, b99.median * 1000,
+                  b99.min * 1000, b99.max * 1000);
+      char rb[512];
+      std::snprintf(
+          rb, sizeof rb,
+          "%s{\"call\": \"%s\", \"relay_p50_ms\": %.4f, \"relay_p99_ms\": %.4f, \"relay_added_p50_us\": %.1f, "
+          "\"relay_added_p50_min_us\": %.1f, \"relay_added_p50_max_us\": %.1f, \"relay_added_p99_us\": %.1f, "
+          "\"statlet_over_relay_p50_us\": %.1f, \"statlet_over_relay_p50_min_us\": %.1f, "
+          "\"statlet_over_relay_p50_max_us\": %.1f, \"statlet_over_relay_p99_us\": %.1f}",
+          relay_json.empty() ? "" : ", ", kind.c_str(), SpreadOf(p50[kind]["relay"]).median,
+          SpreadOf(p99[kind]["relay"]).median, f50.median * 1000, f50.min * 1000, f50.max * 1000, f99.median * 1000,
+          b50.median * 1000, b50.min * 1000, b50.max * 1000, b99.median * 1000);
+      relay_json += rb;
     }
     char buf[512];
     std::snprintf(
@@ -491,6 +576,11 @@ int Run(const Args& args) {
     Spread cb = SpreadOf(cycle["baseline"]), rb = SpreadOf(cycle_ratio_base);
     std::printf("%-16s %-8s %.1f ms [%.1f-%.1f]\n", "pod cycle", "baseline", cb.median, cb.min, cb.max);
     std::printf("%-16s %-8s %.3fx [%.3f-%.3f]   (baseline)\n", "pod cycle", "ratio", rb.median, rb.min, rb.max);
+  }
+  if (relay) {
+    Spread cl = SpreadOf(cycle["relay"]), rl = SpreadOf(cycle_ratio_relay);
+    std::printf("%-16s %-8s %.1f ms [%.1f-%.1f]\n", "pod cycle", "relay", cl.median, cl.min, cl.max);
+    std::printf("%-16s %-8s %.3fx [%.3f-%.3f]   (relay)\n", "pod cycle", "ratio", rl.median, rl.min, rl.max);
   }
   for (const Side* side : sides) {
     if (side->pid() <= 0) continue;
@@ -521,6 +611,20 @@ int Run(const Args& args) {
                 static_cast<unsigned long long>(proxy_after), static_cast<unsigned long long>(proxy_before),
                 static_cast<unsigned long long>(stats_after), static_cast<unsigned long long>(stats_before));
   json += buf;
+  // Every side did the same work: the same successful measured calls and pod cycles.
+  bool same_work = true;
+  std::printf("work:");
+  for (const Side* side : sides) {
+    std::printf(" %s %ld calls %ld cycles;", side->name().c_str(), done_calls[side->name()], done_cycles[side->name()]);
+    same_work = same_work && done_calls[side->name()] == done_calls["direct"] &&
+                done_cycles[side->name()] == done_cycles["direct"];
+  }
+  std::printf(" %s\n", same_work ? "the same on every side" : "NOT the same");
+  if (relay) {
+    // Before the closing brace (and newline) of the object.
+    json.resize(json.size() - 2);
+    json += ", \"relay\": [" + relay_json + "]}\n";
+  }
   if (!args.json.empty()) std::ofstream(args.json) << json;
 
   for (const Pod& pod : pods) {
@@ -533,6 +637,10 @@ int Run(const Args& args) {
     v1::RemovePodSandboxResponse removed;
     (void)direct.client().runtime().RemovePodSandbox(Ctx().get(), rm, &removed);
     (void)RemoveCgroupEverywhere(pod.cgroup_parent, seconds(10));
+  }
+  if (!same_work) {
+    std::fprintf(stderr, "bench_proxy: the sides did not do the same work\n");
+    return 1;
   }
   return 0;
 }
