@@ -13,8 +13,6 @@
 #include <string>
 #include <vector>
 
-#include <absl/synchronization/mutex.h>
-
 #include "base/log.h"
 #include "base/memory_trimmer.h"
 #include "base/node_name.h"
@@ -135,11 +133,6 @@ int RunDaemonCommand(int argc, char** argv) {
   // queue's thread polls the connections of its own calls. Read when gRPC starts, which is
   // after this; a strategy set in the environment is kept.
   if (opts.cri.proxy) setenv("GRPC_POLL_STRATEGY", "poll", /*overwrite=*/0);
-  // gRPC's locks are abseil's Mutex, whose deadlock detection is on in Debian 12's abseil
-  // (a profile of the pass-through thread shows its lock graph): every lock taken is
-  // recorded in one graph for the process, under a lock of its own, on each passed call
-  // (bench/RESULTS.md). A lock-order cycle it suspected would also abort the daemon.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 
   // Block the stop signals before any thread starts, so that every thread inherits the mask
   // and only sigwait() below receives them.

@@ -145,26 +145,29 @@ class ExitWatcher::Impl {
       if (n < 0) {
         if (errno == EINTR) continue;
         log::Warn(std::string("exit watcher: epoll_wait: ") + strerror(errno));
+        AddSettling();
         return;
       }
-      // Emptied containers first: the runtime may remove their cgroups at any moment.
+      // Emptied containers first: the runtime may remove their cgroups at any moment. Then
+      // the second reads that are due (the runtime leaves them over 10 ms), in the same
+      // real-time budget.
       const int64_t reads_from = realtime_ ? ThreadCpuNs() : 0;
-      bool read_any = false;
+      bool read_any = false, timer = false;
       for (int i = 0; i < n; ++i) {
         const int fd = ready[i].data.fd;
         if (fd == inotify_fd_ || fd == stop_fd_) continue;
         if (fd == timer_fd_) {
-          SettleDue();
+          timer = true;
           continue;
         }
         auto it = by_fd_.find(fd);
         if (it != by_fd_.end()) read_any |= Check(it->second);
       }
+      if (timer) read_any |= SettleDue();
       if (realtime_ && read_any) CheckRealtimeBudget(ThreadCpuNs() - reads_from);
       for (int i = 0; i < n; ++i) {
         if (ready[i].data.fd == stop_fd_) {
-          // Records waiting for their second read keep their final read.
-          while (!settling_.empty()) Settle(&settling_.front(), /*read_again=*/false);
+          AddSettling();
           return;
         }
         if (ready[i].data.fd == inotify_fd_) {
@@ -465,6 +468,10 @@ class ExitWatcher::Impl {
     // The record waits for its second read; the kept fds go with it.
     settling_.push_back(Settling{std::move(s), std::move(c->kept), NowNs(CLOCK_MONOTONIC) + opts_.settle_ns});
     c->kept.clear();
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      stats_.settling = settling_.size();
+    }
     if (settling_.size() == 1) ArmTimer(settling_.front().due_ns);
     return true;
   }
@@ -484,13 +491,24 @@ class ExitWatcher::Impl {
     timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &t, nullptr);
   }
 
-  // Every record whose second read is due (they are due in the order they came).
-  void SettleDue() {
+  // Every record whose second read is due (they are due in the order they came); true when
+  // there was one.
+  bool SettleDue() {
     uint64_t expirations;
     [[maybe_unused]] ssize_t n = ::read(timer_fd_, &expirations, sizeof expirations);
     const int64_t now = NowNs(CLOCK_MONOTONIC);
-    while (!settling_.empty() && settling_.front().due_ns <= now) Settle(&settling_.front(), /*read_again=*/true);
+    bool any = false;
+    while (!settling_.empty() && settling_.front().due_ns <= now) {
+      Settle(&settling_.front(), /*read_again=*/true);
+      any = true;
+    }
     if (!settling_.empty()) ArmTimer(settling_.front().due_ns);
+    return any;
+  }
+
+  // When the thread ends: records waiting for their second read keep their final read.
+  void AddSettling() {
+    while (!settling_.empty()) Settle(&settling_.front(), /*read_again=*/false);
   }
 
   // Reads the kept files again into a copy of the final read (by name those that could not
@@ -529,6 +547,8 @@ class ExitWatcher::Impl {
     CloseKept(&e->kept);
     records_->Add(std::move(e->stats), NowNs(CLOCK_MONOTONIC));
     settling_.pop_front();
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.settling = settling_.size();
   }
 
   void CountMissed() {

@@ -73,6 +73,8 @@ struct ExitWatcherStats {
   uint64_t over_budget = 0;     // directories or containers left unwatched (max_watches)
   uint64_t overflows = 0;       // inotify queue overflows (exits in between may be missed)
   uint64_t settled = 0;         // second reads that found more CPU time than the final read
+  uint64_t settling = 0;        // final reads whose record waits for its second read now
+                                // (exits counts them; the records do once it is made)
   bool realtime = false;        // the thread runs SCHED_FIFO now
   int nice = 0;                 // the thread's nice value (what applies when not real-time)
 };

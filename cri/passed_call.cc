@@ -219,8 +219,7 @@ void PassedCall::StartUnary() {
   // The caller's further messages are not read: the unary call sends its one request and
   // half-closes.
   NewUpstreamContext();
-  bool local = false;
-  grpc::GenericStub& stub = service_->StubFor(ctx_.method(), &local);
+  grpc::GenericStub& stub = service_->StubFor(ctx_.method(), &local_);
   up_unary_ = stub.PrepareUnaryCall(up_ctx_.get(), ctx_.method(), request_, service_->cq_.get());
   up_started_ = true;
   writes_closed_ = true;
@@ -228,7 +227,7 @@ void PassedCall::StartUnary() {
   up_unary_->StartCall();
   // A call that changes sandboxes or containers takes the runtime milliseconds, and a pull
   // of statlet's own seconds: polling for its answer would only take a CPU from them.
-  spins_ = !ChangesWorkloads(ctx_.method()) && !local;
+  spins_ = !ChangesWorkloads(ctx_.method()) && !local_;
   if (spins_) ++service_->awaiting_runtime_;
   // One receive for the whole answer: the library takes the runtime's initial metadata in
   // with the message and status, as none was read before.
@@ -240,8 +239,7 @@ void PassedCall::StartPump(bool with_message, bool writes_done) {
   // The call's metadata leaves with its first message or its half-close: the library
   // sends both from one operation set, which cannot be started twice at once.
   up_ctx_->set_initial_metadata_corked(true);
-  bool local = false;
-  up_ = service_->StubFor(ctx_.method(), &local).PrepareCall(up_ctx_.get(), ctx_.method(), service_->cq_.get());
+  up_ = service_->StubFor(ctx_.method(), &local_).PrepareCall(up_ctx_.get(), ctx_.method(), service_->cq_.get());
   up_started_ = true;
   up_->StartCall(nullptr);  // corked: starts nothing yet, reports nothing
   // The first read takes the runtime's initial metadata in with it (the library adds it
@@ -333,9 +331,10 @@ grpc::Status PassedCall::ForwardedStatus() {
     if (!Reserved(View(key))) ctx_.AddTrailingMetadata(std::string(View(key)), std::string(View(value)));
   }
   // A runtime that cannot be reached: the library's message names the socket; should it
-  // not, the caller still learns which runtime statlet passes to.
+  // not, the caller still learns which runtime statlet passes to. statlet's own image
+  // service (in this process) says what it says.
   const std::string& path = service_->socket_path();
-  if (!override_ && s.error_code() == grpc::StatusCode::UNAVAILABLE && !got_metadata_ &&
+  if (!override_ && !local_ && s.error_code() == grpc::StatusCode::UNAVAILABLE && !got_metadata_ &&
       s.error_message().find(path) == std::string::npos) {
     s = grpc::Status(s.error_code(), s.error_message() + " (container runtime at unix://" + path + ")",
                      s.error_details());

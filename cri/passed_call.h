@@ -106,6 +106,7 @@ class alignas(16) PassedCall {
   grpc::GenericServerAsyncReaderWriter stream_;
   bool unary_ = false;    // IsUnaryMethod(method)
   bool counted_ = false;  // counts against max_calls
+  bool local_ = false;    // passed to statlet's in-process image service, not the runtime
   bool spins_ = false;    // counts in awaiting_runtime_ while its unary call waits
   int pending_ = 0;       // operations outstanding
 

@@ -230,7 +230,11 @@ int main(int argc, char** argv) {
       std::unique_ptr<statlet::bench::EmptySkbPrograms> floor;
       if (side == kFloor) {
         floor = std::make_unique<statlet::bench::EmptySkbPrograms>();
-        if (!floor->Attach()) return 1;
+        if (!floor->Attach()) {
+          kill(server, SIGTERM);
+          waitpid(server, nullptr, 0);
+          return 1;
+        }
       }
       Stream st = RunIperf(seconds);
       s[side] = st.gbit_s;

@@ -74,10 +74,13 @@ class Relay {
         std::perror("byte_relay: epoll_wait");
         return 1;
       }
+      // New connections after the batch: an fd closed in it and reused by an accept would
+      // take a stale event of the batch.
+      bool accept = false;
       for (int i = 0; i < n; ++i) {
         const int fd = events[i].data.fd;
         if (fd == listener_) {
-          Accept();
+          accept = true;
           continue;
         }
         auto it = ends_.find(fd);
@@ -86,8 +89,12 @@ class Relay {
         bool ok = true;
         if (events[i].events & EPOLLOUT) ok = Flush(end);
         if (ok && (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))) ok = Pump(end);
+        // A hung-up or failed end is reported on every wait: once read, the pair is done
+        // (waiting for its peer to drain would spin).
+        if (events[i].events & (EPOLLHUP | EPOLLERR)) ok = false;
         if (!ok) ClosePair(end);
       }
+      if (accept) Accept();
     }
   }
 
