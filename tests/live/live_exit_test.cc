@@ -347,6 +347,11 @@ TEST(LiveExits, ShortLivedContainersKeepTheirFinalValues) {
         k.cpuacct_ns >= 0 && HostHierarchies().cpu() == kV1Cpuacct ? double(k.cpuacct_ns) : double(k.usage_usec) * 1000;
     const double err = kernel > 0 ? std::abs(double(*c.cpu.usage_ns) - kernel) / kernel : 1;
     worst = std::max(worst, err);
+    if (err > 0.01) {
+      std::printf("figure exits: %s off by %.2f%%: record %.0f ns, kernel cpuacct %lld ns, unified %lld us\n",
+                  path.c_str(), 100 * err, double(*c.cpu.usage_ns), static_cast<long long>(k.cpuacct_ns),
+                  static_cast<long long>(k.usage_usec));
+    }
     if (err <= 0.01) ++cpu_within;
     if (k.has_peak) {
       ++peak_expected;
