@@ -46,22 +46,13 @@
 #include <vector>
 
 #include "tests/e2e/e2e_stage.h"
+#include "tests/support/host_state.h"
 
 namespace statlet::e2e {
 namespace {
 
-int64_t MonoNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-}
-
-std::string LoadAverage() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  in >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
+using testing::LoadAverage;
+using testing::MonoNs;
 
 struct Options {
   size_t containers = 200;

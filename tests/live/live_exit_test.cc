@@ -29,6 +29,7 @@
 #include "collector/exit_watcher.h"
 #include "collector/sampler.h"
 #include "tests/support/child_process.h"
+#include "tests/support/host_state.h"
 #include "tests/support/live_cgroup.h"
 #include "tests/support/wait_for.h"
 #include "tests/support/workloads.h"
@@ -42,18 +43,8 @@ using testing::HostHierarchies;
 using testing::LiveCgroup;
 using testing::UniqueName;
 
-int64_t MonoNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-}
-
-std::string LoadAverage() {
-  std::ifstream in("/proc/loadavg");
-  std::string one, five, fifteen;
-  in >> one >> five >> fifteen;
-  return one + " " + five + " " + fifteen;
-}
+using testing::LoadAverage;
+using testing::MonoNs;
 
 std::string ContainerId(size_t i) {
   char buf[65];
