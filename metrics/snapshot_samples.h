@@ -90,7 +90,10 @@ class SnapshotSamples {
   const NetNamespaceStats* PodNetwork(size_t i) const { return pod_net_[i]; }
 
  private:
-  template <class Sink>
+  // Family `id`'s samples of one cgroup. kFixed: the family when known at compile time
+  // (FamilyLoop), whose switch then folds before anything is inlined into its cases;
+  // FamilyId::kCount when `id` decides at run time.
+  template <class Sink, FamilyId kFixed = FamilyId::kCount>
   void VisitCgroup(FamilyId id, size_t cgroup, Sink& sink);
   // ForEachSampleIn's loop for one family, its rule chosen at compile time.
   template <FamilyId kId, class Sink>
