@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -107,11 +108,14 @@ class ExitWatcher::Impl {
   Impl(const ExitWatcherOptions& o, ExitRecords* records, CgroupHierarchies h)
       : opts_(o), records_(records), h_(std::move(h)), plan_(BuildReadPlan(h_, HugePageSizes(o.hugepages_dir))) {
     for (const CgroupFileReader* r : plan_) kept_per_container_ += KeptOpen(*r) && h_.has(r->hierarchy);
+    settling_.resize(opts_.settle_ns.size());
   }
   ~Impl() {
     for (auto& [path, c] : containers_) CloseEvents(&c);
     for (auto& [path, c] : containers_) CloseKept(&c);
-    for (Settling& e : settling_) CloseKept(&e.kept);
+    for (auto& stage : settling_) {
+      for (Settling& e : stage) CloseKept(&e.kept);
+    }
     for (int fd : {inotify_fd_, stop_fd_, timer_fd_, epoll_fd_}) {
       if (fd >= 0) ::close(fd);
     }
@@ -460,62 +464,82 @@ class ExitWatcher::Impl {
       std::lock_guard<std::mutex> lock(stats_mu_);
       ++stats_.exits;
     }
-    if (opts_.settle_ns <= 0 || c->kept.empty()) {
+    if (settling_.empty() || c->kept.empty()) {
       CloseKept(c);
       records_->Add(std::move(s), NowNs(CLOCK_MONOTONIC));
       return true;
     }
-    // The record waits for its second read; the kept fds go with it.
-    settling_.push_back(Settling{std::move(s), std::move(c->kept), NowNs(CLOCK_MONOTONIC) + opts_.settle_ns});
+    // The record waits for its later reads; the kept fds go with it.
+    const int64_t read_ns = NowNs(CLOCK_MONOTONIC);
+    settling_[0].push_back(Settling{std::move(s), std::move(c->kept), read_ns, read_ns + opts_.settle_ns[0]});
     c->kept.clear();
-    {
-      std::lock_guard<std::mutex> lock(stats_mu_);
-      stats_.settling = settling_.size();
-    }
-    if (settling_.size() == 1) ArmTimer(settling_.front().due_ns);
+    CountSettling();
+    ArmTimer();
     return true;
   }
 
-  // A record read at an exit, waiting for its second read (ExitWatcherOptions::settle_ns).
+  // A record read at an exit, waiting for its later reads (ExitWatcherOptions::settle_ns).
   struct Settling {
     CgroupStats stats;
     std::vector<std::pair<size_t, int>> kept;
-    int64_t due_ns = 0;  // CLOCK_MONOTONIC
+    int64_t final_ns = 0;  // CLOCK_MONOTONIC of the final read
+    int64_t due_ns = 0;    // of the next read
   };
 
-  void ArmTimer(int64_t due_ns) {
+  void CountSettling() {
+    size_t n = 0;
+    for (const auto& stage : settling_) n += stage.size();
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    stats_.settling = n;
+  }
+
+  // Due when the earliest of the stages' first records is (each stage is in due order: its
+  // records came in the order of their final reads, all after the same delay); disarmed
+  // when none waits.
+  void ArmTimer() {
+    int64_t due_ns = 0;
+    for (const auto& stage : settling_) {
+      if (!stage.empty() && (due_ns == 0 || stage.front().due_ns < due_ns)) due_ns = stage.front().due_ns;
+    }
     itimerspec t{};
     t.it_value.tv_sec = static_cast<time_t>(due_ns / 1'000'000'000);
     t.it_value.tv_nsec = static_cast<long>(due_ns % 1'000'000'000);
-    if (t.it_value.tv_sec == 0 && t.it_value.tv_nsec == 0) t.it_value.tv_nsec = 1;  // 0 disarms
-    timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &t, nullptr);
+    timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &t, nullptr);  // 0 disarms
   }
 
-  // Every record whose second read is due (they are due in the order they came); true when
-  // there was one.
+  // Every read that is due, the earlier stages first; true when there was one.
   bool SettleDue() {
     uint64_t expirations;
     [[maybe_unused]] ssize_t n = ::read(timer_fd_, &expirations, sizeof expirations);
     const int64_t now = NowNs(CLOCK_MONOTONIC);
     bool any = false;
-    while (!settling_.empty() && settling_.front().due_ns <= now) {
-      Settle(&settling_.front(), /*read_again=*/true);
-      any = true;
+    for (size_t k = 0; k < settling_.size(); ++k) {
+      while (!settling_[k].empty() && settling_[k].front().due_ns <= now) {
+        Settle(k, /*read_again=*/true);
+        any = true;
+      }
     }
-    if (!settling_.empty()) ArmTimer(settling_.front().due_ns);
+    CountSettling();
+    ArmTimer();
     return any;
   }
 
-  // When the thread ends: records waiting for their second read keep their final read.
+  // When the thread ends: records waiting for later reads keep what was read so far.
   void AddSettling() {
-    while (!settling_.empty()) Settle(&settling_.front(), /*read_again=*/false);
+    for (size_t k = 0; k < settling_.size(); ++k) {
+      while (!settling_[k].empty()) Settle(k, /*read_again=*/false);
+    }
+    CountSettling();
   }
 
-  // Reads the kept files again into a copy of the final read (by name those that could not
-  // be kept: a hierarchy's directory made after the unified one was watched) and keeps the
-  // copy when it has a CPU time no smaller (the counters only grow; a cgroup gone by now
-  // fails the reads and the final read stands); then adds the record. Pops `e` (the front).
-  void Settle(Settling* e, bool read_again) {
+  // Reads the kept files again into a copy of the record (by name those that could not be
+  // kept: a hierarchy's directory made after the unified one was watched) and keeps the copy
+  // when it has a CPU time no smaller (the counters only grow; a cgroup gone by now fails
+  // the reads and what was read before stands). Then the front of stage k moves to the next
+  // stage, or, after the last, its record is added.
+  void Settle(size_t k, bool read_again) {
+    Settling* e = &settling_[k].front();
+    const bool last = !read_again || k + 1 == settling_.size();
     if (read_again) {
       CgroupStats again = e->stats;
       again.cpu.usage_ns.reset();  // recomputed from the per-CPU times where those are the source
@@ -535,20 +559,30 @@ class ExitWatcher::Impl {
         if (ReadWhole(h_.mount[r.hierarchy] + e->stats.id.cgroup_path + "/" + r.name, &buf_)) apply(i);
       }
       FinishCgroupStats(&again);
+      {
+        std::lock_guard<std::mutex> lock(stats_mu_);
+        ++stats_.later_reads;
+      }
       const CpuStats& first = e->stats.cpu;
       if (read_cpu && again.cpu.usage_ns && first.usage_ns && *again.cpu.usage_ns >= *first.usage_ns) {
         if (*again.cpu.usage_ns > *first.usage_ns) {
           std::lock_guard<std::mutex> lock(stats_mu_);
           ++stats_.settled;
+          if (k > 0) ++stats_.settled_late;
+          stats_.settled_max_ns = std::max(stats_.settled_max_ns, *again.cpu.usage_ns - *first.usage_ns);
         }
         e->stats = std::move(again);
       }
     }
+    if (!last) {
+      e->due_ns = e->final_ns + opts_.settle_ns[k + 1];
+      settling_[k + 1].push_back(std::move(*e));
+      settling_[k].pop_front();
+      return;
+    }
     CloseKept(&e->kept);
     records_->Add(std::move(e->stats), NowNs(CLOCK_MONOTONIC));
-    settling_.pop_front();
-    std::lock_guard<std::mutex> lock(stats_mu_);
-    stats_.settling = settling_.size();
+    settling_[k].pop_front();
   }
 
   void CountMissed() {
@@ -596,7 +630,8 @@ class ExitWatcher::Impl {
   int epoll_fd_ = -1;
   int timer_fd_ = -1;  // due when the oldest record waiting for its second read is
   std::string buf_;
-  std::deque<Settling> settling_;
+  // One queue per later read (ExitWatcherOptions::settle_ns), each in due order.
+  std::vector<std::deque<Settling>> settling_;
   // The watcher thread's own (after Init): directory watches, containers, their fds.
   std::map<std::string, int> dir_wd_;
   std::unordered_map<int, std::string> dir_of_wd_;
@@ -608,6 +643,11 @@ class ExitWatcher::Impl {
 };
 
 StatusOr<std::unique_ptr<ExitWatcher>> ExitWatcher::Start(const ExitWatcherOptions& options, ExitRecords* records) {
+  for (size_t k = 0; k < options.settle_ns.size(); ++k) {
+    if (options.settle_ns[k] <= 0 || (k > 0 && options.settle_ns[k] <= options.settle_ns[k - 1])) {
+      return InvalidArgument("exit watcher: the later reads' delays must be positive and ascending");
+    }
+  }
   auto h = DetectHierarchies(options.cgroup_mount, options.proc_root);
   if (!h.ok()) return h.status();
   if (!h->has(kUnified)) {

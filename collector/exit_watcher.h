@@ -56,13 +56,17 @@ struct ExitWatcherOptions {
   // kernel.sched_rt_runtime_us, bounds it meanwhile).
   bool realtime = true;
   int64_t realtime_budget_ns = 50'000'000;
-  // A second read of the kept files (CPU time, memory peak) this long after the final read,
-  // while the cgroup is still there (a runtime removes it after deleting the task: 16 ms at
-  // the soonest measured, bench/RESULTS.md), and the record waits for it. The exiting
-  // task's last CPU time is charged after its cgroup empties (between leaving the cgroup's
-  // task list and its final switch), and a real-time watcher woken by the emptying can run
-  // ahead of it on that CPU. A cgroup gone by then keeps the first read. 0: no second read.
-  int64_t settle_ns = 2'000'000;
+  // Later reads of the kept files (CPU time, memory peak) this long after the final read
+  // (ascending), while the cgroup is still there (a runtime removes it after deleting the
+  // task: 16 ms at the soonest measured, bench/RESULTS.md), and the record waits for the
+  // last. The exiting task's last CPU time is charged after its cgroup empties: the kernel
+  // adds a running task's time at ticks and switches, and the last of it at the task's
+  // final switch, after it left the cgroup's task list; a real-time watcher woken by the
+  // emptying runs ahead of it, and on a busy CPU the task may wait milliseconds for its
+  // turn. The first read comes soon for runtimes that remove sooner, the second late
+  // enough for a task that waited. A cgroup gone by then keeps what was read before.
+  // Empty: no later read.
+  std::vector<int64_t> settle_ns = {2'000'000, 12'000'000};
 };
 
 struct ExitWatcherStats {
@@ -72,9 +76,12 @@ struct ExitWatcherStats {
   uint64_t watches = 0;         // directory watches and container fds held now
   uint64_t over_budget = 0;     // directories or containers left unwatched (max_watches)
   uint64_t overflows = 0;       // inotify queue overflows (exits in between may be missed)
-  uint64_t settled = 0;         // second reads that found more CPU time than the final read
-  uint64_t settling = 0;        // final reads whose record waits for its second read now
-                                // (exits counts them; the records do once it is made)
+  uint64_t later_reads = 0;     // reads made after a final read (settle_ns)
+  uint64_t settled = 0;         // later reads that found more CPU time than the reads before
+  uint64_t settled_late = 0;    // of those, reads after the first later read
+  uint64_t settled_max_ns = 0;  // the most CPU time one later read added to a record
+  uint64_t settling = 0;        // final reads whose record waits for its later reads now
+                                // (exits counts them; the records do once they are made)
   bool realtime = false;        // the thread runs SCHED_FIFO now
   int nice = 0;                 // the thread's nice value (what applies when not real-time)
 };

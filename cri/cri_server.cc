@@ -205,13 +205,15 @@ StatusOr<std::unique_ptr<CriServer>> CriServer::Start(SnapshotSource* source, co
 
 void CriServer::Stop(std::chrono::milliseconds grace) {
   if (server_ == nullptr) return;
-  server_->Shutdown(std::chrono::system_clock::now() + grace);
+  // One grace for both servers: the in-process image server's calls are the passed calls'.
+  const auto deadline = std::chrono::system_clock::now() + grace;
+  server_->Shutdown(deadline);
   server_->Wait();
   // The passed calls' queue goes after the server's shutdown, before the server; the
   // in-process image server's calls were the passed calls' (cancelled by then).
   if (pass_through_) pass_through_->Stop();
   if (images_server_) {
-    images_server_->Shutdown(std::chrono::system_clock::now() + grace);
+    images_server_->Shutdown(deadline);
     images_server_->Wait();
   }
   server_.reset();

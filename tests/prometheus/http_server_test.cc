@@ -16,6 +16,7 @@
 #include "exporters/gzip_compressor.h"
 #include "tests/support/fixed_snapshot_source.h"
 #include "tests/support/snapshot_builder.h"
+#include "tests/support/wait_for.h"
 
 namespace statlet {
 namespace {
@@ -299,19 +300,22 @@ TEST(MetricsHttpServer, ConnectionsPerAddressAreCapped) {
     ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
     held.push_back(fd);
   }
-  // The server counts a connection once it accepted it: the third is refused.
-  bool refused = false;
-  for (int i = 0; i < 100 && !refused; ++i) {
-    auto r = s.client->Get("/healthz");
-    refused = r && r->status == 503;
-  }
+  // The server counts a connection once it accepted it: the third is refused (polled with a
+  // deadline until the server has accepted the two).
+  const bool refused = testing::WaitFor(
+      [&] {
+        auto r = s.client->Get("/healthz");
+        return r && r->status == 503;
+      },
+      std::chrono::milliseconds(10000));
   EXPECT_TRUE(refused) << "a third connection from one address was served";
   for (int fd : held) ::close(fd);
-  bool served = false;
-  for (int i = 0; i < 100 && !served; ++i) {
-    auto r = s.client->Get("/healthz");
-    served = r && r->status == 200;
-  }
+  const bool served = testing::WaitFor(
+      [&] {
+        auto r = s.client->Get("/healthz");
+        return r && r->status == 200;
+      },
+      std::chrono::milliseconds(10000));
   EXPECT_TRUE(served) << "closed connections still count";
 }
 
@@ -382,27 +386,32 @@ TEST(MetricsHttpServer, OneAddressHoldsAtMostItsStreamsAndKeepsPlacesForItsOther
   EXPECT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << "a stream past the address's streams: " << refused;
   EXPECT_EQ(closed.load(), 1) << "the refused stream is closed (its producer's place freed)";
   ::close(third);
-  // Two connections at once besides the streams: the places the streams leave (once the
-  // server has seen the refused one close).
-  bool both = false;
-  for (int i = 0; i < 100 && !both; ++i) {
-    int a = ConnectLoopback(server->port()), b = ConnectLoopback(server->port());
-    both = a >= 0 && b >= 0 && RequestHead(a, "/healthz").rfind("HTTP/1.1 200", 0) == 0 &&
-           RequestHead(b, "/healthz").rfind("HTTP/1.1 200", 0) == 0;
-    if (a >= 0) ::close(a);
-    if (b >= 0) ::close(b);
-  }
+  // Two connections at once besides the streams: the places the streams leave, once the
+  // server has seen the refused one (and a failed try's own) close: polled with a deadline,
+  // not a count of tries, which a slow server can see pass before it saw one close.
+  const bool both = testing::WaitFor(
+      [&] {
+        int a = ConnectLoopback(server->port()), b = ConnectLoopback(server->port());
+        const bool ok = a >= 0 && b >= 0 && RequestHead(a, "/healthz").rfind("HTTP/1.1 200", 0) == 0 &&
+                        RequestHead(b, "/healthz").rfind("HTTP/1.1 200", 0) == 0;
+        if (a >= 0) ::close(a);
+        if (b >= 0) ::close(b);
+        return ok;
+      },
+      std::chrono::milliseconds(10000));
   EXPECT_TRUE(both) << "the address's streams left no two places for its other requests";
   // A stream that ends gives its place back.
   ::close(streams.back());
   streams.pop_back();
-  bool served = false;
-  for (int i = 0; i < 100 && !served; ++i) {
-    int fd = ConnectLoopback(server->port());
-    served = fd >= 0 && RequestHead(fd, "/s/x").rfind("HTTP/1.1 200", 0) == 0;
-    if (served) streams.push_back(fd);
-    else if (fd >= 0) ::close(fd);
-  }
+  const bool served = testing::WaitFor(
+      [&] {
+        int fd = ConnectLoopback(server->port());
+        const bool ok = fd >= 0 && RequestHead(fd, "/s/x").rfind("HTTP/1.1 200", 0) == 0;
+        if (ok) streams.push_back(fd);
+        else if (fd >= 0) ::close(fd);
+        return ok;
+      },
+      std::chrono::milliseconds(10000));
   EXPECT_TRUE(served) << "a closed stream still counts";
   for (int fd : streams) ::close(fd);
   server->Stop();
