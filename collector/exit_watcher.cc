@@ -559,20 +559,19 @@ class ExitWatcher::Impl {
         if (ReadWhole(h_.mount[r.hierarchy] + e->stats.id.cgroup_path + "/" + r.name, &buf_)) apply(i);
       }
       FinishCgroupStats(&again);
+      const CpuStats& first = e->stats.cpu;
+      const bool kept = read_cpu && again.cpu.usage_ns && first.usage_ns && *again.cpu.usage_ns >= *first.usage_ns;
+      const uint64_t added = kept ? *again.cpu.usage_ns - *first.usage_ns : 0;
       {
         std::lock_guard<std::mutex> lock(stats_mu_);
         ++stats_.later_reads;
-      }
-      const CpuStats& first = e->stats.cpu;
-      if (read_cpu && again.cpu.usage_ns && first.usage_ns && *again.cpu.usage_ns >= *first.usage_ns) {
-        if (*again.cpu.usage_ns > *first.usage_ns) {
-          std::lock_guard<std::mutex> lock(stats_mu_);
+        if (added > 0) {
           ++stats_.settled;
           if (k > 0) ++stats_.settled_late;
-          stats_.settled_max_ns = std::max(stats_.settled_max_ns, *again.cpu.usage_ns - *first.usage_ns);
+          stats_.settled_max_ns = std::max(stats_.settled_max_ns, added);
         }
-        e->stats = std::move(again);
       }
+      if (kept) e->stats = std::move(again);
     }
     if (!last) {
       e->due_ns = e->final_ns + opts_.settle_ns[k + 1];
@@ -628,7 +627,7 @@ class ExitWatcher::Impl {
   int inotify_fd_ = -1;
   int stop_fd_ = -1;
   int epoll_fd_ = -1;
-  int timer_fd_ = -1;  // due when the oldest record waiting for its second read is
+  int timer_fd_ = -1;  // due when the earliest later read is (ArmTimer)
   std::string buf_;
   // One queue per later read (ExitWatcherOptions::settle_ns), each in due order.
   std::vector<std::deque<Settling>> settling_;
