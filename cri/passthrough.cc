@@ -78,6 +78,10 @@ StatusOr<std::unique_ptr<PassThroughService>> PassThroughService::Create(PassThr
 
 namespace {
 
+// How long one connection attempt to the runtime may take. A runtime that is down refuses
+// at once (no socket, or no listener on it); this bounds one that accepts and stays silent.
+constexpr int kRuntimeConnectTimeoutMs = 5000;
+
 std::shared_ptr<grpc::Channel> RuntimeChannel(const std::string& path, size_t max_message_bytes) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(static_cast<int>(std::min<size_t>(max_message_bytes, INT32_MAX)));
@@ -87,8 +91,11 @@ std::shared_ptr<grpc::Channel> RuntimeChannel(const std::string& path, size_t ma
   // A restarted runtime is found within a second (the library's default backoff grows to
   // two minutes, during which every passed call would fail).
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  // The "minimum backoff" is the library's time limit on one connection attempt (the
+  // runtime's HTTP/2 SETTINGS must arrive within it), not a wait between attempts: at
+  // 100 ms a runtime busy for a moment failed every call that was to open the connection.
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kRuntimeConnectTimeoutMs);
   return grpc::CreateCustomChannel("unix:" + path, grpc::InsecureChannelCredentials(), args);
 }
 

@@ -364,7 +364,8 @@ TEST_F(ProxyPeer, CallsInFlightAddNoThreadAndAStopEndsThem) {
 TEST_F(ProxyPeer, MessagesUpToTheRuntimesLimitPassLargerOnesAreRefused) {
   std::string resp;
   auto ctx = Ctx();
-  ASSERT_TRUE(Unary("Echo", std::string(15 << 20, 'e'), &resp, ctx.get()).ok());
+  const grpc::Status under = Unary("Echo", std::string(15 << 20, 'e'), &resp, ctx.get());
+  ASSERT_TRUE(under.ok()) << Describe(under);
   EXPECT_EQ(resp.size(), size_t{15} << 20);
   // The request itself must not reach the runtime. (When gRPC's refusal of the oversized
   // message reaches statlet as a read that ended before it notes the call cancelled,
