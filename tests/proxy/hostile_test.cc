@@ -31,6 +31,7 @@
 #include "tests/proxy/kubelet_calls.h"
 #include "tests/proxy/shared_stage.h"
 #include "tests/reliability/h2_attacker.h"
+#include "tests/support/http_client.h"
 #include "tests/support/statlet_daemon.h"
 #include "tests/support/wait_for.h"
 
@@ -192,6 +193,18 @@ TEST(ProxyHostile, HostileClientsNeitherSlowTheKubeletNorKeepWhatTheyTook) {
   ASSERT_TRUE(s.ok()) << Describe(s);
   const std::string direct_cgroup = pod.cgroup_parent + "/" + direct;
   ASSERT_TRUE(testing::WaitFor([&] { return ProcessesIn(direct_cgroup) == 1; }, seconds(10)));
+
+  // The daemon serves the CRI socket first and starts the rest (the eBPF probes, the
+  // collector, the exit watcher, the trimmer, /metrics) after it, ~1 s on this host: the
+  // baseline is taken of a daemon that is all up, which /healthz answering shows (the web
+  // server starts last). Else the threads started after the baseline count as the attack's.
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        const testing::TimedResponse r = testing::TimedGet(stage->metrics_port(), "/healthz");
+        return r.response && r.response->status == 200;
+      },
+      seconds(20)))
+      << "statlet's /healthz on port " << stage->metrics_port() << " never answered";
 
   // Baseline, same run.
   int failures = 0;
