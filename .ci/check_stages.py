@@ -7,7 +7,13 @@ The sanitized tree builds every test (but the ones only a release build has); ea
 carry a label. The release tree builds `release_stage` only (cmake/release_stage.cmake):
 a test binary it did not build shows as a `<target>_NOT_BUILT` placeholder, and that is
 right only if none of the binary's tests carries a release-stage label. A test the
-sanitized tree lacks must be built in the release tree.
+sanitized tree lacks must be built in the release tree, and a test binary the release tree
+builds must have a test in its stage (else release_stage builds it for nothing).
+
+gtest_discover_tests (CMake 3.25) writes its PROPERTIES into set_tests_properties unquoted:
+LABELS "live;release" there becomes the label "live" and a stray "release" that shifts every
+property after it. Such a test keeps one label and silently leaves the release stage, so a
+gtest_discover_tests call with more than one label is an error here.
 """
 import json
 import os
@@ -30,9 +36,27 @@ def tests_of(build):
     return rows
 
 
+def multi_label_discoveries(source_dir):
+    """gtest_discover_tests calls whose LABELS value is a list: file:line of each."""
+    found = []
+    call = re.compile(r"gtest_discover_tests\((?:[^()]|\([^()]*\))*\)", re.S)
+    listed = subprocess.run(["git", "-C", source_dir, "ls-files", "CMakeLists.txt", "*/CMakeLists.txt"],
+                            check=True, capture_output=True, text=True).stdout.split()
+    for rel in listed:
+        text = open(os.path.join(source_dir, rel)).read()
+        for m in call.finditer(text):
+            if re.search(r'LABELS\s+"[^"]*;', m.group(0)):
+                found.append(f"{rel}:{text.count(chr(10), 0, m.start()) + 1}")
+    return found
+
+
 def main():
     sanitized, release, stage_labels = sys.argv[1], sys.argv[2], re.compile(sys.argv[3])
     errors = []
+    source_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for where in multi_label_discoveries(source_dir):
+        errors.append(f"{where}: gtest_discover_tests with more than one label keeps only the first "
+                      "(and shifts the properties after it): give the target one label")
     by_binary = {}
     sanitized_names = set()
     for name, labels, binary in tests_of(sanitized):
@@ -44,6 +68,7 @@ def main():
         by_binary.setdefault(os.path.basename(binary), []).append((name, labels))
     rel = tests_of(release)
     ran = 0
+    staged_binaries, built_binaries = set(), set()
     for name, labels, binary in rel:
         if name.endswith("_NOT_BUILT"):
             target = name[: -len("_NOT_BUILT")]
@@ -64,8 +89,15 @@ def main():
                               "and the release stage does not select its labels")
         else:
             ran += 1
+            staged_binaries.add(binary)
             if binary.startswith(os.path.abspath(release)) and not os.path.exists(binary):
                 errors.append(f"{name}: {binary} was not built")
+        if (not name.endswith("_NOT_BUILT") and binary.startswith(os.path.abspath(release))
+                and os.path.exists(binary)):
+            built_binaries.add(binary)
+    for binary in sorted(built_binaries - staged_binaries):
+        errors.append(f"{os.path.relpath(binary, release)}: release_stage builds it, but none of its "
+                      "tests is in the release stage")
     if errors:
         sys.exit("\n".join(errors))
     print(f"{len(rel)} entries in the release tree, {ran} of them in the release stage; "

@@ -14,7 +14,7 @@
 #include "collector/exit_records.h"
 #include "collector/exit_watcher.h"
 #include "collector/memory_high_stall.h"
-#include "cri/daemon_hooks.h"
+#include "cri/cri_daemon_options.h"
 #include "exporters/kubernetes_authorizer.h"
 #include "exporters/metrics_http_server.h"
 #include "exporters/otlp/otlp_options.h"

@@ -22,7 +22,7 @@
 #include "cmd/flag_parser.h"
 #include "cmd/pull_display.h"
 #include "cmd/pull_pod.h"
-#include "cri/cri_server.h"
+#include "cri/cri_daemon_options.h"  // kDefaultCriListenPath
 #include "proto/image_service.grpc.pb.h"
 
 namespace statlet {

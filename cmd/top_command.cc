@@ -31,7 +31,7 @@
 #include "cmd/top_model.h"
 #include "cmd/top_render.h"
 #include "cmd/top_source.h"
-#include "cri/cri_server.h"
+#include "cri/cri_daemon_options.h"  // kDefaultCriListenPath
 
 namespace statlet {
 namespace {

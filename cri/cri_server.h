@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "cri/cri_daemon_options.h"  // kDefaultCriListenPath
 #include "cri/passthrough.h"
 #include "cri/stats_service.h"
 #include "metrics/call_observer.h"
@@ -27,9 +28,6 @@ class Service;
 }  // namespace grpc
 
 namespace statlet::cri {
-
-// Where `--cri.listen` points by default.
-inline constexpr char kDefaultCriListenPath[] = "/run/statlet/cri.sock";
 
 struct CriServerOptions {
   std::string listen_path = kDefaultCriListenPath;  // a path or unix:///path

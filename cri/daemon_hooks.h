@@ -1,34 +1,18 @@
-// What the daemon (cmd/daemon_command.cc) needs from cri/: its flags, the runtime
-// metadata client and the CRI server.
-//
-// The flags that set CriDaemonOptions are declared in cmd/options_cri.cc (--cri.*) and
-// cmd/options_runtime.cc (--runtime.*).
+// What the daemon (cmd/daemon_command.cc) needs from cri/: the runtime metadata client and
+// the CRI server, started from its flags (cri/cri_daemon_options.h).
 #pragma once
 
-#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
+#include "cri/cri_daemon_options.h"
 #include "cri/cri_server.h"
 #include "runtime/runtime_client.h"
 #include "snapshot/snapshot_source.h"
 
 namespace statlet::cri {
-
-struct CriDaemonOptions {
-  std::string listen = kDefaultCriListenPath;
-  std::string runtime_endpoint;  // empty: auto-detect; "none": no runtime client
-  std::chrono::milliseconds runtime_stats_period{10000};
-  std::chrono::milliseconds runtime_refresh_period{2000};
-  std::chrono::nanoseconds max_age = std::chrono::seconds(1);  // snapshot reuse for CRI calls
-  size_t max_unary_metrics_bytes = size_t{16} << 20;           // see CriServiceOptions
-  // Proxy mode (cri/passthrough.h): the socket passes every call statlet does not answer
-  // to runtime_endpoint.
-  bool proxy = false;
-  int proxy_max_calls = 4096;
-};
 
 // A started RuntimeClient, or null when disabled.
 std::unique_ptr<RuntimeClient> StartRuntimeClient(const CriDaemonOptions& o);
