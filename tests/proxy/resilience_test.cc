@@ -24,6 +24,7 @@
 
 #include "tests/proxy/kubelet_calls.h"
 #include "tests/proxy/shared_stage.h"
+#include "tests/support/statlet_daemon.h"
 #include "tests/support/wait_for.h"
 
 namespace statlet::proxy_test {
@@ -33,7 +34,12 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-constexpr milliseconds kRestartBound{1000};
+// "A restart serves again in < 1 s" is a figure of the release binary: the release stage of
+// .ci/test runs this suite and holds it there. A sanitized binary's start-up is the
+// sanitizer's as well (the shadow memory, the instrumented static initializers): beside a
+// busy CPU it took 947 ms at the median of six restarts and up to 1,148 ms, so the sanitized
+// run checks that it serves again and loses nothing, within three times the bound.
+constexpr milliseconds kRestartBound{testing::kSanitizedBuild ? 3000 : 1000};
 
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
