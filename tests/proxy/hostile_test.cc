@@ -31,7 +31,6 @@
 #include "tests/proxy/kubelet_calls.h"
 #include "tests/proxy/shared_stage.h"
 #include "tests/reliability/h2_attacker.h"
-#include "tests/support/http_client.h"
 #include "tests/support/statlet_daemon.h"
 #include "tests/support/wait_for.h"
 
@@ -198,12 +197,7 @@ TEST(ProxyHostile, HostileClientsNeitherSlowTheKubeletNorKeepWhatTheyTook) {
   // collector, the exit watcher, the trimmer, /metrics) after it, ~1 s on this host: the
   // baseline is taken of a daemon that is all up, which /healthz answering shows (the web
   // server starts last). Else the threads started after the baseline count as the attack's.
-  ASSERT_TRUE(testing::WaitFor(
-      [&] {
-        const testing::TimedResponse r = testing::TimedGet(stage->metrics_port(), "/healthz");
-        return r.response && r.response->status == 200;
-      },
-      seconds(20)))
+  ASSERT_TRUE(testing::WaitFor([&] { return testing::HealthzAnswers(stage->metrics_port()); }, seconds(20)))
       << "statlet's /healthz on port " << stage->metrics_port() << " never answered";
 
   // Baseline, same run.

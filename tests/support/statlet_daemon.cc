@@ -173,12 +173,13 @@ Daemon::~Daemon() {
 
 std::string Daemon::log() const { return log_path_.empty() ? "" : ReadWholeFile(log_path_); }
 
+bool HealthzAnswers(int port) { return TimedGet(port, "/healthz", "", Millis(500)).response.has_value(); }
+
 bool Daemon::WaitServing(std::chrono::milliseconds timeout) {
   return WaitFor(
              [&] {
                if (!process_->running()) return true;  // checked below
-               // Any answer counts: with basic auth on, /healthz answers 401.
-               return TimedGet(port_, "/healthz", "", Millis(500)).response.has_value();
+               return HealthzAnswers(port_);
              },
              timeout) &&
          process_->running();

@@ -44,6 +44,10 @@ int AcceptedConnections(pid_t pid, int port);
 // Restarts VmHWM from the current RSS (/proc/<pid>/clear_refs "5").
 bool ResetPeakRss(pid_t pid);
 
+// One GET of /healthz on 127.0.0.1:`port` within 500 ms: whether the web server answered
+// (any status: with basic auth on, /healthz answers 401). The daemon starts it last.
+bool HealthzAnswers(int port);
+
 struct DaemonOptions {
   std::vector<std::string> flags;  // added after the hermetic defaults (later flags win)
   std::string cgroup_subtree;      // --collector.subtree; empty: a private one that exists nowhere
