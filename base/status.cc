@@ -24,12 +24,12 @@ std::string Status::ToString() const {
   return std::string(StatusCodeName(code_)) + ": " + message_;
 }
 
+bool ErrnoMeansGone(int err) { return err == ENOENT || err == ENODEV || err == ESRCH; }
+
 Status ErrnoStatus(int err, const std::string& what) {
+  if (ErrnoMeansGone(err)) return {StatusCode::kGone, what + ": " + std::strerror(err)};
   StatusCode code = StatusCode::kInternal;
   switch (err) {
-    case ENOENT:
-    case ENODEV:
-    case ESRCH: code = StatusCode::kGone; break;
     case EINVAL: code = StatusCode::kInvalidArgument; break;
     case EACCES:
     case EPERM:

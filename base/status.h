@@ -44,6 +44,11 @@ inline Status ResourceExhausted(std::string m) { return {StatusCode::kResourceEx
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 inline Status Unimplemented(std::string m) { return {StatusCode::kUnimplemented, std::move(m)}; }
 
+// Whether an errno says the object read (a cgroup's file, a process, a namespace) went
+// away: a removed cgroup's kept fd answers ENODEV, a fresh open ENOENT, a /proc/<pid>
+// file of an exited task ESRCH. A vanished object is a value (kGone), not an error.
+bool ErrnoMeansGone(int err);
+
 // Status from an errno value, with `what` naming the operation and object.
 Status ErrnoStatus(int err, const std::string& what);
 

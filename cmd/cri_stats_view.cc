@@ -21,7 +21,7 @@ namespace statlet {
 namespace v1 = ::runtime::v1;
 namespace {
 
-const char kUsage[] =
+const char kCriViewUsage[] =
     "usage: statlet stats --cri.endpoint unix:///PATH [--pods] [-o table|json|yaml]\n"
     "                     [--id ID] [--pod POD_ID] [--label KEY=VALUE]... [--timeout SECONDS]\n";
 
@@ -270,7 +270,7 @@ StatusOr<CriStatsViewOptions> ParseCriStatsViewArgs(int argc, char** argv) {
     if (arg != "-o" && std::find(kFlags.begin(), kFlags.end(), arg) == kFlags.end()) {
       const std::string near = NearestName(arg, kFlags);
       return InvalidArgument("unknown flag " + arg + (near.empty() ? "" : "; did you mean " + near + "?") +
-                             " (with --cri.endpoint, statlet stats takes these)\n" + kUsage);
+                             " (with --cri.endpoint, statlet stats takes these)\n" + kCriViewUsage);
     }
     auto v = next();
     if (!v.ok()) return v.status();
@@ -298,7 +298,7 @@ StatusOr<CriStatsViewOptions> ParseCriStatsViewArgs(int argc, char** argv) {
       o.timeout = std::chrono::milliseconds(static_cast<int64_t>(secs * 1000));
     }
   }
-  if (o.endpoint.empty()) return InvalidArgument(std::string("--cri.endpoint is required\n") + kUsage);
+  if (o.endpoint.empty()) return InvalidArgument(std::string("--cri.endpoint is required\n") + kCriViewUsage);
   if (auto p = ParseUnixEndpoint(o.endpoint); !p.ok()) return p.status();
   return o;
 }

@@ -108,6 +108,16 @@ StringRule UnixEndpoint(std::vector<std::string> also) {
   };
 }
 
+StringRule ApiServerUrl(bool empty_ok, bool plain_http_ok) {
+  return [empty_ok, plain_http_ok](const std::string& v) {
+    if ((empty_ok && v.empty()) || v == "in-cluster" || v.rfind("https://", 0) == 0 ||
+        (plain_http_ok && v.rfind("http://", 0) == 0)) {
+      return Status::Ok();
+    }
+    return ExpectedValue("\"in-cluster\" or https://host:port", v);
+  };
+}
+
 Flag& FlagGroup::Add(std::string_view key, std::string default_text, std::string help) {
   Flag f;
   f.name = key.empty() ? prefix_ : prefix_ + "." + std::string(key);

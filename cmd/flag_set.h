@@ -53,6 +53,10 @@ StringRule AbsolutePath();                                          // starts wi
 StringRule NotEmpty();
 // A unix socket endpoint (base/unix_socket.h); `also` are further accepted words ("", "none").
 StringRule UnixEndpoint(std::vector<std::string> also = {});
+// The Kubernetes API server an option names: "in-cluster" (the pod's service account) or an
+// https:// URL. `empty_ok`: "" leaves the feature off; `plain_http_ok`: an http:// URL too (the
+// test beds' stand-in API servers), where a bearer token crosses in clear text.
+StringRule ApiServerUrl(bool empty_ok, bool plain_http_ok = false);
 
 // Bounds of the typed helpers (inclusive unless said otherwise).
 struct IntRange {

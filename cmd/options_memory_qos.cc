@@ -15,15 +15,6 @@ StringRule KubeletVersion() {
   };
 }
 
-StringRule ApiServer() {
-  return [](const std::string& v) {
-    if (v.empty() || v == "in-cluster" || v.rfind("https://", 0) == 0 || v.rfind("http://", 0) == 0) {
-      return Status::Ok();
-    }
-    return ExpectedValue("\"in-cluster\" or https://host:port", v);
-  };
-}
-
 }  // namespace
 
 void RegisterMemoryQosFlags(FlagSet& flags, DaemonOptions* o) {
@@ -86,7 +77,7 @@ void RegisterMemoryQosFlags(FlagSet& flags, DaemonOptions* o) {
             "kubelet's version from the Kubernetes API server: one node-scoped list and watch of pods and a read of "
             "the Node object. \"in-cluster\" (the service account's host, token and CA) or https://host:port; "
             "empty: off.",
-            ApiServer())
+            ApiServerUrl(/*empty_ok=*/true, /*plain_http_ok=*/true))
       .Example("in-cluster");
   mq.String("apiserver-token-file", &api.token_file,
             "Bearer token for --memory-qos.apiserver, read before each request; empty: the service account's.");

@@ -2,19 +2,6 @@
 #include "cmd/daemon_flags.h"
 
 namespace statlet {
-namespace {
-
-StringRule ApiServer() {
-  return [](const std::string& v) {
-    if (v.empty() || v == "in-cluster" || v.rfind("https://", 0) == 0) {
-      return Status::Ok();
-    }
-    return ExpectedValue("\"in-cluster\" or https://host:port", v);
-  };
-}
-
-}  // namespace
-
 Status CheckStreamFlags(const DaemonOptions& o) {
   const HttpServerOptions& http = o.http;
   if (http.max_streams_per_address != 0 && http.max_streams_per_address >= http.max_connections_per_address) {
@@ -86,7 +73,7 @@ void RegisterPullFlags(FlagSet& flags, DaemonOptions* o) {
               "Server-side-apply the NodeImagePulls object to the Kubernetes API server (rate limited to one write "
               "per status period, only on change or every minute): \"in-cluster\" (the service account's host, "
               "token and CA) or https://host:port; empty: off.",
-              ApiServer())
+              ApiServerUrl(/*empty_ok=*/true))
       .Example("in-cluster");
   pull.String("apiserver-token-file", &p.apiserver_token_file,
               "Bearer token for --pull.apiserver (read again when the file changes); empty: the service account's.");

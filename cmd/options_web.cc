@@ -17,13 +17,6 @@ StringRule ListenAddress(bool empty_ok) {
   };
 }
 
-StringRule ApiServer() {
-  return [](const std::string& v) {
-    if (v == "in-cluster" || v.rfind("https://", 0) == 0) return Status::Ok();
-    return ExpectedValue("\"in-cluster\" or https://host:port", v);
-  };
-}
-
 StringRule NodeName() {
   return [](const std::string& v) { return v.empty() ? Status::Ok() : ValidateNodeName(v); };
 }
@@ -40,7 +33,7 @@ void RegisterKubernetesAuthFlags(FlagGroup& web, DaemonOptions* o) {
   web.String("auth.apiserver", &k.api.url,
              "The API server that reviews tokens for --web.auth=kubernetes: in-cluster (the service account's host, "
              "token and CA) or https://host:port.",
-             ApiServer());
+             ApiServerUrl(/*empty_ok=*/false));
   web.String("auth.token-file", &k.api.token_file,
              "statlet's own bearer token for the reviews (read again when the file changes).", NotEmpty());
   web.String("auth.ca-file", &k.api.ca_file, "CA bundle the API server's certificate is checked against.", NotEmpty());

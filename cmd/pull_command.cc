@@ -31,7 +31,7 @@ namespace {
 namespace v1 = ::runtime::v1;
 namespace kep = ::statlet::kep3542;
 
-constexpr const char* kUsage = R"(Usage: statlet pull [flags] IMAGE
+constexpr const char* kPullUsage = R"(Usage: statlet pull [flags] IMAGE
        statlet pull --pod NAMESPACE/NAME [--container NAME] [flags]
 
 Pulls IMAGE through the node's runtime and shows its progress: per-layer bars on a
@@ -166,7 +166,7 @@ int RunPullCommand(int argc, char** argv) {
   FlagParser flags(argc, argv, "statlet pull");
   while (flags.Next()) {
     if (flags.Is("-h") || flags.Is("--help")) {
-      std::fputs(kUsage, stdout);
+      std::fputs(kPullUsage, stdout);
       return 0;
     } else if (flags.Is("--cri.endpoint", {"--endpoint"})) {
       endpoint = flags.Value();

@@ -28,7 +28,7 @@
 namespace statlet {
 namespace {
 
-constexpr const char* kUsage = R"(Usage: statlet stats [flags]
+constexpr const char* kStatsUsage = R"(Usage: statlet stats [flags]
 
 One-shot statistics of every container and cgroup on this host.
 
@@ -126,7 +126,7 @@ int RunStatsCommand(int argc, char** argv) {
   FlagParser flags(argc, argv, "statlet stats");
   while (flags.Next()) {
     if (flags.Is("-h") || flags.Is("--help")) {
-      std::fputs(kUsage, stdout);
+      std::fputs(kStatsUsage, stdout);
       return 0;
     } else if (flags.Is("--output") || flags.Is("-o")) {
       output = flags.Value();

@@ -36,7 +36,7 @@
 namespace statlet {
 namespace {
 
-constexpr const char* kUsage = R"(Usage: statlet top [flags]
+constexpr const char* kTopUsage = R"(Usage: statlet top [flags]
 
 A live view of this node: one row per pod and its containers (on a host without
 Kubernetes, one row per cgroup) with CPU % (and its user/kernel split), memory (working
@@ -455,7 +455,7 @@ int RunTopCommand(int argc, char** argv) {
   FlagParser flags(argc, argv, "statlet top");
   while (flags.Next()) {
     if (flags.Is("-h") || flags.Is("--help")) {
-      std::fputs(kUsage, stdout);
+      std::fputs(kTopUsage, stdout);
       return 0;
     } else if (flags.Is("--interval")) {
       if (Status s = ParseDuration(flags.Value(), &o.interval); !s.ok()) {

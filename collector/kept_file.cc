@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/status.h"
+
 namespace statlet {
 
 size_t FdBudget::FromRlimit(size_t reserve) {
@@ -44,8 +46,6 @@ int PreadWhole(int fd, ReadBuffer* buf) {
 }
 
 namespace {
-bool IsGone(int e) { return e == ENOENT || e == ENODEV || e == ESRCH; }
-
 // "dir/name" into rel ("name" for an empty dir: dir_fd is the directory); false when it
 // does not fit.
 bool RelPath(std::string_view dir, const char* name, char (&rel)[4096]) {
@@ -76,7 +76,7 @@ ReadOutcome KeptFile::Check(int dir_fd, std::string_view dir, const char* name, 
       absent_ = true;  // or the cgroup is gone: the caller tells them apart
       return ReadOutcome::kAbsent;
     }
-    return IsGone(errno) ? ReadOutcome::kGone : ReadOutcome::kError;
+    return ErrnoMeansGone(errno) ? ReadOutcome::kGone : ReadOutcome::kError;
   }
   exists_ = true;
   return ReadOutcome::kOk;
@@ -100,7 +100,7 @@ ReadOutcome KeptFile::Read(int dir_fd, std::string_view dir, const char* name, F
         absent_ = true;
         return ReadOutcome::kAbsent;
       }
-      return IsGone(errno) ? ReadOutcome::kGone : ReadOutcome::kError;
+      return ErrnoMeansGone(errno) ? ReadOutcome::kGone : ReadOutcome::kError;
     }
     if (budget == nullptr || budget->TryAcquire()) {
       fd_ = fd;
@@ -116,7 +116,7 @@ ReadOutcome KeptFile::Read(int dir_fd, std::string_view dir, const char* name, F
   }
   if (e != 0) {
     *err = e;
-    return IsGone(e) ? ReadOutcome::kGone : ReadOutcome::kError;
+    return ErrnoMeansGone(e) ? ReadOutcome::kGone : ReadOutcome::kError;
   }
   return ReadOutcome::kOk;
 }

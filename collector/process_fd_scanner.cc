@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "base/status.h"
 #include "collector/parse/cgroup_parsers.h"
 #include "snapshot/snapshot.h"
 
@@ -23,8 +24,6 @@ struct LinuxDirent64 {
   unsigned char d_type;
   char d_name[];
 };
-
-bool IsGone(int err) { return err == ENOENT || err == ESRCH; }
 
 // "<pid>/<leaf>" into buf (NUL-terminated).
 void PidPath(uint32_t pid, const char* leaf, char (&buf)[48]) {
@@ -55,7 +54,7 @@ ReadOutcome ProcessFdScanner::Count(uint32_t pid, ProcessFdCounts* out, int* err
   int dir = ::openat(proc_fd_, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir < 0) {
     *err = errno;
-    return IsGone(*err) ? ReadOutcome::kGone : ReadOutcome::kError;
+    return ErrnoMeansGone(*err) ? ReadOutcome::kGone : ReadOutcome::kError;
   }
   ProcessFdCounts counts;
   ReadOutcome outcome = ReadOutcome::kOk;
@@ -64,7 +63,7 @@ ReadOutcome ProcessFdScanner::Count(uint32_t pid, ProcessFdCounts* out, int* err
     if (n == 0) break;
     if (n < 0) {
       *err = errno;
-      outcome = IsGone(*err) ? ReadOutcome::kGone : ReadOutcome::kError;
+      outcome = ErrnoMeansGone(*err) ? ReadOutcome::kGone : ReadOutcome::kError;
       break;
     }
     for (long off = 0; off < n;) {
@@ -94,7 +93,7 @@ ReadOutcome ProcessFdScanner::MaxOpenFilesSoft(uint32_t pid, uint64_t* out, int*
       *out = rl.rlim_cur == RLIM_INFINITY ? kUnlimited : static_cast<uint64_t>(rl.rlim_cur);
       return ReadOutcome::kOk;
     }
-    if (IsGone(errno)) {
+    if (ErrnoMeansGone(errno)) {
       *err = errno;
       return ReadOutcome::kGone;
     }
@@ -109,13 +108,13 @@ ReadOutcome ProcessFdScanner::MaxOpenFilesSoft(uint32_t pid, uint64_t* out, int*
   int fd = ::openat(proc_fd_, path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     *err = errno;
-    return IsGone(*err) ? ReadOutcome::kGone : ReadOutcome::kError;
+    return ErrnoMeansGone(*err) ? ReadOutcome::kGone : ReadOutcome::kError;
   }
   int e = PreadWhole(fd, &limits_);
   ::close(fd);
   if (e != 0) {
     *err = e;
-    return IsGone(e) ? ReadOutcome::kGone : ReadOutcome::kError;
+    return ErrnoMeansGone(e) ? ReadOutcome::kGone : ReadOutcome::kError;
   }
   if (!parse::ParseMaxOpenFilesSoft(limits_.view(), out)) {
     *err = EINVAL;

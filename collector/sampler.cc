@@ -6,16 +6,12 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "base/monotonic_clock.h"
+
 namespace statlet {
 namespace {
 
 constexpr size_t kMaxRecentOoms = 64;
-
-int64_t MonotonicNs() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-}
 
 // The runtime's names of a container (by id) or of a pod (its sandbox, by pod uid).
 void JoinMetadata(const MetadataMap& meta, Identity* id) {
@@ -65,7 +61,7 @@ StatusOr<SnapshotPtr> Sampler::Get(std::chrono::nanoseconds max_age, CollectPart
   std::unique_lock<std::mutex> lock(mu_);
   reuse_window_ns_ = std::max<int64_t>(reuse_window_ns_, max_age.count());
   for (;;) {
-    if (last_ && max_age.count() > 0 && MonotonicNs() - last_->monotonic_ns <= max_age.count() &&
+    if (last_ && max_age.count() > 0 && MonotonicNowNs() - last_->monotonic_ns <= max_age.count() &&
         last_->parts.Covers(parts)) {
       ++stats_.reuses;
       return last_;
@@ -103,7 +99,7 @@ StatusOr<SnapshotPtr> Sampler::Get(std::chrono::nanoseconds max_age, CollectPart
 
 size_t Sampler::ReleaseStale() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!last_ || MonotonicNs() - last_->monotonic_ns <= reuse_window_ns_) return 0;
+  if (!last_ || MonotonicNowNs() - last_->monotonic_ns <= reuse_window_ns_) return 0;
   const bool last_holder = last_.use_count() == 1;  // else a call still sends from it
   const size_t bytes = last_->cgroups.capacity() * sizeof(CgroupStats);
   last_.reset();

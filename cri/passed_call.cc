@@ -5,16 +5,11 @@
 #include <string_view>
 #include <utility>
 
+#include "base/monotonic_clock.h"
 #include "cri/passthrough.h"
 
 namespace statlet::cri {
 namespace {
-
-int64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 std::string_view View(const grpc::string_ref& r) { return {r.data(), r.size()}; }
 
@@ -127,7 +122,7 @@ void PassedCall::Arrived() {
   counted_ = true;
   service_->calls_.fetch_add(1, std::memory_order_relaxed);
   unary_ = IsUnaryMethod(method);
-  awaiting_request_since_ = NowNs();
+  awaiting_request_since_ = MonotonicNowNs();
   stream_.Read(&request_, Tag(kRead));
 }
 
@@ -199,7 +194,7 @@ void PassedCall::FinishServer(grpc::Status status, bool with_answer) {
   finish_called_ = true;
   awaiting_request_since_ = 0;
   if (with_answer) {
-    writing_since_ = NowNs();
+    writing_since_ = MonotonicNowNs();
     stream_.WriteAndFinish(response_, grpc::WriteOptions(), status, Tag(kFinish));
   } else {
     stream_.Finish(status, Tag(kFinish));
@@ -282,7 +277,7 @@ void PassedCall::WriteAnswer() {
     return;
   }
   server_writing_ = true;
-  writing_since_ = NowNs();
+  writing_since_ = MonotonicNowNs();
   stream_.Write(response_, Tag(kWrite));
 }
 
@@ -320,7 +315,7 @@ void PassedCall::UpWriteDone(bool ok) {
     return;
   }
   // The next request message (CRI callers half-close right after the first).
-  awaiting_request_since_ = NowNs();
+  awaiting_request_since_ = MonotonicNowNs();
   stream_.Read(&request_, Tag(kRead));
 }
 

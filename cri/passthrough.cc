@@ -7,6 +7,7 @@
 #include <grpc/support/time.h>
 #include <grpcpp/grpcpp.h>
 
+#include "base/monotonic_clock.h"
 #include "base/unix_socket.h"
 #include "cri/passed_call.h"
 #include "proto/cri_services.h"
@@ -26,12 +27,6 @@ constexpr int kRequestsAhead = 4;
 // answer then usually finds the thread awake on its CPU instead of waking it
 // (bench/RESULTS.md has the trade-off).
 constexpr std::chrono::microseconds kSpinForRuntime{150};
-
-int64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 std::string_view MethodOf(std::string_view path) {
   for (std::string_view service : {kRuntimeService, kImageService}) {
@@ -160,7 +155,7 @@ void PassThroughService::Run() {
     void* tag = nullptr;
     bool ok = false;
     grpc::CompletionQueue::NextStatus next;
-    if (spin_until != 0 && NowNs() < spin_until) {  // spinning: a zero deadline polls once
+    if (spin_until != 0 && MonotonicNowNs() < spin_until) {  // spinning: a zero deadline polls once
       next = cq_->AsyncNext(&tag, &ok, gpr_time_0(GPR_CLOCK_MONOTONIC));
       if (next == grpc::CompletionQueue::TIMEOUT) continue;
     } else {
@@ -181,10 +176,10 @@ void PassThroughService::Run() {
         auto* call = reinterpret_cast<PassedCall*>(bits & ~PassedCall::kOpMask);
         if (!call->OnEvent(static_cast<PassedCall::Op>(bits & PassedCall::kOpMask), ok)) delete call;
       }
-      if (awaiting_runtime_ > 0) spin_until = NowNs() + spin_ns;
+      if (awaiting_runtime_ > 0) spin_until = MonotonicNowNs() + spin_ns;
     }
     if (live_ != nullptr) {
-      const int64_t now = NowNs();
+      const int64_t now = MonotonicNowNs();
       if (next_check == 0) next_check = now + period;
       if (now >= next_check) {
         CheckTimes();
@@ -203,7 +198,7 @@ void PassThroughService::Run() {
 }
 
 void PassThroughService::CheckTimes() {
-  const int64_t now = NowNs();
+  const int64_t now = MonotonicNowNs();
   const int64_t request_ns = std::chrono::nanoseconds(options_.request_timeout).count();
   const int64_t stall_ns = std::chrono::nanoseconds(options_.write_stall_timeout).count();
   for (PassedCall* c = live_; c != nullptr; c = c->next) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/grpc_status.h"
+#include "base/monotonic_clock.h"
 #include "cri/pod_metrics.h"
 #include "cri/snapshot_to_cri.h"
 #include "cri/stats_selection.h"
@@ -94,12 +95,6 @@ std::vector<std::string> UnnamedContainers(const Snapshot& snap) {
   return ids;
 }
 
-int64_t MonotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 }  // namespace
 
 bool IsStatsCall(std::string_view method) {
@@ -133,7 +128,7 @@ StatusOr<SnapshotPtr> CriStatsService::LoadSnapshot(CollectParts parts) {
     // collection younger than that round's metadata.
     if (const uint64_t change = rc->changes(); change != 0) {
       if (std::optional<int64_t> covered = rc->WaitCovering(change, options_.freshness_wait)) {
-        max_age = std::min(max_age, std::chrono::nanoseconds(std::max<int64_t>(MonotonicNs() - *covered, 0)));
+        max_age = std::min(max_age, std::chrono::nanoseconds(std::max<int64_t>(MonotonicNowNs() - *covered, 0)));
       }
     }
   }
@@ -146,7 +141,7 @@ StatusOr<SnapshotPtr> CriStatsService::LoadSnapshot(CollectParts parts) {
   // (cri/stats_selection.h).
   if (std::optional<int64_t> covered = rc->CoverUnknown(UnnamedContainers(**snap), options_.freshness_wait)) {
     if (*covered > (*snap)->monotonic_ns) {
-      snap = source_->Get(std::chrono::nanoseconds(std::max<int64_t>(MonotonicNs() - *covered, 0)), parts);
+      snap = source_->Get(std::chrono::nanoseconds(std::max<int64_t>(MonotonicNowNs() - *covered, 0)), parts);
     }
   }
   return snap;

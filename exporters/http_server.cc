@@ -45,9 +45,11 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using std::chrono::milliseconds;
 
-namespace {
-
+// Which of the two listeners a connection came in on. Not in the unnamed namespace: the
+// sessions (named, for HttpServer::Impl) hold one.
 enum class Listener { kMain, kHealth };
+
+namespace {
 
 constexpr size_t kHealthConnections = 32;  // the probe port: the kubelet, a few at a time
 constexpr size_t kDiscardBytes = 4096;     // scratch for request bodies that are dropped

@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "proto/containerd_content.grpc.pb.h"
+#include "pulls/containerd_calls.h"
 
 namespace statlet::pulls {
 namespace content = ::containerd::services::content::v1;
@@ -12,8 +13,6 @@ struct ContainerdContent::Stub {
 };
 
 namespace {
-
-int64_t UnixNanos(const google::protobuf::Timestamp& t) { return t.seconds() * 1000000000 + t.nanos(); }
 
 BlobInfo ToBlob(const content::Info& info) {
   BlobInfo b;
@@ -36,13 +35,6 @@ std::string LiteralRegex(const std::string& text) {
     }
   }
   return out;
-}
-
-Status FromGrpc(const char* call, const grpc::Status& s) {
-  std::string m = std::string("containerd content ") + call + ": " + s.error_message();
-  if (s.error_code() == grpc::StatusCode::NOT_FOUND) return NotFound(m);
-  if (s.error_code() == grpc::StatusCode::INVALID_ARGUMENT) return InvalidArgument(m);
-  return Unavailable(m + " (code " + std::to_string(static_cast<int>(s.error_code())) + ")");
 }
 
 }  // namespace
@@ -83,7 +75,7 @@ StatusOr<std::vector<Ingest>> ContainerdContent::LayerIngests() {
   auto stub = Connect();
   if (!stub.ok()) return stub.status();
   grpc::Status s = (*stub)->content->ListStatuses(&ctx, req, &resp);
-  if (!s.ok()) return FromGrpc("ListStatuses", s);
+  if (!s.ok()) return FromContainerdCall("Content/ListStatuses", s);
   std::vector<Ingest> out;
   out.reserve(resp.statuses_size());
   for (const auto& st : resp.statuses()) {
@@ -115,7 +107,7 @@ StatusOr<std::vector<BlobInfo>> ContainerdContent::List(const std::vector<std::s
     for (const auto& info : resp.info()) out.push_back(ToBlob(info));
   }
   grpc::Status s = reader->Finish();
-  if (!s.ok()) return FromGrpc("List", s);
+  if (!s.ok()) return FromContainerdCall("Content/List", s);
   return out;
 }
 
@@ -159,7 +151,7 @@ StatusOr<Manifest> ContainerdContent::ReadManifest(const std::string& digest) {
     }
   }
   grpc::Status s = reader->Finish();
-  if (!s.ok()) return FromGrpc("Read", s);
+  if (!s.ok()) return FromContainerdCall("Content/Read", s);
   return ParseManifest(digest, body);
 }
 

@@ -5,6 +5,7 @@
 #include "proto/containerd_content.grpc.pb.h"
 #include "proto/containerd_images.grpc.pb.h"
 #include "proto/containerd_leases.grpc.pb.h"
+#include "pulls/containerd_calls.h"
 
 namespace statlet::pulls {
 namespace content = ::containerd::services::content::v1;
@@ -12,15 +13,6 @@ namespace leases = ::containerd::services::leases::v1;
 namespace images = ::containerd::services::images::v1;
 
 namespace {
-
-int64_t UnixNanos(const google::protobuf::Timestamp& t) { return t.seconds() * 1000000000 + t.nanos(); }
-
-Status FromGrpc(const char* call, const grpc::Status& s) {
-  std::string m = std::string("containerd ") + call + ": " + s.error_message();
-  if (s.error_code() == grpc::StatusCode::NOT_FOUND) return NotFound(m);
-  if (s.error_code() == grpc::StatusCode::INVALID_ARGUMENT) return InvalidArgument(m);
-  return Unavailable(m + " (code " + std::to_string(static_cast<int>(s.error_code())) + ")");
-}
 
 uint64_t NonNegative(int64_t v) { return v > 0 ? static_cast<uint64_t>(v) : 0; }
 
@@ -65,7 +57,7 @@ StatusOr<std::vector<IngestStatus>> ContainerdObserved::Ingests() {
   content::ListStatusesRequest req;  // no filter: every ref
   content::ListStatusesResponse resp;
   grpc::Status s = content::Content::NewStub(*ch)->ListStatuses(&ctx, req, &resp);
-  if (!s.ok()) return FromGrpc("ListStatuses", s);
+  if (!s.ok()) return FromContainerdCall("Content/ListStatuses", s);
   std::vector<IngestStatus> out;
   out.reserve(resp.statuses_size());
   for (const auto& st : resp.statuses()) {
@@ -88,7 +80,7 @@ StatusOr<std::vector<LeaseInfo>> ContainerdObserved::Leases() {
   leases::ListRequest req;
   leases::ListResponse resp;
   grpc::Status s = leases::Leases::NewStub(*ch)->List(&ctx, req, &resp);
-  if (!s.ok()) return FromGrpc("Leases/List", s);
+  if (!s.ok()) return FromContainerdCall("Leases/List", s);
   std::vector<LeaseInfo> out;
   out.reserve(resp.leases_size());
   for (const auto& l : resp.leases()) out.push_back({l.id(), UnixNanos(l.created_at())});
@@ -104,7 +96,7 @@ StatusOr<std::vector<LeaseResource>> ContainerdObserved::LeaseResources(const st
   req.set_id(lease);
   leases::ListResourcesResponse resp;
   grpc::Status s = leases::Leases::NewStub(*ch)->ListResources(&ctx, req, &resp);
-  if (!s.ok()) return FromGrpc("Leases/ListResources", s);
+  if (!s.ok()) return FromContainerdCall("Leases/ListResources", s);
   std::vector<LeaseResource> out;
   out.reserve(resp.resources_size());
   for (const auto& r : resp.resources()) out.push_back({r.id(), r.type()});
@@ -130,7 +122,7 @@ StatusOr<std::vector<ImageRecord>> ContainerdObserved::ImagesWithTarget(const st
   }
   images::ListImagesResponse resp;
   grpc::Status s = images::Images::NewStub(*ch)->List(&ctx, req, &resp);
-  if (!s.ok()) return FromGrpc("Images/List", s);
+  if (!s.ok()) return FromContainerdCall("Images/List", s);
   std::vector<ImageRecord> out;
   out.reserve(resp.images_size());
   for (const auto& i : resp.images()) out.push_back({i.name(), i.target().digest()});

@@ -10,6 +10,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "base/log.h"
+#include "base/monotonic_clock.h"
 #include "base/unix_socket.h"
 #include "proto/api.grpc.pb.h"
 #include "proto/image_service.grpc.pb.h"
@@ -51,12 +52,6 @@ namespace {
 bool IsSocket(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
-}
-
-int64_t MonotonicNowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 // Containers new to a round asked ContainerStats for their writable layer, at most.

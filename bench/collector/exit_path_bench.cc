@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/monotonic_clock.h"
 #include "bench/support/rounds.h"
 #include "collector/exit_records.h"
 #include "collector/exit_watcher.h"
@@ -49,12 +50,6 @@ using std::chrono::milliseconds;
 int64_t ProcessCpuNs() {
   timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
-
-int64_t MonoNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
@@ -80,9 +75,9 @@ int Drive(const std::string& pod, size_t count, milliseconds spacing, uint32_t s
       if (!cg.ok()) return;
       Child c(
           [live_ms] {
-            const int64_t until = MonoNs() + int64_t{live_ms} * 1'000'000;
+            const int64_t until = MonotonicNowNs() + int64_t{live_ms} * 1'000'000;
             statlet::testing::BurnCpu(2'000'000);
-            if (const int64_t left = until - MonoNs(); left > 0)
+            if (const int64_t left = until - MonotonicNowNs(); left > 0)
               std::this_thread::sleep_for(std::chrono::nanoseconds(left));
             return uint64_t{0};
           },
@@ -164,8 +159,8 @@ Round RunRound(bool watching, const std::string& root, const std::string& pod, s
   if (watcher) {
     // The last removals' notifications may still be on their way: until every container is
     // accounted for (read or missed), bounded.
-    const int64_t deadline = MonoNs() + 5'000'000'000;
-    while (MonoNs() < deadline) {
+    const int64_t deadline = MonotonicNowNs() + 5'000'000'000;
+    while (MonotonicNowNs() < deadline) {
       auto st = watcher->stats();
       if (st.exits + st.missed >= r.started) break;
       std::this_thread::sleep_for(milliseconds(10));

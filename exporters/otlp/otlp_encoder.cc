@@ -4,6 +4,7 @@
 #include <cstring>
 #include <span>
 
+#include "exporters/otlp/otlp_fields.h"
 #include "exporters/otlp/proto_wire.h"
 #include "metrics/derived_values.h"
 #include "metrics/machine_families.h"
@@ -17,38 +18,7 @@ using wire::kLen;
 using wire::kVarint;
 using wire::Tag;
 
-// Field tags (opentelemetry/proto/metrics/v1/metrics.proto, common/v1/common.proto,
-// collector/metrics/v1/metrics_service.proto).
-constexpr uint8_t kRequestResourceMetrics = Tag(1, kLen);  // ExportMetricsServiceRequest
-constexpr uint8_t kRmScopeMetrics = Tag(2, kLen);          // ResourceMetrics
-constexpr uint8_t kRmSchemaUrl = Tag(3, kLen);
-constexpr uint8_t kSmScope = Tag(1, kLen);  // ScopeMetrics
-constexpr uint8_t kSmMetrics = Tag(2, kLen);
-constexpr uint8_t kSmSchemaUrl = Tag(3, kLen);
-constexpr uint8_t kScopeName = Tag(1, kLen);  // InstrumentationScope
-constexpr uint8_t kScopeVersion = Tag(2, kLen);
-constexpr uint8_t kMetricName = Tag(1, kLen);  // Metric
-constexpr uint8_t kMetricDescription = Tag(2, kLen);
-constexpr uint8_t kMetricUnit = Tag(3, kLen);
-constexpr uint8_t kMetricGauge = Tag(5, kLen);
-constexpr uint8_t kMetricSum = Tag(7, kLen);
-constexpr uint8_t kMetricHistogram = Tag(9, kLen);
-constexpr uint8_t kDataPoints = Tag(1, kLen);  // Gauge, Sum, Histogram
-constexpr uint8_t kTemporality = Tag(2, kVarint);
-constexpr uint8_t kMonotonic = Tag(3, kVarint);
-constexpr uint8_t kCumulative = 2;                // AGGREGATION_TEMPORALITY_CUMULATIVE
-constexpr uint8_t kStartTime = Tag(2, kFixed64);  // NumberDataPoint, HistogramDataPoint
-constexpr uint8_t kTime = Tag(3, kFixed64);
-constexpr uint8_t kAsDouble = Tag(4, kFixed64);  // NumberDataPoint
-constexpr uint8_t kAsInt = Tag(6, kFixed64);
-constexpr uint8_t kNumberAttributes = Tag(7, kLen);
-constexpr uint8_t kHistCount = Tag(4, kFixed64);  // HistogramDataPoint
-constexpr uint8_t kHistSum = Tag(5, kFixed64);
-constexpr uint8_t kHistBucketCounts = Tag(6, kLen);
-constexpr uint8_t kHistExplicitBounds = Tag(7, kLen);
-constexpr uint8_t kKey = Tag(1, kLen);  // KeyValue
-constexpr uint8_t kValue = Tag(2, kLen);
-constexpr uint8_t kStringValue = Tag(1, kLen);  // AnyValue
+using namespace fields;  // NOLINT: the message tags of otlp_fields.h, by their names
 
 using wire::LenFieldSize;
 
@@ -436,10 +406,6 @@ void OtlpEncoder::Encode(const Snapshot& snapshot, EncodedExport* out) {
 
 namespace {
 
-constexpr uint8_t kRmResource = Tag(1, kLen);          // ResourceMetrics.resource
-constexpr uint8_t kResourceAttributes = Tag(1, kLen);  // Resource.attributes
-constexpr uint8_t kHistAttributes = Tag(9, kLen);      // HistogramDataPoint.attributes
-
 uint64_t DoubleBits(double d) {
   uint64_t bits;
   std::memcpy(&bits, &d, 8);
@@ -480,8 +446,7 @@ std::string NodePoint(const OtlpNodeMetric& m, const metrics::ExtraFamily& f, co
                                                                             : static_cast<int64_t>(s.value.u)));
   }
   for (size_t k = 0; k < f.labels.size() && k < s.label_values.size() && k < m.attributes.size(); ++k) {
-    wire::AppendStringAttribute(&point, histogram ? kHistAttributes : kNumberAttributes, m.attributes[k],
-                                s.label_values[k]);
+    AppendStringAttribute(&point, histogram ? kHistAttributes : kNumberAttributes, m.attributes[k], s.label_values[k]);
   }
   return point;
 }
@@ -528,7 +493,7 @@ std::string OtlpEncoder::EncodeNode(const Snapshot& snapshot) {
   }
   if (metrics.empty()) return "";
   std::string resource, rm;
-  for (const auto& [k, v] : node_.attributes) wire::AppendStringAttribute(&resource, kResourceAttributes, k, v);
+  for (const auto& [k, v] : node_.attributes) AppendStringAttribute(&resource, kResourceAttributes, k, v);
   if (!node_.attributes.empty()) wire::AppendMessageField(&rm, kRmResource, resource);
   wire::AppendMessageField(&rm, kRmScopeMetrics, scope_field_ + metrics + scope_schema_);
   rm += resource_schema_;

@@ -1,5 +1,6 @@
 #include "exporters/otlp/otlp_resources.h"
 
+#include "exporters/otlp/otlp_fields.h"
 #include "exporters/otlp/proto_wire.h"
 
 namespace statlet::otlp {
@@ -8,19 +9,11 @@ namespace {
 using wire::kLen;
 using wire::Tag;
 
-// Resource.attributes, KeyValue.key / .value, AnyValue.string_value / .array_value,
-// ArrayValue.values (opentelemetry/proto/common/v1/common.proto, resource/v1/resource.proto).
-constexpr uint8_t kResourceAttributes = Tag(1, kLen);
-constexpr uint8_t kKey = Tag(1, kLen);
-constexpr uint8_t kValue = Tag(2, kLen);
-constexpr uint8_t kStringValue = Tag(1, kLen);
-constexpr uint8_t kArrayValue = Tag(5, kLen);
-constexpr uint8_t kArrayValues = Tag(1, kLen);
-constexpr uint8_t kRmResource = Tag(1, kLen);  // ResourceMetrics.resource
+using namespace fields;  // NOLINT: the message tags of otlp_fields.h, by their names
 
 // A KeyValue whose value is a string, as a Resource.attributes field.
 void AppendAttribute(std::string* out, std::string_view key, std::string_view value) {
-  wire::AppendStringAttribute(out, kResourceAttributes, key, value);
+  AppendStringAttribute(out, kResourceAttributes, key, value);
 }
 
 // A KeyValue whose value is an array of one string.

@@ -98,19 +98,6 @@ inline void AppendMessageField(std::string* out, uint8_t tag, std::string_view c
   out->append(content);
 }
 
-// An attribute as OTLP writes one (opentelemetry/proto/common/v1/common.proto): a KeyValue
-// {key = 1, value = 2: AnyValue {string_value = 1}} as field `tag` of its holder (a
-// Resource's or a data point's attributes); none when key or value is empty.
-inline void AppendStringAttribute(std::string* out, uint8_t tag, std::string_view key, std::string_view value) {
-  if (key.empty() || value.empty()) return;
-  constexpr uint8_t kKey = Tag(1, kLen), kValue = Tag(2, kLen), kStringValue = Tag(1, kLen);
-  std::string any, kv;
-  AppendStringField(&any, kStringValue, value);
-  AppendStringField(&kv, kKey, key);
-  AppendMessageField(&kv, kValue, any);
-  AppendMessageField(out, tag, kv);
-}
-
 // The output: a string written through a cursor. Room is reserved before each write; the
 // string grows a block at a time and is cut to what was written by Finish(). Positions
 // are offsets (the string may move when it grows).

@@ -1,12 +1,13 @@
 // The memory.high stall detector's state machine, fed synthetic snapshots one second apart.
 #include "collector/memory_high_stall.h"
+#include "tests/support/byte_units.h"
 
 #include <gtest/gtest.h>
 
 namespace statlet {
 namespace {
 
-constexpr uint64_t kMi = 1024 * 1024;
+using testing::kMi;
 constexpr int64_t kSec = 1000000000;
 constexpr const char* kPath = "/kubepods/burstable/pod1/c1";
 

@@ -2,13 +2,14 @@
 // v1.27 tables, every row of the v1.36 mapping table (the v1.36 blog's table and
 // the KEP's mapping rules), v1.37's defaults, and each version's defaults.
 #include "collector/memory_qos_rules.h"
+#include "tests/support/byte_units.h"
 
 #include <gtest/gtest.h>
 
 namespace statlet {
 namespace {
 
-constexpr uint64_t kMi = 1024 * 1024;
+using testing::kMi;
 constexpr uint64_t kNone = 0;  // "not set" for request / limit
 constexpr auto G = QosClass::kGuaranteed;
 constexpr auto B = QosClass::kBurstable;

@@ -10,11 +10,12 @@
 #include <memory>
 
 #include "collector/memory_protection.h"
+#include "tests/support/byte_units.h"
 
 namespace statlet {
 namespace {
 
-constexpr uint64_t kMi = 1024 * 1024;
+using testing::kMi;
 
 std::shared_ptr<const MemoryQosBasis> Basis(MemoryQosGeneration g, std::optional<double> factor,
                                             MemoryReservationPolicy p, bool enabled = true) {

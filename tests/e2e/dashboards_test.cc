@@ -56,7 +56,7 @@ constexpr int kScrapeIntervalSeconds = 1;
 constexpr int kRateIntervalSeconds = 4 * kScrapeIntervalSeconds;
 constexpr char kLimitsPod[] = "dash-limits";
 constexpr char kLimitsNamespace[] = "e2e-dash";
-constexpr int64_t kMemoryLimitBytes = 32 << 20;
+constexpr int64_t kDashboardLimitBytes = 32 << 20;
 constexpr char kCluster[] = "e2e";
 
 // The first value of a one-row answer; -1 when there is none.
@@ -281,7 +281,7 @@ class LimitsPod {
     // has the container's name from the runtime (refreshed every 200 ms), so that the kill's
     // series carries it.
     ContainerSpec oom{"oom", Sh("sleep 3; dd if=/dev/zero of=/dev/null bs=64M count=1; exec sleep 2147483647")};
-    oom.memory_limit_bytes = kMemoryLimitBytes;
+    oom.memory_limit_bytes = kDashboardLimitBytes;
     if (auto id = driver.StartContainer(*pod_, oom); !id.ok()) return id.status();
     // Direct IO: charged to the container's cgroup on v1 too (buffered writeback is not).
     auto io = driver.StartContainer(

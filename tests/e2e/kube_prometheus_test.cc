@@ -52,11 +52,11 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 constexpr char kNode[] = "e2e-node";
-constexpr char kNamespace[] = "e2e-kp";
+constexpr char kKpNamespace[] = "e2e-kp";
 constexpr char kPod[] = "kp-throttled";
 constexpr char kStatletPod[] = "statlet-e2e";  // the pod statlet would run in
-constexpr double kMiB = 1024.0 * 1024.0;
-constexpr double kMemorySlack = kMiB;
+constexpr double kBytesPerMiB = 1024.0 * 1024.0;
+constexpr double kMemorySlack = kBytesPerMiB;
 
 // ---------------------------------------------------------------------------- the kernel
 // One container's cgroup values, as statlet reads them (docs/metrics.md's source columns).
@@ -192,7 +192,7 @@ class ThrottledPod {
   }
   Status Start() {
     CriDriver& driver = g_stage->driver();
-    auto pod = driver.RunPod({kPod, kNamespace, {{"app", kPod}}});
+    auto pod = driver.RunPod({kPod, kKpNamespace, {{"app", kPod}}});
     if (!pod.ok()) return pod.status();
     pod_ = *pod;
     for (const auto& [name, script, quota_us] :
@@ -613,12 +613,12 @@ TEST(E2e, KubePrometheusRulesGiveThePodsCgroups) {
   const std::string burner = "e2e-a/cpu-burner/burn";
   EXPECT_GT(table["node_namespace_pod_container:container_cpu_usage_seconds_total:sum_irate"][burner].got, 0.0);
   EXPECT_GT(table["node_namespace_pod_container:container_memory_working_set_bytes"]["e2e-a/mem-alloc/alloc"].got,
-            40 * kMiB);
+            40 * kBytesPerMiB);
 
   // CPUThrottlingHigh's expression, as the file has it, now.
   const double t = testing::WallSeconds();
-  const std::string spin = std::string(kNamespace) + "/" + kPod + "/spin",
-                    light = std::string(kNamespace) + "/" + kPod + "/light";
+  const std::string spin = std::string(kKpNamespace) + "/" + kPod + "/spin",
+                    light = std::string(kKpNamespace) + "/" + kPod + "/light";
   std::map<std::string, double> holds;
   for (const auto& row : Query(*prom, throttling_expr, t)) {
     holds[Key(row["metric"])] = std::stod(row["value"][1].get<std::string>());

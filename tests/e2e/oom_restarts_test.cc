@@ -37,10 +37,10 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr char kNamespace[] = "e2e-oom";
+constexpr char kOomNamespace[] = "e2e-oom";
 constexpr char kPodName[] = "oom-restarts";
 constexpr char kContainer[] = "oom";
-constexpr int64_t kMemoryLimitBytes = 32 << 20;  // dd's 64 MiB buffer does not fit
+constexpr int64_t kOomLimitBytes = 32 << 20;  // dd's 64 MiB buffer does not fit
 // Generous for a sanitized agent on a busy two-core machine: a pass takes well under this.
 constexpr milliseconds kDeadline(60000);
 
@@ -73,7 +73,7 @@ std::optional<double> Scraped(int port, const std::string& family, const std::ma
 
 std::optional<double> OomKillsByName(int port, std::string* why) {
   return Scraped(port, "statlet_container_oom_kills_total",
-                 {{"namespace", kNamespace}, {"pod", kPodName}, {"container", kContainer}}, why);
+                 {{"namespace", kOomNamespace}, {"pod", kPodName}, {"container", kContainer}}, why);
 }
 
 // "" once a scrape shows `want`, else what the last one showed.
@@ -103,7 +103,7 @@ TEST(E2eOomRestarts, OomKillsOfOneNameAddUpOverThreeAttempts) {
   const int port = agent.port();
   const std::string go_dir = g_stage->dir() + "/oom-go";
   ASSERT_EQ(mkdir(go_dir.c_str(), 0755), 0) << go_dir;
-  auto pod = driver.RunPod({kPodName, kNamespace, {{"app", kPodName}}});
+  auto pod = driver.RunPod({kPodName, kOomNamespace, {{"app", kPodName}}});
   ASSERT_TRUE(pod.ok()) << pod.status().ToString() << "\n" << g_stage->Logs();
   struct RemoveAtEnd {
     CriDriver& driver;
@@ -129,7 +129,7 @@ TEST(E2eOomRestarts, OomKillsOfOneNameAddUpOverThreeAttempts) {
     mount->set_container_path("/go");
     mount->set_host_path(go_dir);
     mount->set_readonly(true);
-    config.mutable_linux()->mutable_resources()->set_memory_limit_in_bytes(kMemoryLimitBytes);
+    config.mutable_linux()->mutable_resources()->set_memory_limit_in_bytes(kOomLimitBytes);
     auto id = driver.StartContainer(*pod, config);
     ASSERT_TRUE(id.ok()) << "attempt " << attempt << ": " << id.status().ToString() << "\n" << g_stage->Logs();
 

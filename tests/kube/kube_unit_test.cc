@@ -15,11 +15,12 @@
 #include "kube/pod_resources.h"
 #include "kube/pod_watch.h"
 #include "kube/quantity.h"
+#include "tests/support/byte_units.h"
 
 namespace statlet::kube {
 namespace {
 
-constexpr uint64_t kMi = 1024 * 1024;
+using testing::kMi;
 const std::string kDir = STATLET_KUBE_TEST_DIR;
 
 std::string Read(const std::string& path) {

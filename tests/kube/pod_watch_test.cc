@@ -20,6 +20,7 @@
 
 #include "kube/pod_watch.h"
 #include "tests/collector/fixture_tree.h"
+#include "tests/support/byte_units.h"
 #include "tests/support/child_process.h"
 #include "tests/support/wait_for.h"
 
@@ -30,7 +31,7 @@ using Json = nlohmann::json;
 using statlet::testing::WaitFor;
 using namespace std::chrono_literals;
 
-constexpr uint64_t kMi = 1024 * 1024;
+using testing::kMi;
 
 Json Pod(const std::string& uid, const std::string& node, const std::string& request, const std::string& limit,
          const std::string& qos = "Burstable", const std::string& container_id = "") {

@@ -31,11 +31,15 @@
 #include "tests/proxy/kubelet_calls.h"
 #include "tests/proxy/shared_stage.h"
 #include "tests/reliability/h2_attacker.h"
+#include "tests/support/sample_quantiles.h"
 #include "tests/support/statlet_daemon.h"
 #include "tests/support/wait_for.h"
 
 namespace statlet::proxy_test {
 namespace {
+
+using testing::Median;
+using testing::Quantile;
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
@@ -138,17 +142,6 @@ std::string ProcessList(const std::string& cgroup) {
     if (!out.empty()) return out;
   }
   return out;
-}
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-double Quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
 }
 
 // One round of the kubelet's calls on a running container; the latency of each, in ms.

@@ -62,14 +62,6 @@ grpc::ByteBuffer ToBuffer(const std::string& s) {
 }
 std::string Str(const grpc::string_ref& r) { return std::string(r.data(), r.size()); }
 
-int Threads(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
-  }
-  return -1;
-}
-
 // Metadata the test's own calls carry (passed to the runtime with the rest of the caller's).
 // The peer counts those calls only: statlet's runtime client makes calls of its own to the
 // same socket (its metadata rounds, whenever the scheduler runs them), which are not passed.
@@ -353,7 +345,7 @@ TEST_F(ProxyPeer, CallsInFlightAddNoThreadAndAStopEndsThem) {
   std::string resp;
   ASSERT_TRUE(Unary("Echo", "x", &resp, Ctx().get()).ok());
   const pid_t pid = daemon_->pid();
-  const int threads_before = Threads(pid);
+  const int threads_before = testing::CostOf(pid).threads;
   ASSERT_GT(threads_before, 0) << "/proc/" << pid << "/status unreadable";
   constexpr int kCalls = 64;
   const int calls = peer().calls;
@@ -367,7 +359,7 @@ TEST_F(ProxyPeer, CallsInFlightAddNoThreadAndAStopEndsThem) {
     });
   }
   const bool arrived = testing::WaitFor([&] { return peer().calls >= calls + kCalls; }, seconds(20));
-  const int threads_during = Threads(pid);
+  const int threads_during = testing::CostOf(pid).threads;
   ASSERT_GT(threads_during, 0) << "/proc/" << pid << "/status unreadable";
   const auto t0 = Clock::now();
   const int status = daemon_->Stop(seconds(20));

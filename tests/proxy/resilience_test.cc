@@ -43,14 +43,6 @@ constexpr milliseconds kRestartBound{testing::kSanitizedBuild ? 3000 : 1000};
 
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
-int Threads(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("Threads:", 0) == 0) return std::stoi(line.substr(8));
-  }
-  return -1;
-}
-
 class ProxyResilience : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -223,7 +215,7 @@ TEST_F(ProxyResilience, AStuckRuntimeHoldsNoThreadAndCallsEndAtTheirDeadlines) {
   auto stub = v1::RuntimeService::NewStub(channel);
   v1::VersionResponse warm;
   ASSERT_TRUE(stub->Version(Ctx().get(), v1::VersionRequest(), &warm).ok());
-  const int threads_before = Threads(stage_->statlet_pid());
+  const int threads_before = testing::CostOf(stage_->statlet_pid()).threads;
   ASSERT_EQ(kill(stage_->containerd_pid(), SIGSTOP), 0);
   // The signal stops the process' threads one by one after kill() returns: a call taken up
   // by a thread not yet stopped would be answered.
@@ -250,7 +242,7 @@ TEST_F(ProxyResilience, AStuckRuntimeHoldsNoThreadAndCallsEndAtTheirDeadlines) {
   int threads_during = 0;
   testing::WaitFor(
       [&] {
-        threads_during = std::max(threads_during, Threads(stage_->statlet_pid()));
+        threads_during = std::max(threads_during, testing::CostOf(stage_->statlet_pid()).threads);
         return Clock::now() - t0 > kDeadline / 2;
       },
       kDeadline);

@@ -10,27 +10,19 @@
 #include <gtest/gtest.h>
 
 #include "pulls/observed_pulls.h"
+#include "tests/pull/scripted_digests.h"
+#include "tests/support/manual_clock.h"
 
 namespace statlet::pulls {
 namespace {
 
 using std::chrono::seconds;
 
-const std::string kLayerA = "sha256:" + std::string(64, 'a');
-const std::string kLayerB = "sha256:" + std::string(64, 'd');
-const std::string kManifest = "sha256:" + std::string(64, 'b');
-const std::string kConfig = "sha256:" + std::string(64, 'c');
+using scripted::kConfig;
+using scripted::kManifest;
+const std::string& kLayerA = scripted::kLayer;
+const std::string& kLayerB = scripted::kOtherLayer;
 constexpr int64_t kLeaseCreated = 1000000000000;
-
-class ManualClock {
- public:
-  Clock::time_point Now() const { return start_ + offset_; }
-  void Advance(seconds d) { offset_ += d; }
-
- private:
-  const Clock::time_point start_ = Clock::now();
-  Clock::duration offset_{0};
-};
 
 // One namespace's leases, ingests, blobs and images, as the test sets them; it counts calls.
 class ScriptedNamespace final : public ObservedSource {
@@ -108,7 +100,7 @@ struct Bed {
     sources.push_back(std::move(ns));
     ObservedPullsOptions o;
     o.no_progress_timeout = timeout;
-    o.now = [this] { return clock.Now(); };
+    o.now = clock.Fn();
     o.unix_now = [] { return kLeaseCreated + 10; };
     observed = std::make_unique<ObservedPulls>(o, std::move(sources));
   }
@@ -116,7 +108,7 @@ struct Bed {
     auto p = observed->Pulls();
     return p.size() == 1 ? p[0] : nullptr;
   }
-  ManualClock clock;
+  testing::ManualClock clock;
   ScriptedNamespace* space;
   std::unique_ptr<ObservedPulls> observed;
 };

@@ -15,6 +15,7 @@
 #include "pulls/progress_streams.h"
 #include "pulls/progress_target.h"
 #include "pulls/progress_tokens.h"
+#include "tests/support/manual_clock.h"
 
 namespace statlet::pulls {
 namespace {
@@ -22,18 +23,11 @@ namespace {
 using std::chrono::seconds;
 using TimePoint = std::chrono::steady_clock::time_point;
 
-struct ManualClock {
-  TimePoint now{};
-  std::function<TimePoint()> fn() {
-    return [this] { return now; };
-  }
-};
-
-ProgressTokensOptions Options(ManualClock* clock, size_t max) {
+ProgressTokensOptions Options(testing::ManualClock* clock, size_t max) {
   ProgressTokensOptions o;
   o.ttl = seconds(30);
   o.max_outstanding = max;
-  o.now = clock->fn();
+  o.now = clock->Fn();
   return o;
 }
 
@@ -44,7 +38,7 @@ ProgressTarget Pod(const std::string& name, const std::string& uid = "") {
 }
 
 TEST(ProgressTokens, ATokenIs128RandomBitsInHexAndServesOnce) {
-  ManualClock clock;
+  testing::ManualClock clock;
   ProgressTokens tokens(Options(&clock, 10));
   auto a = tokens.Issue(Pod("web-0"));
   auto b = tokens.Issue(Pod("web-1"));
@@ -61,23 +55,23 @@ TEST(ProgressTokens, ATokenIs128RandomBitsInHexAndServesOnce) {
 }
 
 TEST(ProgressTokens, AnUnusedTokenExpiresAfterTheTtlOnTheInjectedClock) {
-  ManualClock clock;
+  testing::ManualClock clock;
   ProgressTokens tokens(Options(&clock, 10));
   auto early = tokens.Issue(Pod("a"));
   auto late = tokens.Issue(Pod("b"));
-  clock.now += seconds(29);
+  clock.Advance(seconds(29));
   auto fresh = tokens.Issue(Pod("c"));
   ASSERT_TRUE(early.ok() && late.ok() && fresh.ok());
   EXPECT_TRUE(tokens.Redeem(*late).has_value()) << "29 s: still valid";
-  clock.now += seconds(1);
+  clock.Advance(seconds(1));
   EXPECT_FALSE(tokens.Redeem(*early).has_value()) << "30 s: expired";
   EXPECT_EQ(tokens.outstanding(), 1u) << "only the token issued at 29 s waits";
-  clock.now += seconds(28);
+  clock.Advance(seconds(28));
   EXPECT_TRUE(tokens.Redeem(*fresh).has_value()) << "issued at 29 s, valid until 59 s";
 }
 
 TEST(ProgressTokens, AtTheCapNewTokensAreRefusedUntilOneIsUsedOrExpires) {
-  ManualClock clock;
+  testing::ManualClock clock;
   ProgressTokens tokens(Options(&clock, 3));
   std::vector<std::string> issued;
   for (int i = 0; i < 3; ++i) issued.push_back(*tokens.Issue(Pod("p")));
@@ -88,7 +82,7 @@ TEST(ProgressTokens, AtTheCapNewTokensAreRefusedUntilOneIsUsedOrExpires) {
   ASSERT_TRUE(tokens.Redeem(issued[0]).has_value());
   EXPECT_TRUE(tokens.Issue(Pod("p")).ok()) << "a used token frees its place";
   EXPECT_FALSE(tokens.Issue(Pod("p")).ok());
-  clock.now += seconds(30);
+  clock.Advance(seconds(30));
   EXPECT_TRUE(tokens.Issue(Pod("p")).ok()) << "expired tokens free theirs";
 }
 

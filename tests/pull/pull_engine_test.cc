@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include "pulls/pull_engine.h"
+#include "tests/pull/scripted_digests.h"
+#include "tests/support/manual_clock.h"
 #include "tests/support/wait_for.h"
 
 namespace statlet::pulls {
@@ -19,20 +21,9 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-const std::string kLayer = "sha256:" + std::string(64, 'a');
-const std::string kManifest = "sha256:" + std::string(64, 'b');
-const std::string kConfig = "sha256:" + std::string(64, 'c');
-
-// The engine's clock: it moves only when the test says.
-class ManualClock {
- public:
-  Clock::time_point Now() const { return start_ + std::chrono::nanoseconds(offset_ns_.load()); }
-  void Advance(milliseconds d) { offset_ns_ += std::chrono::nanoseconds(d).count(); }
-
- private:
-  const Clock::time_point start_ = Clock::now();
-  std::atomic<int64_t> offset_ns_{0};
-};
+using scripted::kConfig;
+using scripted::kLayer;
+using scripted::kManifest;
 
 class ScriptedContent final : public ContentSource {
  public:
@@ -213,7 +204,7 @@ struct Engine {
     const uint64_t target = polls() + static_cast<uint64_t>(n) + 1;  // +1: a poll under way may have read earlier
     ASSERT_TRUE(testing::WaitFor([&] { return polls() >= target; }, seconds(10))) << "the engine stopped polling";
   }
-  std::shared_ptr<ManualClock> clock = std::make_shared<ManualClock>();
+  std::shared_ptr<testing::ManualClock> clock = std::make_shared<testing::ManualClock>();
   ScriptedContent* content;
   ScriptedRuntime* runtime;
   std::unique_ptr<PullEngine> engine;

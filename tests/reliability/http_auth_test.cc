@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tests/support/http_client.h"
+#include "tests/support/sample_quantiles.h"
 #include "tests/support/statlet_daemon.h"
 #include "tests/support/wait_for.h"
 
@@ -25,6 +26,8 @@
 
 namespace statlet::testing {
 namespace {
+
+using testing::Median;
 
 std::string Base64(const std::string& in) {
   static const char* t = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -80,11 +83,6 @@ class AuthConfig {
   std::string path_;
   std::string hash_;
 };
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 TEST(HttpAuth, UnknownUsersCostWhatWrongPasswordsCost) {
   AuthConfig cfg;

@@ -20,6 +20,7 @@
 #include "tests/reliability/container_tree.h"
 #include "tests/support/child_process.h"
 #include "tests/support/http_client.h"
+#include "tests/support/sample_quantiles.h"
 #include "tests/support/statlet_daemon.h"
 #include "tests/support/wait_for.h"
 
@@ -29,6 +30,8 @@
 
 namespace statlet::testing {
 namespace {
+
+using testing::Median;
 
 using nlohmann::json;
 using std::chrono::seconds;
@@ -130,11 +133,6 @@ std::string Bearer(const std::string& token) { return "Authorization: Bearer " +
 int StatusOf(int port, const std::string& extra, const std::string& path = "/metrics") {
   TimedResponse r = TimedGet(port, path, extra, Millis(5000));
   return r.response ? r.response->status : 0;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 TEST(HttpKubeAuth, KubePrometheusTokenScrapesOthersAreRefusedAsByTheKubelet) {
