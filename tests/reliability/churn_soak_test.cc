@@ -1,5 +1,6 @@
-// The churn soak: 10,000 containers made, scraped and removed in rounds of 250, a tenth
-// with a process. Watches, fds and RSS end where the first round left them. Bounded in time by its ctest timeout.
+// The churn soak: 10,000 containers (2,500 in a sanitized build) made, scraped and removed in
+// rounds of 250, a tenth with a process. Watches, fds and RSS end where the first round left them. Bounded in time by
+// its ctest timeout.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -13,7 +14,13 @@ namespace statlet::testing {
 namespace {
 
 TEST(ContainerChurnSoak, TenThousandContainersKeepWatchesFdsAndMemoryFlat) {
-  const int total = std::getenv("STATLET_SOAK_CONTAINERS") ? std::atoi(std::getenv("STATLET_SOAK_CONTAINERS")) : 10000;
+  // The release stage churns 10,000 and holds RSS flat; the sanitized run (whose allocator
+  // keeps freed memory in quarantine, so RSS says nothing) churns a quarter of that for what
+  // a sanitizer adds: a leak or a use after free on the removal path, which every container
+  // takes alike, shows in the first rounds as well as in the fortieth.
+  const int total = std::getenv("STATLET_SOAK_CONTAINERS") ? std::atoi(std::getenv("STATLET_SOAK_CONTAINERS"))
+                    : kSanitizedBuild                      ? 2500
+                                                           : 10000;
   const int per_round = 250;
   const std::string root = "/statlet-soak-" + std::to_string(::getpid());
   ContainerTree tree(root);
