@@ -23,6 +23,9 @@ class Flags {
 // Writes report to path.tmp and renames it, so a poller never sees half a report.
 bool WriteReport(const std::string& path, const std::string& report);
 
+// Prints "statlet_vm_workload: <what>: <errno's text>" and returns 1, the workloads' failure.
+int Fail(const char* what);
+
 // Blocks until a signal ends the process; the guest powers off when it is done.
 [[noreturn]] void PauseForever();
 

@@ -22,11 +22,6 @@
 namespace statlet::vmtest {
 namespace {
 
-int Fail(const char* what) {
-  std::fprintf(stderr, "statlet_vm_workload: %s: %s\n", what, std::strerror(errno));
-  return 1;
-}
-
 // Writes one byte per page so every page is really charged to the cgroup.
 bool TouchAnon(uint64_t bytes) {
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

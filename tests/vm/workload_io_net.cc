@@ -20,11 +20,6 @@
 namespace statlet::vmtest {
 namespace {
 
-int Fail(const char* what) {
-  std::fprintf(stderr, "statlet_vm_workload: %s: %s\n", what, std::strerror(errno));
-  return 1;
-}
-
 // Full transfer of len bytes at offset; a short direct transfer is an error here.
 bool DirectTransfer(int fd, bool write, char* buf, size_t len, off_t offset) {
   ssize_t n = write ? ::pwrite(fd, buf, len, offset) : ::pread(fd, buf, len, offset);

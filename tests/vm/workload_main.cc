@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,6 +36,11 @@ uint64_t Flags::GetBytes(const std::string& name, uint64_t fallback) const {
     case 'G': return v << 30;
     default: return v;
   }
+}
+
+int Fail(const char* what) {
+  std::fprintf(stderr, "statlet_vm_workload: %s: %s\n", what, std::strerror(errno));
+  return 1;
 }
 
 bool WriteReport(const std::string& path, const std::string& report) {

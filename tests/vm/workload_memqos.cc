@@ -21,11 +21,6 @@ namespace {
 volatile sig_atomic_t g_stop = 0;
 void OnStop(int) { g_stop = 1; }
 
-int Fail(const char* what) {
-  std::fprintf(stderr, "statlet_vm_workload: %s: %s\n", what, std::strerror(errno));
-  return 1;
-}
-
 bool InstallStop() {
   struct sigaction sa = {};
   sa.sa_handler = OnStop;
