@@ -13,11 +13,6 @@
 namespace statlet::otlp {
 namespace {
 
-using wire::kFixed64;
-using wire::kLen;
-using wire::kVarint;
-using wire::Tag;
-
 using namespace fields;  // NOLINT: the message tags of otlp_fields.h, by their names
 
 using wire::LenFieldSize;

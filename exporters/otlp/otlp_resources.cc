@@ -6,9 +6,6 @@
 namespace statlet::otlp {
 namespace {
 
-using wire::kLen;
-using wire::Tag;
-
 using namespace fields;  // NOLINT: the message tags of otlp_fields.h, by their names
 
 // A KeyValue whose value is a string, as a Resource.attributes field.

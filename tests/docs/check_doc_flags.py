@@ -84,7 +84,7 @@ def accepted(sub, flag):
 
 # Every flag a subcommand's --help lists is one it takes (the help and the parser are two
 # texts in those commands: this keeps them one vocabulary).
-# Each check starts the binary (a sanitized one in CI, ~0.5 s of CPU each): side by side.
+# Each check starts the binary once or twice: side by side.
 pairs = [(sub, f) for sub in ("stats", "top", "pull") for f in sorted(commands[sub]) if f not in ("-h", "--help")]
 with concurrent.futures.ThreadPoolExecutor(max_workers=2 * (os.cpu_count() or 1)) as pool:
     for (sub, f), ok in zip(pairs, pool.map(lambda p: accepted(*p), pairs)):
