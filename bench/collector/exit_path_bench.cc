@@ -41,6 +41,7 @@ namespace {
 using statlet::ExitRecords;
 using statlet::ExitWatcher;
 using statlet::ExitWatcherOptions;
+using statlet::MonotonicNowNs;
 using statlet::bench::SpreadOf;
 using statlet::testing::Child;
 using statlet::testing::LiveCgroup;
