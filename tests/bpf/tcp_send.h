@@ -14,11 +14,15 @@
 
 namespace statlet::testing {
 
+// The payload bytes the socket `fd` has sent more than once (tcpi_bytes_retrans); false
+// when the kernel does not say (tests/bpf/tcp_retrans.cc).
+bool SocketBytesRetransmitted(int fd, uint64_t* bytes);
+
 // Connects to `to`, writes `payload` bytes, half-closes and reads until the peer closes
 // (the peer closes once it has read everything, so every byte arrived), then takes the
-// socket's TCP_INFO into *info. Returns 0, or a small error code: 4 connect, 5 write,
-// 6 getsockopt.
-inline int SendAndDrain(const sockaddr_in& to, size_t payload, tcp_info* info) {
+// socket's TCP_INFO into *info (and, when asked, the bytes it retransmitted into *retrans).
+// Returns 0, or a small error code: 4 connect, 5 write, 6 getsockopt.
+inline int SendAndDrain(const sockaddr_in& to, size_t payload, tcp_info* info, uint64_t* retrans = nullptr) {
   int s = socket(AF_INET, SOCK_STREAM, 0);
   if (connect(s, reinterpret_cast<const sockaddr*>(&to), sizeof(to)) != 0) {
     close(s);
@@ -39,7 +43,8 @@ inline int SendAndDrain(const sockaddr_in& to, size_t payload, tcp_info* info) {
   }
   *info = tcp_info{};
   socklen_t len = sizeof(*info);
-  const int rc = getsockopt(s, IPPROTO_TCP, TCP_INFO, info, &len) == 0 ? 0 : 6;
+  int rc = getsockopt(s, IPPROTO_TCP, TCP_INFO, info, &len) == 0 ? 0 : 6;
+  if (rc == 0 && retrans != nullptr && !SocketBytesRetransmitted(s, retrans)) rc = 6;
   close(s);
   return rc;
 }
