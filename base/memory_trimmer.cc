@@ -56,8 +56,12 @@ void MemoryTrimmer::Run() {
   // A trim that frees memory leaves it unchanged (the next look trims again if the set is
   // still above it: a trim during a burst's release frees only what was freed so far). A
   // trim that frees nothing found the memory in use (an answer still being sent, or the
-  // node grew): the next look comes later, doubling up to kMaxBackoff periods, and a set
-  // that holds that long becomes the new level.
+  // node grew): the next look comes later, doubling up to kMaxBackoff periods, and stays
+  // that far apart while the set is above the level. The level is not raised to a set that
+  // held that long: memory a long burst kept in use (a flood lasting many seconds) and then freed sits
+  // in malloc's free lists without the resident set moving, and only a trim finds it. A
+  // node that truly grew costs one fruitless trim every kMaxBackoff periods (8 s at 250 ms),
+  // which walks only the free lists.
   constexpr int kMaxBackoff = 32;
   size_t settled = ResidentBytes();
   int backoff = 1;
@@ -81,11 +85,8 @@ void MemoryTrimmer::Run() {
     const size_t after = ResidentBytes();
     if (now - std::min(now, after) >= slack_) {
       backoff = 1;
-    } else if (backoff >= kMaxBackoff) {
-      settled = after;
-      backoff = 1;
     } else {
-      backoff *= 2;
+      backoff = std::min(backoff * 2, kMaxBackoff);
     }
   }
 }

@@ -4,8 +4,9 @@
 // peak although almost nothing is in use. A thread looks at the resident set every
 // `period` and calls malloc_trim when it grew by more than `slack` since the last look
 // that found it settled: one read of /proc/self/statm when nothing happens. A trim that
-// frees nothing (the memory is still in use) is tried again later, backing off, so that a
-// trim in the middle of a burst does not keep what the burst leaves behind.
+// frees nothing (the memory is still in use) is tried again later, backing off up to 32
+// periods and no further, so that what a burst leaves behind goes back however long the
+// burst held it.
 #pragma once
 
 #include <chrono>
