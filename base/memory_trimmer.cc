@@ -58,10 +58,10 @@ void MemoryTrimmer::Run() {
   // trim that frees nothing found the memory in use (an answer still being sent, or the
   // node grew): the next look comes later, doubling up to kMaxBackoff periods, and stays
   // that far apart while the set is above the level. The level is not raised to a set that
-  // held that long: memory a long burst kept in use (a flood lasting many seconds) and then freed sits
-  // in malloc's free lists without the resident set moving, and only a trim finds it. A
-  // node that truly grew costs one fruitless trim every kMaxBackoff periods (8 s at 250 ms),
-  // which walks only the free lists.
+  // held that long: memory a long burst kept in use and then freed sits in malloc's free
+  // lists without the resident set moving, and only a trim finds it. A node that truly
+  // grew costs one fruitless trim every kMaxBackoff periods (8 s at 250 ms), which walks
+  // only the free lists.
   constexpr int kMaxBackoff = 32;
   size_t settled = ResidentBytes();
   int backoff = 1;
