@@ -42,6 +42,7 @@
 #include "pulls/image_pulls.h"
 #include "pulls/image_service.h"
 #include "pulls/progress_urls.h"
+#include "pulls/pull_progress_service.h"
 #include "runtime/runtime_client.h"
 
 namespace statlet {
@@ -127,12 +128,6 @@ int RunDaemonCommand(int argc, char** argv) {
   }
   log::SetLevel(opts.log_level);
   log::SetFormat(opts.log_format);
-  // Proxy mode: every passed call runs on one thread driving one completion queue
-  // (cri/passthrough.h). With gRPC's default poller on Linux (epoll1) any thread waiting on
-  // any queue reads any connection and then wakes the queue's own thread; with "poll" each
-  // queue's thread polls the connections of its own calls. Read when gRPC starts, which is
-  // after this; a strategy set in the environment is kept.
-  if (opts.cri.proxy) setenv("GRPC_POLL_STRATEGY", "poll", /*overwrite=*/0);
 
   // Block the stop signals before any thread starts, so that every thread inherits the mask
   // and only sigwait() below receives them.
@@ -169,9 +164,15 @@ int RunDaemonCommand(int argc, char** argv) {
   cri::DeferredSource deferred_source;
   StatusOr<std::unique_ptr<cri::CriServer>> cri_server = std::unique_ptr<cri::CriServer>();
   if (opts.cri.proxy) {
+    // What statlet answers itself besides the stats calls: its pulls and their progress.
+    std::vector<std::string> local_methods;
+    if (pulls) {
+      local_methods = pulls::PullsOnlyMethods();
+      if (pulls->progress_service() != nullptr) local_methods.push_back(pulls::kImagePullProgressMethod);
+    }
     cri_server =
         cri::StartCriServer(&deferred_source, opts.cri, opts.metrics, &self_metrics, pulls ? pulls->service() : nullptr,
-                            runtime.get(), pulls ? pulls->progress_service() : nullptr, pulls::PullsOnlyMethods());
+                            runtime.get(), pulls ? pulls->progress_service() : nullptr, local_methods);
     if (!cri_server.ok()) {
       log::Error("cannot start the CRI proxy: " + cri_server.status().message());
       return 1;

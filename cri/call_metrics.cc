@@ -6,6 +6,21 @@
 #include "proto/cri_services.h"
 
 namespace statlet::cri {
+
+std::string CallMethodLabel(std::string_view path) {
+  std::string_view m = path;
+  if (!m.empty() && m.front() == '/') m.remove_prefix(1);
+  const size_t slash = m.find('/');
+  if (slash == std::string_view::npos) return "other";
+  const std::string_view service = m.substr(0, slash), method = m.substr(slash + 1);
+  for (const google::protobuf::ServiceDescriptor* known : {&proto::CriRuntimeService(), &proto::CriImageService()}) {
+    if (service != known->full_name()) continue;
+    return known->name() + "/" +
+           (known->FindMethodByName(std::string(method)) != nullptr ? std::string(method) : "other");
+  }
+  return "other";
+}
+
 namespace {
 
 using grpc::experimental::InterceptionHookPoints;
@@ -13,7 +28,9 @@ using grpc::experimental::InterceptionHookPoints;
 class CallMetricsInterceptor final : public grpc::experimental::Interceptor {
  public:
   CallMetricsInterceptor(grpc::experimental::ServerRpcInfo* info, metrics::CallObserver* observer)
-      : observer_(observer), method_(MethodName(info->method())), start_(std::chrono::steady_clock::now()) {}
+      : observer_(observer),
+        method_(CallMethodLabel(info->method() ? info->method() : "")),
+        start_(std::chrono::steady_clock::now()) {}
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
@@ -25,23 +42,6 @@ class CallMetricsInterceptor final : public grpc::experimental::Interceptor {
   }
 
  private:
-  // "/runtime.v1.RuntimeService/ListContainerStats" -> "RuntimeService/ListContainerStats".
-  // A method statlet's proto does not declare counts as "<Service>/other", and any other
-  // path as "other": in proxy mode callers choose the paths, and the label stays bounded.
-  static std::string MethodName(const char* full) {
-    std::string_view m = full ? full : "";
-    if (!m.empty() && m.front() == '/') m.remove_prefix(1);
-    const size_t slash = m.find('/');
-    if (slash == std::string_view::npos) return "other";
-    const std::string_view service = m.substr(0, slash), method = m.substr(slash + 1);
-    for (const google::protobuf::ServiceDescriptor* known : {&proto::CriRuntimeService(), &proto::CriImageService()}) {
-      if (service != known->full_name()) continue;
-      return known->name() + "/" +
-             (known->FindMethodByName(std::string(method)) != nullptr ? std::string(method) : "other");
-    }
-    return "other";
-  }
-
   metrics::CallObserver* observer_;
   std::string method_;
   std::chrono::steady_clock::time_point start_;

@@ -22,7 +22,7 @@ struct CriDaemonOptions {
   std::chrono::milliseconds runtime_refresh_period{2000};
   std::chrono::nanoseconds max_age = std::chrono::seconds(1);  // snapshot reuse for CRI calls
   size_t max_unary_metrics_bytes = size_t{16} << 20;           // see CriServiceOptions
-  // Proxy mode (cri/passthrough.h): the socket passes every call statlet does not answer
+  // Proxy mode (cri/proxy_router.h): the socket passes every call statlet does not answer
   // to runtime_endpoint.
   bool proxy = false;
   int proxy_max_calls = 4096;

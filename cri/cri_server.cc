@@ -3,6 +3,7 @@
 #include "cri/call_metrics.h"
 
 #include <errno.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/resource_quota.h>
+#include <grpcpp/server_posix.h>
 
 #include "base/log.h"
 #include "base/unix_socket.h"
@@ -61,9 +63,8 @@ constexpr int kPollerIdleMs = 1000;
 // (GetContainerEvents, PullImage and ExecSync have no deadline): no connection age, so a
 // stream lasts as long as it would on the runtime's own socket, and more streams per
 // connection (the kubelet's pod workers, probes and stats share one); its requests may be
-// as large as the runtime accepts. A passed call holds no thread (all of them run on the
-// pass-through's one thread, none waiting), and
-// PassThroughService bounds what passed calls hold and how long they may stall.
+// as large as the runtime accepts. Passed calls never reach this server: the router
+// (cri/proxy_router.h) bounds what they hold and how long they may stall.
 constexpr int kProxyMaxStreamsPerConnection = 512;
 
 void Bound(grpc::ServerBuilder* builder, const std::optional<PassThroughOptions>& proxy) {
@@ -93,33 +94,6 @@ void Bound(grpc::ServerBuilder* builder, const std::optional<PassThroughOptions>
   builder->AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kKeepaliveTimeoutMs);
 }
 
-// Proxy mode: the image service (a callback-API service, pulls/image_service.h) serves on
-// a server of its own in this process, reached through an in-process channel, and not on
-// the socket's server. A server hands each new connection to the pollset of one of its
-// completion queues in turn (gRPC's `poll` poller, which proxy mode uses:
-// cmd/daemon_command.cc), and a callback service adds gRPC's own callback queue, polled by
-// threads of the library, to those: a caller's connection that landed there was read by
-// those threads, which then woke the pass-through's thread on every passed call. Without
-// it the pass-through's thread alone reads the callers' connections (the stats service's
-// synchronous queue took none in the runs of bench/RESULTS.md: its thread stays idle), so
-// one thread reads a passed call's request, sends it on, reads the answer and writes it
-// back; a pull goes through the pass-through to the in-process server like any passed
-// call.
-// `unregistered` answers UNIMPLEMENTED for the methods the image service leaves out (none
-// is passed there, but gRPC wants a generic service beside a service that leaves some
-// out).
-StatusOr<std::unique_ptr<grpc::Server>> StartImagesServer(grpc::Service* images,
-                                                          grpc::CallbackGenericService* unregistered,
-                                                          size_t max_message_bytes) {
-  grpc::ServerBuilder builder;
-  builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<size_t>(max_message_bytes, INT32_MAX)));
-  builder.RegisterService(images);
-  builder.RegisterCallbackGenericService(unregistered);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr) return Internal("cannot start the in-process image service");
-  return server;
-}
-
 // Every image call answers UNIMPLEMENTED (a server without a runtime behind it).
 class UnimplementedImageService final : public ::runtime::v1::ImageService::Service {};
 
@@ -137,55 +111,56 @@ StatusOr<std::unique_ptr<CriServer>> CriServer::Start(SnapshotSource* source, co
   if (Status s = PrepareListenPath(*path); !s.ok()) return s;
 
   CriServiceOptions service = options.service;
-  grpc::Service* images = options.image_service;
-  std::unique_ptr<grpc::CallbackGenericService> unregistered_images;
-  std::unique_ptr<grpc::Server> images_server;
-  std::unique_ptr<PassThroughService> pass_through;
-  if (options.proxy) {
-    service.stats_calls_only = true;
-    PassThroughOptions proxy = *options.proxy;
-    if (images != nullptr) {
-      if (options.image_methods.empty()) return InvalidArgument("the CRI proxy's image service names no methods");
-      unregistered_images = std::make_unique<grpc::CallbackGenericService>();
-      auto started = StartImagesServer(images, unregistered_images.get(), proxy.max_message_bytes);
-      if (!started.ok()) return started.status();
-      images_server = std::move(*started);
-      grpc::ChannelArguments args;
-      args.SetMaxReceiveMessageSize(static_cast<int>(std::min<size_t>(proxy.max_message_bytes, INT32_MAX)));
-      proxy.local_channel = images_server->InProcessChannel(args);
-      proxy.local_methods = options.image_methods;
-      images = nullptr;  // not on the socket's server
-    }
-    auto created = PassThroughService::Create(std::move(proxy));
-    if (!created.ok()) return created.status();
-    pass_through = std::move(*created);
-  }
+  if (options.proxy) service.stats_calls_only = true;
   std::unique_ptr<CriServer> server(new CriServer(*path, std::make_unique<CriStatsService>(source, service)));
-  server->pass_through_ = std::move(pass_through);
-  server->images_server_ = std::move(images_server);
-  server->unregistered_images_ = std::move(unregistered_images);
+  grpc::Service* images = options.image_service;
   if (images == nullptr && !options.proxy) {
     server->unimplemented_images_ = std::make_unique<UnimplementedImageService>();
     images = server->unimplemented_images_.get();
   }
   grpc::ServerBuilder builder;
   Bound(&builder, options.proxy);
+  // Proxy mode: the socket is the router's (cri/proxy_router.h), and this server has no
+  // socket of its own: the router hands it one end of a socketpair per caller connection
+  // for the calls statlet answers. Its services leave the passed methods out, which gRPC
+  // answers through a generic service: UNIMPLEMENTED (none is routed here).
   int bound = 0;
-  builder.AddListeningPort("unix:" + *path, grpc::InsecureServerCredentials(), &bound);
+  if (!options.proxy) builder.AddListeningPort("unix:" + *path, grpc::InsecureServerCredentials(), &bound);
   builder.RegisterService(server->stats_.get());
   if (options.runtime_extra != nullptr) builder.RegisterService(options.runtime_extra);
   if (images != nullptr) builder.RegisterService(images);
-  if (server->pass_through_) server->pass_through_->AddTo(&builder);
+  if (options.proxy) {
+    server->unregistered_ = std::make_unique<grpc::CallbackGenericService>();
+    builder.RegisterCallbackGenericService(server->unregistered_.get());
+  }
   if (options.call_observer) {
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
     interceptors.push_back(CallMetricsInterceptorFactory(options.call_observer));
     builder.experimental().SetInterceptorCreators(std::move(interceptors));
   }
   server->server_ = builder.BuildAndStart();
-  if (server->server_ == nullptr || bound == 0) {
+  if (server->server_ == nullptr || (!options.proxy && bound == 0)) {
     return Unavailable("cannot listen on unix socket " + *path);
   }
-  if (server->pass_through_) server->pass_through_->Start();
+  if (options.proxy) {
+    ProxyRouterOptions ro;
+    ro.pass = *options.proxy;
+    ro.pass.local_methods = options.local_methods;
+    ro.observer = options.call_observer;
+    grpc::Server* own = server->server_.get();
+    ro.connect_local = [own]() -> int {
+      int sv[2];
+      if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) != 0) return -1;
+      grpc::AddInsecureChannelFromFd(own, sv[1]);  // the server owns sv[1] now
+      return sv[0];
+    };
+    auto router = ProxyRouter::Start(std::move(ro), *path);
+    if (!router.ok()) {
+      server->Stop(std::chrono::milliseconds(0));
+      return router.status();
+    }
+    server->router_ = std::move(*router);
+  }
   // The socket exists now; narrow its mode before anyone but root relies on it.
   if (chmod(path->c_str(), options.socket_mode) != 0) {
     Status s = ErrnoStatus(errno, "chmod " + *path);
@@ -205,19 +180,12 @@ StatusOr<std::unique_ptr<CriServer>> CriServer::Start(SnapshotSource* source, co
 
 void CriServer::Stop(std::chrono::milliseconds grace) {
   if (server_ == nullptr) return;
-  // One grace for both servers: the in-process image server's calls are the passed calls'.
-  const auto deadline = std::chrono::system_clock::now() + grace;
-  server_->Shutdown(deadline);
+  // The router first: no call reaches the server after it, and the calls it passed end.
+  if (router_) router_->Stop();
+  server_->Shutdown(std::chrono::system_clock::now() + grace);
   server_->Wait();
-  // The passed calls' queue goes after the server's shutdown, before the server; the
-  // in-process image server's calls were the passed calls' (cancelled by then).
-  if (pass_through_) pass_through_->Stop();
-  if (images_server_) {
-    images_server_->Shutdown(deadline);
-    images_server_->Wait();
-  }
   server_.reset();
-  images_server_.reset();
+  router_.reset();
   // Remove the socket only if it is still ours (not replaced by a newer instance).
   struct stat st;
   if (socket_inode_ != 0 && stat(path_.c_str(), &st) == 0 && st.st_ino == socket_inode_) unlink(path_.c_str());

@@ -1,9 +1,9 @@
 // CriServer: serves CriStatsService (and any more RuntimeService methods statlet answers)
 // and an ImageService on a unix socket. The daemon
 // starts one with its SnapshotSource (and its image service, pulls/) and stops it at
-// shutdown. In proxy mode (`proxy` set) it also registers the generic PassThroughService:
-// every call neither service registers goes to the runtime (cri/passthrough.h), and the
-// image service's calls reach it in-process through the pass-through.
+// shutdown. In proxy mode (`proxy` set) the socket is a ProxyRouter's (cri/proxy_router.h):
+// every runtime.v1 call statlet does not answer goes to the runtime, and the calls it
+// answers reach this server through the router.
 #pragma once
 
 #include <sys/types.h>
@@ -17,6 +17,7 @@
 #include "base/status.h"
 #include "cri/cri_daemon_options.h"  // kDefaultCriListenPath
 #include "cri/passthrough.h"
+#include "cri/proxy_router.h"
 #include "cri/stats_service.h"
 #include "metrics/call_observer.h"
 #include "snapshot/snapshot_source.h"
@@ -35,17 +36,16 @@ struct CriServerOptions {
   CriServiceOptions service;
   metrics::CallObserver* call_observer = nullptr;  // told every call when set; must outlive the server
   // Serves runtime.v1.ImageService (must outlive the server); null: every image call
-  // answers UNIMPLEMENTED (passes to the runtime in proxy mode). In proxy mode it must
-  // register only the methods statlet answers itself, named in image_methods (full
-  // paths): it then serves on an in-process server of its own, and the pass-through
-  // passes those calls to it (cri_server.cc says why).
+  // answers UNIMPLEMENTED (passes to the runtime in proxy mode, where it must register only
+  // the methods statlet answers itself).
   grpc::Service* image_service = nullptr;
-  std::vector<std::string> image_methods;
   // More runtime.v1.RuntimeService methods statlet answers itself (ImagePullProgress,
-  // pulls/pull_progress_service.h), registered beside the stats service: in proxy mode
-  // gRPC matches them before the generic service, so they never reach the runtime. Must
-  // outlive the server; null: none.
+  // pulls/pull_progress_service.h), registered beside the stats service. Must outlive the
+  // server; null: none.
   grpc::Service* runtime_extra = nullptr;
+  // Proxy mode: the full paths of the methods image_service and runtime_extra answer (the
+  // router sends them here, with the stats calls; every other runtime.v1 call passes).
+  std::vector<std::string> local_methods;
   // Proxy mode: the runtime and the bounds of passed calls. service.stats_calls_only is
   // then implied.
   std::optional<PassThroughOptions> proxy;
@@ -62,8 +62,8 @@ class CriServer {
   // file. Idempotent.
   void Stop(std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
   const std::string& path() const { return path_; }
-  // Proxy mode's passed calls; null otherwise.
-  const PassThroughService* pass_through() const { return pass_through_.get(); }
+  // Proxy mode's router; null otherwise.
+  const ProxyRouter* router() const { return router_.get(); }
 
  private:
   CriServer(std::string path, std::unique_ptr<CriStatsService> stats);
@@ -71,11 +71,10 @@ class CriServer {
   std::string path_;
   ino_t socket_inode_ = 0;
   std::unique_ptr<CriStatsService> stats_;
-  std::unique_ptr<grpc::Service> unimplemented_images_;                // when no image service is given
-  std::unique_ptr<PassThroughService> pass_through_;                   // proxy mode; outlives server_
-  std::unique_ptr<grpc::CallbackGenericService> unregistered_images_;  // outlives images_server_
-  std::unique_ptr<grpc::Server> images_server_;                        // proxy mode: image_service, in-process only
+  std::unique_ptr<grpc::Service> unimplemented_images_;         // when no image service is given
+  std::unique_ptr<grpc::CallbackGenericService> unregistered_;  // proxy mode; outlives server_
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<ProxyRouter> router_;  // proxy mode: the socket
 };
 
 }  // namespace statlet::cri

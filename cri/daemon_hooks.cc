@@ -19,7 +19,7 @@ StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, cons
                                                     const metrics::SampleRules& rules, metrics::CallObserver* calls,
                                                     grpc::Service* image_service, RuntimeClient* runtime,
                                                     grpc::Service* runtime_extra,
-                                                    const std::vector<std::string>& image_methods) {
+                                                    const std::vector<std::string>& local_methods) {
   if (o.listen.empty()) return std::unique_ptr<CriServer>();
   CriServerOptions so;
   so.listen_path = o.listen;
@@ -28,7 +28,7 @@ StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, cons
   so.service.rules = rules;
   so.call_observer = calls;
   so.image_service = image_service;
-  so.image_methods = image_methods;
+  so.local_methods = local_methods;
   so.runtime_extra = runtime_extra;
   so.service.runtime = runtime;
   if (o.proxy) {

@@ -22,13 +22,13 @@ std::unique_ptr<RuntimeClient> StartRuntimeClient(const CriDaemonOptions& o);
 // be null) names the stats calls' cgroups (a call finding a container cgroup it does not
 // name yet waits for its next round), and learns of the changes passed in proxy mode and
 // makes the stats calls wait for their metadata; `runtime_extra` (may be null) serves more RuntimeService methods
-// (CriServerOptions::runtime_extra); `image_methods`: the methods `image_service`
-// registers in proxy mode (CriServerOptions::image_methods).
+// (CriServerOptions::runtime_extra); `local_methods`: the methods `image_service` and
+// `runtime_extra` answer in proxy mode (CriServerOptions::local_methods).
 StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, const CriDaemonOptions& o,
                                                     const metrics::SampleRules& rules, metrics::CallObserver* calls,
                                                     grpc::Service* image_service = nullptr,
                                                     RuntimeClient* runtime = nullptr,
                                                     grpc::Service* runtime_extra = nullptr,
-                                                    const std::vector<std::string>& image_methods = {});
+                                                    const std::vector<std::string>& local_methods = {});
 
 }  // namespace statlet::cri

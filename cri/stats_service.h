@@ -2,8 +2,9 @@
 // Every RPC reads one snapshot through SnapshotSource::Get(max_age), so concurrent callers
 // share a collection (single-flight lives in the source). Methods not overridden here
 // answer UNIMPLEMENTED (gRPC's default for a declared but unimplemented method) — except in
-// proxy mode, where only the stats calls are registered and every other method is left to
-// the server's generic service, which passes it to the runtime (cri/passthrough.h).
+// proxy mode, where only the stats calls are registered (the router sends no other call
+// here: cri/proxy_router.h) and every other method is left to the server's generic
+// service, which answers UNIMPLEMENTED.
 #pragma once
 
 #include <chrono>

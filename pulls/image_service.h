@@ -10,9 +10,8 @@
 //   * StreamImages answers UNIMPLEMENTED (crictl does not use it; containerd 1.6 does
 //     not serve it).
 // In proxy mode (`pulls_only`, docs/cri.md) only PullImage and the two progress
-// calls are registered (PullsOnlyMethods): the CRI server's pass-through passes those to
-// this service, which then serves in-process, and the other image calls to the runtime
-// with their metadata and trailers.
+// calls are registered (PullsOnlyMethods): the CRI socket's router sends those to this
+// service, and the other image calls to the runtime with their metadata and trailers.
 #pragma once
 
 #include <chrono>

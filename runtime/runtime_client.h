@@ -13,7 +13,7 @@
 // mountpoint is asked ImageFsInfo for its container filesystem instead. A container new to
 // a round is asked ContainerStats at once, so its layer does not wait for the next period.
 //
-// In proxy mode (cri/passthrough.h) statlet sees the calls that change the node's sandboxes
+// In proxy mode (cri/proxy_router.h) statlet sees the calls that change the node's sandboxes
 // and containers: NoteChange starts a round at once, and the stats calls wait (briefly)
 // for a round that covers every change noted before they began, so that their answers
 // name what the runtime lists (WaitCovering). Beside a runtime it does not front, statlet

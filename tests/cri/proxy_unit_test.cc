@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "cri/deferred_source.h"
+#include "cri/grpc_wire.h"
 #include "cri/passthrough.h"
 #include "cri/snapshot_to_cri.h"
 #include "cri/stats_service.h"
@@ -24,16 +25,57 @@ TEST(PassThrough, RuntimeV1PathsPassOthersDoNot) {
   EXPECT_FALSE(IsPassableMethod("runtime.v1.RuntimeService/Version"));
 }
 
-TEST(PassThrough, UnaryMethodsAreThoseOurProtoDeclaresUnary) {
-  EXPECT_TRUE(IsUnaryMethod("/runtime.v1.RuntimeService/Version"));
-  EXPECT_TRUE(IsUnaryMethod("/runtime.v1.RuntimeService/StopContainer"));  // an empty answer
-  EXPECT_TRUE(IsUnaryMethod("/runtime.v1.ImageService/ListImages"));
-  EXPECT_FALSE(IsUnaryMethod("/runtime.v1.RuntimeService/GetContainerEvents"));  // server streaming
-  EXPECT_FALSE(IsUnaryMethod("/runtime.v1.RuntimeService/StreamContainers"));
-  EXPECT_FALSE(IsUnaryMethod("/runtime.v1.ImageService/StreamImages"));
-  EXPECT_FALSE(IsUnaryMethod("/runtime.v1.RuntimeService/CheckpointPod"));  // unknown shape: pumped
-  EXPECT_FALSE(IsUnaryMethod("/runtime.v1.RuntimeService/"));
-  EXPECT_FALSE(IsUnaryMethod("/runtime.v1alpha2.RuntimeService/Version"));
+TEST(GrpcWire, TimeoutsAreReadInTheirUnits) {
+  using std::chrono::nanoseconds;
+  EXPECT_EQ(ParseGrpcTimeout("1S"), nanoseconds(1000000000));
+  EXPECT_EQ(ParseGrpcTimeout("250m"), nanoseconds(250000000));
+  EXPECT_EQ(ParseGrpcTimeout("7u"), nanoseconds(7000));
+  EXPECT_EQ(ParseGrpcTimeout("99999999n"), nanoseconds(99999999));
+  EXPECT_EQ(ParseGrpcTimeout("2H"), nanoseconds(int64_t{7200} * 1000000000));
+  EXPECT_EQ(ParseGrpcTimeout("3M"), nanoseconds(int64_t{180} * 1000000000));
+  EXPECT_FALSE(ParseGrpcTimeout("S"));
+  EXPECT_FALSE(ParseGrpcTimeout("123456789S")) << "nine digits";
+  EXPECT_FALSE(ParseGrpcTimeout("1x"));
+  EXPECT_FALSE(ParseGrpcTimeout("-1S"));
+}
+
+TEST(GrpcWire, MessagePrefixesAreFollowedAcrossChunks) {
+  // Two messages (3 and 300 bytes), then one declaring 17 MiB; fed a byte, then odd chunks.
+  std::string wire;
+  auto prefix = [&](uint32_t n) {
+    wire += '\0';
+    for (int shift = 24; shift >= 0; shift -= 8) wire += static_cast<char>((n >> shift) & 0xff);
+  };
+  prefix(3);
+  wire += "abc";
+  prefix(300);
+  wire += std::string(300, 'x');
+  const size_t big_at = wire.size();
+  prefix(17u << 20);
+  for (size_t chunk : {size_t{1}, size_t{7}, size_t{64}}) {
+    GrpcMessageFrames frames;
+    uint64_t declared = 0;
+    size_t at = 0;
+    bool ok = true;
+    while (ok && at < wire.size()) {
+      const size_t n = std::min(chunk, wire.size() - at);
+      ok = frames.Feed(reinterpret_cast<const uint8_t*>(wire.data() + at), n, size_t{16} << 20, &declared);
+      at += n;
+    }
+    EXPECT_FALSE(ok) << "chunk " << chunk;
+    EXPECT_EQ(declared, uint64_t{17} << 20);
+    EXPECT_EQ(frames.messages(), 3u);
+    EXPECT_GT(at, big_at + 4) << "refused only once its prefix was whole";
+  }
+  GrpcMessageFrames frames;
+  uint64_t declared = 0;
+  EXPECT_TRUE(frames.Feed(reinterpret_cast<const uint8_t*>(wire.data()), big_at, size_t{16} << 20, &declared));
+  EXPECT_EQ(frames.messages(), 2u);
+}
+
+TEST(GrpcWire, MessagesArePercentEncoded) {
+  EXPECT_EQ(PercentEncode("plain text"), "plain text");
+  EXPECT_EQ(PercentEncode("100% \xff\n"), "100%25 %FF%0A");
 }
 
 TEST(PassThrough, WorkloadChangesAreTheLifecycleCalls) {
