@@ -6,7 +6,7 @@
 
 int main(int argc, char** argv) {
   // gRPC's locks are abseil's Mutex, whose deadlock detection is on in Debian 12's abseil
-  // (a profile of the CRI proxy's pass-through thread shows its lock graph): every lock
+  // (a profile of the CRI proxy's gRPC thread showed its lock graph): every lock
   // taken is recorded in one graph for the process, under a lock of its own
   // (bench/RESULTS.md). A lock-order cycle it suspected would also abort the program. Off
   // for every command, before any thread or gRPC starts.

@@ -1,5 +1,6 @@
 #include "cri/grpc_wire.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace statlet::cri {
@@ -12,15 +13,20 @@ std::optional<std::chrono::nanoseconds> ParseGrpcTimeout(std::string_view value)
     n = n * 10 + (c - '0');
   }
   using namespace std::chrono;
+  // Eight digits of hours are 11,000 years, past what nanoseconds hold: a timeout is kept
+  // within 100 years, which no call outlives.
+  constexpr int64_t kMaxSeconds = int64_t{100} * 365 * 24 * 3600;
+  int64_t seconds_per = 0;
   switch (value.back()) {
-    case 'H': return duration_cast<nanoseconds>(hours(n));
-    case 'M': return duration_cast<nanoseconds>(minutes(n));
-    case 'S': return duration_cast<nanoseconds>(seconds(n));
+    case 'H': seconds_per = 3600; break;
+    case 'M': seconds_per = 60; break;
+    case 'S': seconds_per = 1; break;
     case 'm': return duration_cast<nanoseconds>(milliseconds(n));
     case 'u': return duration_cast<nanoseconds>(microseconds(n));
     case 'n': return nanoseconds(n);
     default: return std::nullopt;
   }
+  return duration_cast<nanoseconds>(seconds(std::min(n * seconds_per, kMaxSeconds)));
 }
 
 std::string PercentEncode(std::string_view message) {

@@ -28,15 +28,21 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Flow-control credit statlet grants each peer: what one stream, and one connection, may
-// have sent that statlet holds and has not passed on.
+// Flow-control credit statlet grants each peer: what one stream may have sent that statlet
+// holds and has not passed on, and what one connection may have in flight (its credit
+// comes back as bytes arrive).
 constexpr int32_t kStreamWindow = 256 * 1024;
-constexpr int32_t kConnectionWindow = 1024 * 1024;
+constexpr int32_t kConnectionWindow = 4 * 1024 * 1024;
 // A connection's session is asked for more frames only while less than this waits to be
 // written to its socket (a peer that does not read stops its session's output there).
 constexpr size_t kOutHigh = 256 * 1024;
 constexpr size_t kReadChunk = 64 * 1024;
-constexpr int kReadsPerEvent = 8;
+constexpr int kReadsPerEvent = 4;
+// Message bytes the calls of one caller connection may hold together (both ways). Credit
+// for a connection is given back as bytes arrive (as gRPC's own transports do: a stream
+// its reader stalls must not stall the connection's other streams), so what bounds a
+// connection is its streams' credit, and this.
+constexpr int64_t kMaxHeldPerConnection = 16 << 20;
 constexpr size_t kMaxRequestHeaderBytes = 16 * 1024;
 constexpr size_t kMaxResponseHeaderBytes = 64 * 1024;
 // While calls are in flight the thread looks at their times this often.
@@ -140,6 +146,7 @@ struct Conn : Endpoint {
   std::unique_ptr<Upstream> runtime, local;
   std::vector<std::unique_ptr<Upstream>> draining;
   std::vector<int32_t> finished;  // streams over on both sides, erased at the end of the turn
+  int64_t held = 0;               // message bytes its calls hold (both ways)
 };
 
 // One call: a caller's stream and the stream it was routed to.
@@ -267,7 +274,9 @@ class ProxyRouter::Impl {
     Clock::time_point next_sweep = Clock::now() + kSweepPeriod;
     while (!stopping_.load()) {
       int timeout = -1;
-      if (streams_ > 0) {
+      if (!dirty_.empty() || !broken_.empty()) {
+        timeout = 0;  // Settle left work for the next turn
+      } else if (streams_ > 0) {
         timeout = static_cast<int>(std::max<int64_t>(
             0, std::chrono::duration_cast<std::chrono::milliseconds>(next_sweep - Clock::now()).count() + 1));
       }
@@ -331,20 +340,10 @@ class ProxyRouter::Impl {
           UpstreamGone(static_cast<Upstream*>(e));
         }
       }
-      // Streams over on both sides, and runtime connections that drained.
-      std::vector<Conn*> touched;
-      for (auto& [key, c] : conns_) {
-        if (!c->finished.empty()) touched.push_back(c.get());
-        for (auto it = c->draining.begin(); it != c->draining.end();) {
-          if ((*it)->streams == 0 && !(*it)->broken) {
-            DeleteEndpoint(it->get());
-            it = c->draining.erase(it);
-          } else {
-            ++it;
-          }
-        }
-      }
-      for (Conn* c : touched) {
+      // Streams over on both sides.
+      std::vector<Conn*> finishing;
+      finishing.swap(finishing_);
+      for (Conn* c : finishing) {
         for (int32_t id : c->finished) {
           auto it = c->streams.find(id);
           if (it == c->streams.end()) continue;
@@ -357,6 +356,13 @@ class ProxyRouter::Impl {
         c->finished.clear();
       }
     }
+  }
+
+  // `s` may be over on both sides: erased at the end of the turn if so.
+  void Finished(Stream* s) {
+    Conn* c = s->conn;
+    if (c->finished.empty()) finishing_.push_back(c);
+    c->finished.push_back(s->id);
   }
 
   void MarkDirty(Endpoint* e) {
@@ -475,7 +481,10 @@ class ProxyRouter::Impl {
   Upstream* UpstreamFor(Conn* c, bool passed, std::string* error) {
     std::unique_ptr<Upstream>& slot = passed ? c->runtime : c->local;
     // One that said GOAWAY or broke keeps (or ends) its calls; new ones take a new one.
-    if (slot && (slot->draining || slot->broken)) c->draining.push_back(std::move(slot));
+    if (slot && (slot->draining || slot->broken)) {
+      if (slot->streams == 0) Break(slot.get(), "drained");
+      c->draining.push_back(std::move(slot));
+    }
     if (slot) return slot.get();
     int fd = -1;
     if (passed) {
@@ -545,6 +554,7 @@ class ProxyRouter::Impl {
     if (c->local) DeleteEndpoint(c->local.get());
     for (auto& u : c->draining) DeleteEndpoint(u.get());
     const int fd = c->fd;
+    finishing_.erase(std::remove(finishing_.begin(), finishing_.end(), c), finishing_.end());
     DeleteEndpoint(c);
     conns_.erase(fd);  // the connection, its streams and its upstreams
     connections_.store(static_cast<int64_t>(conns_.size()), std::memory_order_relaxed);
@@ -562,7 +572,7 @@ class ProxyRouter::Impl {
       s->up_open = false;
       DropRequest(s.get());
       if (!s->trailers_ready && !s->resp_end && !s->resp_done) Answer(s.get(), kUnavailable, reason);
-      if (!s->down_open) c->finished.push_back(id);
+      if (!s->down_open) Finished(s.get());
     }
     DeleteEndpoint(u);
     if (c->runtime.get() == u) {
@@ -590,9 +600,24 @@ class ProxyRouter::Impl {
     return std::find(local_.begin(), local_.end(), path) != local_.end();
   }
 
+  // Whether the calls of `c` may hold `n` bytes more (else: the call is refused).
+  bool CanHold(Conn* c, size_t n) const {
+    const auto more = static_cast<int64_t>(n);
+    return c->held + more <= kMaxHeldPerConnection &&
+           held_.load(std::memory_order_relaxed) + more <= static_cast<int64_t>(o_.pass.max_held_bytes);
+  }
+  void Hold(Conn* c, size_t n) {
+    c->held += static_cast<int64_t>(n);
+    held_.fetch_add(static_cast<int64_t>(n), std::memory_order_relaxed);
+  }
+  void Unhold(Conn* c, size_t n) {
+    c->held -= static_cast<int64_t>(n);
+    held_.fetch_sub(static_cast<int64_t>(n), std::memory_order_relaxed);
+  }
+
   void ReleaseHeld(Stream* s) {
     const size_t n = s->req.size() + s->resp.size();
-    if (n > 0) held_.fetch_sub(static_cast<int64_t>(n), std::memory_order_relaxed);
+    if (n > 0) Unhold(s->conn, n);
     s->req.Clear();
     s->resp.Clear();
   }
@@ -601,21 +626,21 @@ class ProxyRouter::Impl {
   void DropRequest(Stream* s) {
     const size_t n = s->req.size();
     if (n == 0) return;
-    held_.fetch_sub(static_cast<int64_t>(n), std::memory_order_relaxed);
-    s->req.Clear();
     Conn* c = s->conn;
+    Unhold(c, n);
+    s->req.Clear();
     if (!c->dying) {
-      nghttp2_session_consume(c->session, s->id, n);
+      nghttp2_session_consume_stream(c->session, s->id, n);
       MarkDirty(c);
     }
   }
   void DropResponse(Stream* s) {
     const size_t n = s->resp.size();
     if (n == 0) return;
-    held_.fetch_sub(static_cast<int64_t>(n), std::memory_order_relaxed);
+    Unhold(s->conn, n);
     s->resp.Clear();
     if (s->up != nullptr) {
-      nghttp2_session_consume(s->up->session, s->up_id, n);
+      nghttp2_session_consume_stream(s->up->session, s->up_id, n);
       MarkDirty(s->up);
     }
   }
@@ -816,15 +841,16 @@ class ProxyRouter::Impl {
                           void* user_data) {
     auto* c = static_cast<Conn*>(static_cast<Endpoint*>(user_data));
     if (c->dying) return 0;
+    nghttp2_session_consume_connection(session, len);
     Impl* r = c->router;
     Stream* s = StreamOf(session, id);
     if (s == nullptr || !s->headers_done || s->req_dropping || s->resp_done) {
-      nghttp2_session_consume(session, id, len);
+      nghttp2_session_consume_stream(session, id, len);
       return 0;
     }
     uint64_t declared = 0;
     if (!s->req_frames.Feed(data, len, r->o_.pass.max_message_bytes, &declared)) {
-      nghttp2_session_consume(session, id, len);
+      nghttp2_session_consume_stream(session, id, len);
       s->req_dropping = true;
       r->DropRequest(s);
       r->ResetUp(s);
@@ -833,9 +859,8 @@ class ProxyRouter::Impl {
                     std::to_string(r->o_.pass.max_message_bytes) + ")");
       return 0;
     }
-    if (r->held_.load(std::memory_order_relaxed) + static_cast<int64_t>(len) >
-        static_cast<int64_t>(r->o_.pass.max_held_bytes)) {
-      nghttp2_session_consume(session, id, len);
+    if (!r->CanHold(c, len)) {
+      nghttp2_session_consume_stream(session, id, len);
       r->refused_.fetch_add(1, std::memory_order_relaxed);
       s->req_dropping = true;
       r->DropRequest(s);
@@ -844,7 +869,7 @@ class ProxyRouter::Impl {
       return 0;
     }
     s->req.Append(data, len);
-    r->held_.fetch_add(static_cast<int64_t>(len), std::memory_order_relaxed);
+    r->Hold(c, len);
     s->req_seen = true;
     r->RequestProgress(s);
     return 0;
@@ -862,7 +887,7 @@ class ProxyRouter::Impl {
     r->DropRequest(s);
     r->DropResponse(s);
     r->ResetUp(s);
-    c->finished.push_back(id);
+    r->Finished(s);
     return 0;
   }
 
@@ -873,8 +898,8 @@ class ProxyRouter::Impl {
     Impl* r = s->conn->router;
     const size_t n = s->req.Take(buf, length);
     if (n > 0) {
-      r->held_.fetch_sub(static_cast<int64_t>(n), std::memory_order_relaxed);
-      nghttp2_session_consume(s->conn->session, s->id, n);
+      r->Unhold(s->conn, n);
+      nghttp2_session_consume_stream(s->conn->session, s->id, n);
       r->MarkDirty(s->conn);
     }
     if (s->req.empty()) {
@@ -914,6 +939,7 @@ class ProxyRouter::Impl {
     Impl* r = u->conn->router;
     if (frame->hd.type == NGHTTP2_GOAWAY) {
       u->draining = true;
+      if (u->streams == 0) r->Break(u, "drained");
       return 0;
     }
     const bool end = (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
@@ -958,31 +984,31 @@ class ProxyRouter::Impl {
   static int OnUpData(nghttp2_session* session, uint8_t, int32_t id, const uint8_t* data, size_t len, void* user_data) {
     auto* u = static_cast<Endpoint*>(user_data);
     if (u->dying) return 0;
+    nghttp2_session_consume_connection(session, len);
     Stream* s = StreamOf(session, id);
     if (s == nullptr || !s->down_open || s->resp_dropping || s->resp_done) {
-      nghttp2_session_consume(session, id, len);
+      nghttp2_session_consume_stream(session, id, len);
       return 0;
     }
     Impl* r = s->conn->router;
     uint64_t declared = 0;
     if (!s->resp_frames.Feed(data, len, r->o_.pass.max_message_bytes, &declared)) {
-      nghttp2_session_consume(session, id, len);
+      nghttp2_session_consume_stream(session, id, len);
       r->ResetUp(s);
       r->Answer(s, kResourceExhausted,
                 "grpc: received message larger than max (" + std::to_string(declared) + " vs. " +
                     std::to_string(r->o_.pass.max_message_bytes) + ")");
       return 0;
     }
-    if (r->held_.load(std::memory_order_relaxed) + static_cast<int64_t>(len) >
-        static_cast<int64_t>(r->o_.pass.max_held_bytes)) {
-      nghttp2_session_consume(session, id, len);
+    if (!r->CanHold(s->conn, len)) {
+      nghttp2_session_consume_stream(session, id, len);
       r->refused_.fetch_add(1, std::memory_order_relaxed);
       r->ResetUp(s);
       r->Answer(s, kResourceExhausted, "statlet's CRI proxy holds its limit of message bytes");
       return 0;
     }
     s->resp.Append(data, len);
-    r->held_.fetch_add(static_cast<int64_t>(len), std::memory_order_relaxed);
+    r->Hold(s->conn, len);
     if (s->resp_started) {
       nghttp2_session_resume_data(s->conn->session, s->id);
       r->MarkDirty(s->conn);
@@ -994,10 +1020,12 @@ class ProxyRouter::Impl {
     auto* u = static_cast<Upstream*>(static_cast<Endpoint*>(user_data));
     if (u->dying) return 0;
     --u->streams;
+    if (u->draining && u->streams == 0) u->router->Break(u, "drained");
     Stream* s = StreamOf(session, id);
     if (s == nullptr || s->up != u) return 0;
     Impl* r = s->conn->router;
     s->up_open = false;
+    s->up = nullptr;  // its connection's credit came back as the bytes arrived
     s->req_dropping = true;
     r->DropRequest(s);
     if (error_code != NGHTTP2_NO_ERROR && s->down_open && !s->trailers_ready && !s->resp_end && !s->resp_done) {
@@ -1007,7 +1035,7 @@ class ProxyRouter::Impl {
                    : error_code == NGHTTP2_CANCEL       ? kCancelled
                                                         : kInternal);
     }
-    if (!s->down_open) s->conn->finished.push_back(s->id);
+    if (!s->down_open) r->Finished(s);
     return 0;
   }
 
@@ -1018,10 +1046,10 @@ class ProxyRouter::Impl {
     Impl* r = s->conn->router;
     const size_t n = s->resp.Take(buf, length);
     if (n > 0) {
-      r->held_.fetch_sub(static_cast<int64_t>(n), std::memory_order_relaxed);
+      r->Unhold(s->conn, n);
       s->down_progress = Clock::now();
       if (s->up != nullptr) {
-        nghttp2_session_consume(s->up->session, s->up_id, n);
+        nghttp2_session_consume_stream(s->up->session, s->up_id, n);
         r->MarkDirty(s->up);
       }
     }
@@ -1059,6 +1087,7 @@ class ProxyRouter::Impl {
   std::unordered_map<uint64_t, Endpoint*> live_;
   uint64_t next_key_ = 16;
   std::vector<Endpoint*> dirty_, broken_;
+  std::vector<Conn*> finishing_;  // connections with streams in their `finished`
   int64_t streams_ = 0;
 
   std::atomic<int64_t> in_flight_{0}, held_{0}, connections_{0};

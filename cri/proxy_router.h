@@ -25,11 +25,14 @@
 //    never waits on a call, the runtime or statlet's stats work (those answer on statlet's
 //    own server, whose threads are bounded there);
 //  - memory: HTTP/2 flow control. statlet grants a caller (and the runtime) credit for
-//    kStreamWindow bytes per stream and kConnectionWindow per connection, and renews it only
-//    as the bytes it holds are sent on, so a peer that does not read holds at most that;
-//    what all calls hold together is bounded by max_held_bytes (a call that would pass it
-//    is answered RESOURCE_EXHAUSTED); a message over max_message_bytes is refused by its
-//    prefix and never passed; streams per connection and connections are capped;
+//    kStreamWindow bytes per stream and renews a stream's only as the bytes it holds of it
+//    are sent on, so a stream whose reader stalls holds at most that (the connection's
+//    credit comes back as bytes arrive, as in gRPC's own transports: one stalled stream
+//    must not stall the others); what the calls of one caller connection hold together is
+//    bounded by kMaxHeldPerConnection and what all calls hold by max_held_bytes (a call
+//    that would pass either is answered RESOURCE_EXHAUSTED); a message over
+//    max_message_bytes is refused by its prefix and never passed; streams per connection
+//    and connections are capped;
 //  - time: a call past its deadline (grpc-timeout) is ended at the runtime and answered
 //    DEADLINE_EXCEEDED, one whose request does not arrive within request_timeout is ended,
 //    and one whose answer its client does not take within write_stall_timeout is reset.

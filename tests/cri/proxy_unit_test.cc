@@ -33,6 +33,8 @@ TEST(GrpcWire, TimeoutsAreReadInTheirUnits) {
   EXPECT_EQ(ParseGrpcTimeout("99999999n"), nanoseconds(99999999));
   EXPECT_EQ(ParseGrpcTimeout("2H"), nanoseconds(int64_t{7200} * 1000000000));
   EXPECT_EQ(ParseGrpcTimeout("3M"), nanoseconds(int64_t{180} * 1000000000));
+  // Past what nanoseconds hold: 100 years.
+  EXPECT_EQ(ParseGrpcTimeout("99999999H"), nanoseconds(int64_t{100} * 365 * 24 * 3600 * 1000000000));
   EXPECT_FALSE(ParseGrpcTimeout("S"));
   EXPECT_FALSE(ParseGrpcTimeout("123456789S")) << "nine digits";
   EXPECT_FALSE(ParseGrpcTimeout("1x"));

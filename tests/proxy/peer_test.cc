@@ -27,6 +27,7 @@
 
 #include "tests/proxy/kubelet_calls.h"
 #include "tests/proxy/proxy_stage.h"
+#include "tests/reliability/h2_attacker.h"
 #include "tests/support/statlet_daemon.h"
 #include "tests/support/wait_for.h"
 
@@ -85,6 +86,7 @@ class Peer final : public grpc::CallbackGenericService {
   std::atomic<int> requests{0};  // request messages received
   std::atomic<int> cancelled{0};
   std::atomic<int64_t> last_deadline_ms{0};  // what the peer saw of the caller's deadline
+  std::atomic<int> flood_written{0};         // Flood's messages the transport took
 
   grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* ctx) override {
     return new Call(this, ctx);
@@ -131,6 +133,10 @@ class Peer final : public grpc::CallbackGenericService {
       } else if (method_ == "Stream") {
         remaining_ = std::stoi(req);
         WriteNext();
+      } else if (method_ == "Flood") {
+        remaining_ = std::stoi(req);
+        flood_ = true;
+        WriteNext();
       } else if (method_ == "Big") {
         Answer(std::string(std::stoul(req), 'b'), grpc::Status::OK);
       } else if (method_ == "Hang") {
@@ -140,6 +146,7 @@ class Peer final : public grpc::CallbackGenericService {
       }
     }
     void OnWriteDone(bool ok) override {
+      if (ok && flood_) ++peer_->flood_written;
       if (ok && remaining_ > 0) {
         WriteNext();
       } else {
@@ -160,7 +167,8 @@ class Peer final : public grpc::CallbackGenericService {
     }
     void WriteNext() {
       const int i = remaining_--;
-      response_ = ToBuffer(std::string(static_cast<size_t>(i), static_cast<char>('a' + i % 26)));
+      response_ = flood_ ? ToBuffer(std::string(64 * 1024, 'f'))
+                         : ToBuffer(std::string(static_cast<size_t>(i), static_cast<char>('a' + i % 26)));
       StartWrite(&response_);
     }
     Peer* peer_;
@@ -170,6 +178,7 @@ class Peer final : public grpc::CallbackGenericService {
     std::string method_;
     grpc::ByteBuffer request_, response_;
     int remaining_ = 0;
+    bool flood_ = false;  // 64 KiB messages
   };
 };
 
@@ -301,6 +310,42 @@ TEST_F(ProxyPeer, ServerStreamsPassInOrder) {
   EXPECT_TRUE(s.ok()) << Describe(s);
   EXPECT_EQ(got, 300);
   EXPECT_EQ(Map(ctx->GetServerTrailingMetadata()).find("x-peer-trailer")->second, "streamed");
+}
+
+// A stream whose caller grants its answer no flow-control credit holds its own credit
+// only: the other calls of the same connection go on (as on a connection straight to the
+// runtime, whose transport gives a connection's credit back as bytes arrive).
+TEST_F(ProxyPeer, AStreamItsCallerDoesNotReadStallsNoOtherCallOfItsConnection) {
+  testing::H2Attacker client(daemon_->cri_socket());  // stream credit 0 unless granted
+  ASSERT_TRUE(client.ok());
+  // 40 streams of 200 messages of 64 KiB: statlet holds 256 KiB of each (the runtime's
+  // third message of each has arrived whole), 10 MiB in all, past the 4 MiB a connection to
+  // the runtime may have in flight.
+  constexpr int kStalled = 40;
+  for (int i = 0; i < kStalled; ++i) client.OpenCall(std::string(kService) + "Flood", "200", /*credit=*/false);
+  const bool filled = testing::WaitFor(
+      [&] {
+        client.Pump(milliseconds(20));
+        return peer().flood_written >= 3 * kStalled;
+      },
+      seconds(10));
+  std::printf("figure: %d messages of 64 KiB written into %d streams granted no credit\n", peer().flood_written.load(),
+              kStalled);
+  EXPECT_TRUE(filled) << "the runtime's answers stalled before three messages a stream";
+  std::vector<int32_t> calls;
+  for (int i = 0; i < 20; ++i) calls.push_back(client.OpenCall(std::string(kService) + "Echo", "x", /*credit=*/true));
+  int answered = 0;
+  testing::WaitFor(
+      [&] {
+        client.Pump(milliseconds(20));
+        answered = 0;
+        for (int32_t id : calls) answered += client.StatusOf(id) == "0";
+        return answered == 20;
+      },
+      seconds(5));
+  EXPECT_EQ(answered, 20) << "calls beside the stalled streams did not get their answers (connection "
+                          << (client.closed_by_server() ? "closed" : "open") << ", " << client.headers_received()
+                          << " HEADERS received, " << client.streams_closed() << " streams closed)";
 }
 
 TEST_F(ProxyPeer, TheCallersDeadlineAndCancellationReachTheRuntime) {

@@ -683,8 +683,8 @@ TEST_F(PullE2e, AKubeletPullThroughTheProxyIsSeenWithItsPodAndLayers) {
   stage_->StopAgent(&*agent);
 }
 
-// A progress stream (KEP-3542) through the proxy: the pass-through hands it to statlet's
-// image service on its in-process server (cri/cri_server.cc) and streams its reports back
+// A progress stream (KEP-3542) through the proxy: the socket's router sends it to statlet's
+// image service on its own gRPC server (cri/cri_server.cc) and streams its reports back
 // one by one, up to the pulled image.
 TEST_F(PullE2e, AProgressStreamThroughTheProxyReportsUpToThePulledImage) {
   auto agent = stage_->StartAgent("stream", {"--cri.proxy"});

@@ -15,17 +15,25 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The request body of every call: one uncompressed gRPC message of length 0.
-constexpr unsigned char kEmptyMessage[5] = {0, 0, 0, 0, 0};
-
-ssize_t ReadEmptyMessage(nghttp2_session*, int32_t, uint8_t* buf, size_t length, uint32_t* flags,
-                         nghttp2_data_source* source, void*) {
-  size_t* sent = static_cast<size_t*>(source->ptr);
-  size_t n = std::min(length, sizeof kEmptyMessage - *sent);
-  std::memcpy(buf, kEmptyMessage + *sent, n);
-  *sent += n;
-  if (*sent == sizeof kEmptyMessage) *flags |= NGHTTP2_DATA_FLAG_EOF;
+ssize_t ReadBody(nghttp2_session*, int32_t, uint8_t* buf, size_t length, uint32_t* flags, nghttp2_data_source* source,
+                 void*) {
+  auto* body = static_cast<H2CallBody*>(source->ptr);
+  const size_t n = std::min(length, body->bytes.size() - body->sent);
+  std::memcpy(buf, body->bytes.data() + body->sent, n);
+  body->sent += n;
+  if (body->sent == body->bytes.size()) *flags |= NGHTTP2_DATA_FLAG_EOF;
   return static_cast<ssize_t>(n);
+}
+
+// One uncompressed gRPC message.
+std::string Framed(const std::string& message) {
+  std::string out(5, '\0');
+  const uint32_t n = static_cast<uint32_t>(message.size());
+  out[1] = static_cast<char>(n >> 24);
+  out[2] = static_cast<char>(n >> 16);
+  out[3] = static_cast<char>(n >> 8);
+  out[4] = static_cast<char>(n);
+  return out + message;
 }
 
 // `value` must outlive the submit call (nghttp2 copies the pairs there).
@@ -50,6 +58,7 @@ H2Attacker::H2Attacker(const std::string& unix_socket, bool grant_credit) {
   nghttp2_session_callbacks_new(&cb);
   nghttp2_session_callbacks_set_on_stream_close_callback(cb, &H2Attacker::OnStreamClose);
   nghttp2_session_callbacks_set_on_frame_recv_callback(cb, &H2Attacker::OnFrameRecv);
+  nghttp2_session_callbacks_set_on_header_callback(cb, &H2Attacker::OnHeader);
   nghttp2_option* opt;
   nghttp2_option_new(&opt);
   nghttp2_option_set_no_auto_window_update(opt, grant_credit ? 0 : 1);
@@ -84,6 +93,33 @@ int H2Attacker::OnFrameRecv(nghttp2_session*, const nghttp2_frame* frame, void* 
   return 0;
 }
 
+int H2Attacker::OnHeader(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name, size_t namelen,
+                         const uint8_t* value, size_t valuelen, uint8_t, void* self) {
+  if (std::string_view(reinterpret_cast<const char*>(name), namelen) == "grpc-status") {
+    static_cast<H2Attacker*>(self)->statuses_[frame->hd.stream_id] =
+        std::string(reinterpret_cast<const char*>(value), valuelen);
+  }
+  return 0;
+}
+
+std::string H2Attacker::StatusOf(int32_t stream) const {
+  auto it = statuses_.find(stream);
+  return it == statuses_.end() ? std::string() : it->second;
+}
+
+int32_t H2Attacker::OpenCall(const std::string& method, const std::string& message, bool credit) {
+  if (!ok()) return -1;
+  const int32_t id = SubmitCall(method, message);
+  // Credit for a stream goes once it is open: nghttp2 opens it as its HEADERS go out.
+  Flush(std::chrono::seconds(2));
+  if (credit && id > 0) {
+    nghttp2_submit_window_update(session_, NGHTTP2_FLAG_NONE, id, 16 << 20);
+    nghttp2_submit_window_update(session_, NGHTTP2_FLAG_NONE, 0, 16 << 20);
+  }
+  Flush(std::chrono::seconds(2));
+  return id;
+}
+
 bool H2Attacker::Flush(std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   while (fd_ >= 0) {
@@ -110,7 +146,7 @@ bool H2Attacker::Flush(std::chrono::milliseconds timeout) {
   return false;
 }
 
-void H2Attacker::SubmitCall(const std::string& method) {
+int32_t H2Attacker::SubmitCall(const std::string& method, const std::string& message) {
   nghttp2_nv hdrs[] = {Header(":method", "POST"),
                        Header(":scheme", "http"),
                        Header(":path", method),
@@ -118,10 +154,10 @@ void H2Attacker::SubmitCall(const std::string& method) {
                        Header("content-type", "application/grpc"),
                        Header("te", "trailers")};
   nghttp2_data_provider body;
-  body_offsets_.push_back(0);  // a deque: earlier elements never move
-  body.source.ptr = &body_offsets_.back();
-  body.read_callback = ReadEmptyMessage;
-  nghttp2_submit_request(session_, nullptr, hdrs, sizeof hdrs / sizeof hdrs[0], &body, nullptr);
+  bodies_.push_back(H2CallBody{Framed(message), 0});
+  body.source.ptr = &bodies_.back();
+  body.read_callback = ReadBody;
+  return nghttp2_submit_request(session_, nullptr, hdrs, sizeof hdrs / sizeof hdrs[0], &body, nullptr);
 }
 
 void H2Attacker::OpenIdleCalls(const std::string& method, int count) {

@@ -7,9 +7,16 @@
 
 #include <chrono>
 #include <deque>
+#include <map>
 #include <string>
 
 namespace statlet::testing {
+
+// A call's request body: one framed gRPC message, and how much of it went to nghttp2.
+struct H2CallBody {
+  std::string bytes;
+  size_t sent = 0;
+};
 
 class H2Attacker {
  public:
@@ -26,6 +33,12 @@ class H2Attacker {
   // with an empty request message; as many as the server's stream limit lets through are
   // sent now, the rest as streams close.
   void OpenCalls(const std::string& method, int count);
+  // Opens one call of `method` whose request is the one message `message`; with `credit`
+  // the call (and the connection) is granted 16 MiB for its answer, else nothing (with the
+  // constructor's default, its answer may not send a byte). Its stream id.
+  int32_t OpenCall(const std::string& method, const std::string& message, bool credit);
+  // The grpc-status a call got in its trailers (or trailers-only answer); "" while none.
+  std::string StatusOf(int32_t stream) const;
   // Opens `count` calls of `method` with their headers only: no request message and no
   // half-close, as a client that abandoned them would leave them.
   void OpenIdleCalls(const std::string& method, int count);
@@ -48,16 +61,19 @@ class H2Attacker {
 
  private:
   bool Flush(std::chrono::milliseconds timeout);
-  void SubmitCall(const std::string& method);
+  int32_t SubmitCall(const std::string& method, const std::string& message = std::string());
   // Reads and processes what has arrived, without waiting; false once closed.
   bool ReadAvailable();
   static int OnStreamClose(nghttp2_session*, int32_t, uint32_t, void* self);
   static int OnFrameRecv(nghttp2_session*, const nghttp2_frame* frame, void* self);
+  static int OnHeader(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name, size_t namelen,
+                      const uint8_t* value, size_t valuelen, uint8_t flags, void* self);
 
   int fd_ = -1;
   nghttp2_session* session_ = nullptr;
-  std::string pending_;              // framed bytes not written yet
-  std::deque<size_t> body_offsets_;  // per call: request body bytes handed to nghttp2
+  std::string pending_;            // framed bytes not written yet
+  std::deque<H2CallBody> bodies_;  // per call (a deque: earlier elements never move)
+  std::map<int32_t, std::string> statuses_;
   bool closed_ = false;
   int streams_closed_ = 0;
   int headers_received_ = 0;
