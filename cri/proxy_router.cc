@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -274,6 +275,7 @@ class ProxyRouter::Impl {
   // ---- the loop -------------------------------------------------------------------------
 
   void Run() {
+    pthread_setname_np(pthread_self(), "statlet-cri");
     epoll_event events[64];
     Clock::time_point next_sweep = Clock::now() + kSweepPeriod;
     while (!stopping_.load()) {
