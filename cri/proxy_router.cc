@@ -68,6 +68,11 @@ constexpr int kDeadlineExceeded = 4;
 constexpr int kResourceExhausted = 8;
 constexpr int kUnavailable = 14;
 
+}  // namespace
+
+// The router's own types: named, as ProxyRouter::Impl (external linkage) holds them.
+namespace router_internal {
+
 struct Header {
   std::string name, value;
 };
@@ -185,9 +190,15 @@ struct Stream {
   GrpcMessageFrames resp_frames;
 };
 
-}  // namespace
+}  // namespace router_internal
 
 class ProxyRouter::Impl {
+  using Header = router_internal::Header;
+  using Endpoint = router_internal::Endpoint;
+  using Upstream = router_internal::Upstream;
+  using Conn = router_internal::Conn;
+  using Stream = router_internal::Stream;
+
  public:
   Impl(ProxyRouterOptions o, std::string runtime_path) : o_(std::move(o)), runtime_path_(std::move(runtime_path)) {
     for (std::string& m : o_.pass.local_methods) local_.push_back(std::move(m));
