@@ -145,7 +145,6 @@ StatusOr<std::unique_ptr<CriServer>> CriServer::Start(SnapshotSource* source, co
   if (options.proxy) {
     ProxyRouterOptions ro;
     ro.pass = *options.proxy;
-    ro.pass.local_methods = options.local_methods;
     ro.observer = options.call_observer;
     grpc::Server* own = server->server_.get();
     ro.connect_local = [own]() -> int {

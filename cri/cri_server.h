@@ -43,11 +43,9 @@ struct CriServerOptions {
   // pulls/pull_progress_service.h), registered beside the stats service. Must outlive the
   // server; null: none.
   grpc::Service* runtime_extra = nullptr;
-  // Proxy mode: the full paths of the methods image_service and runtime_extra answer (the
-  // router sends them here, with the stats calls; every other runtime.v1 call passes).
-  std::vector<std::string> local_methods;
-  // Proxy mode: the runtime and the bounds of passed calls. service.stats_calls_only is
-  // then implied.
+  // Proxy mode: the runtime, the bounds of passed calls, and the methods image_service and
+  // runtime_extra answer (local_methods: the router sends them here with the stats calls).
+  // service.stats_calls_only is then implied.
   std::optional<PassThroughOptions> proxy;
 };
 
@@ -62,8 +60,6 @@ class CriServer {
   // file. Idempotent.
   void Stop(std::chrono::milliseconds grace = std::chrono::milliseconds(2000));
   const std::string& path() const { return path_; }
-  // Proxy mode's router; null otherwise.
-  const ProxyRouter* router() const { return router_.get(); }
 
  private:
   CriServer(std::string path, std::unique_ptr<CriStatsService> stats);

@@ -28,7 +28,6 @@ StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, cons
   so.service.rules = rules;
   so.call_observer = calls;
   so.image_service = image_service;
-  so.local_methods = local_methods;
   so.runtime_extra = runtime_extra;
   so.service.runtime = runtime;
   if (o.proxy) {
@@ -36,6 +35,7 @@ StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, cons
     po.runtime_endpoint = o.runtime_endpoint;
     po.max_calls = o.proxy_max_calls;
     po.max_message_bytes = o.max_unary_metrics_bytes;
+    po.local_methods = local_methods;
     if (runtime != nullptr) po.on_change = [runtime](std::string_view) { runtime->NoteChange(); };
     so.proxy = std::move(po);
     so.service.wait_for_changes = true;

@@ -23,7 +23,7 @@ std::unique_ptr<RuntimeClient> StartRuntimeClient(const CriDaemonOptions& o);
 // name yet waits for its next round), and learns of the changes passed in proxy mode and
 // makes the stats calls wait for their metadata; `runtime_extra` (may be null) serves more RuntimeService methods
 // (CriServerOptions::runtime_extra); `local_methods`: the methods `image_service` and
-// `runtime_extra` answer in proxy mode (CriServerOptions::local_methods).
+// `runtime_extra` answer in proxy mode (PassThroughOptions::local_methods).
 StatusOr<std::unique_ptr<CriServer>> StartCriServer(SnapshotSource* source, const CriDaemonOptions& o,
                                                     const metrics::SampleRules& rules, metrics::CallObserver* calls,
                                                     grpc::Service* image_service = nullptr,

@@ -29,15 +29,6 @@ struct PassThroughOptions {
   std::function<void(std::string_view method)> on_change;
 };
 
-struct PassThroughStats {
-  int64_t in_flight = 0;
-  int64_t held_bytes = 0;
-  int64_t connections = 0;
-  uint64_t calls = 0;      // calls taken (passed or statlet's own)
-  uint64_t refused = 0;    // answered RESOURCE_EXHAUSTED for max_calls or max_held_bytes
-  uint64_t timed_out = 0;  // ended for a deadline, request_timeout or write_stall_timeout
-};
-
 // The method paths statlet passes: runtime.v1 RuntimeService and ImageService.
 bool IsPassableMethod(std::string_view path);
 // Whether a successful call of `path` changes the node's sandboxes or containers.

@@ -1,7 +1,6 @@
 #include "cri/proxy_router.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -10,9 +9,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <optional>
+#include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -42,7 +44,6 @@ constexpr int32_t kConnectionWindow = 4 * 1024 * 1024;
 // ms with these, 1.9–2.2 ms with four reads and 256 KiB a turn).
 constexpr size_t kOutHigh = 64 * 1024;
 constexpr size_t kReadChunk = 64 * 1024;
-constexpr int kReadsPerEvent = 1;
 // Message bytes the calls of one caller connection may hold together (both ways). Credit
 // for a connection is given back as bytes arrive (as gRPC's own transports do: a stream
 // its reader stalls must not stall the connection's other streams), so what bounds a
@@ -201,7 +202,6 @@ class ProxyRouter::Impl {
 
  public:
   Impl(ProxyRouterOptions o, std::string runtime_path) : o_(std::move(o)), runtime_path_(std::move(runtime_path)) {
-    for (std::string& m : o_.pass.local_methods) local_.push_back(std::move(m));
     nghttp2_session_callbacks_new(&caller_cb_);
     nghttp2_session_callbacks_set_on_begin_headers_callback(caller_cb_, &Impl::OnCallerBeginHeaders);
     nghttp2_session_callbacks_set_on_header_callback(caller_cb_, &Impl::OnCallerHeader);
@@ -260,17 +260,6 @@ class ProxyRouter::Impl {
     const uint64_t one = 1;
     (void)!write(wake_, &one, sizeof one);
     thread_.join();
-  }
-
-  PassThroughStats stats() const {
-    PassThroughStats s;
-    s.in_flight = in_flight_.load(std::memory_order_relaxed);
-    s.held_bytes = held_.load(std::memory_order_relaxed);
-    s.connections = connections_.load(std::memory_order_relaxed);
-    s.calls = calls_.load(std::memory_order_relaxed);
-    s.refused = refused_.load(std::memory_order_relaxed);
-    s.timed_out = timed_out_.load(std::memory_order_relaxed);
-    return s;
   }
 
  private:
@@ -394,21 +383,22 @@ class ProxyRouter::Impl {
     broken_.push_back(e);
   }
 
+  // One chunk per event (kOutHigh says why); what is left is read at the next turn (the
+  // epoll set is level-triggered).
   void Read(Endpoint* e) {
     static thread_local uint8_t buf[kReadChunk];
-    for (int i = 0; i < kReadsPerEvent; ++i) {
-      const ssize_t r = recv(e->fd, buf, sizeof buf, 0);
-      if (r == 0) return Break(e, "connection closed");
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-        return Break(e, std::string("recv: ") + std::strerror(errno));
-      }
-      const ssize_t done = nghttp2_session_mem_recv(e->session, buf, static_cast<size_t>(r));
-      MarkDirty(e);
-      if (done < 0) return Break(e, std::string("HTTP/2: ") + nghttp2_strerror(static_cast<int>(done)));
-      if (static_cast<size_t>(r) < sizeof buf) return;
+    ssize_t r;
+    do {
+      r = recv(e->fd, buf, sizeof buf, 0);
+    } while (r < 0 && errno == EINTR);
+    if (r == 0) return Break(e, "connection closed");
+    if (r < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      return Break(e, std::string("recv: ") + std::strerror(errno));
     }
+    const ssize_t done = nghttp2_session_mem_recv(e->session, buf, static_cast<size_t>(r));
+    MarkDirty(e);
+    if (done < 0) return Break(e, std::string("HTTP/2: ") + nghttp2_strerror(static_cast<int>(done)));
   }
 
   void Flush(Endpoint* e) {
@@ -470,7 +460,6 @@ class ProxyRouter::Impl {
       if (fd < 0) return;
       if (static_cast<int>(conns_.size()) >= o_.max_connections) {
         close(fd);
-        refused_.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
       auto c = std::make_unique<Conn>();
@@ -487,7 +476,6 @@ class ProxyRouter::Impl {
       nghttp2_session_set_local_window_size(c->session, NGHTTP2_FLAG_NONE, 0, kConnectionWindow);
       Conn* raw = c.get();
       conns_[fd] = std::move(c);
-      connections_.store(static_cast<int64_t>(conns_.size()), std::memory_order_relaxed);
       Register(raw);
     }
   }
@@ -560,7 +548,7 @@ class ProxyRouter::Impl {
     for (auto& [id, s] : c->streams) {
       if (s->down_open) {
         s->down_open = false;
-        if (s->counted) in_flight_.fetch_sub(1, std::memory_order_relaxed);
+        if (s->counted) --in_flight_;
         Observe(s.get(), kCancelled);
       }
       ReleaseHeld(s.get());
@@ -574,7 +562,6 @@ class ProxyRouter::Impl {
     finishing_.erase(std::remove(finishing_.begin(), finishing_.end(), c), finishing_.end());
     DeleteEndpoint(c);
     conns_.erase(fd);  // the connection, its streams and its upstreams
-    connections_.store(static_cast<int64_t>(conns_.size()), std::memory_order_relaxed);
   }
 
   // The connection `u` is gone (closed, failed, or spoke bad HTTP/2): its calls end
@@ -614,22 +601,22 @@ class ProxyRouter::Impl {
         IsStatsCall(std::string_view(path).substr(kRuntimeService.size()))) {
       return true;
     }
-    return std::find(local_.begin(), local_.end(), path) != local_.end();
+    const std::vector<std::string>& local = o_.pass.local_methods;
+    return std::find(local.begin(), local.end(), path) != local.end();
   }
 
   // Whether the calls of `c` may hold `n` bytes more (else: the call is refused).
   bool CanHold(Conn* c, size_t n) const {
     const auto more = static_cast<int64_t>(n);
-    return c->held + more <= kMaxHeldPerConnection &&
-           held_.load(std::memory_order_relaxed) + more <= static_cast<int64_t>(o_.pass.max_held_bytes);
+    return c->held + more <= kMaxHeldPerConnection && held_ + more <= static_cast<int64_t>(o_.pass.max_held_bytes);
   }
   void Hold(Conn* c, size_t n) {
     c->held += static_cast<int64_t>(n);
-    held_.fetch_add(static_cast<int64_t>(n), std::memory_order_relaxed);
+    held_ += static_cast<int64_t>(n);
   }
   void Unhold(Conn* c, size_t n) {
     c->held -= static_cast<int64_t>(n);
-    held_.fetch_sub(static_cast<int64_t>(n), std::memory_order_relaxed);
+    held_ -= static_cast<int64_t>(n);
   }
 
   void ReleaseHeld(Stream* s) {
@@ -712,16 +699,14 @@ class ProxyRouter::Impl {
   void TakeCall(Stream* s) {
     s->headers_done = true;
     s->passed = IsPassableMethod(s->path) && !AnsweredHere(s->path);
-    calls_.fetch_add(1, std::memory_order_relaxed);
-    if (in_flight_.load(std::memory_order_relaxed) >= o_.pass.max_calls) {
-      refused_.fetch_add(1, std::memory_order_relaxed);
+    if (in_flight_ >= o_.pass.max_calls) {
       s->req_dropping = true;
       Answer(s, kResourceExhausted,
              "statlet's CRI proxy has " + std::to_string(o_.pass.max_calls) + " calls in flight");
       return;
     }
     s->counted = true;
-    in_flight_.fetch_add(1, std::memory_order_relaxed);
+    ++in_flight_;
   }
 
   // More of the request (or its end) is in: the call is opened upstream on its first bytes
@@ -780,16 +765,13 @@ class ProxyRouter::Impl {
         Stream* s = sp.get();
         if (!s->down_open || s->resp_done) continue;
         if (s->deadline && now > *s->deadline + kDeadlineGrace) {
-          timed_out_.fetch_add(1, std::memory_order_relaxed);
           ResetUp(s);
           s->req_dropping = true;
           DropRequest(s);
           Answer(s, kDeadlineExceeded, "Deadline Exceeded");
         } else if (!s->routed && now - s->opened > o_.pass.request_timeout) {
-          timed_out_.fetch_add(1, std::memory_order_relaxed);
           ResetDown(s, NGHTTP2_CANCEL, kCancelled);
         } else if (!s->resp.empty() && now - s->down_progress > o_.pass.write_stall_timeout) {
-          timed_out_.fetch_add(1, std::memory_order_relaxed);
           ResetUp(s);
           ResetDown(s, NGHTTP2_CANCEL, kCancelled);
         }
@@ -878,7 +860,6 @@ class ProxyRouter::Impl {
     }
     if (!r->CanHold(c, len)) {
       nghttp2_session_consume_stream(session, id, len);
-      r->refused_.fetch_add(1, std::memory_order_relaxed);
       s->req_dropping = true;
       r->DropRequest(s);
       r->ResetUp(s);
@@ -899,7 +880,7 @@ class ProxyRouter::Impl {
     Stream* s = StreamOf(session, id);
     if (s == nullptr) return 0;
     s->down_open = false;
-    if (s->counted) r->in_flight_.fetch_sub(1, std::memory_order_relaxed);
+    if (s->counted) --r->in_flight_;
     r->Observe(s, error_code == NGHTTP2_NO_ERROR && s->grpc_status >= 0 ? s->grpc_status : kCancelled);
     r->DropRequest(s);
     r->DropResponse(s);
@@ -1019,7 +1000,6 @@ class ProxyRouter::Impl {
     }
     if (!r->CanHold(s->conn, len)) {
       nghttp2_session_consume_stream(session, id, len);
-      r->refused_.fetch_add(1, std::memory_order_relaxed);
       r->ResetUp(s);
       r->Answer(s, kResourceExhausted, "statlet's CRI proxy holds its limit of message bytes");
       return 0;
@@ -1090,7 +1070,6 @@ class ProxyRouter::Impl {
 
   ProxyRouterOptions o_;
   const std::string runtime_path_;
-  std::vector<std::string> local_;
   nghttp2_session_callbacks* caller_cb_ = nullptr;
   nghttp2_session_callbacks* up_cb_ = nullptr;
   nghttp2_option* caller_opt_ = nullptr;
@@ -1107,14 +1086,13 @@ class ProxyRouter::Impl {
   std::vector<Conn*> finishing_;  // connections with streams in their `finished`
   int64_t streams_ = 0;
 
-  std::atomic<int64_t> in_flight_{0}, held_{0}, connections_{0};
-  std::atomic<uint64_t> calls_{0}, refused_{0}, timed_out_{0};
+  int64_t in_flight_ = 0;  // calls taken and not over (max_calls)
+  int64_t held_ = 0;       // message bytes held by all calls (max_held_bytes)
 };
 
 ProxyRouter::ProxyRouter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ProxyRouter::~ProxyRouter() { Stop(); }
 void ProxyRouter::Stop() { impl_->Stop(); }
-PassThroughStats ProxyRouter::stats() const { return impl_->stats(); }
 
 StatusOr<std::unique_ptr<ProxyRouter>> ProxyRouter::Start(ProxyRouterOptions options, const std::string& socket_path) {
   if (options.pass.runtime_endpoint.empty() || options.pass.runtime_endpoint == "none") {

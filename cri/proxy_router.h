@@ -40,12 +40,9 @@
 //    a reset rate limit) end the connection.
 #pragma once
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
-#include <string_view>
-#include <thread>
 
 #include "base/status.h"
 #include "cri/passthrough.h"
@@ -73,8 +70,6 @@ class ProxyRouter {
   // Closes the socket and every connection (calls in flight end UNAVAILABLE at their
   // callers and are cancelled at the runtime) and joins the thread. Idempotent.
   void Stop();
-
-  PassThroughStats stats() const;
 
   class Impl;
 
